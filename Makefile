@@ -1,0 +1,41 @@
+# pingroll. Every target installs what it needs: a fresh clone runs `make demo` or `make test` as is.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPM_STAMP := node_modules/.package-lock.json
+PINGROLL := node bin/pingroll.js
+DEMO_DATE ?= 2026-11-01
+FILE ?= -
+
+.PHONY: help install build test demo parse bench clean
+
+help:
+	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
+	@echo "make test                 install, type-check and run the test suite"
+	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
+	@echo "make bench                benchmarks (parser against baselines); see README"
+
+# npm ci only when the lock file changed since the last install.
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: $(NPM_STAMP)
+
+build: $(NPM_STAMP)
+	npx tsc -p tsconfig.json
+
+test: build
+	npx vitest run
+
+demo: build
+	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7
+	$(PINGROLL) summarize data/logs
+
+parse: build
+	@$(PINGROLL) parse $(FILE)
+
+bench: build
+	node --expose-gc dist/test/bench/parser-bench.js
+
+clean:
+	rm -rf dist data .bench

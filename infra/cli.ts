@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * The pingroll command line. Every failure ends in one line on stderr that says what to do, and a
+ * non-zero exit code: 2 for a usage or configuration problem, 1 for a failed run.
+ */
+import { parseArgs } from 'node:util';
+import { parseCommand } from './commands/parse.js';
+import { generateCommand } from './commands/generate.js';
+import { ConfigError, loadConfig } from './config.js';
+
+const USAGE = `usage: pingroll <command> [options]
+  parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
+      --reason            add why a record is not a ping
+  generate                write a seeded sample of access logs
+      --out DIR --date YYYY-MM-DD --sessions N --seed N
+configuration: PINGROLL_* environment variables, or --logs --ping-keys --output --warehouse --ddb-tables`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'parse': {
+        const { values, positionals } = parseArgs({
+          args: rest, allowPositionals: true,
+          options: { reason: { type: 'boolean' }, 'ping-keys': { type: 'string' } },
+        });
+        const config = loadConfig(process.env, { pingKeys: values['ping-keys'] });
+        await parseCommand(positionals[0], config.pingKeys, values.reason ?? false);
+        return 0;
+      }
+      case 'generate':
+        await generateCommand(rest);
+        return 0;
+      case undefined:
+      case 'help':
+      case '--help':
+        process.stdout.write(USAGE + '\n');
+        return command === undefined ? 2 : 0;
+      default:
+        process.stderr.write(`pingroll: unknown command '${command}'; run 'pingroll help' for the list\n`);
+        return 2;
+    }
+  } catch (err) {
+    return reportFailure(err);
+  }
+}
+
+export function reportFailure(err: unknown): number {
+  if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`pingroll: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT') {
+    process.stderr.write(`pingroll: no such file: ${e.path ?? e.message}; check the path and run again\n`);
+    return 1;
+  }
+  if (e.code === 'EPIPE') return 0;
+  process.stderr.write(`pingroll: ${e.message ?? String(err)}\n`);
+  if (process.env.PINGROLL_DEBUG) process.stderr.write(`${e.stack}\n`);
+  return 1;
+}
+
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+});
+
+main(process.argv.slice(2)).then((code) => { process.exitCode = code; });

@@ -1,0 +1,103 @@
+/**
+ * Configuration (SPEC §7): `PINGROLL_*` environment variables, each overridden by the `--flag` of the
+ * same name. AWS settings are the SDK's own (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, ...) and never pass
+ * through here. Every bad value is a ConfigError whose message says which setting and what it takes.
+ */
+
+export class ConfigError extends Error {}
+
+export type Location =
+  | { kind: 's3'; bucket: string; prefix: string; url: string }
+  | { kind: 'dir'; path: string; url: string };
+
+export type Warehouse =
+  | { kind: 'duckdb'; file: string }
+  | { kind: 'redshift' }
+  | { kind: 'none' };
+
+export interface Config {
+  logs: Location;
+  pingKeys: string[];
+  /** Monthly table template (`pings_{yyyy}_{mm}`), or null for no DynamoDB source. */
+  ddbTables: string | null;
+  output: Location;
+  warehouse: Warehouse;
+}
+
+export interface ConfigFlags {
+  logs?: string | undefined;
+  pingKeys?: string | undefined;
+  ddbTables?: string | undefined;
+  output?: string | undefined;
+  warehouse?: string | undefined;
+}
+
+export const DEFAULTS = {
+  logs: './data/logs',
+  pingKeys: 'p.gif',
+  ddbTables: '',
+  output: './data/out',
+  warehouse: 'duckdb:./data/warehouse.duckdb',
+} as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Config {
+  const pick = (flag: string | undefined, name: string, dflt: string): string => flag ?? env[name] ?? dflt;
+  return {
+    logs: parseLocation(pick(flags.logs, 'PINGROLL_LOGS', DEFAULTS.logs), 'PINGROLL_LOGS'),
+    pingKeys: parsePingKeys(pick(flags.pingKeys, 'PINGROLL_PING_KEYS', DEFAULTS.pingKeys)),
+    ddbTables: parseTableTemplate(pick(flags.ddbTables, 'PINGROLL_DDB_TABLES', DEFAULTS.ddbTables)),
+    output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
+    warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
+  };
+}
+
+export function parseLocation(value: string, name: string): Location {
+  const v = value.trim();
+  if (v === '') throw new ConfigError(`${name} is empty; set it to s3://bucket/prefix/ or a directory`);
+  if (/^s3:\/\//i.test(v)) {
+    const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(v);
+    if (!m) throw new ConfigError(`${name}=${value} is not a valid s3://bucket/prefix/ (bucket names are 3-63 lowercase letters, digits, dots and hyphens)`);
+    let prefix = m[2] ?? '';
+    if (prefix !== '' && !prefix.endsWith('/')) prefix += '/';
+    return { kind: 's3', bucket: m[1]!, prefix, url: `s3://${m[1]}/${prefix}` };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+    throw new ConfigError(`${name}=${value}: only s3:// URLs and directories are supported`);
+  }
+  return { kind: 'dir', path: v, url: v };
+}
+
+function parsePingKeys(value: string): string[] {
+  const keys = value.split(',').map((k) => k.trim().replace(/^\/+/, '')).filter((k) => k !== '');
+  if (keys.length === 0) throw new ConfigError(`PINGROLL_PING_KEYS='${value}' names no key; set it to a comma-separated list such as p.gif`);
+  return keys;
+}
+
+function parseTableTemplate(value: string): string | null {
+  const v = value.trim();
+  if (v === '') return null;
+  if (!v.includes('{yyyy}') || !v.includes('{mm}')) {
+    throw new ConfigError(`PINGROLL_DDB_TABLES='${value}' must contain {yyyy} and {mm} (e.g. pings_{yyyy}_{mm})`);
+  }
+  if (!/^[a-zA-Z0-9_.{}-]+$/.test(v)) {
+    throw new ConfigError(`PINGROLL_DDB_TABLES='${value}' has characters a DynamoDB table name cannot hold`);
+  }
+  return v;
+}
+
+function parseWarehouse(value: string): Warehouse {
+  const v = value.trim();
+  if (v === 'none') return { kind: 'none' };
+  if (v === 'redshift') return { kind: 'redshift' };
+  if (v.startsWith('duckdb:') && v.length > 'duckdb:'.length) return { kind: 'duckdb', file: v.slice('duckdb:'.length) };
+  throw new ConfigError(`PINGROLL_WAREHOUSE='${value}' is not one of duckdb:<file>, redshift, none`);
+}
+
+/** `YYYY-MM-DD`, a real calendar day. */
+export function parseDay(value: string | undefined, name = 'DATE'): string {
+  const ms = value && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00Z') : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
+    throw new ConfigError(`${name}=${value ?? ''} is not a day; give it as YYYY-MM-DD (e.g. ${name}=2026-11-01)`);
+  }
+  return value;
+}

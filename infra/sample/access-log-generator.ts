@@ -1,0 +1,321 @@
+/**
+ * A seeded generator of realistic S3 server access logs for one day of viewing: heartbeat pings from
+ * sessions (some spilling past midnight), client retries that reuse the ping id, records S3 delivers
+ * twice, objects delivered hours or a day late, other bucket traffic, failed ping GETs, bad queries,
+ * odd but valid lines (spaced requesters, unescaped quotes, old 18-field records, unknown trailing
+ * fields, bare aliases, encoded values) and lines that are not records at all.
+ *
+ * The same seed gives the same bytes. With `truth`, it also reports every record it wrote, so tests
+ * can compute the expected rollup independently of the pipeline.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+export interface SampleOptions {
+  /** Event day, YYYY-MM-DD. */
+  date: string;
+  /** Viewing sessions that start on the day. */
+  sessions: number;
+  seed?: number;
+  series?: number;
+  episodesPerSeries?: number;
+  /** Other bucket traffic per ping. */
+  noise?: number;
+  /** Records per log object (before duplicates). */
+  recordsPerObject?: number;
+  /** Share of objects that are gzip-compressed (half of them without a .gz suffix). */
+  gzipShare?: number;
+  /** Share of objects delivered late: hours later, or the next day. */
+  lateShare?: number;
+  /** Object key prefix, SimplePrefix style (`logs/`). */
+  prefix?: string;
+  bucket?: string;
+  pingKey?: string;
+  /** Collect every record written, for tests. */
+  truth?: boolean;
+}
+
+export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed';
+
+/** One record as the generator meant it. */
+export interface TruthRecord {
+  outcome: TruthOutcome;
+  /** Event time; NaN for a record whose time is unreadable. */
+  eventTimeMs: number;
+  /** Day the record belongs to (its event day, or its object's name day). */
+  day: string;
+  series?: string;
+  episode?: string;
+  session?: string;
+  user?: string | null;
+  /** SPEC §4 dedupe key. */
+  dedupeKey?: string;
+  naturalKey?: string;
+}
+
+export interface LogObject {
+  key: string;
+  body: Buffer;
+  /** Delivery time (the name's timestamp), epoch ms. */
+  deliveredMs: number;
+  records: number;
+}
+
+export interface Sample {
+  objects: LogObject[];
+  records: number;
+  bytes: number;
+  truth: TruthRecord[];
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const PLATFORMS = ['web', 'ios', 'android', 'roku', 'tvos', 'firetv'];
+const AGENTS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  'Roku/DVP-13.0 (13.0.0.4170-AE)',
+  'ExoPlayerLib/2.19.1 (Linux; Android 14) okhttp/4.12.0',
+  // Unescaped quotes inside a quoted field, as real logs have them.
+  'Mozilla/5.0 "compatible" SmartTV/2.1',
+  'AppleCoreMedia/1.0.0.22A3354 (iPad; U; CPU OS 18_0 like Mac OS X; en_us)',
+];
+const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
+const OAI = 'arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity E2EXAMPLEID';
+const DAY_MS = 86_400_000;
+
+/** sfc32: small, fast, and good enough for sample data. */
+export function rng(seed: number): () => number {
+  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
+  const next = (): number => {
+    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    const t = (a + b) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    d = (d + 1) | 0;
+    const r = (t + d) | 0;
+    c = (c + r) | 0;
+    return (r >>> 0) / 4294967296;
+  };
+  for (let i = 0; i < 12; i++) next();
+  return next;
+}
+
+function pad2(n: number): string {
+  return n < 10 ? '0' + n : String(n);
+}
+
+export function logTime(ms: number): string {
+  const d = new Date(ms);
+  return `${pad2(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())} +0000`;
+}
+
+export function objectKeyTime(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}-${pad2(d.getUTCHours())}-${pad2(d.getUTCMinutes())}-${pad2(d.getUTCSeconds())}`;
+}
+
+function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+interface Pending {
+  line: string;
+  eventMs: number;
+  truth?: TruthRecord;
+}
+
+export function generateSample(opts: SampleOptions): Sample {
+  const rand = rng(opts.seed ?? 1);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const hex = (n: number): string => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += '0123456789ABCDEF'[Math.floor(rand() * 16)];
+    return s;
+  };
+  const uuid = (): string => {
+    const h = hex(32).toLowerCase();
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
+  };
+  const bucket = opts.bucket ?? 'media-pings';
+  const pingKey = opts.pingKey ?? 'p.gif';
+  const nSeries = opts.series ?? 40;
+  const nEpisodes = opts.episodesPerSeries ?? 12;
+  const noise = opts.noise ?? 0.15;
+  const dayStart = Date.parse(opts.date + 'T00:00:00Z');
+  const wantTruth = opts.truth ?? false;
+  let requestSeq = Math.floor(rand() * 1e9);
+  const requestId = (): string => (requestSeq++).toString(16).toUpperCase().padStart(16, '0').slice(-16);
+
+  const pending: Pending[] = [];
+  const tail = (): string => {
+    const r = rand();
+    // Records from every era: the old 18-field format, today's 26 and 27, and one with a field AWS
+    // has not told us about yet.
+    if (r < 0.05) return ' -';
+    if (r < 0.1) return ` - ${hex(56)}= SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader ${bucket}.s3.amazonaws.com TLSv1.2 - - us-east-1 FutureField`;
+    if (r < 0.5) return ` - ${hex(56)}= - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.amazonaws.com TLSv1.3 - -`;
+    return ` - ${hex(56)}= - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.us-east-1.amazonaws.com TLSv1.3 - - -`;
+  };
+  const record = (ms: number, requester: string, reqId: string, op: string, key: string, uri: string, status: number,
+    err: string, bytes: string, referer: string, agent: string): string =>
+    `${OWNER} ${bucket} [${logTime(ms)}] ${ip()} ${requester} ${reqId} ${op} ${key} ${uri} ${status} ${err} ${bytes} ${bytes} ${1 + Math.floor(rand() * 40)} ${Math.floor(rand() * 10)} ${referer} "${agent}"${tail()}`;
+  const ip = (): string => `${1 + Math.floor(rand() * 220)}.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}.${1 + Math.floor(rand() * 254)}`;
+
+  const seriesIds = Array.from({ length: nSeries }, (_, i) => (i % 7 === 3 ? `The+Crown+S${i}` : `s${1000 + i}`));
+  const seriesName = (raw: string): string => raw.replace(/\+/g, ' ');
+
+  // ---- viewing sessions and their pings
+  for (let s = 0; s < opts.sessions; s++) {
+    const seriesRaw = seriesIds[Math.min(nSeries - 1, Math.floor(Math.pow(rand(), 2) * nSeries))]!;
+    const episode = `e${1 + Math.floor(Math.pow(rand(), 1.5) * nEpisodes)}`;
+    const session = uuid();
+    const user = rand() < 0.7 ? `u${Math.floor(rand() * opts.sessions * 0.6)}` : null;
+    const legacyClient = rand() < 0.1; // bare aliases, no ping ids
+    const platform = pick(PLATFORMS);
+    const agent = pick(AGENTS);
+    const viaWebsite = rand() < 0.05;
+    const viaCloudFront = rand() < 0.05;
+    const minutes = 1 + Math.floor(-Math.log(1 - rand()) * 25);
+    let t = dayStart + Math.floor(rand() * DAY_MS);
+    for (let m = 0; m < minutes; m++, t += 60_000 + Math.floor((rand() - 0.5) * 4000)) {
+      const pingId = legacyClient ? null : uuid();
+      const tries = pingId && rand() < 0.03 ? 2 : 1;
+      for (let attempt = 0; attempt < tries; attempt++) {
+        const at = t + attempt * (1000 + Math.floor(rand() * 30_000));
+        const reqId = requestId();
+        const p = legacyClient ? '' : 'x-';
+        let q = `${p}series=${seriesRaw}&${p}episode=${episode}&${p}session=${session}`;
+        if (user) q += `&${p}user=${user}`;
+        if (pingId) q += `&${p}ping=${pingId}`;
+        q += `&${p}ts=${at}&${p}pos=${m * 60}&${p}platform=${platform}&cb=${hex(6)}`;
+        const op = viaWebsite ? 'WEBSITE.GET.OBJECT' : 'REST.GET.OBJECT';
+        const line = record(at, viaCloudFront ? OAI : '-', reqId, op, pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`,
+          rand() < 0.05 ? 304 : 200, '-', rand() < 0.5 ? '43' : '-', '"-"', agent);
+        const truth: TruthRecord | undefined = wantTruth
+          ? {
+            outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw),
+            episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`,
+          }
+          : undefined;
+        pending.push({ line, eventMs: at, truth });
+        // Pings whose GET failed: counted as http_error.
+        if (rand() < 0.004) {
+          const failId = requestId();
+          pending.push({
+            line: record(at, '-', failId, op, pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`, pick([403, 503, 500]),
+              pick(['AccessDenied', 'SlowDown', 'InternalError']), '243', '"-"', agent),
+            eventMs: at, truth: wantTruth ? { outcome: 'http_error', eventTimeMs: at, day: dayOf(at) } : undefined,
+          });
+        }
+      }
+    }
+  }
+  const pings = pending.length;
+
+  // ---- broken clients: ping GETs whose query fails SPEC §1a
+  const badQueries = Math.ceil(pings * 0.002);
+  for (let i = 0; i < badQueries; i++) {
+    const at = dayStart + Math.floor(rand() * DAY_MS);
+    const variant = i % 3;
+    const q = variant === 0 ? `x-series=s1&x-episode=e1&cb=${hex(4)}`
+      : variant === 1 ? `x-series=&x-episode=e1&x-session=${uuid()}`
+        : `x-series=${'z'.repeat(300)}&x-episode=e1&x-session=${uuid()}`;
+    pending.push({
+      line: record(at, '-', requestId(), 'REST.GET.OBJECT', pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`, 200, '-', '43', '"-"', pick(AGENTS)),
+      eventMs: at, truth: wantTruth ? { outcome: 'bad_query', eventTimeMs: at, day: dayOf(at) } : undefined,
+    });
+  }
+
+  // ---- other traffic in the same bucket
+  const others = Math.floor(pings * noise);
+  for (let i = 0; i < others; i++) {
+    const at = dayStart + Math.floor(rand() * DAY_MS);
+    const r = rand();
+    let line: string;
+    if (r < 0.6) {
+      const seg = `video/${pick(seriesIds)}/seg-${Math.floor(rand() * 900)}.ts`;
+      line = record(at, '-', requestId(), 'REST.GET.OBJECT', seg, `"GET /${seg} HTTP/1.1"`, 200, '-', String(100000 + Math.floor(rand() * 900000)), '"https://watch.example.com/"', pick(AGENTS));
+    } else if (r < 0.75) {
+      line = record(at, 'arn:aws:iam::123456789012:user/uploader', requestId(), 'REST.PUT.OBJECT', `video/new/${hex(8)}.mp4`, `"PUT /video/new/x.mp4 HTTP/1.1"`, 200, '-', '-', '"-"', 'aws-cli/2.15.0');
+    } else if (r < 0.85) {
+      line = record(at, '-', requestId(), 'REST.HEAD.OBJECT', pingKey, `"HEAD /${pingKey} HTTP/1.1"`, 200, '-', '-', '"-"', 'curl/8.5.0');
+    } else if (r < 0.95) {
+      line = record(at, '-', requestId(), 'REST.GET.OBJECT', 'favicon.ico', `"GET /favicon.ico HTTP/1.1"`, 404, 'NoSuchKey', '243', '"-"', pick(AGENTS));
+    } else {
+      line = `${OWNER} ${bucket} [${logTime(at)}] - svc:s3.amazonaws.com ${requestId()} S3.EXPIRE.OBJECT video/old/${hex(6)}.ts "-" - - - - - - "-" "-" - - - - - - - - - -`;
+    }
+    pending.push({ line, eventMs: at, truth: wantTruth ? { outcome: 'not_ping', eventTimeMs: at, day: dayOf(at) } : undefined });
+  }
+
+  // ---- lines that are not records
+  const junk = Math.ceil(pings * 0.0005);
+  for (let i = 0; i < junk; i++) {
+    const at = dayStart + Math.floor(rand() * DAY_MS);
+    const full = record(at, '-', requestId(), 'REST.GET.OBJECT', pingKey, `"GET /${pingKey}?x-series=s1 HTTP/1.1"`, 200, '-', '43', '"-"', 'x');
+    // Cut mid-record, as a torn write would; no readable status block survives.
+    const line = i % 2 === 0 ? full.slice(0, full.indexOf('REST.GET')) : full.replace(/\[[^\]]+\]/, 'yesterday');
+    pending.push({ line, eventMs: at, truth: wantTruth ? { outcome: 'malformed', eventTimeMs: NaN, day: '' } : undefined });
+  }
+
+  // ---- deliver: shuffle into objects by delivery time
+  for (let i = pending.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [pending[i], pending[j]] = [pending[j]!, pending[i]!];
+  }
+  // Records arrive roughly in time order (give or take five minutes), delivered 5-60 minutes after
+  // the event; a few objects hours or a day later.
+  const order = new Map(pending.map((p) => [p, p.eventMs + (rand() - 0.5) * 600_000]));
+  pending.sort((a, b) => order.get(a)! - order.get(b)!);
+  const perObject = opts.recordsPerObject ?? 2000;
+  const prefix = opts.prefix ?? 'logs/';
+  const objects: LogObject[] = [];
+  const truth: TruthRecord[] = [];
+  const duplicates: Pending[] = [];
+  let bytes = 0, records = 0;
+  const flush = (batch: Pending[], deliveredMs: number): void => {
+    const key = `${prefix}${objectKeyTime(deliveredMs)}-${hex(16)}`;
+    const day = dayOf(deliveredMs);
+    for (const p of batch) {
+      if (p.truth) truth.push(p.truth.day === '' ? { ...p.truth, day } : p.truth);
+    }
+    let body = Buffer.from(batch.map((p) => p.line).join('\n') + '\n');
+    let name = key;
+    if (rand() < (opts.gzipShare ?? 0.3)) {
+      body = gzipSync(body);
+      if (rand() < 0.5) name += '.gz';
+    }
+    bytes += body.length;
+    records += batch.length;
+    objects.push({ key: name, body, deliveredMs, records: batch.length });
+  };
+  for (let i = 0; i < pending.length; i += perObject) {
+    const batch = pending.slice(i, i + perObject);
+    const last = batch[batch.length - 1]!.eventMs;
+    const r = rand();
+    const lateShare = opts.lateShare ?? 0.02;
+    const delay = r < lateShare / 2 ? DAY_MS + Math.floor(rand() * 6 * 3600_000)
+      : r < lateShare ? 3 * 3600_000 + Math.floor(rand() * 6 * 3600_000) : 300_000 + Math.floor(rand() * 3300_000);
+    // S3 delivers a few records twice, in another object.
+    for (const p of batch) if (rand() < 0.003) duplicates.push(p);
+    flush(batch, last + delay);
+  }
+  if (duplicates.length) flush(duplicates, pending[pending.length - 1]!.eventMs + 2 * 3600_000);
+  objects.sort((a, b) => a.key.localeCompare(b.key));
+  return { objects, records, bytes, truth };
+}
+
+/** Writes the sample's objects under `dir`, keeping their key paths. */
+export async function writeSample(sample: Sample, dir: string): Promise<void> {
+  const made = new Set<string>();
+  for (const o of sample.objects) {
+    const path = join(dir, o.key);
+    const parent = path.slice(0, path.lastIndexOf('/'));
+    if (!made.has(parent)) {
+      await mkdir(parent, { recursive: true });
+      made.add(parent);
+    }
+    await writeFile(path, o.body);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Which access-log records are pings (SPEC §1a, §3): the one place that decides a record's outcome.
+ * Pure: bytes and spans in, a verdict out.
+ */
+import type { PingRecord, Verdict } from '../ping-record.js';
+import { PingParamReader, type PingParams } from './query-params.js';
+import { F, SCAN_ERRORS, type RecordSpans } from './record-scanner.js';
+import { fieldNumber } from './record-fields.js';
+
+export const DEFAULT_PING_KEYS = ['p.gif'] as const;
+const PING_OPERATIONS = ['REST.GET.OBJECT', 'WEBSITE.GET.OBJECT'].map((o) => Buffer.from(o, 'latin1'));
+const OK_STATUSES = new Set([200, 204, 206, 304]);
+/** Required values longer than this are rejected: they would not fit the warehouse's VARCHAR(256). */
+export const MAX_ID_LENGTH = 256;
+
+export class PingRules {
+  private readonly keyBytes: Buffer[];
+  private readonly keys: Set<string>;
+  private readonly params = new PingParamReader();
+
+  constructor(pingKeys: readonly string[] = DEFAULT_PING_KEYS) {
+    this.keys = new Set(pingKeys.map((k) => k.replace(/^\/+/, '')));
+    this.keyBytes = [...this.keys].map((k) => Buffer.from(k, 'utf8'));
+  }
+
+  /** The outcome of a scanned line; `scanError` is what `RecordSpans.scan` returned. */
+  classify(b: Buffer, spans: RecordSpans, scanError: number): Verdict {
+    if (scanError !== 0) return { outcome: 'malformed', reason: SCAN_ERRORS[scanError] ?? 'malformed' };
+    if (!this.isPingOperation(b, spans) || !this.isPingKey(b, spans)) return { outcome: 'not_ping', reason: 'not a ping-key GET' };
+    const status = fieldNumber(b, spans, F.httpStatus);
+    if (status === null || !OK_STATUSES.has(status)) return { outcome: 'http_error', reason: `status ${status ?? '-'}` };
+    const p = this.params.read(b, ...queryRange(b, spans));
+    const bad = requiredProblem(p);
+    if (bad) return { outcome: 'bad_query', reason: bad };
+    if (Number.isNaN(spans.timeMs)) return { outcome: 'malformed', reason: 'ping without a time' };
+    const requestId = spans.start[F.requestId]!;
+    const ping: PingRecord = {
+      source: 's3',
+      series: p.series!,
+      episode: p.episode!,
+      session: p.session!,
+      user: p.user || null,
+      pingId: p.ping || null,
+      eventTimeMs: spans.timeMs,
+      naturalKey: 'r:' + b.toString('latin1', requestId, spans.end[F.requestId]),
+    };
+    return { outcome: 'ping', ping };
+  }
+
+  private isPingOperation(b: Buffer, spans: RecordSpans): boolean {
+    const s = spans.start[F.operation]!, e = spans.end[F.operation]!;
+    return PING_OPERATIONS.some((op) => bytesEqual(b, s, e, op));
+  }
+
+  /** The key field is URL-encoded (twice for most REST operations); `/` stays literal. */
+  private isPingKey(b: Buffer, spans: RecordSpans): boolean {
+    const s = spans.start[F.key]!, e = spans.end[F.key]!;
+    if (s < 0) return false;
+    if (b.indexOf(0x25, s) < 0 || b.indexOf(0x25, s) >= e) return this.keyBytes.some((k) => bytesEqual(b, s, e, k));
+    const once = safeDecode(b.toString('utf8', s, e));
+    return this.keys.has(once) || this.keys.has(safeDecode(once));
+  }
+}
+
+/** `b[s, e)` of the query string inside the request-URI (`GET /p.gif?x-series=1 HTTP/1.1`). */
+function queryRange(b: Buffer, spans: RecordSpans): [number, number] {
+  const s = spans.start[F.requestUri]!, e = spans.end[F.requestUri]!;
+  if (s < 0) return [0, 0];
+  let q = s;
+  while (q < e && b[q] !== 0x3f /* ? */) q++;
+  if (q >= e) return [0, 0];
+  // Drop the protocol: the last space-separated token when it is HTTP/x.
+  let end = e;
+  let sp = e - 1;
+  while (sp > q && b[sp] !== 0x20) sp--;
+  if (sp > q && b[sp + 1] === 0x48 && b[sp + 2] === 0x54 && b[sp + 3] === 0x54 && b[sp + 4] === 0x50) end = sp;
+  return [q + 1, end];
+}
+
+function requiredProblem(p: PingParams): string | null {
+  for (const name of ['series', 'episode', 'session'] as const) {
+    const v = p[name];
+    if (v === null) return `missing x-${name}`;
+    if (v === '') return `empty x-${name}`;
+    if (v.length > MAX_ID_LENGTH && codePoints(v) > MAX_ID_LENGTH) return `x-${name} longer than ${MAX_ID_LENGTH} characters`;
+  }
+  return null;
+}
+
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+function bytesEqual(b: Buffer, s: number, e: number, x: Uint8Array): boolean {
+  if (s < 0 || e - s !== x.length) return false;
+  for (let i = 0; i < x.length; i++) if (b[s + i] !== x[i]) return false;
+  return true;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,42 @@
+import { FIELD_NAMES, KNOWN_FIELDS, type FieldName, type RecordSpans } from './record-scanner.js';
+
+/** The five numeric fields: numbers in `pingroll parse` output (SPEC §7). */
+const NUMERIC = new Set<FieldName>(['http_status', 'bytes_sent', 'object_size', 'total_time', 'turn_around_time']);
+
+export type RecordFields = Record<FieldName, string | number | null>;
+
+/** One field as logged: quotes removed, `-` and absent fields as null. */
+export function fieldText(b: Buffer, spans: RecordSpans, i: number): string | null {
+  const s = spans.start[i]!;
+  if (s < 0) return null;
+  const e = spans.end[i]!;
+  if (e - s === 1 && b[s] === 0x2d) return null;
+  return b.toString('utf8', s, e);
+}
+
+/** A digits-only field as a number (the scanner has checked its shape); null for `-`. */
+export function fieldNumber(b: Buffer, spans: RecordSpans, i: number): number | null {
+  const s = spans.start[i]!;
+  if (s < 0) return null;
+  const e = spans.end[i]!;
+  if (e - s === 1 && b[s] === 0x2d) return null;
+  let v = 0;
+  for (let k = s; k < e; k++) v = v * 10 + (b[k]! - 0x30);
+  return v;
+}
+
+/** ISO-8601 UTC to the second, as SPEC §7 prints times: `2026-11-01T10:20:30Z`. */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19) + 'Z';
+}
+
+/** Every known field by name, as `pingroll parse` prints them. */
+export function recordFields(b: Buffer, spans: RecordSpans): RecordFields {
+  const out = {} as RecordFields;
+  for (let i = 0; i < KNOWN_FIELDS; i++) {
+    const name = FIELD_NAMES[i]!;
+    if (name === 'time') out.time = Number.isNaN(spans.timeMs) ? null : isoSeconds(spans.timeMs);
+    else out[name] = NUMERIC.has(name) ? fieldNumber(b, spans, i) : fieldText(b, spans, i);
+  }
+  return out;
+}

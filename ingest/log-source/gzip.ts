@@ -1,0 +1,33 @@
+import { createGunzip } from 'node:zlib';
+import { Readable } from 'node:stream';
+
+/**
+ * Chunks of a possibly gzip-compressed stream, decompressed when it starts with gzip's magic bytes
+ * (S3 log objects may be compressed with or without a `.gz` suffix).
+ */
+export async function* gunzipIfNeeded(input: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+  const it = input[Symbol.asyncIterator]();
+  let head = Buffer.alloc(0);
+  // Two bytes decide; a stream may hand them over in pieces.
+  while (head.length < 2) {
+    const r = await it.next();
+    if (r.done) {
+      if (head.length) yield head;
+      return;
+    }
+    head = Buffer.concat([head, r.value]);
+  }
+  const rest: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => it };
+  if (head[0] !== 0x1f || head[1] !== 0x8b) {
+    yield head;
+    for await (const c of rest) yield Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    return;
+  }
+  const gunzip = createGunzip();
+  const source = Readable.from((async function* () {
+    yield head;
+    for await (const c of rest) yield c;
+  })());
+  source.on('error', (err) => gunzip.destroy(err));
+  for await (const c of source.pipe(gunzip)) yield c as Buffer;
+}
