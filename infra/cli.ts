@@ -6,11 +6,13 @@
 import { parseArgs } from 'node:util';
 import { parseCommand } from './commands/parse.js';
 import { generateCommand } from './commands/generate.js';
+import { summarizeCommand } from './commands/summarize.js';
 import { ConfigError, loadConfig } from './config.js';
 
 const USAGE = `usage: pingroll <command> [options]
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping
+  summarize [DIR]         outcome counts and top episodes of a directory of logs
   generate                write a seeded sample of access logs
       --out DIR --date YYYY-MM-DD --sessions N --seed N
 configuration: PINGROLL_* environment variables, or --logs --ping-keys --output --warehouse --ddb-tables`;
@@ -26,6 +28,12 @@ export async function main(argv: string[]): Promise<number> {
         });
         const config = loadConfig(process.env, { pingKeys: values['ping-keys'] });
         await parseCommand(positionals[0], config.pingKeys, values.reason ?? false);
+        return 0;
+      }
+      case 'summarize': {
+        const { positionals } = parseArgs({ args: rest, allowPositionals: true });
+        const config = loadConfig(process.env);
+        process.stdout.write(await summarizeCommand(positionals[0] ?? config.logs.url, config.pingKeys));
         return 0;
       }
       case 'generate':

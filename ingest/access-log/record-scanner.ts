@@ -38,7 +38,9 @@ export const MIN_FIELDS = 17;
 export const KNOWN_FIELDS = FIELD_NAMES.length;
 
 /** The requester is the only unquoted field with spaces; a CloudFront OAI takes five tokens. */
-const MAX_REQUESTER_TOKENS = 12;
+const MAX_REQUESTER_TOKENS = 8;
+/** Candidate readings tried per line before it is given up as malformed (real lines need one or two). */
+const MAX_READINGS = 64;
 
 /** Why a line is not a record. Index 0 is success. */
 export const SCAN_ERRORS = [
@@ -50,11 +52,12 @@ export const SCAN_ERRORS = [
   'referer is neither quoted nor -',
   'user agent is neither quoted nor -',
   'unterminated quoted field',
+  'too ambiguous: no reading of its quotes fits within the attempt limit',
 ] as const;
 export type ScanError = (typeof SCAN_ERRORS)[number];
 
 const E_OK = 0, E_TRUNCATED = 1, E_TIME = 2, E_URI = 3, E_AFTER_URI = 4, E_REFERER = 5, E_AGENT = 6,
-  E_QUOTE = 7;
+  E_QUOTE = 7, E_AMBIGUOUS = 8;
 
 const SP = 0x20, DQ = 0x22, DASH = 0x2d, LB = 0x5b, RB = 0x5d, CR = 0x0d, TAB = 0x09;
 
@@ -69,6 +72,8 @@ export class RecordSpans {
   /** Fields present, known or not (a 29-field record says 29; only 27 are kept). */
   count = 0;
   timeMs = NaN;
+  /** Readings left to try on this line: bounds the work on adversarial lines to linear. */
+  private budget = 0;
 
   private set(i: number, s: number, e: number): void {
     this.start[i] = s;
@@ -80,6 +85,7 @@ export class RecordSpans {
     this.start.fill(-1);
     this.count = 0;
     this.timeMs = NaN;
+    this.budget = MAX_READINGS;
     let end = to;
     while (end > from && (b[end - 1] === SP || b[end - 1] === CR || b[end - 1] === TAB)) end--;
 
@@ -153,20 +159,26 @@ export class RecordSpans {
   /** From the request-URI to the end of the record. */
   private scanFromRequestUri(b: Uint8Array, p: number, end: number): number {
     if (b[p] === DQ) {
-      // Unescaped quotes: the URI ends at the first quote after which a status block fits.
-      // When no quote fits, the first one that could close the URI says best what went wrong.
+      // Unescaped quotes: the URI ends at a quote after which the rest of the record reads.
+      // When none does, the first quote that could close it says best what went wrong.
       let failure = E_QUOTE;
       for (let q = p + 1; ; q++) {
         q = indexOfByte(b, DQ, q, end);
         if (q < 0) return failure;
         if (q + 1 === end) return failure === E_QUOTE ? E_TRUNCATED : failure;
         if (b[q + 1] !== SP) continue;
+        if (--this.budget < 0) return E_AMBIGUOUS;
         const referer = this.scanStatusBlock(b, q + 2, end);
+        let r = referer === 0 ? E_TRUNCATED : E_AFTER_URI;
         if (referer > 0) {
-          this.set(8, p + 1, q);
-          return this.scanReferer(b, referer, end);
+          r = this.scanReferer(b, referer, end);
+          if (r === E_OK) {
+            this.set(8, p + 1, q);
+            return E_OK;
+          }
         }
-        if (failure === E_QUOTE) failure = referer === 0 ? E_TRUNCATED : E_AFTER_URI;
+        if (failure === E_QUOTE) failure = r;
+        if (r === E_AMBIGUOUS) return r;
       }
     }
     if (b[p] === DASH && b[p + 1] === SP) {
@@ -205,22 +217,26 @@ export class RecordSpans {
     return b[p] === DQ || (b[p] === DASH && (p + 1 === end || b[p + 1] === SP)) ? p : -1;
   }
 
+  /** The referer, then the user agent: the shortest referer after which a user agent reads. */
   private scanReferer(b: Uint8Array, p: number, end: number): number {
     if (b[p] === DQ) {
-      let q = p + 1;
-      for (;;) {
+      let failure = E_QUOTE;
+      for (let q = p + 1; ; q++) {
         q = indexOfByte(b, DQ, q, end);
-        if (q < 0) return E_QUOTE;
-        if (q + 1 === end) return E_TRUNCATED;
-        if (b[q + 1] === SP) {
-          const u = q + 2;
-          // The user agent must open where a field can open.
-          if (b[u] === DQ || (b[u] === DASH && (u + 1 === end || b[u + 1] === SP))) {
-            this.set(15, p + 1, q);
-            return this.scanUserAgent(b, u, end);
-          }
+        if (q < 0) return failure;
+        if (q + 1 === end) return failure === E_QUOTE ? E_TRUNCATED : failure;
+        if (b[q + 1] !== SP) continue;
+        const u = q + 2;
+        // The user agent must open where a field can open.
+        if (!(b[u] === DQ || (b[u] === DASH && (u + 1 === end || b[u + 1] === SP)))) continue;
+        if (--this.budget < 0) return E_AMBIGUOUS;
+        const r = this.scanUserAgent(b, u, end);
+        if (r === E_OK) {
+          this.set(15, p + 1, q);
+          return E_OK;
         }
-        q++;
+        if (r === E_AMBIGUOUS) return r;
+        failure = r;
       }
     }
     if (b[p] === DASH && p + 1 < end && b[p + 1] === SP) {
@@ -230,25 +246,45 @@ export class RecordSpans {
     return p + 1 >= end ? E_TRUNCATED : E_REFERER;
   }
 
+  /**
+   * The user agent ends at a quote after which the record reads on cleanly: a version ID with no
+   * quote in it, and no stray quote in any later field (a later field may be quoted whole, as unknown
+   * future fields might be). Of several such readings, the one whose known trailing fields have their
+   * documented shape wins; on a tie, the shortest user agent.
+   */
   private scanUserAgent(b: Uint8Array, p: number, end: number): number {
     if (b[p] === DQ) {
-      let q = p + 1;
-      for (;;) {
+      let best = -1, bestScore = -1;
+      for (let q = p + 1; ; q++) {
         q = indexOfByte(b, DQ, q, end);
-        if (q < 0) return E_QUOTE;
+        if (q < 0) break;
         if (q + 1 === end) {
-          this.set(16, p + 1, q);
-          this.count = MIN_FIELDS;
-          return E_OK;
+          if (best < 0) best = q;
+          break;
         }
-        // The version ID that follows never holds a quote; a quote there means ours went on.
-        if (b[q + 1] === SP && indexOfByte(b, DQ, q + 2, tokenEnd(b, q + 2, end)) < 0) {
-          this.set(16, p + 1, q);
-          this.scanTrailing(b, q + 2, end);
-          return E_OK;
+        if (b[q + 1] !== SP) continue;
+        if (--this.budget < 0) return E_AMBIGUOUS;
+        const v = q + 2;
+        if (indexOfByte(b, DQ, v, tokenEnd(b, v, end)) >= 0) continue;
+        const clean = cleanTrailing(b, v, end);
+        if (clean < 0) continue;
+        // No quote after this one: no later reading exists, and the common case ends here.
+        if (clean === 0 && best < 0) {
+          best = q;
+          break;
         }
-        q++;
+        const score = trailingShapeScore(b, v, end);
+        if (score > bestScore) {
+          best = q;
+          bestScore = score;
+        }
+        if (clean === 0) break;
       }
+      if (best < 0) return E_QUOTE;
+      this.set(16, p + 1, best);
+      if (best + 1 === end) this.count = MIN_FIELDS;
+      else this.scanTrailing(b, best + 2, end);
+      return E_OK;
     }
     if (b[p] === DASH && (p + 1 === end || b[p + 1] === SP)) {
       this.set(16, p, p + 1);
@@ -273,13 +309,71 @@ export class RecordSpans {
   }
 }
 
+/**
+ * Whether the fields in `b[p, end)` are free of stray quotes: -1 when one holds a stray quote, 0 when
+ * there is no quote at all, 1 when some field is quoted whole (`"x"`, or `"x y"` over several tokens),
+ * as unknown future fields might be.
+ */
+function cleanTrailing(b: Uint8Array, p: number, end: number): number {
+  let open = false, quoted = 0;
+  while (p < end) {
+    const e = tokenEnd(b, p, end);
+    let quotes = 0;
+    for (let i = p; i < e; i++) if (b[i] === DQ) quotes++;
+    if (quotes > 0) {
+      quoted = 1;
+      const first = b[p] === DQ, last = e - p > 1 && b[e - 1] === DQ;
+      if (open) {
+        if (!(quotes === 1 && last)) return -1;
+        open = false;
+      } else if (first && quotes === 2 && last) {
+        // a whole quoted field
+      } else if (first && quotes === 1) {
+        open = true;
+      } else {
+        return -1;
+      }
+    }
+    p = e + 1;
+  }
+  return open ? -1 : quoted;
+}
+
+/** Known trailing fields with a closed vocabulary, by position: how many read as documented. */
+const TRAILING_SHAPES: Array<[number, RegExp]> = [
+  [19, /^SigV(2|4|4a)$/], [21, /^(AuthHeader|QueryString)$/], [23, /^TLSv1(\.\d)?$/i], [25, /^Yes$/],
+];
+
+function trailingShapeScore(b: Uint8Array, p: number, end: number): number {
+  let score = 0;
+  for (let i = MIN_FIELDS; i <= 25 && p < end; i++) {
+    const e = tokenEnd(b, p, end);
+    for (const [at, shape] of TRAILING_SHAPES) {
+      if (at === i && shape.test(String.fromCharCode(...b.subarray(p, Math.min(e, p + 16))))) score++;
+    }
+    p = e + 1;
+  }
+  return score;
+}
+
+/** Bytes the scanner has examined, for the linear-time property test. */
+export const scanWork = { bytes: 0 };
+
 function tokenEnd(b: Uint8Array, p: number, end: number): number {
+  const from = p;
   while (p < end && b[p] !== SP) p++;
+  scanWork.bytes += p - from + 1;
   return p;
 }
 
 function indexOfByte(b: Uint8Array, byte: number, from: number, to: number): number {
-  for (let i = from; i < to; i++) if (b[i] === byte) return i;
+  for (let i = from; i < to; i++) {
+    if (b[i] === byte) {
+      scanWork.bytes += i - from + 1;
+      return i;
+    }
+  }
+  scanWork.bytes += to - from + 1;
   return -1;
 }
 

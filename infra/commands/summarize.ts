@@ -1,0 +1,39 @@
+import { AccessLogReader } from '../../ingest/access-log/access-log-reader.js';
+import { splitLines } from '../../ingest/access-log/line-splitter.js';
+import { PingRules } from '../../ingest/access-log/ping-rules.js';
+import { DirectoryLogSource } from '../../ingest/log-source/directory-log-source.js';
+import { gunzipIfNeeded } from '../../ingest/log-source/gzip.js';
+import { OUTCOMES, type Outcome } from '../../ingest/ping-record.js';
+
+/**
+ * `pingroll summarize DIR`: what the parser makes of a directory of logs: outcome counts and the
+ * episodes with the most pings (before duplicates are removed). A quick look, not the rollup.
+ */
+export async function summarizeCommand(dir: string, pingKeys: readonly string[]): Promise<string> {
+  const source = new DirectoryLogSource(dir);
+  const reader = new AccessLogReader(new PingRules(pingKeys));
+  const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  const episodes = new Map<string, number>();
+  let objects = 0;
+  for await (const ref of source.list()) {
+    objects++;
+    await splitLines(gunzipIfNeeded(await source.open(ref)), (b, s, e) => {
+      const v = reader.read(b, s, e);
+      outcomes[v.outcome]++;
+      if (v.outcome === 'ping') {
+        const k = `${v.ping.series}\t${v.ping.episode}`;
+        episodes.set(k, (episodes.get(k) ?? 0) + 1);
+      }
+    });
+  }
+  const records = Object.values(outcomes).reduce((a, b) => a + b, 0);
+  const top = [...episodes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
+  const lines = [`${records} records in ${objects} objects`];
+  for (const o of OUTCOMES) if (o !== 'bad_item') lines.push(`  ${o.padEnd(11)} ${String(outcomes[o]).padStart(9)}`);
+  lines.push('top episodes by pings (before dedupe):');
+  for (const [k, n] of top) {
+    const [series, episode] = k.split('\t');
+    lines.push(`  ${String(n).padStart(7)}  ${series} / ${episode}`);
+  }
+  return lines.join('\n') + '\n';
+}
