@@ -21,7 +21,14 @@ $(NPM_STAMP): package.json package-lock.json
 
 install: $(NPM_STAMP)
 
-build: $(NPM_STAMP)
+WASM := dist/wasm/record-scanner.wasm
+
+# The record scanner: AssemblyScript with SIMD, compiled to WebAssembly.
+$(WASM): ingest/access-log/wasm/record-scanner.as.ts $(NPM_STAMP)
+	@mkdir -p dist/wasm
+	npx asc $< -O3 --runtime stub --enable simd --noAssert --initialMemory 32 -o $@
+
+build: $(NPM_STAMP) $(WASM)
 	npx tsc -p tsconfig.json
 
 test: build

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CORPUS, parseOne } from './helpers/parse-helpers.js';
 import type { ParsedLine } from '../ingest/access-log/parse-output.js';
-import { FIELD_NAMES } from '../ingest/access-log/record-scanner.js';
+import { FIELD_NAMES } from '../ingest/access-log/record-layout.js';
 
 const read = (name: string): string[] => readFileSync(new URL(name, CORPUS), 'utf8').split('\n').filter((l) => l.trim() !== '');
 const lines = read('lines.txt');

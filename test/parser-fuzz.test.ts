@@ -8,24 +8,25 @@ import { describe, expect, it } from 'vitest';
 // next to %-escapes as Latin-1 (`a=%C3¡` gives "á", where the standard gives "\uFFFD¡").
 import { URLSearchParams as WhatwgSearchParams } from 'whatwg-url';
 import { OUTCOMES } from '../ingest/ping-record.js';
-import { RecordSpans, scanWork } from '../ingest/access-log/record-scanner.js';
-import { parseOne } from './helpers/parse-helpers.js';
+import { KNOWN_FIELDS } from '../ingest/access-log/record-layout.js';
+import { RecordSpans } from './reference/record-scanner.js';
+import { parseOne, scanOne, scannerWork } from './helpers/parse-helpers.js';
 
 /** Characters that matter to the format, often, and anything else sometimes. */
 const nasty = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(' ', '"', '-', '[', ']', '0', '2', '5', 'A', 'x', '.', '%', '+', '=', '&', '?') },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
 );
-const nastyLine = fc.array(nasty, { maxLength: 400 }).map((cs) => cs.join('').replace(/\n/g, ' '));
+/** Blank lines (spaces, tabs, CR) are skipped, not records (SPEC §3): the properties are about the rest. */
+const nastyLine = fc.array(nasty, { maxLength: 400 }).map((cs) => cs.join('').replace(/\n/g, ' ')).filter((l) => !/^[ \t\r]*$/.test(l));
 
 const BASE = '79a5 media [01/Nov/2026:10:20:30 +0000] 192.0.2.3';
 const REAL = `${BASE} - 3E57427F3EXAMPLE REST.GET.OBJECT p.gif "GET /p.gif?x-series=s&x-episode=e&x-session=x HTTP/1.1" 200 - 43 43 7 2 "-" "Mozilla/5.0" - hostid SigV4 cipher AuthHeader host TLSv1.2 - - -`;
 
 function work(line: string): number {
-  const b = Buffer.from(line, 'utf8');
-  const before = scanWork.bytes;
-  new RecordSpans().scan(b, 0, b.length);
-  return scanWork.bytes - before;
+  const before = scannerWork();
+  scanOne(line, () => 0);
+  return scannerWork() - before;
 }
 
 /** Bytes examined per byte of input, at most: a constant, whatever the line. */
@@ -114,5 +115,42 @@ describe('query decoding is WHATWG URLSearchParams', () => {
         expect(out.ping).toMatchObject({ series, episode, session, user: pick('user') || null, ping_id: pick('ping') || null });
       }
     }), { numRuns: 5000 });
+  });
+});
+
+/** What a scanner made of a line, offsets relative to the line. */
+interface Reading { error: number; timeMs: number; count: number; spans: Array<[number, number] | null> }
+
+function reference(line: Buffer, trailing: boolean): Reading {
+  const r = new RecordSpans(trailing);
+  const error = r.scan(line, 0, line.length);
+  const spans = Array.from({ length: KNOWN_FIELDS }, (_, i) => (r.start[i]! < 0 ? null : [r.start[i]!, r.end[i]!] as [number, number]));
+  return { error, timeMs: r.timeMs, count: error === 0 ? r.count : 0, spans };
+}
+
+function production(line: Buffer, trailing: boolean): Reading {
+  return scanOne(line, (r) => ({
+    error: r.error, timeMs: r.timeMs, count: r.error === 0 ? r.count : 0,
+    spans: Array.from({ length: KNOWN_FIELDS }, (_, i) => (r.start(i) < 0 ? null : [r.start(i) - r.lineStart, r.end(i) - r.lineStart] as [number, number])),
+  }), trailing);
+}
+
+describe('the WebAssembly scanner reads exactly as the TypeScript reference', () => {
+  const realish = fc.tuple(fc.nat(REAL.length), fc.nat(40), nastyLine).map(([at, cut, ins]) => REAL.slice(0, at) + ins + REAL.slice(at + cut));
+  it.each([[true], [false]])('on random and mutated lines (trailing fields split: %s)', (trailing) => {
+    fc.assert(fc.property(fc.oneof(nastyLine, realish), (line) => {
+      const b = Buffer.from(line.replace(/\n/g, ' '), 'utf8');
+      expect(production(b, trailing)).toEqual(reference(b, trailing));
+    }), { numRuns: 5000 });
+  });
+  it('on every corpus line', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { CORPUS } = await import('./helpers/parse-helpers.js');
+    for (const name of ['lines.txt', 'synthetic.txt', 'nonaws.txt']) {
+      for (const line of readFileSync(new URL(name, CORPUS), 'utf8').split('\n').filter((l) => l.trim())) {
+        const b = Buffer.from(line, 'utf8');
+        expect(production(b, true), `${name}: ${line.slice(0, 60)}`).toEqual(reference(b, true));
+      }
+    }
   });
 });

@@ -1,6 +1,5 @@
-import { AccessLogReader } from '../../ingest/access-log/access-log-reader.js';
-import { splitLines } from '../../ingest/access-log/line-splitter.js';
 import { PingRules } from '../../ingest/access-log/ping-rules.js';
+import { AccessLogRecordReader } from '../../ingest/access-log/record-reader.js';
 import { DirectoryLogSource } from '../../ingest/log-source/directory-log-source.js';
 import { gunzipIfNeeded } from '../../ingest/log-source/gzip.js';
 import { OUTCOMES, type Outcome } from '../../ingest/ping-record.js';
@@ -11,20 +10,22 @@ import { OUTCOMES, type Outcome } from '../../ingest/ping-record.js';
  */
 export async function summarizeCommand(dir: string, pingKeys: readonly string[]): Promise<string> {
   const source = new DirectoryLogSource(dir);
-  const reader = new AccessLogReader(new PingRules(pingKeys));
+  const rules = new PingRules(pingKeys);
   const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   const episodes = new Map<string, number>();
   let objects = 0;
   for await (const ref of source.list()) {
     objects++;
-    await splitLines(gunzipIfNeeded(await source.open(ref)), (b, s, e) => {
-      const v = reader.read(b, s, e);
+    const reader = new AccessLogRecordReader((r) => {
+      const v = rules.classify(r);
       outcomes[v.outcome]++;
       if (v.outcome === 'ping') {
         const k = `${v.ping.series}\t${v.ping.episode}`;
         episodes.set(k, (episodes.get(k) ?? 0) + 1);
       }
     });
+    for await (const chunk of gunzipIfNeeded(await source.open(ref))) reader.push(chunk);
+    reader.finish();
   }
   const records = Object.values(outcomes).reduce((a, b) => a + b, 0);
   const top = [...episodes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);

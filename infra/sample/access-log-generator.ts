@@ -56,7 +56,10 @@ export interface TruthRecord {
 
 export interface LogObject {
   key: string;
-  body: Buffer;
+  /** The records, newline-terminated. Kept as text until written: a million Buffers held at once
+   * would each count as external memory and make V8 run a full GC per object. */
+  text: string;
+  gzip: boolean;
   /** Delivery time (the name's timestamp), epoch ms. */
   deliveredMs: number;
   records: number;
@@ -65,6 +68,7 @@ export interface LogObject {
 export interface Sample {
   objects: LogObject[];
   records: number;
+  /** Uncompressed size of all objects. */
   bytes: number;
   truth: TruthRecord[];
 }
@@ -123,16 +127,18 @@ function dayOf(ms: number): string {
 interface Pending {
   line: string;
   eventMs: number;
-  truth?: TruthRecord;
+  truth?: TruthRecord | undefined;
+  /** Position in delivery order. */
+  order?: number;
 }
 
 export function generateSample(opts: SampleOptions): Sample {
   const rand = rng(opts.seed ?? 1);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const hex = (n: number): string => {
-    let s = '';
-    for (let i = 0; i < n; i++) s += '0123456789ABCDEF'[Math.floor(rand() * 16)];
-    return s;
+    let h = '';
+    while (h.length < n) h += ((rand() * 0x100000000) >>> 0).toString(16).padStart(8, '0');
+    return h.slice(0, n).toUpperCase();
   };
   const uuid = (): string => {
     const h = hex(32).toLowerCase();
@@ -145,18 +151,21 @@ export function generateSample(opts: SampleOptions): Sample {
   const noise = opts.noise ?? 0.15;
   const dayStart = Date.parse(opts.date + 'T00:00:00Z');
   const wantTruth = opts.truth ?? false;
-  let requestSeq = Math.floor(rand() * 1e9);
-  const requestId = (): string => (requestSeq++).toString(16).toUpperCase().padStart(16, '0').slice(-16);
+  // The seed in the high bits: samples generated with different seeds never share a request ID.
+  let requestSeq = ((opts.seed ?? 1) % 0x100000) * 0x100000000;
+  const requestId = (): string => (requestSeq++).toString(16).toUpperCase().padStart(16, '0');
 
+  // Host IDs are opaque to pingroll: a pool keeps generation cheap.
+  const hostIds = Array.from({ length: 256 }, () => hex(56) + '=');
   const pending: Pending[] = [];
   const tail = (): string => {
     const r = rand();
     // Records from every era: the old 18-field format, today's 26 and 27, and one with a field AWS
     // has not told us about yet.
     if (r < 0.05) return ' -';
-    if (r < 0.1) return ` - ${hex(56)}= SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader ${bucket}.s3.amazonaws.com TLSv1.2 - - us-east-1 FutureField`;
-    if (r < 0.5) return ` - ${hex(56)}= - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.amazonaws.com TLSv1.3 - -`;
-    return ` - ${hex(56)}= - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.us-east-1.amazonaws.com TLSv1.3 - - -`;
+    if (r < 0.1) return ` - ${pick(hostIds)} SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader ${bucket}.s3.amazonaws.com TLSv1.2 - - us-east-1 FutureField`;
+    if (r < 0.5) return ` - ${pick(hostIds)} - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.amazonaws.com TLSv1.3 - -`;
+    return ` - ${pick(hostIds)} - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.us-east-1.amazonaws.com TLSv1.3 - - -`;
   };
   const record = (ms: number, requester: string, reqId: string, op: string, key: string, uri: string, status: number,
     err: string, bytes: string, referer: string, agent: string): string =>
@@ -266,8 +275,12 @@ export function generateSample(opts: SampleOptions): Sample {
   }
   // Records arrive roughly in time order (give or take five minutes), delivered 5-60 minutes after
   // the event; a few objects hours or a day later.
-  const order = new Map(pending.map((p) => [p, p.eventMs + (rand() - 0.5) * 600_000]));
-  pending.sort((a, b) => order.get(a)! - order.get(b)!);
+  for (const p of pending) {
+    p.order = p.eventMs + (rand() - 0.5) * 600_000;
+    // Flatten the line now: a million template-literal ropes alive at once make the GC crawl.
+    p.line.indexOf('\u0001');
+  }
+  pending.sort((a, b) => a.order! - b.order!);
   const perObject = opts.recordsPerObject ?? 2000;
   const prefix = opts.prefix ?? 'logs/';
   const objects: LogObject[] = [];
@@ -280,15 +293,12 @@ export function generateSample(opts: SampleOptions): Sample {
     for (const p of batch) {
       if (p.truth) truth.push(p.truth.day === '' ? { ...p.truth, day } : p.truth);
     }
-    let body = Buffer.from(batch.map((p) => p.line).join('\n') + '\n');
-    let name = key;
-    if (rand() < (opts.gzipShare ?? 0.3)) {
-      body = gzipSync(body);
-      if (rand() < 0.5) name += '.gz';
-    }
-    bytes += body.length;
+    const text = batch.map((p) => p.line).join('\n') + '\n';
+    const gzip = rand() < (opts.gzipShare ?? 0.3);
+    const name = gzip && rand() < 0.5 ? key + '.gz' : key;
+    bytes += text.length;
     records += batch.length;
-    objects.push({ key: name, body, deliveredMs, records: batch.length });
+    objects.push({ key: name, text, gzip, deliveredMs, records: batch.length });
   };
   for (let i = 0; i < pending.length; i += perObject) {
     const batch = pending.slice(i, i + perObject);
@@ -306,6 +316,12 @@ export function generateSample(opts: SampleOptions): Sample {
   return { objects, records, bytes, truth };
 }
 
+/** An object's bytes as stored: gzip-compressed when the sample says so. */
+export function objectBody(o: LogObject): Buffer {
+  const raw = Buffer.from(o.text, 'utf8');
+  return o.gzip ? gzipSync(raw) : raw;
+}
+
 /** Writes the sample's objects under `dir`, keeping their key paths. */
 export async function writeSample(sample: Sample, dir: string): Promise<void> {
   const made = new Set<string>();
@@ -316,6 +332,6 @@ export async function writeSample(sample: Sample, dir: string): Promise<void> {
       await mkdir(parent, { recursive: true });
       made.add(parent);
     }
-    await writeFile(path, o.body);
+    await writeFile(path, objectBody(o));
   }
 }

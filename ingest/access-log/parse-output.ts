@@ -1,5 +1,6 @@
 import type { Verdict } from '../ping-record.js';
-import type { AccessLogReader } from './access-log-reader.js';
+import type { PingRules } from './ping-rules.js';
+import type { ScannedRecord } from './record-reader.js';
 import { isoSeconds, recordFields, type RecordFields } from './record-fields.js';
 
 /** One line of `pingroll parse` output (SPEC §7). */
@@ -15,13 +16,12 @@ export interface ParsedLine {
   reason?: string;
 }
 
-export function describeLine(reader: AccessLogReader, b: Buffer, start: number, end: number, lineNo: number,
-  withReason = false): ParsedLine {
-  const v = reader.read(b, start, end);
+export function describeRecord(rules: PingRules, r: ScannedRecord, withReason = false): ParsedLine {
+  const v = rules.classify(r);
   const out: ParsedLine = {
-    line: lineNo,
+    line: r.lineNo,
     outcome: v.outcome,
-    fields: reader.lastScanError === 0 && v.outcome !== 'malformed' ? recordFields(b, reader.spans) : null,
+    fields: v.outcome === 'malformed' ? null : recordFields(r),
     ping: v.outcome === 'ping'
       ? {
         series: v.ping.series, episode: v.ping.episode, session: v.ping.session, user: v.ping.user,

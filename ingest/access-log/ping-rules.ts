@@ -4,8 +4,9 @@
  */
 import type { PingRecord, Verdict } from '../ping-record.js';
 import { PingParamReader, type PingParams } from './query-params.js';
-import { F, SCAN_ERRORS, type RecordSpans } from './record-scanner.js';
+import { F, SCAN_ERRORS } from './record-layout.js';
 import { fieldNumber } from './record-fields.js';
+import type { ScannedRecord } from './record-reader.js';
 
 export const DEFAULT_PING_KEYS = ['p.gif'] as const;
 const PING_OPERATIONS = ['REST.GET.OBJECT', 'WEBSITE.GET.OBJECT'].map((o) => Buffer.from(o, 'latin1'));
@@ -23,17 +24,19 @@ export class PingRules {
     this.keyBytes = [...this.keys].map((k) => Buffer.from(k, 'utf8'));
   }
 
-  /** The outcome of a scanned line; `scanError` is what `RecordSpans.scan` returned. */
-  classify(b: Buffer, spans: RecordSpans, scanError: number): Verdict {
-    if (scanError !== 0) return { outcome: 'malformed', reason: SCAN_ERRORS[scanError] ?? 'malformed' };
-    if (!this.isPingOperation(b, spans) || !this.isPingKey(b, spans)) return { outcome: 'not_ping', reason: 'not a ping-key GET' };
-    const status = fieldNumber(b, spans, F.httpStatus);
+  /** The outcome of a scanned record. */
+  classify(r: ScannedRecord): Verdict {
+    if (r.error !== 0) return { outcome: 'malformed', reason: SCAN_ERRORS[r.error] ?? 'malformed' };
+    const b = r.b;
+    if (!this.isPingOperation(r) || !this.isPingKey(r)) return { outcome: 'not_ping', reason: 'not a ping-key GET' };
+    const status = fieldNumber(r, F.httpStatus);
     if (status === null || !OK_STATUSES.has(status)) return { outcome: 'http_error', reason: `status ${status ?? '-'}` };
-    const p = this.params.read(b, ...queryRange(b, spans));
+    const [qs, qe] = queryRange(r);
+    const p = this.params.read(b, qs, qe);
     const bad = requiredProblem(p);
     if (bad) return { outcome: 'bad_query', reason: bad };
-    if (Number.isNaN(spans.timeMs)) return { outcome: 'malformed', reason: 'ping without a time' };
-    const requestId = spans.start[F.requestId]!;
+    const timeMs = r.timeMs;
+    if (Number.isNaN(timeMs)) return { outcome: 'malformed', reason: 'ping without a time' };
     const ping: PingRecord = {
       source: 's3',
       series: p.series!,
@@ -41,30 +44,32 @@ export class PingRules {
       session: p.session!,
       user: p.user || null,
       pingId: p.ping || null,
-      eventTimeMs: spans.timeMs,
-      naturalKey: 'r:' + b.toString('latin1', requestId, spans.end[F.requestId]),
+      eventTimeMs: timeMs,
+      naturalKey: 'r:' + b.toString('latin1', r.start(F.requestId), r.end(F.requestId)),
     };
     return { outcome: 'ping', ping };
   }
 
-  private isPingOperation(b: Buffer, spans: RecordSpans): boolean {
-    const s = spans.start[F.operation]!, e = spans.end[F.operation]!;
-    return PING_OPERATIONS.some((op) => bytesEqual(b, s, e, op));
+  private isPingOperation(r: ScannedRecord): boolean {
+    const s = r.start(F.operation), e = r.end(F.operation);
+    return PING_OPERATIONS.some((op) => bytesEqual(r.b, s, e, op));
   }
 
   /** The key field is URL-encoded (twice for most REST operations); `/` stays literal. */
-  private isPingKey(b: Buffer, spans: RecordSpans): boolean {
-    const s = spans.start[F.key]!, e = spans.end[F.key]!;
+  private isPingKey(r: ScannedRecord): boolean {
+    const b = r.b, s = r.start(F.key), e = r.end(F.key);
     if (s < 0) return false;
-    if (b.indexOf(0x25, s) < 0 || b.indexOf(0x25, s) >= e) return this.keyBytes.some((k) => bytesEqual(b, s, e, k));
+    let encoded = false;
+    for (let i = s; i < e; i++) if (b[i] === 0x25) { encoded = true; break; }
+    if (!encoded) return this.keyBytes.some((k) => bytesEqual(b, s, e, k));
     const once = safeDecode(b.toString('utf8', s, e));
     return this.keys.has(once) || this.keys.has(safeDecode(once));
   }
 }
 
 /** `b[s, e)` of the query string inside the request-URI (`GET /p.gif?x-series=1 HTTP/1.1`). */
-function queryRange(b: Buffer, spans: RecordSpans): [number, number] {
-  const s = spans.start[F.requestUri]!, e = spans.end[F.requestUri]!;
+function queryRange(r: ScannedRecord): [number, number] {
+  const b = r.b, s = r.start(F.requestUri), e = r.end(F.requestUri);
   if (s < 0) return [0, 0];
   let q = s;
   while (q < e && b[q] !== 0x3f /* ? */) q++;

@@ -1,12 +1,31 @@
-import { AccessLogReader } from '../../ingest/access-log/access-log-reader.js';
-import { describeLine, type ParsedLine } from '../../ingest/access-log/parse-output.js';
+import { describeRecord, type ParsedLine } from '../../ingest/access-log/parse-output.js';
 import { PingRules } from '../../ingest/access-log/ping-rules.js';
+import { AccessLogRecordReader, type ScannedRecord } from '../../ingest/access-log/record-reader.js';
 
 export const CORPUS = new URL('../../../shared/corpus/s3-access-logs/', import.meta.url);
 
+/** Scans one line with the production (WebAssembly) scanner; `look` sees the record during the call. */
+export function scanOne<T>(line: string | Buffer, look: (r: ScannedRecord) => T, trailing = true): T {
+  const reader = trailing ? fullReader : ingestReader;
+  let out: { v: T } | undefined;
+  target = (r) => { out = { v: look(r) }; };
+  reader.reset();
+  reader.push(typeof line === 'string' ? Buffer.from(line, 'utf8') : line);
+  reader.finish();
+  if (!out) throw new Error('a blank line makes no record');
+  return out.v;
+}
+
+let target: (r: ScannedRecord) => void = () => {};
+// One reader each, reused: a WebAssembly instance per line would make the fuzz tests crawl.
+const fullReader = new AccessLogRecordReader((r) => target(r), true);
+const ingestReader = new AccessLogRecordReader((r) => target(r), false);
+
+/** Bytes the shared scanner has examined (linear-time property test). */
+export const scannerWork = (): number => fullReader.work();
+
 /** `pingroll parse` output for one line. */
 export function parseOne(line: string, pingKeys: string[] = ['p.gif']): ParsedLine {
-  const reader = new AccessLogReader(new PingRules(pingKeys));
-  const b = Buffer.from(line, 'utf8');
-  return describeLine(reader, b, 0, b.length, 1, true);
+  const rules = new PingRules(pingKeys);
+  return scanOne(line, (r) => describeRecord(rules, r, true));
 }

@@ -1,0 +1,172 @@
+/**
+ * Reads access-log records from a byte stream with the WebAssembly scanner
+ * (`wasm/record-scanner.as.ts`): chunks are copied into the module's memory behind any partial line
+ * left from the previous chunk, every complete line is scanned in one call, and each record is
+ * handed to the caller as a `ScannedRecord` view over the module's output (valid during the call).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KNOWN_FIELDS, SCAN_ERRORS } from './record-layout.js';
+
+/** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
+export interface ScannedRecord {
+  readonly b: Buffer;
+  /** 0, or an index into SCAN_ERRORS. */
+  readonly error: number;
+  /** Event time, epoch ms; NaN when the time is `-` or the record is malformed. */
+  readonly timeMs: number;
+  /** Fields present (17 without trailing fields split). */
+  readonly count: number;
+  readonly lineNo: number;
+  readonly lineStart: number;
+  readonly lineEnd: number;
+  start(i: number): number;
+  end(i: number): number;
+}
+
+interface ScannerExports {
+  memory: WebAssembly.Memory;
+  indexChunk(inPtr: number, len: number, maps: number): void;
+  scanChunk(inPtr: number, len: number, final: number, outPtr: number, maxRecords: number, trailing: number, firstLineNo: number): number;
+  consumed(): number;
+  lineCount(): number;
+  recordBytes(): number;
+  scanWork(): number;
+}
+
+/** The compiled module, found beside the package root's dist/ (`make build` writes it). */
+function wasmPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'dist', 'wasm', 'record-scanner.wasm');
+    if (existsSync(candidate)) return candidate;
+    if (existsSync(join(dir, 'package.json'))) break;
+    dir = dirname(dir);
+  }
+  throw new Error('dist/wasm/record-scanner.wasm is missing; run `make build` first');
+}
+
+let compiled: WebAssembly.Module | null = null;
+function scannerModule(): WebAssembly.Module {
+  compiled ??= new WebAssembly.Module(readFileSync(wasmPath()));
+  return compiled;
+}
+
+/** Where input starts in the module's memory: the module's own data lives below. */
+const INPUT_AT = 1 << 16;
+/** SIMD loads may read up to 16 bytes past the input. */
+/** Stage 1 reads whole 64-byte blocks past the input; they must be there and hold no delimiter. */
+const PADDING = 128;
+/** Records scanned per call. */
+const RECORDS_PER_CALL = 4096;
+
+export type RecordHandler = (record: ScannedRecord) => void;
+
+export class AccessLogRecordReader implements ScannedRecord {
+  private readonly x: ScannerExports;
+  private u8!: Uint8Array;
+  private i32!: Int32Array;
+  private f64!: Float64Array;
+  b!: Buffer;
+  private inputCap = 0;
+  private outAt = 0;
+  /** Where the delimiter bitmaps go: 3 bits per input byte. */
+  private mapsAt = 0;
+  /** Bytes of an incomplete line kept at INPUT_AT from the previous chunk. */
+  private carry = 0;
+  private linesSeen = 0;
+  /** Int32 index of the current record. */
+  private base = 0;
+
+  /**
+   * @param trailing split the fields after the user agent too (for `pingroll parse`); ingest reads
+   * none of them and leaves them whole.
+   */
+  constructor(private readonly onRecord: RecordHandler, private readonly trailing = false) {
+    const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort } });
+    this.x = instance.exports as unknown as ScannerExports;
+    this.ensure(1 << 20);
+  }
+
+  /** Bytes the scanner has examined so far (for the linear-time property test). */
+  work(): number {
+    return this.x.scanWork();
+  }
+
+  /** Forgets any partial line and restarts line numbers at 1: ready for another stream. */
+  reset(): void {
+    this.carry = 0;
+    this.linesSeen = 0;
+  }
+
+  /** Scans every complete line of `chunk` (and of what was left from the last one). */
+  push(chunk: Uint8Array): void {
+    this.ensure(this.carry + chunk.length);
+    this.u8.set(chunk, INPUT_AT + this.carry);
+    this.scan(this.carry + chunk.length, false);
+  }
+
+  /** Scans a last line that had no newline. Call once, after the last chunk. */
+  finish(): void {
+    if (this.carry > 0) this.scan(this.carry, true);
+    this.carry = 0;
+  }
+
+  private scan(len: number, final: boolean): void {
+    let from = INPUT_AT;
+    const stop = INPUT_AT + len;
+    // Zero the padding so SIMD reads past the end see no delimiters.
+    this.u8.fill(0, stop, stop + PADDING);
+    this.x.indexChunk(from, len, this.mapsAt);
+    for (;;) {
+      const n = this.x.scanChunk(from, stop - from, final ? 1 : 0, this.outAt, RECORDS_PER_CALL, this.trailing ? 1 : 0, this.linesSeen);
+      this.linesSeen = this.x.lineCount();
+      for (let k = 0; k < n; k++) {
+        this.base = (this.outAt >> 2) + k * 64;
+        this.onRecord(this);
+      }
+      from = this.x.consumed();
+      if (n < RECORDS_PER_CALL || from >= stop) break;
+    }
+    // Move the incomplete line to the front for the next chunk.
+    this.carry = stop - from;
+    if (this.carry > 0 && from !== INPUT_AT) this.u8.copyWithin(INPUT_AT, from, stop);
+  }
+
+  /** Grows the module's memory to hold `inputBytes` of input and a full batch of records. */
+  private ensure(inputBytes: number): void {
+    if (inputBytes + PADDING <= this.inputCap && this.u8) return;
+    // A multiple of 64 keeps the record area aligned for its f64 times.
+    const inputCap = Math.ceil(Math.max(inputBytes + PADDING, this.inputCap * 2, 1 << 20) / 64) * 64;
+    const outAt = INPUT_AT + inputCap;
+    const mapsAt = outAt + RECORDS_PER_CALL * this.x.recordBytes();
+    const need = mapsAt + 3 * (inputCap / 8 + 64);
+    const have = this.x.memory.buffer.byteLength;
+    if (need > have) this.x.memory.grow(Math.ceil((need - have) / 65536));
+    // Growing detaches the old views. The carried bytes stay where they were (at INPUT_AT).
+    const buf = this.x.memory.buffer;
+    this.u8 = new Uint8Array(buf);
+    this.i32 = new Int32Array(buf);
+    this.f64 = new Float64Array(buf);
+    this.b = Buffer.from(buf);
+    this.inputCap = inputCap;
+    this.outAt = outAt;
+    this.mapsAt = mapsAt;
+  }
+
+  get error(): number { return this.i32[this.base + 2]!; }
+  get count(): number { return this.i32[this.base + 3]!; }
+  get timeMs(): number { return this.f64[(this.base >> 1) + 2]!; }
+  get lineNo(): number { return this.i32[this.base + 60]!; }
+  get lineStart(): number { return this.i32[this.base]!; }
+  get lineEnd(): number { return this.i32[this.base + 1]!; }
+  start(i: number): number { return this.i32[this.base + 6 + 2 * i]!; }
+  end(i: number): number { return this.i32[this.base + 7 + 2 * i]!; }
+}
+
+function scannerAbort(): never {
+  throw new Error('record scanner aborted');
+}
+
+export { KNOWN_FIELDS, SCAN_ERRORS };

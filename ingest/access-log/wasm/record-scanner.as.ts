@@ -1,0 +1,587 @@
+/**
+ * The S3 access-log record scanner, compiled to WebAssembly with SIMD (AssemblyScript).
+ *
+ * Same rules, same names, same order as the readable TypeScript reference in
+ * `test/reference/record-scanner.ts`; the differential fuzz tests hold the two to identical output.
+ * It lives here because it is the hot path: a JS loop looks at ~1 byte per ns; here one SIMD pass
+ * marks the delimiters of a whole chunk (see indexChunk) and the rules below jump between them.
+ *
+ * Reading a line (SPEC §2): the format is ambiguous in three places, all seen in real logs:
+ * - the requester may contain spaces (`arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity X`);
+ * - quotes inside the quoted fields are not escaped (`"GET /" HTTP/1.1"`, `"Safari/604.1""`);
+ * - request-URI, referer and user-agent may be a bare `-` instead of a quoted one.
+ * Where a line can be read several ways, the scanner takes the reading under which the fields that
+ * follow have their documented shape. Every line gets at most MAX_READINGS attempts, each linear in
+ * its length, so no line costs more than linear time.
+ *
+ * Memory: the caller places input at `inPtr` with 64 readable, zeroed bytes after it (stage 1 reads
+ * whole 64-byte blocks), and gives `maps` room for three bitmaps of one bit per input byte (rounded
+ * up to 64-bit words). Each record is written as RECORD_BYTES at `outPtr`:
+ *   +0 line start, +4 line end (without newline), +8 error (0 = ok), +12 field count,
+ *   +16 time (f64 epoch ms, NaN when `-`), +24 27 x (start, end) i32 (start -1 when absent),
+ *   +240 1-based line number.
+ */
+
+const RECORD_BYTES: i32 = 256;
+const FIELDS: i32 = 27;
+const MIN_FIELDS: i32 = 17;
+const MAX_REQUESTER_TOKENS: i32 = 8;
+const MAX_READINGS: i32 = 64;
+
+// Error codes: indexes into SCAN_ERRORS on the TypeScript side.
+const E_OK: i32 = 0, E_TRUNCATED: i32 = 1, E_TIME: i32 = 2, E_URI: i32 = 3, E_AFTER_URI: i32 = 4,
+  E_REFERER: i32 = 5, E_AGENT: i32 = 6, E_QUOTE: i32 = 7, E_AMBIGUOUS: i32 = 8;
+
+const SP: i32 = 0x20, DQ: i32 = 0x22, DASH: i32 = 0x2d, LB: i32 = 0x5b, RB: i32 = 0x5d, CR: i32 = 0x0d,
+  TAB: i32 = 0x09, NL: i32 = 0x0a;
+
+// State of the record being scanned.
+let rec: i32 = 0;
+let budget: i32 = 0;
+let trailingSplit: bool = false;
+/** Words and bytes examined, for the linear-time property test. */
+let work: f64 = 0;
+let consumedTo: i32 = 0;
+let lastLine: i32 = 0;
+
+export function scanWork(): f64 { return work; }
+export function consumed(): i32 { return consumedTo; }
+export function lineCount(): i32 { return lastLine; }
+export function recordBytes(): i32 { return RECORD_BYTES; }
+
+@inline function byte(p: i32): i32 { return <i32>load<u8>(<usize>p); }
+
+@inline function set(i: i32, s: i32, e: i32): void {
+  store<i32>(<usize>(rec + 24 + i * 8), s);
+  store<i32>(<usize>(rec + 28 + i * 8), e);
+}
+
+@inline function fieldStart(i: i32): i32 { return load<i32>(<usize>(rec + 24 + i * 8)); }
+
+// Stage 1 (simdjson's idea): one SIMD pass over a chunk marks every space, quote and newline in three
+// bitmaps, a bit per input byte. After it, "the next delimiter at or after p" is a ctz on a 64-bit
+// word, and no byte is looked at twice however often the readings below search.
+let base: i32 = 0;
+let spaces: usize = 0, quotes: usize = 0, newlines: usize = 0;
+
+/**
+ * Stage 1: marks [inPtr, inPtr + len) into the bitmaps at `maps` (3 x words x 8 bytes). Call once per
+ * buffer, before any scanChunk over it.
+ */
+export function indexChunk(inPtr: i32, len: i32, maps: usize): void {
+  base = inPtr;
+  const words = (len + 63) >> 6;
+  spaces = maps;
+  quotes = maps + <usize>(words << 3);
+  newlines = quotes + <usize>(words << 3);
+  const sp = i8x16.splat(<i8>SP), dq = i8x16.splat(<i8>DQ), nl = i8x16.splat(<i8>NL);
+  for (let w = 0; w < words; w++) {
+    const at = <usize>(inPtr + (w << 6));
+    const v0 = v128.load(at), v1 = v128.load(at, 16), v2 = v128.load(at, 32), v3 = v128.load(at, 48);
+    const s = <u64>i8x16.bitmask(i8x16.eq(v0, sp)) | (<u64>i8x16.bitmask(i8x16.eq(v1, sp)) << 16)
+      | (<u64>i8x16.bitmask(i8x16.eq(v2, sp)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, sp)) << 48);
+    const q = <u64>i8x16.bitmask(i8x16.eq(v0, dq)) | (<u64>i8x16.bitmask(i8x16.eq(v1, dq)) << 16)
+      | (<u64>i8x16.bitmask(i8x16.eq(v2, dq)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, dq)) << 48);
+    const n = <u64>i8x16.bitmask(i8x16.eq(v0, nl)) | (<u64>i8x16.bitmask(i8x16.eq(v1, nl)) << 16)
+      | (<u64>i8x16.bitmask(i8x16.eq(v2, nl)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, nl)) << 48);
+    store<u64>(spaces + <usize>(w << 3), s);
+    store<u64>(quotes + <usize>(w << 3), q);
+    store<u64>(newlines + <usize>(w << 3), n);
+  }
+}
+
+/**
+ * The first marked position in [p, end) of `map`, or -1. Inlined: nearly every call finds its
+ * answer in the word holding p. `work` counts the words looked at (the linear-time property test).
+ */
+@inline function nextMarked(map: usize, p: i32, end: i32): i32 {
+  if (p >= end) return -1;
+  const off = p - base;
+  const w = off >> 6;
+  const bits = load<u64>(map + <usize>(w << 3)) & (<u64>-1 << <u64>(off & 63));
+  work += 1;
+  if (bits != 0) {
+    const r = base + (w << 6) + <i32>ctz<u64>(bits);
+    return r < end ? r : -1;
+  }
+  return nextMarkedAfter(map, w, end);
+}
+
+function nextMarkedAfter(map: usize, w: i32, end: i32): i32 {
+  const lastWord = (end - 1 - base) >> 6;
+  let bits: u64 = 0;
+  while (bits == 0) {
+    if (++w > lastWord) return -1;
+    work += 1;
+    bits = load<u64>(map + <usize>(w << 3));
+  }
+  const r = base + (w << 6) + <i32>ctz<u64>(bits);
+  return r < end ? r : -1;
+}
+
+/** The first `b` in [p, end), or -1. Delimiters come from the bitmaps; `]` is looked for byte by byte. */
+function findByte(b: i32, p: i32, end: i32): i32 {
+  if (b == SP) return nextMarked(spaces, p, end);
+  if (b == DQ) return nextMarked(quotes, p, end);
+  if (b == NL) return nextMarked(newlines, p, end);
+  for (let i = p; i < end; i++) {
+    work += 1;
+    if (byte(i) == b) return i;
+  }
+  return -1;
+}
+
+/** Where the token at `p` ends: the next space, or `end`. */
+@inline function tokenEnd(p: i32, end: i32): i32 {
+  const r = nextMarked(spaces, p, end);
+  return r < 0 ? end : r;
+}
+
+/** Character classes by byte: 1 digit, 2 letter, 4 word (letter, digit, `.`, `_`). One load, not a chain of compares. */
+const CLASS: usize = memory.data<u8>([
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 0, 0, 0, 0, 0, 0,
+  0, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 4,
+  0, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+]);
+const C_DIGIT: u8 = 1, C_LETTER: u8 = 2, C_WORD: u8 = 4;
+@inline function cls(c: i32): u8 { return load<u8>(CLASS + <usize>c); }
+@inline function isDigit(c: i32): bool { return (cls(c) & C_DIGIT) != 0; }
+
+function isStatus(s: i32, e: i32): bool {
+  if (e - s == 1) return byte(s) == DASH;
+  return e - s == 3 && isDigit(byte(s)) && isDigit(byte(s + 1)) && isDigit(byte(s + 2));
+}
+
+function isNumberOrDash(s: i32, e: i32): bool {
+  if (e <= s) return false;
+  if (e - s == 1 && byte(s) == DASH) return true;
+  let all: u8 = C_DIGIT;
+  for (let i = s; i < e; i++) all &= cls(byte(i));
+  return all != 0;
+}
+
+/** `-`, or a letter then letters, digits, `.`, `_`: S3 error codes and operations alike. */
+function isWord(s: i32, e: i32): bool {
+  if (e - s == 1 && byte(s) == DASH) return true;
+  if (e <= s || (cls(byte(s)) & C_LETTER) == 0) return false;
+  let all: u8 = C_WORD;
+  for (let i = s + 1; i < e; i++) all &= cls(byte(i));
+  return all != 0;
+}
+
+function digits(s: i32, n: i32): i32 {
+  let v = 0;
+  for (let i = s; i < s + n; i++) {
+    const c = byte(i);
+    if (!isDigit(c)) return -1;
+    v = v * 10 + (c - 0x30);
+  }
+  return v;
+}
+
+function monthOf(s: i32): i32 {
+  const code = (byte(s) << 16) | (byte(s + 1) << 8) | byte(s + 2);
+  switch (code) {
+    case 0x4a616e: return 1; // Jan
+    case 0x466562: return 2; // Feb
+    case 0x4d6172: return 3; // Mar
+    case 0x417072: return 4; // Apr
+    case 0x4d6179: return 5; // May
+    case 0x4a756e: return 6; // Jun
+    case 0x4a756c: return 7; // Jul
+    case 0x417567: return 8; // Aug
+    case 0x536570: return 9; // Sep
+    case 0x4f6374: return 10; // Oct
+    case 0x4e6f76: return 11; // Nov
+    case 0x446563: return 12; // Dec
+  }
+  return 0;
+}
+
+function daysInMonth(y: i32, m: i32): i32 {
+  if (m == 2) return (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28;
+  return (m == 4 || m == 6 || m == 9 || m == 11) ? 30 : 31;
+}
+
+/** Days since 1970-01-01 (Howard Hinnant's days_from_civil), for years 0..9999. */
+function daysFromCivil(y0: i32, m: i32, d: i32): i64 {
+  const y = y0 - (m <= 2 ? 1 : 0);
+  const era = (y >= 0 ? y : y - 399) / 400;
+  const yoe = y - era * 400;
+  const doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return <i64>era * 146097 + <i64>doe - 719468;
+}
+
+// Records of one object share their day: the last `dd/Mon/yyyy` read (11 bytes, as an i64 and an
+// i32 load) and its midnight in epoch ms.
+let dayKeyLo: i64 = 0, dayKeyHi: i32 = 0, dayMs: f64 = NaN;
+
+@inline function twoDigits(p: i32): i32 {
+  const a = byte(p) - 0x30, b = byte(p + 1) - 0x30;
+  return <u32>a <= 9 && <u32>b <= 9 ? a * 10 + b : -1;
+}
+
+/** `dd/Mon/yyyy:HH:MM:SS +hhmm` in [s, e) to epoch milliseconds, or NaN. Offsets are honoured. */
+function parseLogTime(s: i32, e: i32): f64 {
+  if (e - s != 26 || byte(s + 2) != 0x2f || byte(s + 6) != 0x2f || byte(s + 11) != 0x3a
+    || byte(s + 14) != 0x3a || byte(s + 17) != 0x3a || byte(s + 20) != SP) return NaN;
+  // The same day at +0000, as nearly every record: only the clock is new.
+  if (load<i32>(<usize>(s + 21)) == 0x30303030 + (0x2b - 0x30) && byte(s + 25) == 0x30
+    && load<i64>(<usize>s) == dayKeyLo && (load<i32>(<usize>(s + 7)) & 0xffffffff) == dayKeyHi && !isNaN(dayMs)) {
+    const hh = twoDigits(s + 12), mm = twoDigits(s + 15), ss = twoDigits(s + 18);
+    if (hh < 0 || mm < 0 || ss < 0 || hh > 23 || mm > 59 || ss > 60) return NaN;
+    return dayMs + <f64>(hh * 3600 + mm * 60 + ss) * 1000;
+  }
+  const t = parseLogTimeFully(s);
+  if (!isNaN(t) && byte(s + 21) == 0x2b && load<i32>(<usize>(s + 22)) == 0x30303030) {
+    dayKeyLo = load<i64>(<usize>s);
+    dayKeyHi = load<i32>(<usize>(s + 7));
+    dayMs = t - <f64>(twoDigits(s + 12) * 3600 + twoDigits(s + 15) * 60 + twoDigits(s + 18)) * 1000;
+  }
+  return t;
+}
+
+function parseLogTimeFully(s: i32): f64 {
+  const month = monthOf(s + 3);
+  if (month == 0) return NaN;
+  const day = digits(s, 2), year = digits(s + 7, 4), hh = digits(s + 12, 2), mm = digits(s + 15, 2),
+    ss = digits(s + 18, 2), oh = digits(s + 22, 2), om = digits(s + 24, 2);
+  const signByte = byte(s + 21);
+  const sign = signByte == 0x2b ? 1 : signByte == DASH ? -1 : 0;
+  if (day < 1 || year < 0 || hh < 0 || mm < 0 || ss < 0 || oh < 0 || om < 0 || sign == 0) return NaN;
+  if (day > daysInMonth(year, month) || hh > 23 || mm > 59 || ss > 60 || oh > 23 || om > 59) return NaN;
+  const seconds = daysFromCivil(year, month, day) * 86400 + <i64>(hh * 3600 + mm * 60 + ss)
+    - <i64>(sign * (oh * 3600 + om * 60));
+  return <f64>seconds * 1000;
+}
+
+/** -1 when a field in [p, end) holds a stray quote, 0 when there is no quote, 1 when some field is quoted whole. */
+function cleanTrailing(p: i32, end: i32): i32 {
+  if (findByte(DQ, p, end) < 0) return 0;
+  let open = false, quoted = 0;
+  while (p < end) {
+    const e = tokenEnd(p, end);
+    let quotes = 0;
+    for (let i = p; i < e; i++) if (byte(i) == DQ) quotes++;
+    if (quotes > 0) {
+      quoted = 1;
+      const first = byte(p) == DQ, last = e - p > 1 && byte(e - 1) == DQ;
+      if (open) {
+        if (!(quotes == 1 && last)) return -1;
+        open = false;
+      } else if (first && quotes == 2 && last) {
+        // a whole quoted field
+      } else if (first && quotes == 1) {
+        open = true;
+      } else {
+        return -1;
+      }
+    }
+    p = e + 1;
+  }
+  return open ? -1 : quoted;
+}
+
+function tokenIs(s: i32, e: i32, word: string, caseless: bool): bool {
+  if (e - s != word.length) return false;
+  for (let i = 0; i < word.length; i++) {
+    let c = byte(s + i);
+    let w = <i32>word.charCodeAt(i);
+    if (caseless) {
+      if (c >= 0x61 && c <= 0x7a) c -= 32;
+      if (w >= 0x61 && w <= 0x7a) w -= 32;
+    }
+    if (c != w) return false;
+  }
+  return true;
+}
+
+/** Known trailing fields with a closed vocabulary: how many read as documented. */
+function trailingShapeScore(p: i32, end: i32): i32 {
+  let score = 0;
+  for (let i = MIN_FIELDS; i <= 25 && p < end; i++) {
+    const e = tokenEnd(p, end);
+    if (i == 19 && (tokenIs(p, e, 'SigV2', false) || tokenIs(p, e, 'SigV4', false) || tokenIs(p, e, 'SigV4a', false))) score++;
+    if (i == 21 && (tokenIs(p, e, 'AuthHeader', false) || tokenIs(p, e, 'QueryString', false))) score++;
+    if (i == 23 && (tokenIs(p, e, 'TLSv1', true) || (e - p == 7 && tokenIs(p, p + 6, 'TLSv1.', true) && isDigit(byte(p + 6))))) score++;
+    if (i == 25 && tokenIs(p, e, 'Yes', false)) score++;
+    p = e + 1;
+  }
+  return score;
+}
+
+/** Version ID onwards: plain tokens; fields AWS adds in future are counted and ignored. */
+function scanTrailing(p: i32, end: i32): void {
+  if (!trailingSplit) {
+    store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    return;
+  }
+  let i = MIN_FIELDS;
+  while (true) {
+    const e = tokenEnd(p, end);
+    if (i < FIELDS) set(i, p, e);
+    i++;
+    if (e >= end) break;
+    p = e + 1;
+  }
+  store<i32>(<usize>(rec + 12), i);
+}
+
+/** The user agent ends at a quote after which the record reads on cleanly (see the reference). */
+function scanUserAgent(p: i32, end: i32): i32 {
+  if (byte(p) == DQ) {
+    let best = -1, bestScore = -1;
+    for (let q = p + 1; ; q++) {
+      q = findByte(DQ, q, end);
+      if (q < 0) break;
+      if (q + 1 == end) {
+        if (best < 0) best = q;
+        break;
+      }
+      if (byte(q + 1) != SP) continue;
+      if (--budget < 0) return E_AMBIGUOUS;
+      const v = q + 2;
+      if (findByte(DQ, v, tokenEnd(v, end)) >= 0) continue;
+      const clean = cleanTrailing(v, end);
+      if (clean < 0) continue;
+      if (clean == 0 && best < 0) {
+        best = q;
+        break;
+      }
+      const score = trailingShapeScore(v, end);
+      if (score > bestScore) {
+        best = q;
+        bestScore = score;
+      }
+      if (clean == 0) break;
+    }
+    if (best < 0) return E_QUOTE;
+    set(16, p + 1, best);
+    if (best + 1 == end) store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    else scanTrailing(best + 2, end);
+    return E_OK;
+  }
+  if (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) {
+    set(16, p, p + 1);
+    if (p + 1 == end) store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    else scanTrailing(p + 2, end);
+    return E_OK;
+  }
+  return E_AGENT;
+}
+
+/** The shortest referer after which a user agent reads. */
+function scanReferer(p: i32, end: i32): i32 {
+  if (byte(p) == DQ) {
+    let failure = E_QUOTE;
+    for (let q = p + 1; ; q++) {
+      q = findByte(DQ, q, end);
+      if (q < 0) return failure;
+      if (q + 1 == end) return failure == E_QUOTE ? E_TRUNCATED : failure;
+      if (byte(q + 1) != SP) continue;
+      const u = q + 2;
+      if (!(byte(u) == DQ || (byte(u) == DASH && (u + 1 == end || byte(u + 1) == SP)))) continue;
+      if (--budget < 0) return E_AMBIGUOUS;
+      const r = scanUserAgent(u, end);
+      if (r == E_OK) {
+        set(15, p + 1, q);
+        return E_OK;
+      }
+      if (r == E_AMBIGUOUS) return r;
+      failure = r;
+    }
+  }
+  if (byte(p) == DASH && p + 1 < end && byte(p + 1) == SP) {
+    set(15, p, p + 1);
+    return scanUserAgent(p + 2, end);
+  }
+  return p + 1 >= end ? E_TRUNCATED : E_REFERER;
+}
+
+/**
+ * Status, error code, bytes sent, object size, total time, turn-around time, each checked for its
+ * shape and recorded. Returns where the referer starts, 0 when the record ends before it, or -1.
+ */
+function scanStatusBlock(p: i32, end: i32): i32 {
+  let e = p + 3 < end && byte(p + 3) == SP && isDigit(byte(p)) && isDigit(byte(p + 1)) && isDigit(byte(p + 2))
+    ? p + 3 : tokenEnd(p, end);
+  if (e >= end) return e == end && isStatus(p, e) ? 0 : -1;
+  if (!isStatus(p, e)) return -1;
+  set(9, p, e);
+  p = e + 1;
+  e = tokenEnd(p, end);
+  if (e >= end) return isWord(p, e) ? 0 : -1;
+  if (!isWord(p, e)) return -1;
+  set(10, p, e);
+  for (let i = 11; i <= 14; i++) {
+    p = e + 1;
+    e = tokenEnd(p, end);
+    if (!isNumberOrDash(p, e)) return -1;
+    if (e >= end) return 0;
+    set(i, p, e);
+  }
+  p = e + 1;
+  return byte(p) == DQ || (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) ? p : -1;
+}
+
+function scanFromRequestUri(p: i32, end: i32): i32 {
+  if (byte(p) == DQ) {
+    let failure = E_QUOTE;
+    for (let q = p + 1; ; q++) {
+      q = findByte(DQ, q, end);
+      if (q < 0) return failure;
+      if (q + 1 == end) return failure == E_QUOTE ? E_TRUNCATED : failure;
+      if (byte(q + 1) != SP) continue;
+      if (--budget < 0) return E_AMBIGUOUS;
+      const referer = scanStatusBlock(q + 2, end);
+      let r = referer == 0 ? E_TRUNCATED : E_AFTER_URI;
+      if (referer > 0) {
+        r = scanReferer(referer, end);
+        if (r == E_OK) {
+          set(8, p + 1, q);
+          return E_OK;
+        }
+      }
+      if (failure == E_QUOTE) failure = r;
+      if (r == E_AMBIGUOUS) return r;
+    }
+  }
+  if (p < end && byte(p) == DASH && byte(p + 1) == SP) {
+    const referer = scanStatusBlock(p + 2, end);
+    if (referer == 0) return E_TRUNCATED;
+    if (referer < 0) return E_AFTER_URI;
+    set(8, p, p + 1);
+    return scanReferer(referer, end);
+  }
+  return p >= end ? E_TRUNCATED : E_URI;
+}
+
+/** One line [from, to): returns 0 or an error code. */
+function scanLine(from: i32, to: i32): i32 {
+  for (let i = 0; i < FIELDS; i++) store<i32>(<usize>(rec + 24 + i * 8), -1);
+  store<i32>(<usize>(rec + 12), 0);
+  store<f64>(<usize>(rec + 16), NaN);
+  budget = MAX_READINGS;
+  let end = to;
+  while (end > from) {
+    const c = byte(end - 1);
+    if (c != SP && c != CR && c != TAB) break;
+    end--;
+  }
+
+  let p = from;
+  let e = tokenEnd(p, end);
+  if (e >= end) return E_TRUNCATED;
+  set(0, p, e);
+  p = e + 1;
+  e = tokenEnd(p, end);
+  if (e >= end) return E_TRUNCATED;
+  set(1, p, e);
+  p = e + 1;
+
+  // [time]: the one bracketed field; its content has a space in it.
+  if (p + 28 < end && byte(p) == LB && byte(p + 27) == RB && byte(p + 28) == SP) {
+    const t = parseLogTime(p + 1, p + 27);
+    if (isNaN(t)) return E_TIME;
+    store<f64>(<usize>(rec + 16), t);
+    set(2, p + 1, p + 27);
+    p += 29;
+  } else if (p < end && byte(p) == LB) {
+    const rb = findByte(RB, p + 1, min(end, p + 40));
+    if (rb >= 0 && rb + 1 >= end) return E_TRUNCATED;
+    if (rb < 0 || byte(rb + 1) != SP) return E_TIME;
+    if (!(rb == p + 2 && byte(p + 1) == DASH)) {
+      const t = parseLogTime(p + 1, rb);
+      if (isNaN(t)) return E_TIME;
+      store<f64>(<usize>(rec + 16), t);
+    }
+    set(2, p + 1, rb);
+    p = rb + 2;
+  } else if (p + 1 < end && byte(p) == DASH && byte(p + 1) == SP) {
+    set(2, p, p + 1);
+    p += 2;
+  } else {
+    return E_TIME;
+  }
+
+  e = tokenEnd(p, end);
+  if (e >= end) return E_TRUNCATED;
+  set(3, p, e);
+  p = e + 1;
+
+  // requester (one or more tokens), request ID, operation, key: the shortest requester first.
+  let firstError = 0;
+  let reqEnd = p;
+  for (let k = 0; k < MAX_REQUESTER_TOKENS; k++) {
+    reqEnd = tokenEnd(reqEnd, end);
+    if (reqEnd >= end) break;
+    const idS = reqEnd + 1, idE = tokenEnd(idS, end);
+    if (idE >= end) break;
+    const opS = idE + 1, opE = tokenEnd(opS, end);
+    if (opE >= end) break;
+    const keyS = opE + 1, keyE = tokenEnd(keyS, end);
+    if (keyE >= end) break;
+    if (isWord(opS, opE)) {
+      const r = scanFromRequestUri(keyE + 1, end);
+      if (r == E_OK) {
+        set(4, p, reqEnd);
+        set(5, idS, idE);
+        set(6, opS, opE);
+        set(7, keyS, keyE);
+        return E_OK;
+      }
+      if (firstError == 0) firstError = r;
+    }
+    reqEnd++;
+  }
+  for (let i = 4; i < FIELDS; i++) store<i32>(<usize>(rec + 24 + i * 8), -1);
+  store<i32>(<usize>(rec + 12), 0);
+  return firstError != 0 ? firstError : E_TRUNCATED;
+}
+
+function isBlank(s: i32, e: i32): bool {
+  for (let i = s; i < e; i++) {
+    const c = byte(i);
+    if (c != SP && c != TAB && c != CR) return false;
+  }
+  return true;
+}
+
+/**
+ * Stage 2: scans the lines of [inPtr, inPtr + len), which indexChunk has marked, into records at
+ * `outPtr`, at most `maxRecords`. Without
+ * `final`, a last line with no newline is left for the next call. `consumed()` says where scanning
+ * stopped and `lineCount()` the number of the last line read (blank lines count, but make no record).
+ */
+export function scanChunk(inPtr: i32, len: i32, final: bool, outPtr: i32, maxRecords: i32, trailing: bool,
+  firstLineNo: i32): i32 {
+  trailingSplit = trailing;
+  const end = inPtr + len;
+  let p = inPtr, n = 0, lineNo = firstLineNo;
+  while (n < maxRecords && p < end) {
+    let nl = findByte(NL, p, end);
+    if (nl < 0) {
+      if (!final) break;
+      nl = end;
+    }
+    lineNo++;
+    if (!isBlank(p, nl)) {
+      rec = outPtr + n * RECORD_BYTES;
+      store<i32>(<usize>rec, p);
+      store<i32>(<usize>(rec + 4), nl);
+      store<i32>(<usize>(rec + 240), lineNo);
+      store<i32>(<usize>(rec + 8), scanLine(p, nl));
+      n++;
+    }
+    p = nl + 1;
+  }
+  consumedTo = min(p, end);
+  lastLine = lineNo;
+  return n;
+}
