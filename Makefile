@@ -3,6 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_STAMP := node_modules/.package-lock.json
 PINGROLL := node bin/pingroll.js
+BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
@@ -33,13 +34,14 @@ WASM := dist/wasm/record-scanner.wasm
 # The record scanner: AssemblyScript with SIMD, compiled to WebAssembly.
 $(WASM): ingest/access-log/wasm/record-scanner.as.ts $(NPM_STAMP)
 	@mkdir -p dist/wasm
-	npx asc $< -O3 --runtime stub --enable simd --noAssert --initialMemory 32 -o $@
+	@$(BIN)/asc $< -O3 --runtime stub --enable simd --noAssert -o $@
 
+# Quiet, so that `make parse ... | jq` sees only JSON; errors still reach stderr.
 build: $(NPM_STAMP) $(WASM)
-	npx tsc -p tsconfig.json
+	@$(BIN)/tsc -p tsconfig.json
 
 test: build
-	npx vitest run
+	$(BIN)/vitest run
 
 demo: build
 	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7

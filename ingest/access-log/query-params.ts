@@ -1,10 +1,12 @@
 /**
  * The ping's parameters from a request-URI's query string (SPEC §1a), decoded exactly as WHATWG
- * `URLSearchParams` decodes them: `+` is a space, `%XY` a byte, a malformed `%` stays literal, and the
- * bytes are read as UTF-8 with U+FFFD for invalid sequences. (Node 20's own URLSearchParams differs
- * from the standard when raw non-ASCII characters meet %-escapes; the tests hold this code to the
- * reference implementation.) Only the five parameters the rollup uses become strings; `x-ts`,
- * `x-pos`, `x-platform` and cache busters are skipped as bytes.
+ * `URLSearchParams` decodes the logged text: split on `&`, name and value at the first `=`, `+` is a
+ * space, `%XY` a byte, a malformed `%` stays literal, and the bytes are read as UTF-8 with U+FFFD for
+ * invalid sequences. (Node 20's own URLSearchParams differs from the standard when raw non-ASCII
+ * characters meet %-escapes; the tests hold this code to the reference implementation.)
+ *
+ * The query is read once as a string and walked with string built-ins, which V8 runs natively;
+ * only the five parameters the rollup uses are kept, and only values with `%` or `+` are decoded.
  */
 
 /** Parameter names, without the `x-` prefix. */
@@ -20,98 +22,82 @@ export interface PingParams {
   ping: string | null;
 }
 
-const PARAM_BYTES = PARAMS.map((p) => Buffer.from(p, 'latin1'));
-const AMP = 0x26, EQ = 0x3d, PCT = 0x25, PLUS = 0x2b;
-
-/** Buffer's own slice methods skip `toString`'s argument handling: measurably cheaper per value. */
+/** Buffer's own slice method skips `toString`'s argument handling: measurably cheaper per record. */
 type SlicingBuffer = Buffer & { utf8Slice(start: number, end: number): string };
 
 /**
- * Reads ping parameters from `b[s, e)`. The `x-` name wins over the bare alias whenever it is
- * present (even empty); among repeats of one name the first wins.
+ * The `x-` name wins over the bare alias whenever it is present (even empty); among repeats of one
+ * name the first wins.
  */
 export class PingParamReader {
-  private readonly xStart = new Int32Array(PARAMS.length);
-  private readonly xEnd = new Int32Array(PARAMS.length);
-  private readonly bareStart = new Int32Array(PARAMS.length);
-  private readonly bareEnd = new Int32Array(PARAMS.length);
+  /** Raw values: slots 0-4 for `x-` names, 5-9 for bare aliases. */
+  private readonly raw: Array<string | undefined> = new Array(10).fill(undefined);
   private scratch = Buffer.allocUnsafe(1024);
 
+  /** The parameters of the query string `b[s, e)` (without the `?`). */
   read(b: Buffer, s: number, e: number): PingParams {
-    this.xStart.fill(-1);
-    this.bareStart.fill(-1);
-    let a = s;
-    while (a < e) {
-      let z = a, eq = -1;
-      for (; z < e; z++) {
-        const c = b[z];
-        if (c === AMP) break;
-        if (c === EQ && eq < 0) eq = z;
+    return this.readText(s < e ? (b as SlicingBuffer).utf8Slice(s, e) : '');
+  }
+
+  readText(q: string): PingParams {
+    const raw = this.raw;
+    raw.fill(undefined);
+    const n = q.length;
+    let a = 0;
+    while (a < n) {
+      let z = q.indexOf('&', a);
+      if (z < 0) z = n;
+      if (z > a) {
+        let eq = q.indexOf('=', a);
+        if (eq < 0 || eq > z) eq = z;
+        this.take(q, a, eq, z);
       }
-      if (z > a) this.take(b, a, eq < 0 ? z : eq, z);
       a = z + 1;
     }
     return {
-      series: this.value(b, 0), episode: this.value(b, 1), session: this.value(b, 2),
-      user: this.value(b, 3), ping: this.value(b, 4),
+      series: this.value(0), episode: this.value(1), session: this.value(2), user: this.value(3), ping: this.value(4),
     };
   }
 
-  private value(b: Buffer, slot: number): string | null {
-    if (this.xStart[slot]! >= 0) return this.decode(b, this.xStart[slot]!, this.xEnd[slot]!);
-    if (this.bareStart[slot]! >= 0) return this.decode(b, this.bareStart[slot]!, this.bareEnd[slot]!);
-    return null;
-  }
-
-  /** One `name=value` sequence: the name is `b[a, eq)`, the value `b[eq + 1, z)`. */
-  private take(b: Buffer, a: number, eq: number, z: number): void {
-    const valueStart = eq < z ? eq + 1 : z;
-    let nameBuf = b, ns = a, ne = eq;
-    for (let i = ns; i < ne; i++) {
-      if (b[i] === PCT || b[i] === PLUS) {
-        // An encoded name (`x%2Dseries`) means the same as the plain one to URLSearchParams.
-        nameBuf = Buffer.from(this.decode(b, ns, ne), 'utf8');
+  /** One `name=value` sequence: the name is `q[a, eq)`, the value `q[eq + 1, z)`. */
+  private take(q: string, a: number, eq: number, z: number): void {
+    let name = q, ns = a, ne = eq;
+    // An encoded name (`x%2Dseries`) means the same as the plain one to URLSearchParams.
+    for (let i = a; i < eq; i++) {
+      const c = q.charCodeAt(i);
+      if (c === 0x25 /* % */ || c === 0x2b /* + */) {
+        name = this.decode(q.slice(a, eq));
         ns = 0;
-        ne = nameBuf.length;
+        ne = name.length;
         break;
       }
     }
-    let prefixed = false;
-    if (ne - ns > 2 && nameBuf[ns] === 0x78 /* x */ && nameBuf[ns + 1] === 0x2d /* - */) {
-      prefixed = true;
+    let slot = 5;
+    if (ne - ns > 2 && name.charCodeAt(ns) === 0x78 /* x */ && name.charCodeAt(ns + 1) === 0x2d /* - */) {
+      slot = 0;
       ns += 2;
     }
-    const slot = paramSlot(nameBuf, ns, ne);
-    if (slot < 0) return;
-    if (prefixed) {
-      if (this.xStart[slot]! < 0) {
-        this.xStart[slot] = valueStart;
-        this.xEnd[slot] = z;
-      }
-    } else if (this.bareStart[slot]! < 0) {
-      this.bareStart[slot] = valueStart;
-      this.bareEnd[slot] = z;
-    }
+    const p = paramIndex(name, ns, ne);
+    if (p < 0 || this.raw[slot + p] !== undefined) return;
+    this.raw[slot + p] = eq < z ? q.slice(eq + 1, z) : '';
   }
 
-  /** URLSearchParams' decoding of `b[s, e)`. */
-  decode(b: Buffer, s: number, e: number): string {
-    let plain = true;
-    for (let i = s; i < e; i++) {
-      if (b[i] === PCT || b[i] === PLUS) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) return (b as SlicingBuffer).utf8Slice(s, e);
-    if (this.scratch.length < e - s) this.scratch = Buffer.allocUnsafe(2 * (e - s));
+  private value(p: number): string | null {
+    const v = this.raw[p] ?? this.raw[p + 5];
+    if (v === undefined) return null;
+    return v.indexOf('%') < 0 && v.indexOf('+') < 0 ? v : this.decode(v);
+  }
+
+  /** URLSearchParams' decoding of one name or value: `+` to space, then percent-decoding of the UTF-8 bytes. */
+  decode(v: string): string {
+    const bytes = Buffer.from(v.indexOf('+') < 0 ? v : v.replace(/\+/g, ' '), 'utf8');
+    if (this.scratch.length < bytes.length) this.scratch = Buffer.allocUnsafe(2 * bytes.length);
     const out = this.scratch;
     let n = 0;
-    for (let i = s; i < e; i++) {
-      const c = b[i]!;
-      if (c === PLUS) out[n++] = 0x20;
-      else if (c === PCT && i + 2 < e && hex(b[i + 1]!) >= 0 && hex(b[i + 2]!) >= 0) {
-        out[n++] = hex(b[i + 1]!) * 16 + hex(b[i + 2]!);
+    for (let i = 0; i < bytes.length; i++) {
+      const c = bytes[i]!;
+      if (c === 0x25 && i + 2 < bytes.length && hex(bytes[i + 1]!) >= 0 && hex(bytes[i + 2]!) >= 0) {
+        out[n++] = hex(bytes[i + 1]!) * 16 + hex(bytes[i + 2]!);
         i += 2;
       } else out[n++] = c;
     }
@@ -126,14 +112,12 @@ function hex(c: number): number {
   return -1;
 }
 
-function paramSlot(b: Buffer, s: number, e: number): number {
+/** Which of PARAMS `name[s, e)` is, or -1. */
+function paramIndex(name: string, s: number, e: number): number {
   const len = e - s;
-  for (let i = 0; i < PARAM_BYTES.length; i++) {
-    const p = PARAM_BYTES[i]!;
-    if (p.length !== len) continue;
-    let k = 0;
-    while (k < len && b[s + k] === p[k]) k++;
-    if (k === len) return i;
+  for (let i = 0; i < PARAMS.length; i++) {
+    const p = PARAMS[i]!;
+    if (p.length === len && name.startsWith(p, s)) return i;
   }
   return -1;
 }
