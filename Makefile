@@ -7,11 +7,12 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo parse bench clean
+.PHONY: help install build test demo rollup parse bench clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
 	@echo "make test                 install, type-check and run the test suite"
+	@echo "make rollup DATE=YYYY-MM-DD  the daily job (ARGS='--dry-run' and more: see pingroll help)"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                benchmarks (parser against baselines); see README"
 
@@ -45,7 +46,11 @@ test: build
 
 demo: build
 	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7
-	$(PINGROLL) summarize data/logs
+	$(PINGROLL) rollup --date $(DEMO_DATE)
+	@$(PINGROLL) top --date $(DEMO_DATE)
+
+rollup: build
+	@$(PINGROLL) rollup --date "$(DATE)" $(ARGS)
 
 parse: build
 	@$(PINGROLL) parse $(FILE)

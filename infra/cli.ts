@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 /**
  * The pingroll command line. Every failure ends in one line on stderr that says what to do, and a
- * non-zero exit code: 2 for a usage or configuration problem, 1 for a failed run.
+ * non-zero exit code: 2 for a usage or configuration problem, 3 when another run holds the output's
+ * lock, 1 for any other failure.
  */
 import { parseArgs } from 'node:util';
 import { parseCommand } from './commands/parse.js';
 import { generateCommand } from './commands/generate.js';
 import { summarizeCommand } from './commands/summarize.js';
+import { rollupCommand } from './commands/rollup.js';
+import { topCommand } from './commands/top.js';
+import { LockHeldError } from './run-lock.js';
 import { ConfigError, loadConfig } from './config.js';
 
 const USAGE = `usage: pingroll <command> [options]
+  rollup --date YYYY-MM-DD  ingest new log objects, roll up the day, write Parquet, manifest, warehouse
+      --dry-run           say what would be read and written, change nothing
+      --wait SECONDS      wait this long for another run's lock (default: fail at once)
+      --concurrency N     log objects read at once (default 4)
+  top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping
   summarize [DIR]         outcome counts and top episodes of a directory of logs
@@ -30,6 +39,12 @@ export async function main(argv: string[]): Promise<number> {
         await parseCommand(positionals[0], config.pingKeys, values.reason ?? false);
         return 0;
       }
+      case 'rollup':
+        await rollupCommand(rest);
+        return 0;
+      case 'top':
+        process.stdout.write(await topCommand(rest));
+        return 0;
       case 'summarize': {
         const { positionals } = parseArgs({ args: rest, allowPositionals: true });
         const config = loadConfig(process.env);
@@ -54,6 +69,10 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export function reportFailure(err: unknown): number {
+  if (err instanceof LockHeldError) {
+    process.stderr.write(`pingroll: ${(err as Error).message}\n`);
+    return 3;
+  }
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`pingroll: ${(err as Error).message}\n`);
     return 2;
@@ -73,4 +92,15 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
 });
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+let settled = false;
+// Node exits 0 when its event loop runs dry, even with work still awaited: never let that pass as success.
+process.on('beforeExit', () => {
+  if (!settled) {
+    process.stderr.write('pingroll: internal error: the run stopped before finishing (an operation never completed); report it with the log above\n');
+    process.exit(70);
+  }
+});
+main(process.argv.slice(2)).then((code) => {
+  settled = true;
+  process.exitCode = code;
+});

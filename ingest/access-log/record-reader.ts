@@ -4,9 +4,8 @@
  * left from the previous chunk, every complete line is scanned in one call, and each record is
  * handed to the caller as a `ScannedRecord` view over the module's output (valid during the call).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { projectFile } from '../../infra/project-file.js';
 import { KNOWN_FIELDS, SCAN_ERRORS } from './record-layout.js';
 
 /** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
@@ -35,21 +34,9 @@ interface ScannerExports {
   scanWork(): number;
 }
 
-/** The compiled module, found beside the package root's dist/ (`make build` writes it). */
-function wasmPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'dist', 'wasm', 'record-scanner.wasm');
-    if (existsSync(candidate)) return candidate;
-    if (existsSync(join(dir, 'package.json'))) break;
-    dir = dirname(dir);
-  }
-  throw new Error('dist/wasm/record-scanner.wasm is missing; run `make build` first');
-}
-
 let compiled: WebAssembly.Module | null = null;
 function scannerModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(wasmPath()));
+  compiled ??= new WebAssembly.Module(readFileSync(projectFile('dist/wasm/record-scanner.wasm')));
   return compiled;
 }
 

@@ -1,0 +1,11 @@
+import type { OutputFile } from '../day-export.js';
+
+/** Where a rolled-up day is loaded for analysts (SPEC §6): the embedded DuckDB, or Redshift. */
+export interface Warehouse {
+  readonly description: string;
+  /** Creates the tables (and views) when missing. Idempotent. */
+  init(): Promise<void>;
+  /** Replaces `day` in every table with the files' rows, in one transaction. */
+  loadDay(day: string, files: OutputFile[]): Promise<void>;
+  close(): Promise<void>;
+}

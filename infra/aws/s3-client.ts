@@ -1,0 +1,15 @@
+import { S3Client } from '@aws-sdk/client-s3';
+
+/**
+ * The S3 client for logs and output. Region, credentials and endpoint come from the SDK's own
+ * settings (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, ...). With an endpoint override (MinIO, s3rver,
+ * LocalStack), requests use path-style addressing and send checksums only when an operation
+ * requires them: such servers store streamed uploads with the SDK's chunk framing otherwise.
+ */
+export function makeS3Client(env: NodeJS.ProcessEnv = process.env): S3Client {
+  const custom = Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL);
+  return new S3Client({
+    ...(custom ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
+    maxAttempts: 5,
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * The job cron runs every night (`make rollup DATE=D`): ingest every log object not yet parsed, then
+ * roll up D from everything staged for D, publish its Parquet, rejects and manifest, and load the
+ * warehouse. A re-run gives the same result as one clean run; objects that arrived late are picked up
+ * by the next run of their day.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DirectoryOutputStore } from '../export/output-store/directory-output-store.js';
+import type { OutputStore } from '../export/output-store/output-store.js';
+import { S3OutputStore } from '../export/output-store/s3-output-store.js';
+import { publishParquet, publishRejects, writeDayParquet } from '../export/day-export.js';
+import { DuckDbWarehouse } from '../export/warehouse/duckdb-warehouse.js';
+import type { Warehouse } from '../export/warehouse/warehouse.js';
+import { ingestNewObjects, newObjects } from '../ingest/batch/ingest-batch.js';
+import { Ledger } from '../ingest/batch/ledger.js';
+import { DirectoryLogSource } from '../ingest/log-source/directory-log-source.js';
+import type { LogSource } from '../ingest/log-source/log-source.js';
+import { S3LogSource } from '../ingest/log-source/s3-log-source.js';
+import { rollupDay } from '../rollup/day-rollup.js';
+import { makeS3Client } from './aws/s3-client.js';
+import { ConfigError, type Config } from './config.js';
+import { openEngine } from './duckdb.js';
+import type { Log } from './log.js';
+import { projectFile } from './project-file.js';
+import { acquireLock } from './run-lock.js';
+
+export interface JobOptions {
+  day: string;
+  log: Log;
+  dryRun?: boolean;
+  /** Seconds to wait for another run's lock before failing. */
+  waitSeconds?: number;
+  concurrency?: number;
+  /** Test seams: throw from one to stop the run there, as a crash would. */
+  hooks?: { afterIngest?: () => Promise<void>; beforeCommit?: () => Promise<void> };
+}
+
+export interface JobSummary {
+  day: string;
+  run: string;
+  dryRun: boolean;
+  parsedObjects: number;
+  parsedRecords: number;
+  pings: number;
+  outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
+  manifest: string | null;
+}
+
+export function logSourceFor(config: Config): LogSource {
+  return config.logs.kind === 's3'
+    ? new S3LogSource(makeS3Client(), config.logs.bucket, config.logs.prefix)
+    : new DirectoryLogSource(config.logs.path);
+}
+
+export function outputStoreFor(config: Config): OutputStore {
+  return config.output.kind === 's3'
+    ? new S3OutputStore(makeS3Client(), config.output.bucket, config.output.prefix)
+    : new DirectoryOutputStore(config.output.path);
+}
+
+export function warehouseFor(config: Config): Warehouse | null {
+  if (config.warehouse.kind === 'duckdb') return new DuckDbWarehouse(config.warehouse.file);
+  if (config.warehouse.kind === 'redshift') {
+    throw new ConfigError('PINGROLL_WAREHOUSE=redshift is not available yet; use duckdb:<file> or none');
+  }
+  return null;
+}
+
+export function codeVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export async function runDailyJob(config: Config, opts: JobOptions): Promise<JobSummary> {
+  const { day, log } = opts;
+  const run = randomUUID();
+  const source = logSourceFor(config);
+  const store = outputStoreFor(config);
+  const warehouse = warehouseFor(config);
+  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, pings: 0, outputs: [], manifest: null };
+
+  if (opts.dryRun) {
+    const ledger = await Ledger.load(store);
+    const todo = await newObjects(source, ledger);
+    const staged = ledger.stagedFor(day);
+    log.info('dry-run', {
+      day, logs: source.url, output: store.url,
+      objectsToParse: todo.length, bytesToParse: todo.reduce((n, o) => n + o.size, 0),
+      batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
+      wouldWrite: ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((t) => `${store.url}${t}/dt=${day}/part-00000.parquet`)
+        .concat([`${store.url}_runs/dt=${day}/manifest.json`]),
+      warehouse: warehouse?.description ?? 'none',
+    });
+    return summary;
+  }
+
+  const started = new Date().toISOString();
+  const release = await acquireLock(store, run, `rollup ${day}`, opts.waitSeconds ?? 0,
+    (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));
+  const dir = await mkdtemp(join(tmpdir(), 'pingroll-run-'));
+  const engine = await openEngine({ tempDir: join(dir, 'spill') });
+  try {
+    log.info('run.start', { run, day, logs: source.url, output: store.url });
+    const ledger = await Ledger.load(store);
+    const ingest = await ingestNewObjects({
+      source, store, ledger, pingKeys: config.pingKeys, engine, concurrency: opts.concurrency,
+      onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
+      hooks: { beforeCommit: opts.hooks?.beforeCommit },
+    });
+    summary.parsedObjects = ingest.objects;
+    summary.parsedRecords = ingest.records;
+    log.info('ingest.done', { objects: ingest.objects, records: ingest.records, batch: ingest.commit?.batch ?? null,
+      days: ingest.commit ? Object.keys(ingest.commit.days) : [] });
+    await opts.hooks?.afterIngest?.();
+
+    const staged = ledger.stagedFor(day);
+    const outcomes: Record<string, Record<string, number>> = {};
+    const files: string[] = [];
+    const rejects: string[] = [];
+    const inputs: Array<{ key: string; size: number; etag: string }> = [];
+    for (const [i, { commit, staged: s }] of staged.entries()) {
+      for (const [src, counts] of Object.entries(s.outcomes)) {
+        const into = (outcomes[src] ??= {});
+        for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
+      }
+      if (s.pings) {
+        const local = join(dir, `staged-${i}.parquet`);
+        await store.download(s.pings, local);
+        files.push(local);
+      }
+      if (s.rejects) rejects.push(s.rejects);
+      for (const idx of s.inputs) {
+        const o = commit.objects[idx];
+        if (o) inputs.push({ key: o.key, size: o.size, etag: o.etag });
+      }
+    }
+    if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS and the date' });
+
+    const rollup = await rollupDay(engine, day, files, outcomes);
+    summary.pings = rollup.pings;
+    const outputs = await writeDayParquet(engine, day, rollup, dir);
+    await publishParquet(store, outputs);
+    const rejectsFile = await publishRejects(store, day, rejects);
+    if (warehouse) {
+      await warehouse.init();
+      await warehouse.loadDay(day, outputs);
+    }
+    summary.outputs = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
+    const manifest = {
+      run, day, version: codeVersion(), startedAt: started, finishedAt: new Date().toISOString(),
+      inputs: { objects: inputs, tables: [], batches: staged.map((s) => s.commit.batch) },
+      outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
+      outputs: summary.outputs, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
+    };
+    summary.manifest = `_runs/dt=${day}/manifest.json`;
+    await store.put(summary.manifest, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'));
+    log.info('run.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: summary.outputs.map((o) => `${o.table}:${o.rows}`) });
+    return summary;
+  } finally {
+    engine.closeSync();
+    await warehouse?.close();
+    await rm(dir, { recursive: true, force: true });
+    await release();
+  }
+}

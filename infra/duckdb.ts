@@ -1,0 +1,30 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+export interface EngineOptions {
+  /** DuckDB's memory limit; beyond it, aggregations spill to `tempDir`. */
+  memoryLimit?: string;
+  threads?: number;
+  tempDir?: string;
+}
+
+/**
+ * An in-memory DuckDB for one run: pingroll's aggregation and Parquet engine. It spills to a local
+ * temporary directory past its memory limit, which is how a day larger than memory stays exact.
+ */
+export async function openEngine(opts: EngineOptions = {}): Promise<DuckDBConnection> {
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: opts.memoryLimit ?? process.env.PINGROLL_MEMORY_LIMIT ?? '2GB',
+    threads: String(opts.threads ?? 2),
+    temp_directory: opts.tempDir ?? mkdtempSync(join(tmpdir(), 'pingroll-spill-')),
+    preserve_insertion_order: 'false',
+  });
+  return instance.connect();
+}
+
+/** A SQL string literal. */
+export function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}

@@ -1,0 +1,129 @@
+/**
+ * One ingest batch: every log object no committed batch has parsed, read with bounded concurrency,
+ * each record to exactly one outcome, pings and rejects staged by the UTC day they belong to, then
+ * committed (see ledger.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { OutputStore } from '../../export/output-store/output-store.js';
+import { PingRules } from '../access-log/ping-rules.js';
+import { AccessLogRecordReader } from '../access-log/record-reader.js';
+import { gunzipIfNeeded } from '../log-source/gzip.js';
+import { dayInObjectName, type LogObjectRef, type LogSource } from '../log-source/log-source.js';
+import { DaySpool } from './day-spool.js';
+import { Ledger, type BatchCommit, type InputObject } from './ledger.js';
+
+export interface IngestOptions {
+  source: LogSource;
+  store: OutputStore;
+  ledger: Ledger;
+  pingKeys: readonly string[];
+  engine: DuckDBConnection;
+  /** Objects read at once (I/O overlaps; parsing is one thread). */
+  concurrency?: number;
+  /** Called after each object. */
+  onProgress?: (done: number, total: number, records: number) => void;
+  /** When the batch is committed, and before (the crash tests stop the run there). */
+  hooks?: { beforeCommit?: () => Promise<void> };
+}
+
+export interface IngestResult {
+  /** Null when there was nothing new to parse. */
+  commit: BatchCommit | null;
+  objects: number;
+  records: number;
+}
+
+/** Log objects no committed batch has parsed, in key order. */
+export async function newObjects(source: LogSource, ledger: Ledger): Promise<LogObjectRef[]> {
+  const todo: LogObjectRef[] = [];
+  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key)) todo.push(ref);
+  return todo;
+}
+
+export function batchId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`;
+}
+
+export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
+  const todo = await newObjects(opts.source, opts.ledger);
+  if (todo.length === 0) return { commit: null, objects: 0, records: 0 };
+  const batch = batchId();
+  const dir = await mkdtemp(join(tmpdir(), 'pingroll-ingest-'));
+  const spool = new DaySpool(dir);
+  const rules = new PingRules(opts.pingKeys);
+  const objects: InputObject[] = todo.map((r) => ({ key: r.key, size: r.size, etag: r.etag, records: 0 }));
+  const fallbackDay = new Date().toISOString().slice(0, 10);
+  // One scanner per concurrent read: each holds its object's partial line between chunks.
+  const idle: AccessLogRecordReader[] = [];
+  let current: { index: number; key: string; day: string } = { index: 0, key: '', day: fallbackDay };
+  let done = 0, records = 0;
+  try {
+    const queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    let failure: unknown = null;
+    for (let index = 0; index < todo.length; index++) {
+      queue.add(async () => {
+        const ref = todo[index]!;
+        const ctx = { index, key: ref.key, day: dayInObjectName(ref.key) ?? fallbackDay };
+        const reader = idle.pop() ?? new AccessLogRecordReader((r) => {
+          const c = current;
+          const v = rules.classify(r);
+          objects[c.index]!.records++;
+          if (v.outcome === 'ping') {
+            spool.addPing(dayOf(v.ping.eventTimeMs), v.ping, c.index);
+            return;
+          }
+          // A record without a readable time belongs to the day in its object's name (SPEC §5).
+          const day = Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
+          if (v.outcome === 'not_ping' || v.outcome === 'http_error') spool.count(day, 's3', v.outcome, c.index);
+          else {
+            spool.addReject(day, {
+              source: 's3', outcome: v.outcome, reason: v.reason, input: c.key, at: r.lineNo,
+              record: r.b.toString('utf8', r.lineStart, r.lineEnd),
+            }, c.index);
+          }
+        });
+        reader.reset();
+        try {
+          const body = await opts.source.open(ref);
+          // Chunks of concurrent objects interleave: each push runs to completion synchronously,
+          // and `current` names the object whose records it hands over.
+          for await (const chunk of gunzipIfNeeded(body)) {
+            current = ctx;
+            reader.push(chunk);
+          }
+          current = ctx;
+          reader.finish();
+        } catch (err) {
+          throw new Error(`reading log object ${opts.source.url}${ref.key} failed: ${(err as Error).message}`);
+        } finally {
+          idle.push(reader);
+        }
+        records += objects[index]!.records;
+        opts.onProgress?.(++done, todo.length, records);
+      }).catch((err: unknown) => {
+        // The first failure stops the batch: nothing of it is committed, so a re-run parses it all again.
+        failure ??= err;
+        queue.clear();
+      });
+    }
+    await queue.onIdle();
+    if (failure) throw failure;
+    const days = await spool.stage(opts.store, batch, opts.engine);
+    const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
+    await opts.hooks?.beforeCommit?.();
+    await opts.ledger.commit(opts.store, commit);
+    return { commit, objects: todo.length, records };
+  } finally {
+    await spool.discard();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}

@@ -1,0 +1,77 @@
+/**
+ * The ingest ledger: which log objects have been parsed, and where their pings were staged.
+ *
+ * Each ingest run that finds new objects writes one batch: its staged files first, then a commit
+ * file `_state/batches/<batch>.json`. The commit file is the commit point: an object counts as
+ * parsed only when a commit lists it, and only committed staged files are ever read. A crash before
+ * the commit leaves files no commit names (ignored; the next run parses those objects again); a
+ * crash after it leaves a complete batch. So every object is counted exactly once across runs.
+ */
+import type { Outcome, Source } from '../ping-record.js';
+import type { OutputStore } from '../../export/output-store/output-store.js';
+
+export const BATCHES = '_state/batches/';
+
+export type OutcomeCounts = Partial<Record<Outcome, number>>;
+
+export interface StagedDay {
+  /** Staged pings (Parquet), or null when the batch had no ping of the day. */
+  pings: string | null;
+  pingCount: number;
+  /** Rejected records of the day (JSON lines, gzip), or null. */
+  rejects: string | null;
+  /** Records of the day by source and outcome. */
+  outcomes: Partial<Record<Source, OutcomeCounts>>;
+  /** Indexes into the batch's `objects` (or `tables`) of inputs that held records of the day. */
+  inputs: number[];
+}
+
+export interface InputObject {
+  key: string;
+  size: number;
+  etag: string;
+  records: number;
+}
+
+export interface BatchCommit {
+  batch: string;
+  committedAt: string;
+  /** Log objects parsed by the batch. */
+  objects: InputObject[];
+  days: Record<string, StagedDay>;
+}
+
+export class Ledger {
+  private constructor(readonly batches: BatchCommit[], private readonly parsed: Map<string, string>) {}
+
+  static async load(store: OutputStore): Promise<Ledger> {
+    const keys = (await store.list(BATCHES)).filter((k) => k.endsWith('.json'));
+    const batches: BatchCommit[] = [];
+    const parsed = new Map<string, string>();
+    for (const key of keys) {
+      const body = await store.get(key);
+      if (!body) continue;
+      const commit = JSON.parse(body.toString('utf8')) as BatchCommit;
+      batches.push(commit);
+      for (const o of commit.objects) parsed.set(o.key, o.etag);
+    }
+    batches.sort((a, b) => a.batch.localeCompare(b.batch));
+    return new Ledger(batches, parsed);
+  }
+
+  /** Whether a log object was parsed by a committed batch. Log objects are never rewritten. */
+  hasParsed(key: string): boolean {
+    return this.parsed.has(key);
+  }
+
+  /** Every committed batch's staging for `day`, oldest first. */
+  stagedFor(day: string): Array<{ commit: BatchCommit; staged: StagedDay }> {
+    return this.batches.flatMap((commit) => (commit.days[day] ? [{ commit, staged: commit.days[day]! }] : []));
+  }
+
+  async commit(store: OutputStore, commit: BatchCommit): Promise<void> {
+    await store.put(`${BATCHES}${commit.batch}.json`, Buffer.from(JSON.stringify(commit)));
+    this.batches.push(commit);
+    for (const o of commit.objects) this.parsed.set(o.key, o.etag);
+  }
+}

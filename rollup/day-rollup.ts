@@ -1,0 +1,122 @@
+/**
+ * The rollup of one UTC day (SPEC §4, §5), in DuckDB: exact, deterministic, and larger than memory
+ * when it must be (DuckDB spills its hash tables past the engine's memory limit; no JavaScript
+ * collection ever holds a ping).
+ *
+ * Dedupe: the key is the ping id when present, else the natural key. Among records with one key,
+ * the survivor is the least (source rank, event time, natural key): S3 over DynamoDB, then the
+ * earliest, then the smallest natural key. The survivor supplies every value.
+ *
+ * Distinct counts are written as DISTINCT-then-GROUP-BY rather than COUNT(DISTINCT ...): plain
+ * grouped aggregation is what DuckDB spills to disk best.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from '../infra/duckdb.js';
+
+/** SPEC §5 column order: Redshift COPY matches Parquet columns by position. */
+export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
+  'first_ping_at', 'last_ping_at', 's3_pings', 'dynamodb_pings'] as const;
+export const SERIES_COLUMNS = ['day', 'series_id', 'episodes', 'pings', 'sessions', 'viewers', 'minutes_watched',
+  'first_ping_at', 'last_ping_at'] as const;
+export const AUDIT_COLUMNS = ['day', 'source', 'outcome', 'records'] as const;
+
+export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'] as const;
+export type TableName = (typeof TABLES)[number];
+
+export interface DayRollup {
+  /** Temporary tables holding each output table's rows, in SPEC order. */
+  tables: Record<TableName, string>;
+  pings: number;
+  duplicates: Record<string, number>;
+}
+
+/**
+ * Rolls up `day` from the staged Parquet files (local paths). `outcomes` are the day's record counts
+ * by source and outcome from the batch commits; the rollup adds `duplicate`.
+ */
+export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
+  outcomes: Record<string, Record<string, number>>): Promise<DayRollup> {
+  const dayStart = Date.parse(`${day}T00:00:00Z`);
+  const files = stagedFiles.length
+    ? `read_parquet([${stagedFiles.map(sqlString).join(', ')}])`
+    // No ping staged for the day: an empty relation of the staged shape.
+    : `(SELECT NULL::VARCHAR AS source, NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session,
+        NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key LIMIT 0)`;
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE staged_count AS
+      SELECT source, count(*) AS records FROM ${files}
+      WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000} GROUP BY source`);
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE survivors AS
+    SELECT w.* FROM (
+      SELECT arg_min(
+               struct_pack(source := source, series := series, episode := episode, session := session,
+                           user_id := user_id, event_ms := event_ms),
+               struct_pack(rank := CASE source WHEN 's3' THEN 0 ELSE 1 END, t := event_ms, k := natural_key)) AS w
+      FROM ${files}
+      WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}
+      GROUP BY coalesce(ping_id, natural_key)
+    )`);
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_episode AS
+    WITH base AS (
+      SELECT series, episode, count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
+             count(*) FILTER (WHERE source = 's3') AS s3_pings, count(*) FILTER (WHERE source = 'dynamodb') AS dynamodb_pings
+      FROM survivors GROUP BY series, episode),
+    sessions AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, session FROM survivors) GROUP BY series, episode),
+    viewers AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series, episode),
+    minutes AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, session, event_ms // 60000 AS m FROM survivors) GROUP BY series, episode)
+    SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.episode AS episode_id, b.pings::BIGINT AS pings,
+           s.n::BIGINT AS sessions, v.n::BIGINT AS viewers, m.n::BIGINT AS minutes_watched,
+           make_timestamp(b.first_ms * 1000) AS first_ping_at, make_timestamp(b.last_ms * 1000) AS last_ping_at,
+           b.s3_pings::BIGINT AS s3_pings, b.dynamodb_pings::BIGINT AS dynamodb_pings
+    FROM base b
+    JOIN sessions s USING (series, episode) JOIN viewers v USING (series, episode) JOIN minutes m USING (series, episode)
+    ORDER BY series_id, episode_id`);
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_series AS
+    WITH base AS (SELECT series, count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms FROM survivors GROUP BY series),
+    episodes AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, episode FROM survivors) GROUP BY series),
+    sessions AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, session FROM survivors) GROUP BY series),
+    viewers AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series),
+    minutes AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, session, event_ms // 60000 AS m FROM survivors) GROUP BY series)
+    SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, e.n::BIGINT AS episodes, b.pings::BIGINT AS pings,
+           s.n::BIGINT AS sessions, v.n::BIGINT AS viewers, m.n::BIGINT AS minutes_watched,
+           make_timestamp(b.first_ms * 1000) AS first_ping_at, make_timestamp(b.last_ms * 1000) AS last_ping_at
+    FROM base b
+    JOIN episodes e USING (series) JOIN sessions s USING (series) JOIN viewers v USING (series) JOIN minutes m USING (series)
+    ORDER BY series_id`);
+
+  const staged = await rows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
+  const kept = await rows<{ source: string; n: bigint }>(engine, 'SELECT source, count(*) AS n FROM survivors GROUP BY source');
+  const duplicates: Record<string, number> = {};
+  for (const s of staged) {
+    const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
+    duplicates[s.source] = Number(s.records) - survived;
+    // The staged pings are the pings the commits counted; anything else means a broken staging file.
+    const counted = outcomes[s.source]?.ping ?? 0;
+    if (counted !== Number(s.records)) {
+      throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}); re-run with --restage`);
+    }
+  }
+  const audit: Array<[string, string, number]> = [];
+  for (const [source, counts] of Object.entries(outcomes)) {
+    for (const [outcome, n] of Object.entries(counts)) if (n > 0) audit.push([source, outcome, n]);
+    if ((duplicates[source] ?? 0) > 0) audit.push([source, 'duplicate', duplicates[source]!]);
+  }
+  audit.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
+  const values = audit.map(([s, o, n]) => `(DATE ${sqlString(day)}, ${sqlString(s)}, ${sqlString(o)}, ${n}::BIGINT)`);
+  await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
+    SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
+    ORDER BY source, outcome`);
+  const pings = Number((await rows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM survivors'))[0]!.n);
+  return {
+    tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit' },
+    pings, duplicates,
+  };
+}
+
+export async function rows<T>(engine: DuckDBConnection, sql: string): Promise<T[]> {
+  const r = await engine.runAndReadAll(sql);
+  return r.getRowObjects() as T[];
+}
