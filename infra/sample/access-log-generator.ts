@@ -63,6 +63,8 @@ export interface LogObject {
   /** Delivery time (the name's timestamp), epoch ms. */
   deliveredMs: number;
   records: number;
+  /** What the object holds, with `truth`. */
+  truth: TruthRecord[];
 }
 
 export interface Sample {
@@ -290,15 +292,17 @@ export function generateSample(opts: SampleOptions): Sample {
   const flush = (batch: Pending[], deliveredMs: number): void => {
     const key = `${prefix}${objectKeyTime(deliveredMs)}-${hex(16)}`;
     const day = dayOf(deliveredMs);
+    const held: TruthRecord[] = [];
     for (const p of batch) {
-      if (p.truth) truth.push(p.truth.day === '' ? { ...p.truth, day } : p.truth);
+      if (p.truth) held.push(p.truth.day === '' ? { ...p.truth, day } : p.truth);
     }
+    truth.push(...held);
     const text = batch.map((p) => p.line).join('\n') + '\n';
     const gzip = rand() < (opts.gzipShare ?? 0.3);
     const name = gzip && rand() < 0.5 ? key + '.gz' : key;
     bytes += text.length;
     records += batch.length;
-    objects.push({ key: name, text, gzip, deliveredMs, records: batch.length });
+    objects.push({ key: name, text, gzip, deliveredMs, records: batch.length, truth: held });
   };
   for (let i = 0; i < pending.length; i += perObject) {
     const batch = pending.slice(i, i + perObject);

@@ -77,8 +77,9 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
             spool.addPing(dayOf(v.ping.eventTimeMs), v.ping, c.index);
             return;
           }
-          // A record without a readable time belongs to the day in its object's name (SPEC §5).
-          const day = Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
+          // A record without a readable time belongs to the day in its object's name (SPEC §5); so
+          // does a malformed one, none of whose fields is trusted.
+          const day = v.outcome === 'malformed' || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
           if (v.outcome === 'not_ping' || v.outcome === 'http_error') spool.count(day, 's3', v.outcome, c.index);
           else {
             spool.addReject(day, {

@@ -1,0 +1,49 @@
+import { mkdtempSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig, type Config } from '../../infra/config.js';
+import { objectBody, type LogObject } from '../../infra/sample/access-log-generator.js';
+
+export function tempDir(prefix = 'pingroll-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function writeObjects(dir: string, objects: LogObject[]): Promise<void> {
+  for (const o of objects) {
+    const path = join(dir, o.key);
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, objectBody(o));
+  }
+}
+
+export function dirConfig(root: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({ PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}`, ...extra });
+}
+
+/** Rows of a query in a fresh in-memory DuckDB, with dates and timestamps as text, numbers as numbers. */
+export async function query<T = Record<string, unknown>>(sql: string, file?: string): Promise<T[]> {
+  const instance = await DuckDBInstance.create(file ?? ':memory:', file ? { access_mode: 'READ_ONLY' } : {});
+  const c = await instance.connect();
+  try {
+    const r = await c.runAndReadAll(sql);
+    return r.getRowObjectsJson().map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) && k !== 'series_id' && k !== 'episode_id' ? Number(v) : v]))) as T[];
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** A day's Parquet output, read back. */
+export async function readDay(out: string, day: string): Promise<{ episodes: unknown[]; series: unknown[]; audit: unknown[] }> {
+  // Without hive_partitioning, DuckDB would add the path's dt= as a column.
+  const file = (t: string): string => `read_parquet('${join(out, t, `dt=${day}`, 'part-00000.parquet')}', hive_partitioning = false)`;
+  return {
+    episodes: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, first_ping_at, last_ping_at), first_ping_at::VARCHAR AS first_ping_at, last_ping_at::VARCHAR AS last_ping_at FROM ${file('daily_episode_stats')}`),
+    series: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, first_ping_at, last_ping_at), first_ping_at::VARCHAR AS first_ping_at, last_ping_at::VARCHAR AS last_ping_at FROM ${file('daily_series_stats')}`),
+    audit: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day) FROM ${file('daily_ingest_audit')} ORDER BY outcome`),
+  };
+}
+
+export { rm };

@@ -1,0 +1,59 @@
+/**
+ * The expected rollup of a day, computed from what the generator wrote (its truth records) with
+ * plain JavaScript collections: an implementation of SPEC §4-§5 independent of the SQL under test.
+ * Small data only.
+ */
+import type { TruthRecord } from '../../infra/sample/access-log-generator.js';
+
+export interface EpisodeRow {
+  day: string; series_id: string; episode_id: string; pings: number; sessions: number; viewers: number;
+  minutes_watched: number; first_ping_at: string; last_ping_at: string; s3_pings: number; dynamodb_pings: number;
+}
+export interface SeriesRow {
+  day: string; series_id: string; episodes: number; pings: number; sessions: number; viewers: number;
+  minutes_watched: number; first_ping_at: string; last_ping_at: string;
+}
+export interface AuditRow { day: string; source: string; outcome: string; records: number }
+
+const ts = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$/, '');
+
+export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
+  const records = truth.filter((t) => t.day === day);
+  const counts = new Map<string, number>();
+  for (const r of records) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+  // Dedupe: one survivor per key, the earliest, then the smallest natural key (all from S3 here).
+  const survivors = new Map<string, TruthRecord>();
+  for (const r of records.filter((x) => x.outcome === 'ping')) {
+    const cur = survivors.get(r.dedupeKey!);
+    if (!cur || r.eventTimeMs < cur.eventTimeMs || (r.eventTimeMs === cur.eventTimeMs && r.naturalKey! < cur.naturalKey!)) survivors.set(r.dedupeKey!, r);
+  }
+  const pings = [...survivors.values()];
+  const duplicates = (counts.get('ping') ?? 0) - pings.length;
+  const audit: AuditRow[] = [...counts].map(([outcome, n]) => ({ day, source: 's3', outcome, records: n }));
+  if (duplicates > 0) audit.push({ day, source: 's3', outcome: 'duplicate', records: duplicates });
+  audit.sort((a, b) => a.outcome.localeCompare(b.outcome));
+
+  const group = <K extends string>(key: (p: TruthRecord) => K): Map<K, TruthRecord[]> => {
+    const m = new Map<K, TruthRecord[]>();
+    for (const p of pings) m.set(key(p), [...(m.get(key(p)) ?? []), p]);
+    return m;
+  };
+  const stats = (ps: TruthRecord[]) => ({
+    pings: ps.length,
+    sessions: new Set(ps.map((p) => p.session)).size,
+    viewers: new Set(ps.map((p) => p.user ?? `session:${p.session}`)).size,
+    minutes_watched: new Set(ps.map((p) => `${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`)).size,
+    first_ping_at: ts(Math.min(...ps.map((p) => p.eventTimeMs))),
+    last_ping_at: ts(Math.max(...ps.map((p) => p.eventTimeMs))),
+  });
+  const episodes: EpisodeRow[] = [...group((p) => `${p.series}\u0000${p.episode}`)].map(([k, ps]) => {
+    const [series_id, episode_id] = k.split('\u0000') as [string, string];
+    return { day, series_id, episode_id, ...stats(ps), s3_pings: ps.length, dynamodb_pings: 0 };
+  });
+  const series: SeriesRow[] = [...group((p) => p.series!)].map(([series_id, ps]) => ({
+    day, series_id, episodes: new Set(ps.map((p) => p.episode)).size, ...stats(ps),
+  }));
+  const byKey = (a: { series_id: string; episode_id?: string }, b: { series_id: string; episode_id?: string }): number =>
+    a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : (a.episode_id ?? '') < (b.episode_id ?? '') ? -1 : (a.episode_id ?? '') > (b.episode_id ?? '') ? 1 : 0;
+  return { episodes: episodes.sort(byKey), series: series.sort(byKey), audit };
+}
