@@ -6,7 +6,9 @@ import type { LogObjectRef, LogSource } from './log-source.js';
  * 1000 at a time, so the listing is never held whole), read as streams.
  */
 export class S3LogSource implements LogSource {
-  constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string) {}
+  /** @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000). */
+  constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
+    private readonly pageSize = 1000) {}
 
   get url(): string {
     return `s3://${this.bucket}/${this.prefix}`;
@@ -15,7 +17,7 @@ export class S3LogSource implements LogSource {
   async *list(): AsyncIterable<LogObjectRef> {
     let token: string | undefined;
     do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }));
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token, MaxKeys: this.pageSize }));
       for (const o of page.Contents ?? []) {
         if (!o.Key || o.Key.endsWith('/')) continue;
         yield { key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, etag: (o.ETag ?? '').replace(/"/g, '') };
