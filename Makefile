@@ -56,7 +56,8 @@ parse: build
 	@$(PINGROLL) parse $(FILE)
 
 bench: build
-	node --expose-gc dist/test/bench/parser-bench.js
+	node dist/test/bench/parser-bench.js
+	node dist/test/bench/job-bench.js
 
 clean:
 	rm -rf dist data .bench

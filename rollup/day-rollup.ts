@@ -4,7 +4,7 @@
  * collection ever holds a ping).
  *
  * Dedupe: the key is the ping id when present, else the natural key. Among records with one key,
- * the survivor is the least (source rank, event time, natural key): S3 over DynamoDB, then the
+ * the survivor is the first by (source rank, event time, natural key): S3 over DynamoDB, then the
  * earliest, then the smallest natural key. The survivor supplies every value.
  *
  * Distinct counts are written as DISTINCT-then-GROUP-BY rather than COUNT(DISTINCT ...): plain
@@ -46,17 +46,17 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     CREATE OR REPLACE TEMP TABLE staged_count AS
       SELECT source, count(*) AS records FROM ${files}
       WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000} GROUP BY source`);
+  // A window, not arg_min over structs: DuckDB spills a window's partitions to disk, but not
+  // arg_min's struct states (a 20M-ping day ran out of memory that way).
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE survivors AS
-    SELECT w.* FROM (
-      SELECT arg_min(
-               struct_pack(source := source, series := series, episode := episode, session := session,
-                           user_id := user_id, event_ms := event_ms),
-               struct_pack(rank := CASE source WHEN 's3' THEN 0 ELSE 1 END, t := event_ms, k := natural_key)) AS w
+    SELECT source, series, episode, session, user_id, event_ms FROM (
+      SELECT source, series, episode, session, user_id, event_ms,
+             row_number() OVER (PARTITION BY coalesce(ping_id, natural_key)
+                                ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
       FROM ${files}
       WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}
-      GROUP BY coalesce(ping_id, natural_key)
-    )`);
+    ) WHERE rn = 1`);
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_episode AS
     WITH base AS (

@@ -159,5 +159,9 @@ export class DaySpool {
 
 /** A CSV field: quoted only when it must be. */
 function csv(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c === 0x22 || c === 0x2c || c === 0x0a || c === 0x0d) return `"${v.replace(/"/g, '""')}"`;
+  }
+  return v;
 }

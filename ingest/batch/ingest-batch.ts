@@ -125,6 +125,11 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   }
 }
 
+/** The UTC day of an instant. Records come in time order mostly: the last day's bounds are kept. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.start && ms < lastDay.start + 86_400_000) return lastDay.name;
+  const start = Math.floor(ms / 86_400_000) * 86_400_000;
+  lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
+  return lastDay.name;
 }
+let lastDay = { start: NaN, name: '' };
