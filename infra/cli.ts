@@ -18,6 +18,9 @@ const USAGE = `usage: pingroll <command> [options]
       --dry-run           say what would be read and written, change nothing
       --wait SECONDS      wait this long for another run's lock (default: fail at once)
       --concurrency N     log objects read at once (default 4)
+      --rescan            scan closed DynamoDB tables again
+      --max-rcu N         read capacity units per second for table scans, at most
+      --segments N        parallel scan segments per table (default 4)
   top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping

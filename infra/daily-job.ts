@@ -21,6 +21,10 @@ import { DirectoryLogSource } from '../ingest/log-source/directory-log-source.js
 import type { LogSource } from '../ingest/log-source/log-source.js';
 import { S3LogSource } from '../ingest/log-source/s3-log-source.js';
 import { rollupDay } from '../rollup/day-rollup.js';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
+import { scanAndStage } from '../ingest/batch/scan-batch.js';
+import { makeDynamoClient } from './aws/dynamodb-client.js';
 import { makeS3Client } from './aws/s3-client.js';
 import { ConfigError, type Config } from './config.js';
 import { openEngine } from './duckdb.js';
@@ -35,6 +39,16 @@ export interface JobOptions {
   /** Seconds to wait for another run's lock before failing. */
   waitSeconds?: number;
   concurrency?: number;
+  /** Scan closed tables again even if they were scanned after their month ended. */
+  rescan?: boolean;
+  /** Read capacity units per second for table scans, at most. */
+  maxRcu?: number;
+  /** Parallel scan segments per table. */
+  segments?: number;
+  /** The run's clock (tables are closed relative to it); tests set it. */
+  now?: Date;
+  /** A DynamoDB client to use instead of the SDK's default one (tests wrap it to inject throttling). */
+  dynamodb?: DynamoDBClient;
   /** Test seams: throw from one to stop the run there, as a crash would. */
   hooks?: { afterIngest?: () => Promise<void>; beforeCommit?: () => Promise<void> };
 }
@@ -45,6 +59,10 @@ export interface JobSummary {
   dryRun: boolean;
   parsedObjects: number;
   parsedRecords: number;
+  /** Tables scanned by this run, with what they cost. */
+  scanned: Array<{ table: string; items: number; consumedCapacity: number; throttledRetries: number }>;
+  /** Tables that could hold the day and do not exist. */
+  missingTables: string[];
   pings: number;
   outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
   manifest: string | null;
@@ -84,7 +102,8 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
   const source = logSourceFor(config);
   const store = outputStoreFor(config);
   const warehouse = warehouseFor(config);
-  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, pings: 0, outputs: [], manifest: null };
+  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], pings: 0, outputs: [], manifest: null };
+  const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
 
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
@@ -94,6 +113,7 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
       day, logs: source.url, output: store.url,
       objectsToParse: todo.length, bytesToParse: todo.reduce((n, o) => n + o.size, 0),
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
+      tables: tables.map((t) => `${t.name}: ${ledger.latestScan(t.name)?.closed && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
       wouldWrite: ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((t) => `${store.url}${t}/dt=${day}/part-00000.parquet`)
         .concat([`${store.url}_runs/dt=${day}/manifest.json`]),
       warehouse: warehouse?.description ?? 'none',
@@ -118,14 +138,16 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
     summary.parsedRecords = ingest.records;
     log.info('ingest.done', { objects: ingest.objects, records: ingest.records, batch: ingest.commit?.batch ?? null,
       days: ingest.commit ? Object.keys(ingest.commit.days) : [] });
+    if (tables.length) await scanTables(tables, ledger, store, engine, opts, summary);
     await opts.hooks?.afterIngest?.();
 
-    const staged = ledger.stagedFor(day);
+    const staged = ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
     const rejects: string[] = [];
     const inputs: Array<{ key: string; size: number; etag: string }> = [];
-    for (const [i, { commit, staged: s }] of staged.entries()) {
+    const tableInputs: Array<{ table: string; scan: string; items: number; consumedCapacity: number }> = [];
+    for (const [i, { staged: s, objects, table }] of staged.entries()) {
       for (const [src, counts] of Object.entries(s.outcomes)) {
         const into = (outcomes[src] ??= {});
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
@@ -136,12 +158,10 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
         files.push(local);
       }
       if (s.rejects) rejects.push(s.rejects);
-      for (const idx of s.inputs) {
-        const o = commit.objects[idx];
-        if (o) inputs.push({ key: o.key, size: o.size, etag: o.etag });
-      }
+      for (const o of objects) inputs.push({ key: o.key, size: o.size, etag: o.etag });
+      if (table) tableInputs.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
     }
-    if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS and the date' });
+    if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
     const rollup = await rollupDay(engine, day, files, outcomes);
     summary.pings = rollup.pings;
@@ -155,7 +175,8 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
     summary.outputs = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
     const manifest = {
       run, day, version: codeVersion(), startedAt: started, finishedAt: new Date().toISOString(),
-      inputs: { objects: inputs, tables: [], batches: staged.map((s) => s.commit.batch) },
+      inputs: { objects: inputs, tables: tableInputs, batches: staged.map((s) => s.id) },
+      scannedThisRun: summary.scanned, missingTables: summary.missingTables,
       outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
       outputs: summary.outputs, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
     };
@@ -168,5 +189,39 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
     await warehouse?.close();
     await rm(dir, { recursive: true, force: true });
     await release();
+  }
+}
+
+/**
+ * Scans the tables that can hold the day. A table scanned after its month closed is not scanned
+ * again (nothing more can arrive) unless `rescan`; a live table is scanned on every run, its new
+ * scan replacing the last. A missing table is reported, not fatal.
+ */
+async function scanTables(tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: Parameters<typeof scanAndStage>[0]['engine'],
+  opts: JobOptions, summary: JobSummary): Promise<void> {
+  const client = opts.dynamodb ?? makeDynamoClient();
+  for (const table of tables) {
+    const last = ledger.latestScan(table.name);
+    if (last?.closed && !opts.rescan) {
+      opts.log.info('table.skip', { table: table.name, reason: `closed; scanned ${last.scannedAt} (scan ${last.scan}); --rescan to scan again` });
+      continue;
+    }
+    try {
+      await client.send(new DescribeTableCommand({ TableName: table.name }));
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ResourceNotFoundException') {
+        summary.missingTables.push(table.name);
+        opts.log.warn('table.missing', { table: table.name, month: table.month });
+        continue;
+      }
+      throw err;
+    }
+    opts.log.info('table.scan', { table: table.name, segments: opts.segments ?? 4, maxRcu: opts.maxRcu ?? null });
+    const scan = await scanAndStage({
+      client, table, store, ledger, engine, segments: opts.segments, maxRcu: opts.maxRcu, now: opts.now,
+      onThrottle: (segment, attempt, waitMs) => opts.log.info('table.throttled', { table: table.name, segment, attempt, waitMs }),
+    });
+    summary.scanned.push({ table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, throttledRetries: scan.throttledRetries });
+    opts.log.info('table.scanned', { table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, closed: scan.closed, days: Object.keys(scan.days) });
   }
 }

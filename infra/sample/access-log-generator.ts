@@ -36,11 +36,13 @@ export interface SampleOptions {
   truth?: boolean;
 }
 
-export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed';
+export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item';
 
 /** One record as the generator meant it. */
 export interface TruthRecord {
   outcome: TruthOutcome;
+  /** Where it was read from; S3 when absent. */
+  source?: 's3' | 'dynamodb';
   /** Event time; NaN for a record whose time is unreadable. */
   eventTimeMs: number;
   /** Day the record belongs to (its event day, or its object's name day). */

@@ -11,6 +11,8 @@ import type { Outcome, Source } from '../ping-record.js';
 import type { OutputStore } from '../../export/output-store/output-store.js';
 
 export const BATCHES = '_state/batches/';
+/** DynamoDB table scans: `_state/scans/<table>/<scan>.json`. Only a table's latest scan counts. */
+export const SCANS = '_state/scans/';
 
 export type OutcomeCounts = Partial<Record<Outcome, number>>;
 
@@ -41,10 +43,43 @@ export interface BatchCommit {
   days: Record<string, StagedDay>;
 }
 
+/** One full scan of a legacy table, staged by day. A later scan of the table replaces it whole. */
+export interface TableScanCommit {
+  scan: string;
+  table: string;
+  /** YYYY-MM of the table. */
+  month: string;
+  scannedAt: string;
+  /** Whether the table's month had ended more than a day before the scan: nothing more can arrive. */
+  closed: boolean;
+  items: number;
+  pages: number;
+  consumedCapacity: number;
+  throttledRetries: number;
+  days: Record<string, StagedDay>;
+}
+
+/** What a day's rollup reads from one batch or scan. */
+export interface DayInput {
+  id: string;
+  staged: StagedDay;
+  objects: InputObject[];
+  table: { name: string; scan: string; items: number; consumedCapacity: number } | null;
+}
+
 export class Ledger {
-  private constructor(readonly batches: BatchCommit[], private readonly parsed: Map<string, string>) {}
+  private constructor(readonly batches: BatchCommit[], private readonly parsed: Map<string, string>,
+    private readonly scans: Map<string, TableScanCommit>) {}
 
   static async load(store: OutputStore): Promise<Ledger> {
+    const scans = new Map<string, TableScanCommit>();
+    for (const key of (await store.list(SCANS)).filter((k) => k.endsWith('.json'))) {
+      const body = await store.get(key);
+      if (!body) continue;
+      const scan = JSON.parse(body.toString('utf8')) as TableScanCommit;
+      const cur = scans.get(scan.table);
+      if (!cur || cur.scan < scan.scan) scans.set(scan.table, scan);
+    }
     const keys = (await store.list(BATCHES)).filter((k) => k.endsWith('.json'));
     const batches: BatchCommit[] = [];
     const parsed = new Map<string, string>();
@@ -56,7 +91,29 @@ export class Ledger {
       for (const o of commit.objects) parsed.set(o.key, o.etag);
     }
     batches.sort((a, b) => a.batch.localeCompare(b.batch));
-    return new Ledger(batches, parsed);
+    return new Ledger(batches, parsed, scans);
+  }
+
+  /** The latest committed scan of a table, if any. */
+  latestScan(table: string): TableScanCommit | undefined {
+    return this.scans.get(table);
+  }
+
+  /** Everything staged for `day`: every S3 batch, and each table's latest scan. */
+  inputsFor(day: string): DayInput[] {
+    const out: DayInput[] = this.stagedFor(day).map(({ commit, staged }) => ({
+      id: commit.batch, staged, objects: staged.inputs.map((i) => commit.objects[i]!).filter(Boolean), table: null,
+    }));
+    for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
+      const staged = scan.days[day];
+      if (staged) out.push({ id: scan.scan, staged, objects: [], table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
+    }
+    return out;
+  }
+
+  async commitScan(store: OutputStore, scan: TableScanCommit): Promise<void> {
+    await store.put(`${SCANS}${scan.table}/${scan.scan}.json`, Buffer.from(JSON.stringify(scan)));
+    this.scans.set(scan.table, scan);
   }
 
   /** Whether a log object was parsed by a committed batch. Log objects are never rewritten. */

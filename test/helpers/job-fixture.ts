@@ -42,7 +42,7 @@ export async function readDay(out: string, day: string): Promise<{ episodes: unk
   return {
     episodes: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, first_ping_at, last_ping_at), first_ping_at::VARCHAR AS first_ping_at, last_ping_at::VARCHAR AS last_ping_at FROM ${file('daily_episode_stats')}`),
     series: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, first_ping_at, last_ping_at), first_ping_at::VARCHAR AS first_ping_at, last_ping_at::VARCHAR AS last_ping_at FROM ${file('daily_series_stats')}`),
-    audit: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day) FROM ${file('daily_ingest_audit')} ORDER BY outcome`),
+    audit: await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day) FROM ${file('daily_ingest_audit')} ORDER BY source, outcome`),
   };
 }
 

@@ -19,19 +19,29 @@ const ts = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').
 
 export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
   const records = truth.filter((t) => t.day === day);
+  const src = (r: TruthRecord): string => r.source ?? 's3';
   const counts = new Map<string, number>();
-  for (const r of records) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
-  // Dedupe: one survivor per key, the earliest, then the smallest natural key (all from S3 here).
+  for (const r of records) counts.set(`${src(r)}\u0000${r.outcome}`, (counts.get(`${src(r)}\u0000${r.outcome}`) ?? 0) + 1);
+  // Dedupe: one survivor per key: S3 over DynamoDB, then the earliest, then the smallest natural key.
+  const rank = (r: TruthRecord): number => (src(r) === 's3' ? 0 : 1);
   const survivors = new Map<string, TruthRecord>();
   for (const r of records.filter((x) => x.outcome === 'ping')) {
     const cur = survivors.get(r.dedupeKey!);
-    if (!cur || r.eventTimeMs < cur.eventTimeMs || (r.eventTimeMs === cur.eventTimeMs && r.naturalKey! < cur.naturalKey!)) survivors.set(r.dedupeKey!, r);
+    const better = !cur || rank(r) < rank(cur) || (rank(r) === rank(cur) && (r.eventTimeMs < cur.eventTimeMs
+      || (r.eventTimeMs === cur.eventTimeMs && r.naturalKey! < cur.naturalKey!)));
+    if (better) survivors.set(r.dedupeKey!, r);
   }
   const pings = [...survivors.values()];
-  const duplicates = (counts.get('ping') ?? 0) - pings.length;
-  const audit: AuditRow[] = [...counts].map(([outcome, n]) => ({ day, source: 's3', outcome, records: n }));
-  if (duplicates > 0) audit.push({ day, source: 's3', outcome: 'duplicate', records: duplicates });
-  audit.sort((a, b) => a.outcome.localeCompare(b.outcome));
+  for (const source of ['s3', 'dynamodb']) {
+    const read = counts.get(`${source}\u0000ping`) ?? 0;
+    const kept = pings.filter((p) => src(p) === source).length;
+    if (read > kept) counts.set(`${source}\u0000duplicate`, read - kept);
+  }
+  const audit: AuditRow[] = [...counts].map(([k, n]) => {
+    const [source, outcome] = k.split('\u0000') as [string, string];
+    return { day, source, outcome, records: n };
+  });
+  audit.sort((a, b) => a.source.localeCompare(b.source) || a.outcome.localeCompare(b.outcome));
 
   const group = <K extends string>(key: (p: TruthRecord) => K): Map<K, TruthRecord[]> => {
     const m = new Map<K, TruthRecord[]>();
@@ -48,7 +58,8 @@ export function expectedDay(truth: TruthRecord[], day: string): { episodes: Epis
   });
   const episodes: EpisodeRow[] = [...group((p) => `${p.series}\u0000${p.episode}`)].map(([k, ps]) => {
     const [series_id, episode_id] = k.split('\u0000') as [string, string];
-    return { day, series_id, episode_id, ...stats(ps), s3_pings: ps.length, dynamodb_pings: 0 };
+    const fromDynamo = ps.filter((p) => src(p) === 'dynamodb').length;
+    return { day, series_id, episode_id, ...stats(ps), s3_pings: ps.length - fromDynamo, dynamodb_pings: fromDynamo };
   });
   const series: SeriesRow[] = [...group((p) => p.series!)].map(([series_id, ps]) => ({
     day, series_id, episodes: new Set(ps.map((p) => p.episode)).size, ...stats(ps),

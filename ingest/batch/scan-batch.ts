@@ -1,0 +1,70 @@
+/**
+ * One scan of a legacy monthly table: every item to one outcome, pings and bad items staged by the
+ * day they belong to (a scan stages every day the table holds, not just the day being run), then
+ * committed as the table's latest scan (see ledger.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { OutputStore } from '../../export/output-store/output-store.js';
+import { classifyItem } from '../dynamodb/item-rules.js';
+import { firstDayOf, type MonthlyTable } from '../dynamodb/monthly-tables.js';
+import { scanTable } from '../dynamodb/table-scan.js';
+import { DaySpool } from './day-spool.js';
+import { batchId, dayOf } from './ingest-batch.js';
+import type { Ledger, TableScanCommit } from './ledger.js';
+
+export interface ScanBatchOptions {
+  client: DynamoDBClient;
+  table: MonthlyTable;
+  store: OutputStore;
+  ledger: Ledger;
+  engine: DuckDBConnection;
+  segments?: number;
+  maxRcu?: number;
+  now?: Date;
+  onThrottle?: (segment: number, attempt: number, waitMs: number) => void;
+}
+
+/** A table is closed when its month ended more than a day before `now`: nothing more can arrive. */
+export function isClosed(table: MonthlyTable, now: Date): boolean {
+  return now.getTime() >= table.monthEndMs + 86_400_000;
+}
+
+export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCommit> {
+  const now = opts.now ?? new Date();
+  const scan = batchId(now);
+  const dir = await mkdtemp(join(tmpdir(), 'pingroll-scan-'));
+  const spool = new DaySpool(dir);
+  const noTimeDay = firstDayOf(opts.table);
+  try {
+    const result = await scanTable({
+      client: opts.client, table: opts.table.name, segments: opts.segments, maxRcu: opts.maxRcu, onThrottle: opts.onThrottle,
+      onItems: (items) => {
+        for (const item of items) {
+          const v = classifyItem(item);
+          if (v.outcome === 'ping') spool.addPing(dayOf(v.eventTimeMs), v.ping, 0);
+          else {
+            // An item without a readable time belongs to the first day of its table's month (SPEC §5).
+            spool.addReject(Number.isNaN(v.eventTimeMs) ? noTimeDay : dayOf(v.eventTimeMs), {
+              source: 'dynamodb', outcome: 'bad_item', reason: v.reason, input: opts.table.name,
+              at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`, record: JSON.stringify(item),
+            }, 0);
+          }
+        }
+      },
+    });
+    const days = await spool.stage(opts.store, scan, opts.engine);
+    const commit: TableScanCommit = {
+      scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
+      items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
+    };
+    await opts.ledger.commitScan(opts.store, commit);
+    return commit;
+  } finally {
+    await spool.discard();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
