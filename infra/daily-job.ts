@@ -22,6 +22,7 @@ import type { LogSource } from '../ingest/log-source/log-source.js';
 import { S3LogSource } from '../ingest/log-source/s3-log-source.js';
 import { rollupDay } from '../rollup/day-rollup.js';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { scanAndStage } from '../ingest/batch/scan-batch.js';
 import { makeDynamoClient } from './aws/dynamodb-client.js';
@@ -121,27 +122,71 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
     return summary;
   }
 
-  const started = new Date().toISOString();
   const release = await acquireLock(store, run, `rollup ${day}`, opts.waitSeconds ?? 0,
     (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-run-'));
   const engine = await openEngine({ tempDir: join(dir, 'spill') });
   try {
     log.info('run.start', { run, day, logs: source.url, output: store.url });
-    const ledger = await Ledger.load(store);
-    const ingest = await ingestNewObjects({
-      source, store, ledger, pingKeys: config.pingKeys, engine, concurrency: opts.concurrency,
-      onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
-      hooks: { beforeCommit: opts.hooks?.beforeCommit },
-    });
-    summary.parsedObjects = ingest.objects;
-    summary.parsedRecords = ingest.records;
-    log.info('ingest.done', { objects: ingest.objects, records: ingest.records, batch: ingest.commit?.batch ?? null,
-      days: ingest.commit ? Object.keys(ingest.commit.days) : [] });
-    if (tables.length) await scanTables(tables, ledger, store, engine, opts, summary);
+    const ctx: RunContext = { run, config, source, store, warehouse, ledger: await Ledger.load(store), dir, log, opts, warehouseQueue: Promise.resolve() };
+    await ingestEverything(ctx, engine, tables, summary);
     await opts.hooks?.afterIngest?.();
+    const result = await publishDay(ctx, engine, day, summary.scanned, summary.missingTables);
+    Object.assign(summary, result);
+    log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
+    return summary;
+  } finally {
+    engine.closeSync();
+    await warehouse?.close();
+    await rm(dir, { recursive: true, force: true });
+    await release();
+  }
+}
 
-    const staged = ledger.inputsFor(day);
+/** What the phases of a run share. */
+export interface RunContext {
+  run: string;
+  config: Config;
+  source: LogSource;
+  store: OutputStore;
+  warehouse: Warehouse | null;
+  ledger: Ledger;
+  dir: string;
+  log: Log;
+  opts: Omit<JobOptions, 'day' | 'log'>;
+  /** Warehouse loads one at a time: one connection, one transaction at a time. */
+  warehouseQueue: Promise<unknown>;
+}
+
+/** Phase 1: parse every new log object (one batch) and scan the tables that need it. */
+export async function ingestEverything(ctx: RunContext, engine: DuckDBConnection, tables: MonthlyTable[],
+  summary: Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables'>): Promise<void> {
+  const { log, opts } = ctx;
+  const ingest = await ingestNewObjects({
+    source: ctx.source, store: ctx.store, ledger: ctx.ledger, pingKeys: ctx.config.pingKeys, engine, concurrency: opts.concurrency,
+    onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
+    hooks: { beforeCommit: opts.hooks?.beforeCommit },
+  });
+  summary.parsedObjects = ingest.objects;
+  summary.parsedRecords = ingest.records;
+  log.info('ingest.done', { objects: ingest.objects, records: ingest.records, batch: ingest.commit?.batch ?? null,
+    days: ingest.commit ? Object.keys(ingest.commit.days) : [] });
+  if (tables.length) await scanTables(tables, ctx.ledger, ctx.store, engine, { ...opts, log }, summary);
+}
+
+/** The ids of the batches and scans a day's rollup would read now. */
+export function inputIds(ledger: Ledger, day: string): string[] {
+  return ledger.inputsFor(day).map((i) => i.id);
+}
+
+/** Phase 2: roll up a day from everything staged for it; publish Parquet, rejects, warehouse rows, manifest. */
+export async function publishDay(ctx: RunContext, engine: DuckDBConnection, day: string,
+  scanned: JobSummary['scanned'] = [], missingTables: string[] = []): Promise<Pick<JobSummary, 'pings' | 'outputs' | 'manifest'>> {
+  const { store, warehouse, log, run } = ctx;
+  const started = new Date().toISOString();
+  const dir = await mkdtemp(join(ctx.dir, `day-${day}-`));
+  try {
+    const staged = ctx.ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
     const rejects: string[] = [];
@@ -164,31 +209,31 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
     if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
     const rollup = await rollupDay(engine, day, files, outcomes);
-    summary.pings = rollup.pings;
     const outputs = await writeDayParquet(engine, day, rollup, dir);
     await publishParquet(store, outputs);
     const rejectsFile = await publishRejects(store, day, rejects);
     if (warehouse) {
-      await warehouse.init();
-      await warehouse.loadDay(day, outputs);
+      const load = ctx.warehouseQueue.then(async () => {
+        await warehouse.init();
+        await warehouse.loadDay(day, outputs);
+      });
+      ctx.warehouseQueue = load.catch(() => {});
+      await load;
     }
-    summary.outputs = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
+    const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
     const manifest = {
       run, day, version: codeVersion(), startedAt: started, finishedAt: new Date().toISOString(),
       inputs: { objects: inputs, tables: tableInputs, batches: staged.map((s) => s.id) },
-      scannedThisRun: summary.scanned, missingTables: summary.missingTables,
+      scannedThisRun: scanned, missingTables,
       outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
-      outputs: summary.outputs, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
+      outputs: outputSummary, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
     };
-    summary.manifest = `_runs/dt=${day}/manifest.json`;
-    await store.put(summary.manifest, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'));
-    log.info('run.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: summary.outputs.map((o) => `${o.table}:${o.rows}`) });
-    return summary;
+    const manifestKey = `_runs/dt=${day}/manifest.json`;
+    await store.put(manifestKey, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'));
+    log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
+    return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey };
   } finally {
-    engine.closeSync();
-    await warehouse?.close();
     await rm(dir, { recursive: true, force: true });
-    await release();
   }
 }
 
@@ -197,8 +242,8 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
  * again (nothing more can arrive) unless `rescan`; a live table is scanned on every run, its new
  * scan replacing the last. A missing table is reported, not fatal.
  */
-async function scanTables(tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: Parameters<typeof scanAndStage>[0]['engine'],
-  opts: JobOptions, summary: JobSummary): Promise<void> {
+async function scanTables(tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: DuckDBConnection,
+  opts: Omit<JobOptions, 'day'>, summary: Pick<JobSummary, 'scanned' | 'missingTables'>): Promise<void> {
   const client = opts.dynamodb ?? makeDynamoClient();
   for (const table of tables) {
     const last = ledger.latestScan(table.name);
