@@ -7,12 +7,13 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo rollup parse bench clean
+.PHONY: help install build test demo rollup backfill parse bench clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
 	@echo "make test                 install, type-check and run the test suite"
 	@echo "make rollup DATE=YYYY-MM-DD  the daily job (ARGS='--dry-run' and more: see pingroll help)"
+	@echo "make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD  every day of a range, resumable"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                benchmarks (parser against baselines); see README"
 
@@ -51,6 +52,9 @@ demo: build
 
 rollup: build
 	@$(PINGROLL) rollup --date "$(DATE)" $(ARGS)
+
+backfill: build
+	@$(PINGROLL) backfill --from "$(FROM)" --to "$(TO)" $(ARGS)
 
 parse: build
 	@$(PINGROLL) parse $(FILE)

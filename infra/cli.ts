@@ -9,6 +9,7 @@ import { parseCommand } from './commands/parse.js';
 import { generateCommand } from './commands/generate.js';
 import { summarizeCommand } from './commands/summarize.js';
 import { rollupCommand } from './commands/rollup.js';
+import { backfillCommand } from './commands/backfill.js';
 import { topCommand } from './commands/top.js';
 import { LockHeldError } from './run-lock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -21,6 +22,9 @@ const USAGE = `usage: pingroll <command> [options]
       --rescan            scan closed DynamoDB tables again
       --max-rcu N         read capacity units per second for table scans, at most
       --segments N        parallel scan segments per table (default 4)
+  backfill --from YYYY-MM-DD --to YYYY-MM-DD
+                          ingest once, then roll up every day of the range; skips days whose inputs
+                          did not change (--force to redo them); --days N at once (default 2)
   top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping
@@ -44,6 +48,9 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'rollup':
         await rollupCommand(rest);
+        return 0;
+      case 'backfill':
+        await backfillCommand(rest);
         return 0;
       case 'top':
         process.stdout.write(await topCommand(rest));

@@ -10,6 +10,7 @@ import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { scanTable } from '../ingest/dynamodb/table-scan.js';
 import { eventTimeOfShardKey } from '../ingest/dynamodb/ts-shard.js';
 import { runDailyJob } from '../infra/daily-job.js';
+import { runBackfill } from '../infra/backfill.js';
 import { memoryLog } from '../infra/log.js';
 import { generateSample, type TruthRecord } from '../infra/sample/access-log-generator.js';
 import { expectedDay } from './helpers/oracle.js';
@@ -169,6 +170,31 @@ describe('with DynamoDB Local', () => {
     expect(fourth.scanned).toEqual([]);
     const fifth = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater, rescan: true });
     expect(fifth.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
+  });
+
+  it('backfills across a month boundary: scans each table once, survives a failed day, resumes, then skips', async () => {
+    const r = root();
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const now = new Date('2026-12-05T04:00:00Z');
+    const interrupted = await runBackfill(config, {
+      from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now,
+      hooks: { beforeDay: async (d) => { if (d === DAY) throw new Error('interrupted'); } },
+    });
+    expect(interrupted.scanned.map((t) => t.table).sort()).toEqual(['pings_2026_10', 'pings_2026_11']);
+    expect(interrupted.done).toEqual(['2026-10-30', '2026-10-31', '2026-11-02']);
+    expect(interrupted.failed).toEqual([{ day: DAY, error: 'interrupted' }]);
+    expect(interrupted.consumedCapacity).toBeGreaterThan(0);
+
+    const resumed = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    expect(resumed).toMatchObject({ done: [DAY], skipped: ['2026-10-30', '2026-10-31', '2026-11-02'], failed: [], parsedObjects: 0, scanned: [] });
+    const all = [...sample.truth, ...truth];
+    for (const day of ['2026-10-31', DAY, '2026-11-02']) expect(await readDay(join(r, 'out'), day), day).toEqual(expectedDay(all, day));
+
+    const again = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    expect(again.skipped).toHaveLength(4);
+    const forced = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now, force: true });
+    expect(forced.done).toHaveLength(4);
   });
 
   it('reports a missing table and goes on', async () => {
