@@ -20,6 +20,8 @@ export interface Config {
   pingKeys: string[];
   /** Monthly table template (`pings_{yyyy}_{mm}`), or null for no DynamoDB source. */
   ddbTables: string | null;
+  /** Where DynamoDB export-to-S3 output is (read instead of scanning closed tables), or null. */
+  ddbExports: Location | null;
   output: Location;
   warehouse: Warehouse;
 }
@@ -28,6 +30,7 @@ export interface ConfigFlags {
   logs?: string | undefined;
   pingKeys?: string | undefined;
   ddbTables?: string | undefined;
+  ddbExports?: string | undefined;
   output?: string | undefined;
   warehouse?: string | undefined;
 }
@@ -36,6 +39,7 @@ export const DEFAULTS = {
   logs: './data/logs',
   pingKeys: 'p.gif',
   ddbTables: '',
+  ddbExports: '',
   output: './data/out',
   warehouse: 'duckdb:./data/warehouse.duckdb',
 } as const;
@@ -46,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     logs: parseLocation(pick(flags.logs, 'PINGROLL_LOGS', DEFAULTS.logs), 'PINGROLL_LOGS'),
     pingKeys: parsePingKeys(pick(flags.pingKeys, 'PINGROLL_PING_KEYS', DEFAULTS.pingKeys)),
     ddbTables: parseTableTemplate(pick(flags.ddbTables, 'PINGROLL_DDB_TABLES', DEFAULTS.ddbTables)),
+    ddbExports: optionalLocation(pick(flags.ddbExports, 'PINGROLL_DDB_EXPORTS', DEFAULTS.ddbExports), 'PINGROLL_DDB_EXPORTS'),
     output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
     warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
   };
@@ -65,6 +70,10 @@ export function parseLocation(value: string, name: string): Location {
     throw new ConfigError(`${name}=${value}: only s3:// URLs and directories are supported`);
   }
   return { kind: 'dir', path: v, url: v };
+}
+
+function optionalLocation(value: string, name: string): Location | null {
+  return value.trim() === '' ? null : parseLocation(value, name);
 }
 
 function parsePingKeys(value: string): string[] {

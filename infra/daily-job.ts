@@ -24,7 +24,8 @@ import { rollupDay } from '../rollup/day-rollup.js';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
-import { scanAndStage } from '../ingest/batch/scan-batch.js';
+import { isClosed, scanAndStage } from '../ingest/batch/scan-batch.js';
+import { findExport, readExport } from '../ingest/dynamodb/table-export.js';
 import { makeDynamoClient } from './aws/dynamodb-client.js';
 import { makeS3Client } from './aws/s3-client.js';
 import { ConfigError, type Config } from './config.js';
@@ -171,7 +172,7 @@ export async function ingestEverything(ctx: RunContext, engine: DuckDBConnection
   summary.parsedRecords = ingest.records;
   log.info('ingest.done', { objects: ingest.objects, records: ingest.records, batch: ingest.commit?.batch ?? null,
     days: ingest.commit ? Object.keys(ingest.commit.days) : [] });
-  if (tables.length) await scanTables(tables, ctx.ledger, ctx.store, engine, { ...opts, log }, summary);
+  if (tables.length) await scanTables(ctx.config, tables, ctx.ledger, ctx.store, engine, { ...opts, log }, summary);
 }
 
 /** The ids of the batches and scans a day's rollup would read now. */
@@ -242,13 +243,28 @@ export async function publishDay(ctx: RunContext, engine: DuckDBConnection, day:
  * again (nothing more can arrive) unless `rescan`; a live table is scanned on every run, its new
  * scan replacing the last. A missing table is reported, not fatal.
  */
-async function scanTables(tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: DuckDBConnection,
+async function scanTables(config: Config, tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: DuckDBConnection,
   opts: Omit<JobOptions, 'day'>, summary: Pick<JobSummary, 'scanned' | 'missingTables'>): Promise<void> {
   const client = opts.dynamodb ?? makeDynamoClient();
+  const exports = config.ddbExports ? (config.ddbExports.kind === 's3'
+    ? new S3LogSource(makeS3Client(), config.ddbExports.bucket, config.ddbExports.prefix)
+    : new DirectoryLogSource(config.ddbExports.path)) : null;
+  const now = opts.now ?? new Date();
   for (const table of tables) {
     const last = ledger.latestScan(table.name);
     if (last?.closed && !opts.rescan) {
-      opts.log.info('table.skip', { table: table.name, reason: `closed; scanned ${last.scannedAt} (scan ${last.scan}); --rescan to scan again` });
+      opts.log.info('table.skip', { table: table.name, reason: `closed; read ${last.scannedAt} (${last.export ? `export ${last.export}` : `scan ${last.scan}`}); --rescan to read again` });
+      continue;
+    }
+    // A closed table with a full export taken after it closed is read from the export: no read capacity.
+    const exp = exports && isClosed(table, now) ? await findExport(exports, table, table.monthEndMs + 86_400_000) : null;
+    if (exp) {
+      opts.log.info('table.export', { table: table.name, export: exp.exportArn, exportTime: exp.exportTime, files: exp.dataFiles.length });
+      const scan = await scanAndStage({
+        client, table, store, ledger, engine, now, exportArn: exp.exportArn,
+        read: async (onItems) => ({ items: await readExport(exports!, exp, onItems), pages: exp.dataFiles.length, consumedCapacity: 0, throttledRetries: 0 }),
+      });
+      summary.scanned.push({ table: table.name, items: scan.items, consumedCapacity: 0, throttledRetries: 0 });
       continue;
     }
     try {

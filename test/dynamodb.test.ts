@@ -197,6 +197,35 @@ describe('with DynamoDB Local', () => {
     expect(forced.done).toHaveLength(4);
   });
 
+  it('reads a closed table from its export instead of scanning it: zero read capacity, same rollup', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    // An export of October's table as DynamoDB writes one: summary, files manifest, gzip data.
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const { gzipSync } = await import('node:zlib');
+    const id = '01767225600000-a1b2c3d4';
+    const base = join(r, 'exports', 'AWSDynamoDB', id);
+    await mkdir(join(base, 'data'), { recursive: true });
+    const october = items.filter((i) => i.table === 'pings_2026_10').map((i) => JSON.stringify({ Item: i.item }));
+    const half = Math.ceil(october.length / 2);
+    const files = [october.slice(0, half), october.slice(half)].map((lines, n) => ({ key: `AWSDynamoDB/${id}/data/part${n}.json.gz`, lines }));
+    for (const f of files) await writeFile(join(r, 'exports', f.key), gzipSync(f.lines.join('\n') + '\n'));
+    await writeFile(join(base, 'manifest-files.json'), files.map((f) => JSON.stringify({ itemCount: f.lines.length, dataFileS3Key: f.key })).join('\n') + '\n');
+    await writeFile(join(base, 'manifest-summary.json'), JSON.stringify({
+      exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/pings_2026_10/export/${id}`, tableArn: 'arn:aws:dynamodb:us-east-1:123456789012:table/pings_2026_10',
+      exportTime: '2026-11-03T00:00:00Z', itemCount: october.length, outputFormat: 'DYNAMODB_JSON', exportType: 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
+    }));
+    const log = memoryLog();
+    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') }),
+      { day: DAY, log, now: new Date('2026-12-05T04:00:00Z') });
+    expect(summary.scanned).toEqual([
+      { table: 'pings_2026_10', items: october.length, consumedCapacity: 0, throttledRetries: 0 },
+      expect.objectContaining({ table: 'pings_2026_11', consumedCapacity: expect.any(Number) }),
+    ]);
+    expect(log.events.find((e) => e.event === 'table.export')?.fields).toMatchObject({ table: 'pings_2026_10', files: 2 });
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...truth], DAY));
+  });
+
   it('reports a missing table and goes on', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));

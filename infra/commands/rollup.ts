@@ -4,14 +4,14 @@ import { runDailyJob } from '../daily-job.js';
 import { makeLog } from '../log.js';
 
 const CONFIG_FLAGS = {
-  logs: { type: 'string' }, 'ping-keys': { type: 'string' }, 'ddb-tables': { type: 'string' },
+  logs: { type: 'string' }, 'ping-keys': { type: 'string' }, 'ddb-tables': { type: 'string' }, 'ddb-exports': { type: 'string' },
   output: { type: 'string' }, warehouse: { type: 'string' },
 } as const;
 
 export function configFrom(values: Record<string, string | boolean | undefined>): ReturnType<typeof loadConfig> {
   const s = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   return loadConfig(process.env, {
-    logs: s('logs'), pingKeys: s('ping-keys'), ddbTables: s('ddb-tables'), output: s('output'), warehouse: s('warehouse'),
+    logs: s('logs'), pingKeys: s('ping-keys'), ddbTables: s('ddb-tables'), ddbExports: s('ddb-exports'), output: s('output'), warehouse: s('warehouse'),
   });
 }
 

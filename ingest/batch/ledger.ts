@@ -56,6 +56,8 @@ export interface TableScanCommit {
   pages: number;
   consumedCapacity: number;
   throttledRetries: number;
+  /** The export read instead of scanning the table (no read capacity), if one was. */
+  export?: string;
   days: Record<string, StagedDay>;
 }
 

@@ -11,7 +11,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { OutputStore } from '../../export/output-store/output-store.js';
 import { classifyItem } from '../dynamodb/item-rules.js';
 import { firstDayOf, type MonthlyTable } from '../dynamodb/monthly-tables.js';
-import { scanTable } from '../dynamodb/table-scan.js';
+import { scanTable, type ScanResult } from '../dynamodb/table-scan.js';
+import type { Item } from '../dynamodb/item-rules.js';
 import { DaySpool } from './day-spool.js';
 import { batchId, dayOf } from './ingest-batch.js';
 import type { Ledger, TableScanCommit } from './ledger.js';
@@ -26,6 +27,10 @@ export interface ScanBatchOptions {
   maxRcu?: number;
   now?: Date;
   onThrottle?: (segment: number, attempt: number, waitMs: number) => void;
+  /** Reads the items some other way than a Scan (an export): returns what a scan would. */
+  read?: (onItems: (items: Item[]) => void) => Promise<ScanResult>;
+  /** The export `read` reads, for the commit. */
+  exportArn?: string;
 }
 
 /** A table is closed when its month ended more than a day before `now`: nothing more can arrive. */
@@ -40,9 +45,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
   const spool = new DaySpool(dir);
   const noTimeDay = firstDayOf(opts.table);
   try {
-    const result = await scanTable({
-      client: opts.client, table: opts.table.name, segments: opts.segments, maxRcu: opts.maxRcu, onThrottle: opts.onThrottle,
-      onItems: (items) => {
+    const onItems = (items: Item[]): void => {
         for (const item of items) {
           const v = classifyItem(item);
           if (v.outcome === 'ping') spool.addPing(dayOf(v.eventTimeMs), v.ping, 0);
@@ -54,12 +57,15 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
             }, 0);
           }
         }
-      },
-    });
+    };
+    const result = opts.read
+      ? await opts.read(onItems)
+      : await scanTable({ client: opts.client, table: opts.table.name, segments: opts.segments, maxRcu: opts.maxRcu, onThrottle: opts.onThrottle, onItems });
     const days = await spool.stage(opts.store, scan, opts.engine);
     const commit: TableScanCommit = {
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
+      ...(opts.exportArn ? { export: opts.exportArn } : {}),
     };
     await opts.ledger.commitScan(opts.store, commit);
     return commit;

@@ -1,0 +1,92 @@
+/**
+ * DynamoDB export-to-S3 output as a source of items (SPEC §1b): under the exports location,
+ * `AWSDynamoDB/<export id>/manifest-summary.json` (written when an export completes),
+ * `manifest-files.json` (one JSON object per line, naming each data file) and `data/*.json.gz`
+ * (DYNAMODB_JSON: one `{"Item": {...}}` per line). Reading an export costs no read capacity.
+ */
+import { createGunzip } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { createInterface } from 'node:readline';
+import type { LogSource } from '../log-source/log-source.js';
+import type { Item } from './item-rules.js';
+import type { MonthlyTable } from './monthly-tables.js';
+
+export interface TableExport {
+  id: string;
+  exportArn: string;
+  exportTime: string;
+  itemCount: number | null;
+  /** Data files, relative to the exports location. */
+  dataFiles: string[];
+}
+
+interface ManifestSummary {
+  exportArn?: string;
+  tableArn?: string;
+  exportTime?: string;
+  itemCount?: number;
+  outputFormat?: string;
+  exportType?: string;
+  manifestFilesS3Key?: string;
+}
+
+async function readText(source: LogSource, key: string): Promise<string> {
+  let text = '';
+  for await (const c of await source.open({ key, size: 0, etag: '' })) text += Buffer.from(c).toString('utf8');
+  return text;
+}
+
+/**
+ * The latest completed full DYNAMODB_JSON export of `table` taken at or after `notBefore` (epoch ms),
+ * or null. Exports are matched by the table name at the end of their table ARN.
+ */
+export async function findExport(source: LogSource, table: MonthlyTable, notBefore: number): Promise<TableExport | null> {
+  const summaries: string[] = [];
+  for await (const ref of source.list()) if (/(^|\/)AWSDynamoDB\/[^/]+\/manifest-summary\.json$/.test(ref.key)) summaries.push(ref.key);
+  let best: { summary: ManifestSummary; key: string } | null = null;
+  for (const key of summaries) {
+    const summary = JSON.parse(await readText(source, key)) as ManifestSummary;
+    if (!summary.tableArn?.endsWith(`:table/${table.name}`)) continue;
+    if ((summary.outputFormat ?? 'DYNAMODB_JSON') !== 'DYNAMODB_JSON' || (summary.exportType ?? 'FULL_EXPORT') !== 'FULL_EXPORT') continue;
+    const at = Date.parse(summary.exportTime ?? '');
+    if (!(at >= notBefore)) continue;
+    if (!best || Date.parse(best.summary.exportTime!) < at) best = { summary, key };
+  }
+  if (!best) return null;
+  const base = best.key.slice(0, best.key.lastIndexOf('/') + 1);
+  const root = base.slice(0, base.indexOf('AWSDynamoDB/'));
+  const filesKey = best.summary.manifestFilesS3Key ? root + best.summary.manifestFilesS3Key.slice(best.summary.manifestFilesS3Key.indexOf('AWSDynamoDB/')) : `${base}manifest-files.json`;
+  const dataFiles = (await readText(source, filesKey)).split('\n').filter((l) => l.trim()).map((l) => {
+    const key = (JSON.parse(l) as { dataFileS3Key: string }).dataFileS3Key;
+    return root + key.slice(key.indexOf('AWSDynamoDB/'));
+  });
+  return {
+    id: base.split('/').at(-2)!, exportArn: best.summary.exportArn ?? '', exportTime: best.summary.exportTime!,
+    itemCount: best.summary.itemCount ?? null, dataFiles,
+  };
+}
+
+/** Every item of an export, in pages of up to 1000. Returns the number of items read. */
+export async function readExport(source: LogSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
+  let n = 0;
+  for (const key of exp.dataFiles) {
+    const body = Readable.from(await source.open({ key, size: 0, etag: '' }));
+    const lines = createInterface({ input: key.endsWith('.gz') ? body.pipe(createGunzip()) : body, crlfDelay: Infinity });
+    let page: Item[] = [];
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      page.push((JSON.parse(line) as { Item: Item }).Item);
+      if (page.length === 1000) {
+        onItems(page);
+        n += page.length;
+        page = [];
+      }
+    }
+    if (page.length) onItems(page);
+    n += page.length;
+  }
+  if (exp.itemCount !== null && n !== exp.itemCount) {
+    throw new Error(`export ${exp.id} holds ${n} items where its manifest says ${exp.itemCount}; the export is incomplete or damaged`);
+  }
+  return n;
+}
