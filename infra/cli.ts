@@ -10,6 +10,7 @@ import { generateCommand } from './commands/generate.js';
 import { summarizeCommand } from './commands/summarize.js';
 import { rollupCommand } from './commands/rollup.js';
 import { backfillCommand } from './commands/backfill.js';
+import { tablesCommand } from './commands/tables.js';
 import { topCommand } from './commands/top.js';
 import { LockHeldError } from './run-lock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -25,6 +26,10 @@ const USAGE = `usage: pingroll <command> [options]
   backfill --from YYYY-MM-DD --to YYYY-MM-DD
                           ingest once, then roll up every day of the range; skips days whose inputs
                           did not change (--force to redo them); --days N at once (default 2)
+  tables plan             the monthly tables: months, state (live, closed, exported), items, billing
+  tables rotate           create next month's table ahead of time (on-demand; --provisioned R,W)
+  tables retire --before YYYY-MM [--apply]
+                          delete old tables that a completed export holds (dry run without --apply)
   top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping
@@ -51,6 +56,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'backfill':
         await backfillCommand(rest);
+        return 0;
+      case 'tables':
+        process.stdout.write(await tablesCommand(rest));
         return 0;
       case 'top':
         process.stdout.write(await topCommand(rest));

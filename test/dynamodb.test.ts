@@ -129,6 +129,25 @@ describe('with DynamoDB Local', () => {
     for (const r of roots) await rm(r, { recursive: true, force: true });
   });
 
+  /** An export of `table` as DynamoDB writes one: summary, files manifest, gzip data. Returns its item count. */
+  async function writeExport(dir: string, table: string): Promise<number> {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const { gzipSync } = await import('node:zlib');
+    const id = '01767225600000-a1b2c3d4';
+    const base = join(dir, 'AWSDynamoDB', id);
+    await mkdir(join(base, 'data'), { recursive: true });
+    const lines = items.filter((i) => i.table === table).map((i) => JSON.stringify({ Item: i.item }));
+    const half = Math.ceil(lines.length / 2);
+    const files = [lines.slice(0, half), lines.slice(half)].map((ls, n) => ({ key: `AWSDynamoDB/${id}/data/part${n}.json.gz`, ls }));
+    for (const f of files) await writeFile(join(dir, f.key), gzipSync(f.ls.join('\n') + '\n'));
+    await writeFile(join(base, 'manifest-files.json'), files.map((f) => JSON.stringify({ itemCount: f.ls.length, dataFileS3Key: f.key })).join('\n') + '\n');
+    await writeFile(join(base, 'manifest-summary.json'), JSON.stringify({
+      exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}/export/${id}`, tableArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}`,
+      exportTime: '2026-11-03T00:00:00Z', itemCount: lines.length, outputFormat: 'DYNAMODB_JSON', exportType: 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
+    }));
+    return lines.length;
+  }
+
   const root = (): string => {
     const r = tempDir();
     roots.push(r);
@@ -200,26 +219,12 @@ describe('with DynamoDB Local', () => {
   it('reads a closed table from its export instead of scanning it: zero read capacity, same rollup', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
-    // An export of October's table as DynamoDB writes one: summary, files manifest, gzip data.
-    const { mkdir, writeFile } = await import('node:fs/promises');
-    const { gzipSync } = await import('node:zlib');
-    const id = '01767225600000-a1b2c3d4';
-    const base = join(r, 'exports', 'AWSDynamoDB', id);
-    await mkdir(join(base, 'data'), { recursive: true });
-    const october = items.filter((i) => i.table === 'pings_2026_10').map((i) => JSON.stringify({ Item: i.item }));
-    const half = Math.ceil(october.length / 2);
-    const files = [october.slice(0, half), october.slice(half)].map((lines, n) => ({ key: `AWSDynamoDB/${id}/data/part${n}.json.gz`, lines }));
-    for (const f of files) await writeFile(join(r, 'exports', f.key), gzipSync(f.lines.join('\n') + '\n'));
-    await writeFile(join(base, 'manifest-files.json'), files.map((f) => JSON.stringify({ itemCount: f.lines.length, dataFileS3Key: f.key })).join('\n') + '\n');
-    await writeFile(join(base, 'manifest-summary.json'), JSON.stringify({
-      exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/pings_2026_10/export/${id}`, tableArn: 'arn:aws:dynamodb:us-east-1:123456789012:table/pings_2026_10',
-      exportTime: '2026-11-03T00:00:00Z', itemCount: october.length, outputFormat: 'DYNAMODB_JSON', exportType: 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
-    }));
+    const october = await writeExport(join(r, 'exports'), 'pings_2026_10');
     const log = memoryLog();
     const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') }),
       { day: DAY, log, now: new Date('2026-12-05T04:00:00Z') });
     expect(summary.scanned).toEqual([
-      { table: 'pings_2026_10', items: october.length, consumedCapacity: 0, throttledRetries: 0 },
+      { table: 'pings_2026_10', items: october, consumedCapacity: 0, throttledRetries: 0 },
       expect.objectContaining({ table: 'pings_2026_11', consumedCapacity: expect.any(Number) }),
     ]);
     expect(log.events.find((e) => e.event === 'table.export')?.fields).toMatchObject({ table: 'pings_2026_10', files: 2 });
@@ -265,5 +270,33 @@ describe('with DynamoDB Local', () => {
     // most one page's worth (under 1 unit at 20 items) can run ahead.
     expect(result.consumedCapacity - 2 - (2 * now) / 1000).toBeLessThan(1);
     expect(now).toBeGreaterThan(0);
+  });
+
+  // Last: it deletes a table the tests above read.
+  it('plans, rotates and retires the monthly tables, deleting only what a completed export holds', async () => {
+    const { planTables, rotateTables, retireTables } = await import('../infra/tables/table-lifecycle.js');
+    const { DirectoryLogSource } = await import('../ingest/log-source/directory-log-source.js');
+    const client = ddb.client();
+    const november = new Date('2026-11-20T04:00:00Z');
+    const plan = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
+    expect(plan.tables.map((t) => [t.table, t.state, t.billingMode])).toEqual([['pings_2026_10', 'closed', 'PAY_PER_REQUEST'], ['pings_2026_11', 'live', 'PAY_PER_REQUEST']]);
+    expect(plan.missingNextMonth).toBe('pings_2026_12');
+
+    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: true });
+    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: false });
+    const after = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
+    expect(after.tables.find((t) => t.table === 'pings_2026_12')).toMatchObject({ state: 'future', status: 'ACTIVE' });
+    expect(after.missingNextMonth).toBeNull();
+
+    const r = root();
+    await writeExport(join(r, 'exports'), 'pings_2026_10');
+    const exports = new DirectoryLogSource(join(r, 'exports'));
+    const december = new Date('2026-12-05T04:00:00Z');
+    const dry = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december });
+    expect(dry.map((s) => [s.table, s.action, s.done])).toEqual([['pings_2026_10', 'delete', false], ['pings_2026_11', 'export first', false]]);
+    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables[0]).toMatchObject({ table: 'pings_2026_10', state: 'exported' });
+    const applied = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december, apply: true });
+    expect(applied.map((s) => [s.table, s.done])).toEqual([['pings_2026_10', true], ['pings_2026_11', false]]);
+    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables.map((t) => t.table)).toEqual(['pings_2026_11', 'pings_2026_12']);
   });
 });
