@@ -13,29 +13,23 @@ import { generateSample, objectBody, type LogObject, type Sample } from '../infr
 import { S3OutputStore } from '../export/output-store/s3-output-store.js';
 import { S3LogSource } from '../ingest/log-source/s3-log-source.js';
 import { expectedDay } from './helpers/oracle.js';
-import { readDay, rm, tempDir } from './helpers/job-fixture.js';
+import { readDay, rm, tempDir, setEnv } from './helpers/job-fixture.js';
 import { startS3rver, type S3rver } from './helpers/s3rver.js';
 
 const DAY = '2026-11-01';
 let s3: S3rver;
 let sample: Sample;
-const saved: Record<string, string | undefined> = {};
+let restoreEnv = (): void => {};
 const local = tempDir();
 
 beforeAll(async () => {
   s3 = await startS3rver(['access-logs', 'rollups']);
-  for (const [k, v] of Object.entries(s3.env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
+  restoreEnv = setEnv(s3.env);
   sample = generateSample({ date: DAY, sessions: 250, seed: 23, truth: true, recordsPerObject: 400, prefix: 'logs/' });
 }, 60_000);
 
 afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv();
   await s3?.stop();
   await rm(local, { recursive: true, force: true });
 });

@@ -15,7 +15,7 @@ import { memoryLog } from '../infra/log.js';
 import { generateSample, type TruthRecord } from '../infra/sample/access-log-generator.js';
 import { expectedDay } from './helpers/oracle.js';
 import { startDynamoLocal, type DynamoLocal } from './helpers/dynamodb-local.js';
-import { dirConfig, readDay, rm, tempDir, writeObjects } from './helpers/job-fixture.js';
+import { dirConfig, readDay, rm, tempDir, writeObjects, setEnv } from './helpers/job-fixture.js';
 
 describe('ts_shard (SPEC §1b)', () => {
   it.each([
@@ -72,7 +72,7 @@ describe('which tables can hold a day', () => {
 describe('with DynamoDB Local', () => {
   const DAY = '2026-11-01';
   let ddb: DynamoLocal;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = (): void => {};
   const roots: string[] = [];
   let items: Array<{ table: string; item: Record<string, AttributeValue> }> = [];
   let truth: TruthRecord[] = [];
@@ -80,10 +80,7 @@ describe('with DynamoDB Local', () => {
 
   beforeAll(async () => {
     ddb = await startDynamoLocal();
-    for (const [k, v] of Object.entries(ddb.env)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = setEnv(ddb.env);
     await ddb.createPingTable('pings_2026_10');
     await ddb.createPingTable('pings_2026_11');
     // The legacy collector's view of the same day: some of the S3 pings again (same ping id), its own
@@ -121,10 +118,7 @@ describe('with DynamoDB Local', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
     await ddb?.stop();
     for (const r of roots) await rm(r, { recursive: true, force: true });
   });

@@ -46,4 +46,16 @@ export async function readDay(out: string, day: string): Promise<{ episodes: unk
   };
 }
 
+/** Sets environment variables for a test suite; returns what puts them back. */
+export function setEnv(vars: Record<string, string>): () => void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  return () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+}
+
 export { rm };
