@@ -11,6 +11,7 @@ import { summarizeCommand } from './commands/summarize.js';
 import { rollupCommand } from './commands/rollup.js';
 import { backfillCommand } from './commands/backfill.js';
 import { tablesCommand } from './commands/tables.js';
+import { reportCommand } from './commands/report.js';
 import { topCommand } from './commands/top.js';
 import { LockHeldError } from './run-lock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -30,6 +31,7 @@ const USAGE = `usage: pingroll <command> [options]
   tables rotate           create next month's table ahead of time (on-demand; --provisioned R,W)
   tables retire --before YYYY-MM [--apply]
                           delete old tables that a completed export holds (dry run without --apply)
+  report --month YYYY-MM  the licensors' statement: minutes watched per series and share of the month
   top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
       --reason            add why a record is not a ping
@@ -59,6 +61,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'tables':
         process.stdout.write(await tablesCommand(rest));
+        return 0;
+      case 'report':
+        process.stdout.write(await reportCommand(rest));
         return 0;
       case 'top':
         process.stdout.write(await topCommand(rest));

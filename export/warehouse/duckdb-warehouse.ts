@@ -34,6 +34,7 @@ export class DuckDbWarehouse implements Warehouse {
   async init(): Promise<void> {
     const db = await this.connection();
     await db.run(readFileSync(projectFile('infra/warehouse/duckdb.sql'), 'utf8'));
+    await db.run(readFileSync(projectFile('infra/warehouse/views.sql'), 'utf8'));
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
