@@ -56,7 +56,7 @@ export async function runBackfill(config: Config, opts: BackfillOptions): Promis
   const run = randomUUID();
   const source = logSourceFor(config);
   const store = outputStoreFor(config);
-  const warehouse = warehouseFor(config);
+  const warehouse = warehouseFor(config, log);
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0 };
   const release = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, opts.waitSeconds ?? 0,
     (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));

@@ -12,6 +12,9 @@ import { rollupCommand } from './commands/rollup.js';
 import { backfillCommand } from './commands/backfill.js';
 import { tablesCommand } from './commands/tables.js';
 import { reportCommand } from './commands/report.js';
+import { CONFIG_FLAGS, configFrom } from './commands/rollup.js';
+import { warehouseFor } from './daily-job.js';
+import { makeLog } from './log.js';
 import { topCommand } from './commands/top.js';
 import { LockHeldError } from './run-lock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -31,6 +34,7 @@ const USAGE = `usage: pingroll <command> [options]
   tables rotate           create next month's table ahead of time (on-demand; --provisioned R,W)
   tables retire --before YYYY-MM [--apply]
                           delete old tables that a completed export holds (dry run without --apply)
+  warehouse init          create the warehouse tables and views (idempotent)
   report --month YYYY-MM  the licensors' statement: minutes watched per series and share of the month
   top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
   parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
@@ -62,6 +66,20 @@ export async function main(argv: string[]): Promise<number> {
       case 'tables':
         process.stdout.write(await tablesCommand(rest));
         return 0;
+      case 'warehouse': {
+        if (rest[0] !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${rest[0] ?? ''}')`);
+        const { values } = parseArgs({ args: rest.slice(1), options: { ...CONFIG_FLAGS } });
+        const config = configFrom(values);
+        const wh = warehouseFor(config, makeLog());
+        if (!wh) throw new ConfigError('PINGROLL_WAREHOUSE is none: there is no warehouse to initialize');
+        try {
+          await wh.init();
+        } finally {
+          await wh.close();
+        }
+        process.stdout.write(`${wh.description}: tables and views are in place\n`);
+        return 0;
+      }
       case 'report':
         process.stdout.write(await reportCommand(rest));
         return 0;

@@ -15,6 +15,16 @@ export type Warehouse =
   | { kind: 'redshift' }
   | { kind: 'none' };
 
+export interface RedshiftConfig {
+  /** Serverless workgroup, or a provisioned cluster with a database user or a secret. */
+  target: { workgroup: string } | { cluster: string; dbUser: string | null };
+  database: string;
+  secretArn: string | null;
+  schema: string;
+  /** The role Redshift assumes to COPY from the output bucket. */
+  iamRole: string;
+}
+
 export interface Config {
   logs: Location;
   pingKeys: string[];
@@ -24,6 +34,8 @@ export interface Config {
   ddbExports: Location | null;
   output: Location;
   warehouse: Warehouse;
+  /** Set when the warehouse is Redshift. */
+  redshift: RedshiftConfig | null;
 }
 
 export interface ConfigFlags {
@@ -46,14 +58,44 @@ export const DEFAULTS = {
 
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Config {
   const pick = (flag: string | undefined, name: string, dflt: string): string => flag ?? env[name] ?? dflt;
-  return {
+  const config: Config = {
     logs: parseLocation(pick(flags.logs, 'PINGROLL_LOGS', DEFAULTS.logs), 'PINGROLL_LOGS'),
     pingKeys: parsePingKeys(pick(flags.pingKeys, 'PINGROLL_PING_KEYS', DEFAULTS.pingKeys)),
     ddbTables: parseTableTemplate(pick(flags.ddbTables, 'PINGROLL_DDB_TABLES', DEFAULTS.ddbTables)),
     ddbExports: optionalLocation(pick(flags.ddbExports, 'PINGROLL_DDB_EXPORTS', DEFAULTS.ddbExports), 'PINGROLL_DDB_EXPORTS'),
     output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
     warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
+    redshift: null,
   };
+  if (config.warehouse.kind === 'redshift') {
+    // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.
+    if (config.output.kind !== 's3') {
+      throw new ConfigError(`PINGROLL_WAREHOUSE=redshift needs PINGROLL_OUTPUT on S3 (s3://bucket/prefix/), since COPY reads the Parquet from there; it is ${config.output.url}`);
+    }
+    config.redshift = parseRedshift(env);
+  }
+  return config;
+}
+
+function parseRedshift(env: NodeJS.ProcessEnv): RedshiftConfig {
+  const v = (name: string): string | null => (env[name]?.trim() ? env[name]!.trim() : null);
+  const workgroup = v('PINGROLL_REDSHIFT_WORKGROUP'), cluster = v('PINGROLL_REDSHIFT_CLUSTER');
+  const dbUser = v('PINGROLL_REDSHIFT_DB_USER'), secretArn = v('PINGROLL_REDSHIFT_SECRET_ARN');
+  if (Boolean(workgroup) === Boolean(cluster)) {
+    throw new ConfigError('PINGROLL_WAREHOUSE=redshift needs exactly one of PINGROLL_REDSHIFT_WORKGROUP (Serverless) or PINGROLL_REDSHIFT_CLUSTER');
+  }
+  if (cluster && !dbUser && !secretArn) {
+    throw new ConfigError('PINGROLL_REDSHIFT_CLUSTER needs PINGROLL_REDSHIFT_DB_USER (temporary credentials) or PINGROLL_REDSHIFT_SECRET_ARN');
+  }
+  const database = v('PINGROLL_REDSHIFT_DATABASE');
+  if (!database) throw new ConfigError('PINGROLL_WAREHOUSE=redshift needs PINGROLL_REDSHIFT_DATABASE');
+  const iamRole = v('PINGROLL_REDSHIFT_IAM_ROLE');
+  if (!iamRole || !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(iamRole)) {
+    throw new ConfigError(`PINGROLL_REDSHIFT_IAM_ROLE must be the ARN of the role Redshift assumes for COPY (arn:aws:iam::<account>:role/<name>); it is '${iamRole ?? ''}'`);
+  }
+  const schema = v('PINGROLL_REDSHIFT_SCHEMA') ?? 'pingroll';
+  if (!/^[a-z_][a-z0-9_]{0,126}$/.test(schema)) throw new ConfigError(`PINGROLL_REDSHIFT_SCHEMA='${schema}' must be a lowercase identifier`);
+  return { target: workgroup ? { workgroup } : { cluster: cluster!, dbUser }, database, secretArn, schema, iamRole };
 }
 
 export function parseLocation(value: string, name: string): Location {

@@ -14,6 +14,8 @@ import type { OutputStore } from '../export/output-store/output-store.js';
 import { S3OutputStore } from '../export/output-store/s3-output-store.js';
 import { publishParquet, publishRejects, writeDayParquet } from '../export/day-export.js';
 import { DuckDbWarehouse } from '../export/warehouse/duckdb-warehouse.js';
+import { RedshiftDataApi, RedshiftWarehouse } from '../export/warehouse/redshift-warehouse.js';
+import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import type { Warehouse } from '../export/warehouse/warehouse.js';
 import { ingestNewObjects, newObjects } from '../ingest/batch/ingest-batch.js';
 import { Ledger } from '../ingest/batch/ledger.js';
@@ -28,7 +30,7 @@ import { isClosed, scanAndStage } from '../ingest/batch/scan-batch.js';
 import { findExport, readExport } from '../ingest/dynamodb/table-export.js';
 import { makeDynamoClient } from './aws/dynamodb-client.js';
 import { makeS3Client } from './aws/s3-client.js';
-import { ConfigError, type Config } from './config.js';
+import type { Config } from './config.js';
 import { openEngine } from './duckdb.js';
 import type { Log } from './log.js';
 import { projectFile } from './project-file.js';
@@ -82,10 +84,12 @@ export function outputStoreFor(config: Config): OutputStore {
     : new DirectoryOutputStore(config.output.path);
 }
 
-export function warehouseFor(config: Config): Warehouse | null {
+export function warehouseFor(config: Config, log?: Log): Warehouse | null {
   if (config.warehouse.kind === 'duckdb') return new DuckDbWarehouse(config.warehouse.file);
-  if (config.warehouse.kind === 'redshift') {
-    throw new ConfigError('PINGROLL_WAREHOUSE=redshift is not available yet; use duckdb:<file> or none');
+  if (config.warehouse.kind === 'redshift' && config.redshift && config.output.kind === 's3') {
+    // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
+    const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
+    return new RedshiftWarehouse(api, config.redshift, config.output);
   }
   return null;
 }
@@ -103,7 +107,7 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
   const run = randomUUID();
   const source = logSourceFor(config);
   const store = outputStoreFor(config);
-  const warehouse = warehouseFor(config);
+  const warehouse = warehouseFor(config, log);
   const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], pings: 0, outputs: [], manifest: null };
   const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
 

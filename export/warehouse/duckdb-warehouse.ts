@@ -31,7 +31,11 @@ export class DuckDbWarehouse implements Warehouse {
     return this.db;
   }
 
+  private initialized = false;
+
   async init(): Promise<void> {
+    if (this.initialized) return;
+    this.initialized = true;
     const db = await this.connection();
     await db.run(readFileSync(projectFile('infra/warehouse/duckdb.sql'), 'utf8'));
     await db.run(readFileSync(projectFile('infra/warehouse/views.sql'), 'utf8'));
@@ -58,6 +62,7 @@ export class DuckDbWarehouse implements Warehouse {
     this.instance?.closeSync();
     this.db = null;
     this.instance = null;
+    this.initialized = false;
   }
 
   /** Rows of a query, for reports. */

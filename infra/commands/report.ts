@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { DuckDbWarehouse } from '../../export/warehouse/duckdb-warehouse.js';
+import type { DuckDbWarehouse } from '../../export/warehouse/duckdb-warehouse.js';
+import type { RedshiftWarehouse } from '../../export/warehouse/redshift-warehouse.js';
+import { warehouseFor } from '../daily-job.js';
 import { sqlString } from '../duckdb.js';
 import { ConfigError } from '../config.js';
 import { CONFIG_FLAGS, configFrom } from './rollup.js';
@@ -24,14 +26,15 @@ export async function reportCommand(args: string[]): Promise<string> {
   const { values } = parseArgs({ args, options: { ...CONFIG_FLAGS, month: { type: 'string' } } });
   if (!values.month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(values.month)) throw new ConfigError('report needs --month YYYY-MM');
   const config = configFrom(values);
-  if (config.warehouse.kind !== 'duckdb') throw new ConfigError('pingroll report reads the DuckDB warehouse for now; set PINGROLL_WAREHOUSE=duckdb:<file>');
-  const wh = new DuckDbWarehouse(config.warehouse.file);
+  const wh = warehouseFor(config);
+  if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
     await wh.init();
-    const rows = await wh.query<{ series_id: string; minutes_watched: bigint; share_of_month: number; pings: bigint; days_watched: bigint }>(
-      `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM monthly_series_minutes
+    const schema = config.redshift ? `${config.redshift.schema}.` : '';
+    const rows = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number }>(
+      `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
        WHERE month = DATE ${sqlString(values.month + '-01')} ORDER BY minutes_watched DESC, series_id`);
-    return formatStatement(values.month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: r.share_of_month, pings: Number(r.pings), days_watched: Number(r.days_watched) })), config.warehouse.file);
+    return formatStatement(values.month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description);
   } finally {
     await wh.close();
   }

@@ -1,0 +1,43 @@
+-- pingroll warehouse tables (SPEC §5) for Amazon Redshift; {schema} is PINGROLL_REDSHIFT_SCHEMA.
+-- Column order is the contract: COPY ... FORMAT AS PARQUET matches columns by position.
+--
+-- Sort key: day. Every load deletes one day and every analyst query filters on days or months, so
+-- zone maps skip all other blocks.
+-- Distribution: the two stats tables by series_id: the views and the licensors' statement group and
+-- window by series, which then happens on each slice without redistribution; series are many and
+-- evenly used, so slices stay balanced. The audit table is a few rows a day: ALL (a copy on every node).
+
+CREATE SCHEMA IF NOT EXISTS {schema};
+
+CREATE TABLE IF NOT EXISTS {schema}.daily_episode_stats (
+  day             DATE         NOT NULL,
+  series_id       VARCHAR(256) NOT NULL,
+  episode_id      VARCHAR(256) NOT NULL,
+  pings           BIGINT       NOT NULL,
+  sessions        BIGINT       NOT NULL,
+  viewers         BIGINT       NOT NULL,
+  minutes_watched BIGINT       NOT NULL,
+  first_ping_at   TIMESTAMP    NOT NULL,
+  last_ping_at    TIMESTAMP    NOT NULL,
+  s3_pings        BIGINT       NOT NULL,
+  dynamodb_pings  BIGINT       NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
+CREATE TABLE IF NOT EXISTS {schema}.daily_series_stats (
+  day             DATE         NOT NULL,
+  series_id       VARCHAR(256) NOT NULL,
+  episodes        BIGINT       NOT NULL,
+  pings           BIGINT       NOT NULL,
+  sessions        BIGINT       NOT NULL,
+  viewers         BIGINT       NOT NULL,
+  minutes_watched BIGINT       NOT NULL,
+  first_ping_at   TIMESTAMP    NOT NULL,
+  last_ping_at    TIMESTAMP    NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
+CREATE TABLE IF NOT EXISTS {schema}.daily_ingest_audit (
+  day     DATE        NOT NULL,
+  source  VARCHAR(16) NOT NULL,
+  outcome VARCHAR(16) NOT NULL,
+  records BIGINT      NOT NULL
+) DISTSTYLE ALL SORTKEY (day);
