@@ -111,3 +111,43 @@ describe("the licensors' statement", () => {
     expect(text).toMatch(/total\s+4,000\s+100\.00%/);
   });
 });
+
+describe('pingroll report on a generated month', () => {
+  it('prints each series\' minutes and share as the oracle computes them', async () => {
+    const { generateSample } = await import('../infra/sample/access-log-generator.js');
+    const { runBackfill } = await import('../infra/backfill.js');
+    const { memoryLog } = await import('../infra/log.js');
+    const { reportCommand } = await import('../infra/commands/report.js');
+    const { expectedDay } = await import('./helpers/oracle.js');
+    const { dirConfig, setEnv, writeObjects } = await import('./helpers/job-fixture.js');
+    const r = tempDir();
+    const truth = [];
+    for (let d = 1; d <= 30; d++) {
+      const date = `2026-11-${String(d).padStart(2, '0')}`;
+      const s = generateSample({ date, sessions: 12, seed: 100 + d, truth: true, series: 5, prefix: `${date}/` });
+      await writeObjects(join(r, 'logs'), s.objects);
+      truth.push(...s.truth);
+    }
+    const config = dirConfig(r);
+    const b = await runBackfill(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), parallelDays: 3 });
+    expect(b.failed).toEqual([]);
+    const minutes = new Map<string, number>();
+    for (let d = 1; d <= 30; d++) {
+      for (const row of expectedDay(truth, `2026-11-${String(d).padStart(2, '0')}`).series) minutes.set(row.series_id, (minutes.get(row.series_id) ?? 0) + row.minutes_watched);
+    }
+    const total = [...minutes.values()].reduce((a, b) => a + b, 0);
+    expect(minutes.size).toBeGreaterThan(3);
+    const restore = setEnv({ PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` });
+    try {
+      const text = await reportCommand(['--month', '2026-11']);
+      for (const [series, m] of minutes) {
+        const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
+        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));
+      }
+      expect(text).toMatch(new RegExp(`total\\s+${total.toLocaleString('en')}`));
+    } finally {
+      restore();
+      await rm(r, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
