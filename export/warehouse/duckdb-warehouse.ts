@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../../infra/duckdb.js';
-import { projectFile } from '../../infra/project-file.js';
+import { warehouseStatements } from './ddl.js';
 import type { OutputFile } from '../day-export.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -37,8 +36,7 @@ export class DuckDbWarehouse implements Warehouse {
     if (this.initialized) return;
     this.initialized = true;
     const db = await this.connection();
-    await db.run(readFileSync(projectFile('infra/warehouse/duckdb.sql'), 'utf8'));
-    await db.run(readFileSync(projectFile('infra/warehouse/views.sql'), 'utf8'));
+    for (const sql of warehouseStatements('duckdb')) await db.run(sql);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

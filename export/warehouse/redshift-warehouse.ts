@@ -6,14 +6,13 @@
  * timeout; a failure carries Redshift's own error text and the statement id, and leaves the previous
  * day in place.
  */
-import { readFileSync } from 'node:fs';
 import {
   BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
   GetStatementResultCommand, type Field, type RedshiftDataClient,
 } from '@aws-sdk/client-redshift-data';
 import type { Location, RedshiftConfig } from '../../infra/config.js';
 import type { Log } from '../../infra/log.js';
-import { projectFile } from '../../infra/project-file.js';
+import { warehouseStatements } from './ddl.js';
 import type { OutputFile } from '../day-export.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -29,12 +28,6 @@ export interface DataApiOptions {
 }
 
 export class RedshiftStatementError extends Error {}
-
-/** SQL statements of a file, split at semicolons that end a line; comments dropped. */
-export function sqlStatements(text: string): string[] {
-  return text.split('\n').filter((l) => !l.trim().startsWith('--')).join('\n')
-    .split(/;\s*$/m).map((s) => s.trim()).filter(Boolean);
-}
 
 export class RedshiftDataApi {
   constructor(private readonly client: RedshiftDataClient, private readonly cfg: RedshiftConfig, private readonly opts: DataApiOptions = {}) {}
@@ -112,9 +105,7 @@ export class RedshiftWarehouse implements Warehouse {
 
   /** The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). */
   static initStatements(schema: string): string[] {
-    const tables = sqlStatements(readFileSync(projectFile('infra/warehouse/redshift.sql'), 'utf8').replaceAll('{schema}', schema));
-    const views = sqlStatements(readFileSync(projectFile('infra/warehouse/views.sql'), 'utf8'));
-    return [...tables, `SET search_path TO ${schema}`, ...views];
+    return warehouseStatements('redshift', schema);
   }
 
   async init(): Promise<void> {

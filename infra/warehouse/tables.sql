@@ -1,5 +1,7 @@
--- pingroll warehouse tables (SPEC §5) for Amazon Redshift; {schema} is PINGROLL_REDSHIFT_SCHEMA.
--- Column order is the contract: COPY ... FORMAT AS PARQUET matches columns by position.
+-- pingroll warehouse tables (SPEC §5), the one definition of them. Redshift runs this file with
+-- {schema} as PINGROLL_REDSHIFT_SCHEMA; the embedded DuckDB warehouse runs it without the schema and
+-- without the distribution and sort clauses (export/warehouse/ddl.ts). Column order is the contract:
+-- COPY ... FORMAT AS PARQUET matches columns by position.
 --
 -- Sort key: day. Every load deletes one day and every analyst query filters on days or months, so
 -- zone maps skip all other blocks.
