@@ -114,7 +114,7 @@ export async function runDailyJob(config: Config, opts: JobOptions): Promise<Job
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
     const todo = await newObjects(source, ledger);
-    const staged = ledger.stagedFor(day);
+    const staged = ledger.inputsFor(day);
     log.info('dry-run', {
       day, logs: source.url, output: store.url,
       objectsToParse: todo.length, bytesToParse: todo.reduce((n, o) => n + o.size, 0),
