@@ -3,6 +3,10 @@
 -- without the distribution and sort clauses (export/warehouse/ddl.ts). Column order is the contract:
 -- COPY ... FORMAT AS PARQUET matches columns by position.
 --
+-- Ids are at most 256 characters (SPEC §1a, §5; longer ones are rejected at ingest), but Redshift's
+-- VARCHAR(n) counts bytes: 256 characters of UTF-8 take up to 1024, and a shorter column would make
+-- the whole day's COPY fail on one non-ASCII id.
+--
 -- Sort key: day. Every load deletes one day and every analyst query filters on days or months, so
 -- zone maps skip all other blocks.
 -- Distribution: the two stats tables by series_id: the views and the licensors' statement group and
@@ -13,8 +17,8 @@ CREATE SCHEMA IF NOT EXISTS {schema};
 
 CREATE TABLE IF NOT EXISTS {schema}.daily_episode_stats (
   day             DATE         NOT NULL,
-  series_id       VARCHAR(256) NOT NULL,
-  episode_id      VARCHAR(256) NOT NULL,
+  series_id       VARCHAR(1024) NOT NULL,
+  episode_id      VARCHAR(1024) NOT NULL,
   pings           BIGINT       NOT NULL,
   sessions        BIGINT       NOT NULL,
   viewers         BIGINT       NOT NULL,
@@ -27,7 +31,7 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_episode_stats (
 
 CREATE TABLE IF NOT EXISTS {schema}.daily_series_stats (
   day             DATE         NOT NULL,
-  series_id       VARCHAR(256) NOT NULL,
+  series_id       VARCHAR(1024) NOT NULL,
   episodes        BIGINT       NOT NULL,
   pings           BIGINT       NOT NULL,
   sessions        BIGINT       NOT NULL,
