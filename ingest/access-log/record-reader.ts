@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../infra/project-file.js';
-import { KNOWN_FIELDS, SCAN_ERRORS } from './record-layout.js';
 
 /** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
 export interface ScannedRecord {
@@ -155,5 +154,3 @@ export class AccessLogRecordReader implements ScannedRecord {
 function scannerAbort(): never {
   throw new Error('record scanner aborted');
 }
-
-export { KNOWN_FIELDS, SCAN_ERRORS };

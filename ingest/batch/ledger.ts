@@ -103,9 +103,10 @@ export class Ledger {
 
   /** Everything staged for `day`: every S3 batch, and each table's latest scan. */
   inputsFor(day: string): DayInput[] {
-    const out: DayInput[] = this.stagedFor(day).map(({ commit, staged }) => ({
-      id: commit.batch, staged, objects: staged.inputs.map((i) => commit.objects[i]!).filter(Boolean), table: null,
-    }));
+    const out: DayInput[] = this.batches.flatMap((commit) => {
+      const staged = commit.days[day];
+      return staged ? [{ id: commit.batch, staged, objects: staged.inputs.map((i) => commit.objects[i]!).filter(Boolean), table: null }] : [];
+    });
     for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
       const staged = scan.days[day];
       if (staged) out.push({ id: scan.scan, staged, objects: [], table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
@@ -121,11 +122,6 @@ export class Ledger {
   /** Whether a log object was parsed by a committed batch. Log objects are never rewritten. */
   hasParsed(key: string): boolean {
     return this.parsed.has(key);
-  }
-
-  /** Every committed batch's staging for `day`, oldest first. */
-  stagedFor(day: string): Array<{ commit: BatchCommit; staged: StagedDay }> {
-    return this.batches.flatMap((commit) => (commit.days[day] ? [{ commit, staged: commit.days[day]! }] : []));
   }
 
   async commit(store: OutputStore, commit: BatchCommit): Promise<void> {

@@ -3,13 +3,9 @@
  * (`ingest/access-log/wasm/record-scanner.as.ts`, WebAssembly with SIMD), written for reading rather
  * than speed. The differential fuzz tests hold the two to identical output on every input.
  *
- * A hand-written scanner for one S3 server access-log record.
- *
- * It works on bytes, not strings: every delimiter of the format (space, `"`, `[`, `]`) is ASCII, and
- * in UTF-8 no byte of a multi-byte character is below 0x80, so scanning bytes is safe and spares a
- * string per line. The scanner only finds where each field starts and ends; turning a field into a
- * string or number is left to whoever needs it (see `record-fields.ts`), so the hot path of ingest
- * allocates nothing for the twenty fields it never reads.
+ * It works on bytes, as the production scanner does: every delimiter of the format (space, `"`, `[`,
+ * `]`) is ASCII, and in UTF-8 no byte of a multi-byte character is below 0x80. It finds where each
+ * field starts and ends; nothing more.
  *
  * The format is ambiguous in three places, all seen in real logs (SPEC §2):
  * - the requester may contain spaces (`arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity X`);
@@ -17,8 +13,8 @@
  * - request-URI, referer and user-agent may be a bare `-` instead of a quoted one.
  * Where a line can be read several ways, the scanner takes the reading under which the fields that
  * follow have their documented shape: a three-digit status, an alphabetic error code, four numbers,
- * then a referer and a user agent that open where a field can open. Every choice looks at a bounded
- * number of following bytes and is never revisited, so a line costs time linear in its length.
+ * then a referer and a user agent that open where a field can open. A reading that fails further on
+ * is abandoned for the next candidate, at most MAX_READINGS per line, each linear in the line's length.
  */
 
 import { KNOWN_FIELDS, MIN_FIELDS } from '../../ingest/access-log/record-layout.js';
@@ -82,13 +78,7 @@ export class RecordSpans {
     p = e + 1;
 
     // [time]: the one bracketed field; its content has a space in it.
-    if (b[p] === LB && b[p + 27] === RB && p + 28 < end && b[p + 28] === SP) {
-      // The one width AWS writes: [dd/Mon/yyyy:HH:MM:SS +0000].
-      this.timeMs = parseLogTime(b, p + 1, p + 27);
-      if (Number.isNaN(this.timeMs)) return E_TIME;
-      this.set(2, p + 1, p + 27);
-      p += 29;
-    } else if (b[p] === LB) {
+    if (b[p] === LB) {
       const rb = indexOfByte(b, RB, p + 1, Math.min(end, p + 40));
       if (rb >= 0 && rb + 1 >= end) return E_TRUNCATED;
       if (rb < 0 || b[rb + 1] !== SP) return E_TIME;
@@ -150,7 +140,7 @@ export class RecordSpans {
       // When none does, the first quote that could close it says best what went wrong.
       let failure = E_QUOTE;
       for (let q = p + 1; ; q++) {
-        q = findFar(b, DQ, q, end);
+        q = indexOfByte(b, DQ, q, end);
         if (q < 0) return failure;
         if (q + 1 === end) return failure === E_QUOTE ? E_TRUNCATED : failure;
         if (b[q + 1] !== SP) continue;
@@ -184,7 +174,7 @@ export class RecordSpans {
    */
   private scanStatusBlock(b: Buffer, p: number, end: number): number {
     // Three digits and a space: the usual status, checked without a token search.
-    let e = p + 3 < end && b[p + 3] === SP && isDigit(b[p]) && isDigit(b[p + 1]) && isDigit(b[p + 2]) ? p + 3 : tokenEnd(b, p, end);
+    let e = tokenEnd(b, p, end);
     if (e >= end) return e === end && isStatus(b, p, e) ? 0 : -1;
     if (!isStatus(b, p, e)) return -1;
     this.set(9, p, e);
@@ -244,7 +234,7 @@ export class RecordSpans {
     if (b[p] === DQ) {
       let best = -1, bestScore = -1;
       for (let q = p + 1; ; q++) {
-        q = findFar(b, DQ, q, end);
+        q = indexOfByte(b, DQ, q, end);
         if (q < 0) break;
         if (q + 1 === end) {
           if (best < 0) best = q;
@@ -307,7 +297,7 @@ export class RecordSpans {
  * as unknown future fields might be.
  */
 function cleanTrailing(b: Buffer, p: number, end: number): number {
-  if (findFar(b, DQ, p, end) < 0) return 0;
+  if (indexOfByte(b, DQ, p, end) < 0) return 0;
   let open = false, quoted = 0;
   while (p < end) {
     const e = tokenEnd(b, p, end);
@@ -349,48 +339,16 @@ function trailingShapeScore(b: Buffer, p: number, end: number): number {
   return score;
 }
 
-/** Bytes the scanner has examined, for the linear-time property test. */
-export const scanWork = { bytes: 0 };
-
-/** Where the token at `p` ends: the next space, or `end`. Most tokens are short; see indexOfByte. */
-function tokenEnd(b: Buffer, p: number, end: number): number {
-  const from = p, near = Math.min(end, p + 24);
-  while (p < near && b[p] !== SP) p++;
-  if (p < near || p >= end) {
-    scanWork.bytes += p - from + 1;
-    return p;
-  }
-  const i = indexOfByte(b, SP, p, end);
-  scanWork.bytes += 24;
-  return i < 0 ? end : i;
+/** Where the token at `p` ends: the next space, or `end`. */
+function tokenEnd(b: Uint8Array, p: number, end: number): number {
+  while (p < end && b[p] !== SP) p++;
+  return p;
 }
 
-/**
- * The first `byte` in `b[from, to)`, or -1. Short spans are looked at in JS; a long one goes to
- * memchr (Buffer#indexOf), which costs a fixed ~25 ns a call but 20x less per byte than a JS loop.
- */
-/** The first `byte` in `b[from, to)`, or -1, straight from memchr: for spans expected to be long. */
-function findFar(b: Buffer, byte: number, from: number, to: number): number {
-  const i = from < to ? b.indexOf(byte, from) : -1;
-  scanWork.bytes += (i < 0 || i >= to ? to : i) - from + 1;
-  return i < 0 || i >= to ? -1 : i;
-}
-
-function indexOfByte(b: Buffer, byte: number, from: number, to: number): number {
-  const near = Math.min(to, from + 16);
-  for (let i = from; i < near; i++) {
-    if (b[i] === byte) {
-      scanWork.bytes += i - from + 1;
-      return i;
-    }
-  }
-  if (near >= to) {
-    scanWork.bytes += to - from + 1;
-    return -1;
-  }
-  const i = b.indexOf(byte, near);
-  scanWork.bytes += (i < 0 || i >= to ? to : i) - from + 1;
-  return i < 0 || i >= to ? -1 : i;
+/** The first `byte` in `b[from, to)`, or -1. */
+function indexOfByte(b: Uint8Array, byte: number, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (b[i] === byte) return i;
+  return -1;
 }
 
 function isDigit(c: number | undefined): boolean {
@@ -459,24 +417,8 @@ function daysFromCivil(y: number, m: number, d: number): number {
 export function parseLogTime(b: Uint8Array, s: number, e: number): number {
   if (e - s !== 26 || b[s + 2] !== 0x2f || b[s + 6] !== 0x2f || b[s + 11] !== 0x3a || b[s + 14] !== 0x3a
     || b[s + 17] !== 0x3a || b[s + 20] !== SP) return NaN;
-  // Records of one object share their day: reuse it when the 11 bytes `dd/Mon/yyyy` repeat.
-  const day = lastDay;
-  let same = day.ms === day.ms; // NaN until a day was parsed
-  for (let i = 0; same && i < 11; i++) same = b[s + i] === day.key[i];
-  if (same && b[s + 21] === 0x2b && b[s + 22] === 0x30 && b[s + 23] === 0x30 && b[s + 24] === 0x30 && b[s + 25] === 0x30) {
-    const hh = digits(b, s + 12, 2), mm = digits(b, s + 15, 2), ss = digits(b, s + 18, 2);
-    if (hh <= 23 && mm <= 59 && ss <= 60) return day.ms + (hh * 3600 + mm * 60 + ss) * 1000;
-    return NaN;
-  }
-  const ms = parseLogTimeFully(b, s);
-  if (!Number.isNaN(ms) && b[s + 21] === 0x2b && b[s + 22] === 0x30 && b[s + 23] === 0x30 && b[s + 24] === 0x30 && b[s + 25] === 0x30) {
-    for (let i = 0; i < 11; i++) day.key[i] = b[s + i]!;
-    day.ms = ms - (digits(b, s + 12, 2) * 3600 + digits(b, s + 15, 2) * 60 + digits(b, s + 18, 2)) * 1000;
-  }
-  return ms;
+  return parseLogTimeFully(b, s);
 }
-
-const lastDay = { key: new Uint8Array(11), ms: NaN };
 
 function parseLogTimeFully(b: Uint8Array, s: number): number {
   const month = MONTH_BY_CODE.get((b[s + 3]! << 16) | (b[s + 4]! << 8) | b[s + 5]!);
