@@ -27,10 +27,10 @@ import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynam
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { isClosed, scanAndStage } from '../ingest/batch/scan-batch.js';
-import { findExport, readExport } from '../ingest/dynamodb/table-export.js';
+import { ExportCatalog } from '../ingest/dynamodb/table-export.js';
 import { makeDynamoClient } from './aws/dynamodb-client.js';
 import { makeS3Client } from './aws/s3-client.js';
-import type { Config } from './config.js';
+import type { Config, Location } from './config.js';
 import { openEngine } from './duckdb.js';
 import type { Log } from './log.js';
 import { projectFile } from './project-file.js';
@@ -72,10 +72,13 @@ export interface JobSummary {
   manifest: string | null;
 }
 
+/** Objects at a location (an S3 prefix or a directory), to list and stream. */
+export function logSourceAt(location: Location): LogSource {
+  return location.kind === 's3' ? new S3LogSource(makeS3Client(), location.bucket, location.prefix) : new DirectoryLogSource(location.path);
+}
+
 export function logSourceFor(config: Config): LogSource {
-  return config.logs.kind === 's3'
-    ? new S3LogSource(makeS3Client(), config.logs.bucket, config.logs.prefix)
-    : new DirectoryLogSource(config.logs.path);
+  return logSourceAt(config.logs);
 }
 
 export function outputStoreFor(config: Config): OutputStore {
@@ -250,9 +253,9 @@ export async function publishDay(ctx: RunContext, engine: DuckDBConnection, day:
 async function scanTables(config: Config, tables: MonthlyTable[], ledger: Ledger, store: OutputStore, engine: DuckDBConnection,
   opts: Omit<JobOptions, 'day'>, summary: Pick<JobSummary, 'scanned' | 'missingTables'>): Promise<void> {
   const client = opts.dynamodb ?? makeDynamoClient();
-  const exports = config.ddbExports ? (config.ddbExports.kind === 's3'
-    ? new S3LogSource(makeS3Client(), config.ddbExports.bucket, config.ddbExports.prefix)
-    : new DirectoryLogSource(config.ddbExports.path)) : null;
+  // The exports location is read once, and only if a closed table may need it.
+  let catalog: Promise<ExportCatalog> | null = null;
+  const exports = (): Promise<ExportCatalog> => (catalog ??= ExportCatalog.load(logSourceAt(config.ddbExports!)));
   const now = opts.now ?? new Date();
   for (const table of tables) {
     const last = ledger.latestScan(table.name);
@@ -261,12 +264,12 @@ async function scanTables(config: Config, tables: MonthlyTable[], ledger: Ledger
       continue;
     }
     // A closed table with a full export taken after it closed is read from the export: no read capacity.
-    const exp = exports && isClosed(table, now) ? await findExport(exports, table, table.monthEndMs + 86_400_000) : null;
+    const exp = config.ddbExports && isClosed(table, now) ? await (await exports()).find(table, table.monthEndMs + 86_400_000) : null;
     if (exp) {
       opts.log.info('table.export', { table: table.name, export: exp.exportArn, exportTime: exp.exportTime, files: exp.dataFiles.length });
       const scan = await scanAndStage({
         client, table, store, ledger, engine, now, exportArn: exp.exportArn,
-        read: async (onItems) => ({ items: await readExport(exports!, exp, onItems), pages: exp.dataFiles.length, consumedCapacity: 0, throttledRetries: 0 }),
+        read: async (onItems) => ({ items: await (await exports()).read(exp, onItems), pages: exp.dataFiles.length, consumedCapacity: 0, throttledRetries: 0 }),
       });
       summary.scanned.push({ table: table.name, items: scan.items, consumedCapacity: 0, throttledRetries: 0 });
       continue;

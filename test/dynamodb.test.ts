@@ -270,6 +270,7 @@ describe('with DynamoDB Local', () => {
   it('plans, rotates and retires the monthly tables, deleting only what a completed export holds', async () => {
     const { planTables, rotateTables, retireTables } = await import('../infra/tables/table-lifecycle.js');
     const { DirectoryLogSource } = await import('../ingest/log-source/directory-log-source.js');
+    const { ExportCatalog } = await import('../ingest/dynamodb/table-export.js');
     const client = ddb.client();
     const november = new Date('2026-11-20T04:00:00Z');
     const plan = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
@@ -284,7 +285,7 @@ describe('with DynamoDB Local', () => {
 
     const r = root();
     await writeExport(join(r, 'exports'), 'pings_2026_10');
-    const exports = new DirectoryLogSource(join(r, 'exports'));
+    const exports = await ExportCatalog.load(new DirectoryLogSource(join(r, 'exports')));
     const december = new Date('2026-12-05T04:00:00Z');
     const dry = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december });
     expect(dry.map((s) => [s.table, s.action, s.done])).toEqual([['pings_2026_10', 'delete', false], ['pings_2026_11', 'export first', false]]);

@@ -1,17 +1,13 @@
 import { parseArgs } from 'node:util';
-import { DirectoryLogSource } from '../../ingest/log-source/directory-log-source.js';
-import { S3LogSource } from '../../ingest/log-source/s3-log-source.js';
-import type { LogSource } from '../../ingest/log-source/log-source.js';
+import { ExportCatalog } from '../../ingest/dynamodb/table-export.js';
 import { makeDynamoClient } from '../aws/dynamodb-client.js';
-import { makeS3Client } from '../aws/s3-client.js';
 import { ConfigError, type Config } from '../config.js';
+import { logSourceAt } from '../daily-job.js';
 import { planTables, retireTables, rotateTables } from '../tables/table-lifecycle.js';
 import { CONFIG_FLAGS, configFrom } from './rollup.js';
 
-function exportsSource(config: Config): LogSource | null {
-  const e = config.ddbExports;
-  if (!e) return null;
-  return e.kind === 's3' ? new S3LogSource(makeS3Client(), e.bucket, e.prefix) : new DirectoryLogSource(e.path);
+function exportCatalog(config: Config): Promise<ExportCatalog | null> {
+  return config.ddbExports ? ExportCatalog.load(logSourceAt(config.ddbExports)) : Promise.resolve(null);
 }
 
 /** `pingroll tables plan | rotate | retire --before YYYY-MM [--apply]`. */
@@ -26,7 +22,7 @@ export async function tablesCommand(args: string[]): Promise<string> {
   const client = makeDynamoClient();
   switch (action) {
     case 'plan': {
-      const plan = await planTables(client, config.ddbTables, exportsSource(config));
+      const plan = await planTables(client, config.ddbTables, await exportCatalog(config));
       const lines = ['table                month    state     status    billing          items  export'];
       for (const t of plan.tables) {
         lines.push(`${t.table.padEnd(20)} ${t.month}  ${t.state.padEnd(8)}  ${t.status.padEnd(8)}  ${t.billingMode.padEnd(15)} ${String(t.itemCount).padStart(6)}  ${t.export ?? '-'}`);
@@ -46,7 +42,7 @@ export async function tablesCommand(args: string[]): Promise<string> {
     }
     case 'retire': {
       if (!values.before || !/^\d{4}-\d{2}$/.test(values.before)) throw new ConfigError('retire needs --before YYYY-MM (tables of earlier months are retired)');
-      const steps = await retireTables(client, config.ddbTables, values.before, exportsSource(config), { apply: values.apply });
+      const steps = await retireTables(client, config.ddbTables, values.before, await exportCatalog(config), { apply: values.apply });
       const lines = steps.map((s) => `${s.table}: ${s.action === 'delete' ? (s.done ? `deleted (held by ${s.export})` : `would delete (held by ${s.export})`) : s.action === 'export first'
         ? 'no completed full export taken after its month closed: export it first (ExportTableToPointInTime, DYNAMODB_JSON, into PINGROLL_DDB_EXPORTS); not deleted'
         : 'its month is not closed yet; not deleted'}`);

@@ -8,9 +8,8 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { isClosed } from '../../ingest/batch/scan-batch.js';
-import { findExport, type TableExport } from '../../ingest/dynamodb/table-export.js';
+import type { ExportCatalog, TableExport } from '../../ingest/dynamodb/table-export.js';
 import { tableForMonth, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
-import type { LogSource } from '../../ingest/log-source/log-source.js';
 
 export type TableState = 'live' | 'closed' | 'exported' | 'future';
 
@@ -58,11 +57,11 @@ function nextMonth(template: string, now: Date): MonthlyTable {
   return m === 12 ? tableForMonth(template, y + 1, 1) : tableForMonth(template, y, m + 1);
 }
 
-export async function planTables(client: DynamoDBClient, template: string, exports: LogSource | null, now = new Date()): Promise<TablePlan> {
+export async function planTables(client: DynamoDBClient, template: string, exports: ExportCatalog | null, now = new Date()): Promise<TablePlan> {
   const rows: TablePlanRow[] = [];
   for (const t of await monthlyTables(client, template)) {
     const d = (await client.send(new DescribeTableCommand({ TableName: t.name }))).Table!;
-    const exp: TableExport | null = exports && isClosed(t, now) ? await findExport(exports, t, t.monthEndMs + 86_400_000) : null;
+    const exp: TableExport | null = exports && isClosed(t, now) ? await exports.find(t, t.monthEndMs + 86_400_000) : null;
     const monthStart = Date.parse(`${t.month}-01T00:00:00Z`);
     const state: TableState = exp ? 'exported' : isClosed(t, now) ? 'closed' : now.getTime() < monthStart ? 'future' : 'live';
     rows.push({
@@ -111,7 +110,7 @@ export interface RetireStep {
  * after its month closed holds it; the others are listed as needing an export. Nothing is deleted
  * without `apply`.
  */
-export async function retireTables(client: DynamoDBClient, template: string, before: string, exports: LogSource | null,
+export async function retireTables(client: DynamoDBClient, template: string, before: string, exports: ExportCatalog | null,
   opts: { apply?: boolean; now?: Date } = {}): Promise<RetireStep[]> {
   const now = opts.now ?? new Date();
   const steps: RetireStep[] = [];
@@ -121,7 +120,7 @@ export async function retireTables(client: DynamoDBClient, template: string, bef
       steps.push({ table: t.name, month: t.month, action: 'still open', export: null, done: false });
       continue;
     }
-    const exp = exports ? await findExport(exports, t, t.monthEndMs + 86_400_000) : null;
+    const exp = exports ? await exports.find(t, t.monthEndMs + 86_400_000) : null;
     const step: RetireStep = { table: t.name, month: t.month, action: exp ? 'delete' : 'export first', export: exp?.exportArn ?? null, done: false };
     if (exp && opts.apply) {
       await client.send(new DeleteTableCommand({ TableName: t.name }));

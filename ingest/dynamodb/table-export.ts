@@ -37,33 +37,52 @@ async function readText(source: LogSource, key: string): Promise<string> {
 }
 
 /**
- * The latest completed full DYNAMODB_JSON export of `table` taken at or after `notBefore` (epoch ms),
- * or null. Exports are matched by the table name at the end of their table ARN.
+ * The completed exports under an exports location, their summaries read once (a location holds the
+ * exports of every table: listing it per table would read the same objects again and again).
  */
-export async function findExport(source: LogSource, table: MonthlyTable, notBefore: number): Promise<TableExport | null> {
-  const summaries: string[] = [];
-  for await (const ref of source.list()) if (/(^|\/)AWSDynamoDB\/[^/]+\/manifest-summary\.json$/.test(ref.key)) summaries.push(ref.key);
-  let best: { summary: ManifestSummary; key: string } | null = null;
-  for (const key of summaries) {
-    const summary = JSON.parse(await readText(source, key)) as ManifestSummary;
-    if (!summary.tableArn?.endsWith(`:table/${table.name}`)) continue;
-    if ((summary.outputFormat ?? 'DYNAMODB_JSON') !== 'DYNAMODB_JSON' || (summary.exportType ?? 'FULL_EXPORT') !== 'FULL_EXPORT') continue;
-    const at = Date.parse(summary.exportTime ?? '');
-    if (!(at >= notBefore)) continue;
-    if (!best || Date.parse(best.summary.exportTime!) < at) best = { summary, key };
+export class ExportCatalog {
+  private constructor(readonly source: LogSource, private readonly summaries: Array<{ key: string; summary: ManifestSummary }>) {}
+
+  static async load(source: LogSource): Promise<ExportCatalog> {
+    const summaries: Array<{ key: string; summary: ManifestSummary }> = [];
+    for await (const ref of source.list()) {
+      if (/(^|\/)AWSDynamoDB\/[^/]+\/manifest-summary\.json$/.test(ref.key)) {
+        summaries.push({ key: ref.key, summary: JSON.parse(await readText(source, ref.key)) as ManifestSummary });
+      }
+    }
+    return new ExportCatalog(source, summaries);
   }
-  if (!best) return null;
-  const base = best.key.slice(0, best.key.lastIndexOf('/') + 1);
-  const root = base.slice(0, base.indexOf('AWSDynamoDB/'));
-  const filesKey = best.summary.manifestFilesS3Key ? root + best.summary.manifestFilesS3Key.slice(best.summary.manifestFilesS3Key.indexOf('AWSDynamoDB/')) : `${base}manifest-files.json`;
-  const dataFiles = (await readText(source, filesKey)).split('\n').filter((l) => l.trim()).map((l) => {
-    const key = (JSON.parse(l) as { dataFileS3Key: string }).dataFileS3Key;
-    return root + key.slice(key.indexOf('AWSDynamoDB/'));
-  });
-  return {
-    id: base.split('/').at(-2)!, exportArn: best.summary.exportArn ?? '', exportTime: best.summary.exportTime!,
-    itemCount: best.summary.itemCount ?? null, dataFiles,
-  };
+
+  /**
+   * The latest completed full DYNAMODB_JSON export of `table` taken at or after `notBefore` (epoch
+   * ms), or null. Exports are matched by the table name at the end of their table ARN.
+   */
+  async find(table: MonthlyTable, notBefore: number): Promise<TableExport | null> {
+    let best: { summary: ManifestSummary; key: string } | null = null;
+    for (const { key, summary } of this.summaries) {
+      if (!summary.tableArn?.endsWith(`:table/${table.name}`)) continue;
+      if ((summary.outputFormat ?? 'DYNAMODB_JSON') !== 'DYNAMODB_JSON' || (summary.exportType ?? 'FULL_EXPORT') !== 'FULL_EXPORT') continue;
+      const at = Date.parse(summary.exportTime ?? '');
+      if (!(at >= notBefore)) continue;
+      if (!best || Date.parse(best.summary.exportTime!) < at) best = { summary, key };
+    }
+    if (!best) return null;
+    const base = best.key.slice(0, best.key.lastIndexOf('/') + 1);
+    const root = base.slice(0, base.indexOf('AWSDynamoDB/'));
+    const relative = (key: string): string => root + key.slice(key.indexOf('AWSDynamoDB/'));
+    const filesKey = best.summary.manifestFilesS3Key ? relative(best.summary.manifestFilesS3Key) : `${base}manifest-files.json`;
+    const dataFiles = (await readText(this.source, filesKey)).split('\n').filter((l) => l.trim())
+      .map((l) => relative((JSON.parse(l) as { dataFileS3Key: string }).dataFileS3Key));
+    return {
+      id: base.split('/').at(-2)!, exportArn: best.summary.exportArn ?? '', exportTime: best.summary.exportTime!,
+      itemCount: best.summary.itemCount ?? null, dataFiles,
+    };
+  }
+
+  /** Every item of an export (see readExport). */
+  read(exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
+    return readExport(this.source, exp, onItems);
+  }
 }
 
 /** Every item of an export, in pages of up to 1000. Returns the number of items read. */
