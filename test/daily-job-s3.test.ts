@@ -2,7 +2,9 @@
  * The daily job through a real S3 API (s3rver): logs under one bucket's prefix, output under
  * another's, gzip with and without suffix, listings that take many pages.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipIfNeeded } from '../ingest/log-source/gzip.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeS3Client } from '../infra/aws/s3-client.js';
@@ -44,7 +46,6 @@ async function readS3Day(day: string, into: string) {
   const store = new S3OutputStore(makeS3Client(), 'rollups', 'pingroll/');
   for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
     const key = `${t}/dt=${day}/part-00000.parquet`;
-    const { mkdir } = await import('node:fs/promises');
     await mkdir(join(into, t, `dt=${day}`), { recursive: true });
     await store.download(key, join(into, key));
   }
@@ -88,7 +89,6 @@ describe('the S3 log source', () => {
     expect(keys).toEqual(sample.objects.map((o) => o.key.slice('logs/'.length)).sort());
     expect(keys.length).toBeGreaterThan(7 * 2);
     const gz = sample.objects.find((o) => o.gzip && !o.key.endsWith('.gz'))!;
-    const { gunzipIfNeeded } = await import('../ingest/log-source/gzip.js');
     let text = '';
     for await (const c of gunzipIfNeeded(await source.open({ key: gz.key.slice('logs/'.length), size: 0, etag: '' }))) text += c.toString();
     expect(text).toBe(gz.text);

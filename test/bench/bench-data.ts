@@ -3,7 +3,7 @@
  * are the same for the same arguments).
  */
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { generateSample } from '../../infra/sample/access-log-generator.js';
@@ -20,7 +20,6 @@ export async function benchLogFile(minRecords: number, date = '2026-11-01'): Pro
   const path = join(BENCH_DIR, `access-${date}-${minRecords}.log`);
   const countPath = path + '.records';
   if (existsSync(path) && existsSync(countPath)) {
-    const { readFile } = await import('node:fs/promises');
     return { path, records: Number(await readFile(countPath, 'utf8')) };
   }
   const tmp = path + '.tmp';
@@ -35,7 +34,6 @@ export async function benchLogFile(minRecords: number, date = '2026-11-01'): Pro
   out.end();
   await once(out, 'finish');
   await rename(tmp, path);
-  const { writeFile } = await import('node:fs/promises');
   await writeFile(countPath, String(records));
   process.stderr.write('\n');
   return { path, records };
