@@ -11,6 +11,8 @@ import type { ScannedRecord } from './record-reader.js';
 export const DEFAULT_PING_KEYS = ['p.gif'] as const;
 const PING_OPERATIONS = ['REST.GET.OBJECT', 'WEBSITE.GET.OBJECT'].map((o) => Buffer.from(o, 'latin1'));
 const OK_STATUSES = new Set([200, 204, 206, 304]);
+/** Most records of a busy bucket: one verdict for all, not an object each. */
+const NOT_PING: Verdict = Object.freeze({ outcome: 'not_ping', reason: 'not a ping-key GET' });
 /** Required values longer than this are rejected: they would not fit the warehouse's VARCHAR(256). */
 export const MAX_ID_LENGTH = 256;
 
@@ -28,7 +30,7 @@ export class PingRules {
   classify(r: ScannedRecord): Verdict {
     if (r.error !== 0) return { outcome: 'malformed', reason: SCAN_ERRORS[r.error] ?? 'malformed' };
     const b = r.b;
-    if (!this.isPingOperation(r) || !this.isPingKey(r)) return { outcome: 'not_ping', reason: 'not a ping-key GET' };
+    if (!this.isPingOperation(r) || !this.isPingKey(r)) return NOT_PING;
     const status = fieldNumber(r, F.httpStatus);
     if (status === null || !OK_STATUSES.has(status)) return { outcome: 'http_error', reason: `status ${status ?? '-'}` };
     const [qs, qe] = queryRange(r);
