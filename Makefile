@@ -31,10 +31,10 @@ $(NPM_STAMP): package.json package-lock.json
 
 install: $(NPM_STAMP)
 
-WASM := dist/wasm/record-scanner.wasm
+WASM := dist/wasm/access-log.wasm
 
-# The record scanner: AssemblyScript with SIMD, compiled to WebAssembly.
-$(WASM): ingest/access-log/wasm/record-scanner.as.ts $(NPM_STAMP)
+# The record scanner and ping rules: AssemblyScript with SIMD, compiled to WebAssembly.
+$(WASM): ingest/access-log/wasm/access-log.as.ts $(wildcard ingest/access-log/wasm/*.as.ts) $(NPM_STAMP)
 	@mkdir -p dist/wasm
 	@$(BIN)/asc $< -O3 --runtime stub --enable simd --noAssert -o $@
 

@@ -9,6 +9,9 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 export type Source = 's3' | 'dynamodb';
 
+/** Series, episode and session ids longer than this (in characters) are rejected: they would not fit the warehouse's columns. */
+export const MAX_ID_LENGTH = 256;
+
 export interface PingRecord {
   source: Source;
   series: string;

@@ -1,17 +1,15 @@
 import { createReadStream } from 'node:fs';
 import { describeRecord } from '../../ingest/access-log/parse-output.js';
-import { PingRules } from '../../ingest/access-log/ping-rules.js';
 import { AccessLogRecordReader } from '../../ingest/access-log/record-reader.js';
 import { gunzipIfNeeded } from '../../ingest/log-source/gzip.js';
 
 /** `pingroll parse [FILE]`: one JSON object per non-blank line, for asking why a line counted or not. */
 export async function parseCommand(file: string | undefined, pingKeys: readonly string[], withReason: boolean,
   out: NodeJS.WritableStream = process.stdout): Promise<void> {
-  const rules = new PingRules(pingKeys);
   let pending: string[] = [];
   const reader = new AccessLogRecordReader((r) => {
-    pending.push(JSON.stringify(describeRecord(rules, r, withReason)) + '\n');
-  }, true);
+    pending.push(JSON.stringify(describeRecord(r, withReason)) + '\n');
+  }, { trailing: true, pingKeys });
   const write = async (): Promise<void> => {
     if (pending.length === 0) return;
     const text = pending.join('');

@@ -1,4 +1,4 @@
-import { PingRules } from '../../ingest/access-log/ping-rules.js';
+import { O_PING, outcomeName, stagedPing } from '../../ingest/access-log/ping-verdict.js';
 import { AccessLogRecordReader } from '../../ingest/access-log/record-reader.js';
 import { DirectoryLogSource } from '../../ingest/log-source/directory-log-source.js';
 import { gunzipIfNeeded } from '../../ingest/log-source/gzip.js';
@@ -10,20 +10,19 @@ import { OUTCOMES, type Outcome } from '../../ingest/ping-record.js';
  */
 export async function summarizeCommand(dir: string, pingKeys: readonly string[]): Promise<string> {
   const source = new DirectoryLogSource(dir);
-  const rules = new PingRules(pingKeys);
   const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   const episodes = new Map<string, number>();
   let objects = 0;
   for await (const ref of source.list()) {
     objects++;
     const reader = new AccessLogRecordReader((r) => {
-      const v = rules.classify(r);
-      outcomes[v.outcome]++;
-      if (v.outcome === 'ping') {
-        const k = `${v.ping.series}\t${v.ping.episode}`;
+      outcomes[outcomeName(r)]++;
+      if (r.outcome === O_PING) {
+        const p = stagedPing(r);
+        const k = `${p.series}\t${p.episode}`;
         episodes.set(k, (episodes.get(k) ?? 0) + 1);
       }
-    });
+    }, { pingKeys });
     for await (const chunk of gunzipIfNeeded(await source.open(ref))) reader.push(chunk);
     reader.finish();
   }

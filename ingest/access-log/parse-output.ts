@@ -1,12 +1,12 @@
-import type { Verdict } from '../ping-record.js';
-import type { PingRules } from './ping-rules.js';
+import type { Outcome } from '../ping-record.js';
+import { O_MALFORMED, O_PING, outcomeName, rejectReason, stagedPing } from './ping-verdict.js';
 import type { ScannedRecord } from './record-reader.js';
 import { isoSeconds, recordFields, type RecordFields } from './record-fields.js';
 
 /** One line of `pingroll parse` output (SPEC §7). */
 export interface ParsedLine {
   line: number;
-  outcome: Verdict['outcome'];
+  outcome: Outcome;
   fields: RecordFields | null;
   ping: {
     series: string; episode: string; session: string; user: string | null; ping_id: string | null;
@@ -16,19 +16,22 @@ export interface ParsedLine {
   reason?: string;
 }
 
-export function describeRecord(rules: PingRules, r: ScannedRecord, withReason = false): ParsedLine {
-  const v = rules.classify(r);
+/** A record read with the ping rules, as `pingroll parse` prints it: the ping's values are those ingest stages. */
+export function describeRecord(r: ScannedRecord, withReason = false): ParsedLine {
+  let ping: ParsedLine['ping'] = null;
+  if (r.outcome === O_PING) {
+    const p = stagedPing(r);
+    ping = {
+      series: p.series, episode: p.episode, session: p.session, user: p.user, ping_id: p.pingId,
+      event_time: isoSeconds(p.eventTimeMs),
+    };
+  }
   const out: ParsedLine = {
     line: r.lineNo,
-    outcome: v.outcome,
-    fields: v.outcome === 'malformed' ? null : recordFields(r),
-    ping: v.outcome === 'ping'
-      ? {
-        series: v.ping.series, episode: v.ping.episode, session: v.ping.session, user: v.ping.user,
-        ping_id: v.ping.pingId, event_time: isoSeconds(v.ping.eventTimeMs),
-      }
-      : null,
+    outcome: outcomeName(r),
+    fields: r.outcome === O_MALFORMED ? null : recordFields(r),
+    ping,
   };
-  if (withReason && v.outcome !== 'ping') out.reason = v.reason;
+  if (withReason && r.outcome !== O_PING) out.reason = rejectReason(r);
   return out;
 }

@@ -1,8 +1,9 @@
 /**
- * Reads access-log records from a byte stream with the WebAssembly scanner
- * (`wasm/record-scanner.as.ts`): chunks are copied into the module's memory behind any partial line
- * left from the previous chunk, every complete line is scanned in one call, and each record is
- * handed to the caller as a `ScannedRecord` view over the module's output (valid during the call).
+ * Reads access-log records from a byte stream with the WebAssembly module (`wasm/access-log.as.ts`):
+ * chunks are copied into the module's memory behind any partial line left from the previous chunk,
+ * every complete line is scanned in one call, optionally classified by the ping rules in another
+ * (which write each ping's staged CSV row into the module's memory), and each record is handed to
+ * the caller as a `ScannedRecord` view over the module's output (valid during the call).
  */
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../infra/project-file.js';
@@ -19,6 +20,12 @@ export interface ScannedRecord {
   readonly lineNo: number;
   readonly lineStart: number;
   readonly lineEnd: number;
+  /** With ping rules: the outcome's index in OUTCOMES, a detail for its reason (see ping-verdict.ts). */
+  readonly outcome: number;
+  readonly detail: number;
+  /** With ping rules, for a ping: its staged CSV row is `b[rowStart, rowEnd)`. */
+  readonly rowStart: number;
+  readonly rowEnd: number;
   start(i: number): number;
   end(i: number): number;
 }
@@ -31,11 +38,24 @@ interface ScannerExports {
   lineCount(): number;
   recordBytes(): number;
   scanWork(): number;
+  pingKeysAt(): number;
+  pingKeysCapacity(): number;
+  setPingKeyCount(n: number): void;
+  classifyRecords(outPtr: number, n: number, recordBytes: number, rowsPtr: number, rowsCap: number, scratchPtr: number): number;
+}
+
+export interface ReaderOptions {
+  /** Split the fields after the user agent too (for `pingroll parse`); ingest reads none of them and leaves them whole. */
+  trailing?: boolean;
+  /** Classify every record with the ping rules, these being the ping keys. */
+  pingKeys?: readonly string[];
+  /** With ping rules: the staged CSV rows of the pings of each call's records, after those records (a view, valid during the call). */
+  onRows?: (rows: Uint8Array) => void;
 }
 
 let compiled: WebAssembly.Module | null = null;
 function scannerModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(projectFile('dist/wasm/record-scanner.wasm')));
+  compiled ??= new WebAssembly.Module(readFileSync(projectFile('dist/wasm/access-log.wasm')));
   return compiled;
 }
 
@@ -59,20 +79,46 @@ export class AccessLogRecordReader implements ScannedRecord {
   private outAt = 0;
   /** Where the delimiter bitmaps go: 3 bits per input byte. */
   private mapsAt = 0;
+  /** Where the ping rules write rows (3 bytes per input byte, 96 per record) and decode (9 bytes per input byte). */
+  private rowsAt = 0;
+  private rowsCap = 0;
+  private scratchAt = 0;
+  private readonly recordInts: number;
+  private readonly trailing: boolean;
+  private readonly classify: boolean;
+  private readonly onRows: ((rows: Uint8Array) => void) | undefined;
   /** Bytes of an incomplete line kept at INPUT_AT from the previous chunk. */
   private carry = 0;
   private linesSeen = 0;
   /** Int32 index of the current record. */
   private base = 0;
 
-  /**
-   * @param trailing split the fields after the user agent too (for `pingroll parse`); ingest reads
-   * none of them and leaves them whole.
-   */
-  constructor(private readonly onRecord: RecordHandler, private readonly trailing = false) {
+  constructor(private readonly onRecord: RecordHandler, options: ReaderOptions = {}) {
     const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort } });
     this.x = instance.exports as unknown as ScannerExports;
+    this.recordInts = this.x.recordBytes() >> 2;
+    this.trailing = options.trailing ?? false;
+    this.classify = options.pingKeys !== undefined;
+    this.onRows = options.onRows;
     this.ensure(1 << 20);
+    if (options.pingKeys) this.setPingKeys(options.pingKeys);
+  }
+
+  /** Each key as a u32 length and its UTF-8 bytes, leading slashes dropped (keys are logged without). */
+  private setPingKeys(pingKeys: readonly string[]): void {
+    const keys = [...new Set(pingKeys.map((k) => k.replace(/^\/+/, '')))].map((k) => Buffer.from(k, 'utf8'));
+    const at = this.x.pingKeysAt();
+    if (keys.reduce((n, k) => n + 4 + k.length, 0) > this.x.pingKeysCapacity()) {
+      throw new Error(`PINGROLL_PING_KEYS is too long: at most ${this.x.pingKeysCapacity()} bytes of keys`);
+    }
+    const view = new DataView(this.x.memory.buffer);
+    let p = at;
+    for (const k of keys) {
+      view.setUint32(p, k.length, true);
+      this.u8.set(k, p + 4);
+      p += 4 + k.length;
+    }
+    this.x.setPingKeyCount(keys.length);
   }
 
   /** Bytes the scanner has examined so far (for the linear-time property test). */
@@ -108,10 +154,14 @@ export class AccessLogRecordReader implements ScannedRecord {
     for (;;) {
       const n = this.x.scanChunk(from, stop - from, final ? 1 : 0, this.outAt, RECORDS_PER_CALL, this.trailing ? 1 : 0, this.linesSeen);
       this.linesSeen = this.x.lineCount();
+      const rowBytes = this.classify
+        ? this.x.classifyRecords(this.outAt, n, this.recordInts << 2, this.rowsAt, this.rowsCap, this.scratchAt)
+        : 0;
       for (let k = 0; k < n; k++) {
-        this.base = (this.outAt >> 2) + k * 64;
+        this.base = (this.outAt >> 2) + k * this.recordInts;
         this.onRecord(this);
       }
+      if (rowBytes > 0) this.onRows?.(this.u8.subarray(this.rowsAt, this.rowsAt + rowBytes));
       from = this.x.consumed();
       if (n < RECORDS_PER_CALL || from >= stop) break;
     }
@@ -127,7 +177,10 @@ export class AccessLogRecordReader implements ScannedRecord {
     const inputCap = Math.ceil(Math.max(inputBytes + PADDING, this.inputCap * 2, 1 << 20) / 64) * 64;
     const outAt = INPUT_AT + inputCap;
     const mapsAt = outAt + RECORDS_PER_CALL * this.x.recordBytes();
-    const need = mapsAt + 3 * (inputCap / 8 + 64);
+    const rowsAt = mapsAt + 3 * (inputCap / 8 + 64);
+    const rowsCap = this.classify ? 3 * inputCap + 96 * RECORDS_PER_CALL : 0;
+    const scratchAt = rowsAt + rowsCap;
+    const need = scratchAt + (this.classify ? 9 * inputCap + 1024 : 0);
     const have = this.x.memory.buffer.byteLength;
     if (need > have) this.x.memory.grow(Math.ceil((need - have) / 65536));
     // Growing detaches the old views. The carried bytes stay where they were (at INPUT_AT).
@@ -139,6 +192,9 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.inputCap = inputCap;
     this.outAt = outAt;
     this.mapsAt = mapsAt;
+    this.rowsAt = rowsAt;
+    this.rowsCap = rowsCap;
+    this.scratchAt = scratchAt;
   }
 
   get error(): number { return this.i32[this.base + 2]!; }
@@ -147,6 +203,10 @@ export class AccessLogRecordReader implements ScannedRecord {
   get lineNo(): number { return this.i32[this.base + 60]!; }
   get lineStart(): number { return this.i32[this.base]!; }
   get lineEnd(): number { return this.i32[this.base + 1]!; }
+  get outcome(): number { return this.classify ? this.i32[this.base + 64]! : -1; }
+  get detail(): number { return this.i32[this.base + 65]!; }
+  get rowStart(): number { return this.i32[this.base + 66]!; }
+  get rowEnd(): number { return this.i32[this.base + 67]!; }
   start(i: number): number { return this.i32[this.base + 6 + 2 * i]!; }
   end(i: number): number { return this.i32[this.base + 7 + 2 * i]!; }
 }

@@ -1,13 +1,12 @@
 /**
- * Collects one batch's records by UTC day, on local disk: pings as CSV (DuckDB reads it fast and
- * in parallel), rejects as JSON lines, outcome counts in memory. `stage` turns each day's pings into
- * Parquet in the output store. Memory stays flat whatever the batch's size: rows go to disk as they
- * come, in 1 MB writes.
+ * Collects one batch's records on local disk: pings as CSV rows in one file (DuckDB reads it fast
+ * and in parallel), whatever their day; rejects as JSON lines and outcome counts in memory, by UTC
+ * day. `stage` splits the pings by day into Parquet in the output store. Memory stays flat whatever
+ * the batch's size: rows go to disk as they come, in 4 MB writes.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { gzipSync } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
@@ -28,48 +27,57 @@ export interface Reject {
   record: string;
 }
 
-const FLUSH_AT = 1 << 20;
 const RECORD_LIMIT = 16 * 1024;
+const BUFFER = 4 << 20;
 
-class DayFile {
-  private parts: string[] = [];
-  private size = 0;
-  private readonly out: WriteStream;
-  rows = 0;
+/**
+ * The staged row's columns (SPEC §4's inputs). The WebAssembly ping rules write the same rows
+ * (`ingest/access-log/wasm/ping-rules.as.ts`): CSV with fields quoted only when they hold a quote,
+ * comma or line break, an empty field for a null.
+ */
+const COLUMNS = `{'source': 'VARCHAR', 'series': 'VARCHAR', 'episode': 'VARCHAR', 'session': 'VARCHAR', 'user_id': 'VARCHAR',
+  'ping_id': 'VARCHAR', 'event_ms': 'BIGINT', 'natural_key': 'VARCHAR'}`;
+
+/** Appends to a file through a buffer, in large synchronous writes. */
+class RowFile {
+  private readonly fd: number;
+  private readonly buf = Buffer.allocUnsafe(BUFFER);
+  private used = 0;
+  private open = true;
 
   constructor(readonly path: string) {
-    this.out = createWriteStream(path);
+    this.fd = openSync(path, 'w');
   }
 
-  add(line: string): void {
-    this.parts.push(line);
-    this.size += line.length;
-    this.rows++;
-    if (this.size >= FLUSH_AT) this.flush();
+  append(bytes: Uint8Array): void {
+    if (this.used + bytes.length > BUFFER) this.flush();
+    if (bytes.length > BUFFER) writeAll(this.fd, bytes);
+    else {
+      this.buf.set(bytes, this.used);
+      this.used += bytes.length;
+    }
   }
 
   private flush(): void {
-    if (this.parts.length === 0) return;
-    this.out.write(this.parts.join(''));
-    this.parts = [];
-    this.size = 0;
+    writeAll(this.fd, this.buf.subarray(0, this.used));
+    this.used = 0;
   }
 
-  private closed: Promise<void> | null = null;
-
-  /** Flushes and closes the file; safe to call again (the stream's 'close' fires only once). */
-  close(): Promise<void> {
-    if (!this.closed) {
-      this.flush();
-      this.out.end();
-      this.closed = once(this.out, 'close').then(() => {});
-    }
-    return this.closed;
+  /** Flushes and closes the file; safe to call again. */
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.flush();
+    closeSync(this.fd);
   }
 }
 
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
+}
+
 interface Day {
-  pings: DayFile | null;
+  pings: number;
   rejects: string[];
   outcomes: Partial<Record<Source, Partial<Record<Outcome, number>>>>;
   inputs: Set<number>;
@@ -77,13 +85,14 @@ interface Day {
 
 export class DaySpool {
   private readonly days = new Map<string, Day>();
+  private pings: RowFile | null = null;
 
   constructor(private readonly dir: string) {}
 
   private day(d: string): Day {
     let day = this.days.get(d);
     if (!day) {
-      day = { pings: null, rejects: [], outcomes: {}, inputs: new Set() };
+      day = { pings: 0, rejects: [], outcomes: {}, inputs: new Set() };
       this.days.set(d, day);
     }
     return day;
@@ -95,13 +104,18 @@ export class DaySpool {
     const counts = (d.outcomes[source] ??= {});
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     d.inputs.add(input);
+    if (outcome === 'ping') d.pings++;
+  }
+
+  /** Staged rows written elsewhere (by the WebAssembly ping rules); each must be counted as a ping of its day. */
+  appendPingRows(rows: Uint8Array): void {
+    this.pings ??= new RowFile(join(this.dir, 'pings.csv'));
+    this.pings.append(rows);
   }
 
   addPing(day: string, ping: PingRecord, input: number): void {
     this.count(day, ping.source, 'ping', input);
-    const d = this.day(day);
-    d.pings ??= new DayFile(join(this.dir, `pings-${day}.csv`));
-    d.pings.add(`${ping.source},${csv(ping.series)},${csv(ping.episode)},${csv(ping.session)},${ping.user === null ? '' : csv(ping.user)},${ping.pingId === null ? '' : csv(ping.pingId)},${ping.eventTimeMs},${csv(ping.naturalKey)}\n`);
+    this.appendPingRows(Buffer.from(`${ping.source},${csv(ping.series)},${csv(ping.episode)},${csv(ping.session)},${ping.user === null ? '' : csv(ping.user)},${ping.pingId === null ? '' : csv(ping.pingId)},${ping.eventTimeMs},${csv(ping.naturalKey)}\n`));
   }
 
   addReject(day: string, reject: Reject, input: number): void {
@@ -120,38 +134,45 @@ export class DaySpool {
    */
   async stage(store: OutputStore, batch: string, engine: DuckDBConnection): Promise<Record<string, StagedDay>> {
     const out: Record<string, StagedDay> = {};
-    for (const day of this.daysSeen()) {
-      const d = this.days.get(day)!;
-      let pings: string | null = null;
-      if (d.pings) {
-        await d.pings.close();
-        const parquet = d.pings.path.replace(/\.csv$/, '.parquet');
-        await engine.run(`COPY (SELECT * FROM read_csv(${sqlString(d.pings.path)}, header = false, delim = ',', quote = '"', escape = '"',
-            columns = {'source': 'VARCHAR', 'series': 'VARCHAR', 'episode': 'VARCHAR', 'session': 'VARCHAR', 'user_id': 'VARCHAR',
-                       'ping_id': 'VARCHAR', 'event_ms': 'BIGINT', 'natural_key': 'VARCHAR'}))
-          TO ${sqlString(parquet)} (FORMAT parquet, COMPRESSION zstd)`);
-        pings = `_staging/dt=${day}/${batch}.parquet`;
-        await store.put(pings, { file: parquet });
-        await rm(parquet, { force: true });
-        await rm(d.pings.path, { force: true });
+    if (this.pings) {
+      this.pings.close();
+      await engine.run(`CREATE OR REPLACE TEMP TABLE batch_pings AS
+        SELECT * FROM read_csv(${sqlString(this.pings.path)}, header = false, delim = ',', quote = '"', escape = '"', columns = ${COLUMNS})`);
+    }
+    try {
+      for (const day of this.daysSeen()) {
+        const d = this.days.get(day)!;
+        let pings: string | null = null;
+        if (d.pings > 0) {
+          const from = Date.parse(`${day}T00:00:00Z`);
+          const parquet = join(this.dir, `pings-${day}.parquet`);
+          const written = await engine.runAndReadAll(`COPY (SELECT * FROM batch_pings WHERE event_ms >= ${from} AND event_ms < ${from + 86_400_000})
+            TO ${sqlString(parquet)} (FORMAT parquet, COMPRESSION zstd)`);
+          const rows = Number(written.getRowObjects()[0]!.Count as bigint);
+          if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
+          pings = `_staging/dt=${day}/${batch}.parquet`;
+          await store.put(pings, { file: parquet });
+          await rm(parquet, { force: true });
+        }
+        let rejects: string | null = null;
+        if (d.rejects.length) {
+          rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
+          await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
+        }
+        out[day] = { pings, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
       }
-      let rejects: string | null = null;
-      if (d.rejects.length) {
-        rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
-        await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
-      }
-      out[day] = { pings, pingCount: d.pings?.rows ?? 0, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
+    } finally {
+      if (this.pings) await engine.run('DROP TABLE IF EXISTS batch_pings');
     }
     return out;
   }
 
   /** Removes the local files (after staging, or after a failure). */
   async discard(): Promise<void> {
-    for (const d of this.days.values()) {
-      if (d.pings) {
-        await d.pings.close().catch(() => {});
-        await rm(d.pings.path, { force: true });
-      }
+    if (this.pings) {
+      this.pings.close();
+      await rm(this.pings.path, { force: true });
+      this.pings = null;
     }
     this.days.clear();
   }

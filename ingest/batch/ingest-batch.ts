@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { OutputStore } from '../../export/output-store/output-store.js';
-import { PingRules } from '../access-log/ping-rules.js';
+import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/ping-verdict.js';
 import { AccessLogRecordReader } from '../access-log/record-reader.js';
 import { gunzipIfNeeded } from '../log-source/gzip.js';
 import { dayInObjectName, type LogObjectRef, type LogSource } from '../log-source/log-source.js';
@@ -55,7 +55,6 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const batch = batchId();
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-ingest-'));
   const spool = new DaySpool(dir);
-  const rules = new PingRules(opts.pingKeys);
   const objects: InputObject[] = todo.map((r) => ({ key: r.key, size: r.size, etag: r.etag, records: 0 }));
   const fallbackDay = new Date().toISOString().slice(0, 10);
   // One scanner per concurrent read: each holds its object's partial line between chunks.
@@ -69,25 +68,28 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
       queue.add(async () => {
         const ref = todo[index]!;
         const ctx = { index, key: ref.key, day: dayInObjectName(ref.key) ?? fallbackDay };
+        // The ping rules run in WebAssembly and write each ping's staged row there; JavaScript counts
+        // outcomes and keeps the rejects.
         const reader = idle.pop() ?? new AccessLogRecordReader((r) => {
           const c = current;
-          const v = rules.classify(r);
+          const outcome = r.outcome;
           objects[c.index]!.records++;
-          if (v.outcome === 'ping') {
-            spool.addPing(dayOf(v.ping.eventTimeMs), v.ping, c.index);
+          if (outcome === O_PING) {
+            spool.count(dayOf(r.timeMs), 's3', 'ping', c.index);
             return;
           }
           // A record without a readable time belongs to the day in its object's name (SPEC §5); so
           // does a malformed one, none of whose fields is trusted.
-          const day = v.outcome === 'malformed' || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
-          if (v.outcome === 'not_ping' || v.outcome === 'http_error') spool.count(day, 's3', v.outcome, c.index);
+          const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
+          if (outcome === O_NOT_PING) spool.count(day, 's3', 'not_ping', c.index);
+          else if (outcome === O_HTTP_ERROR) spool.count(day, 's3', 'http_error', c.index);
           else {
             spool.addReject(day, {
-              source: 's3', outcome: v.outcome, reason: v.reason, input: c.key, at: r.lineNo,
+              source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo,
               record: r.b.toString('utf8', r.lineStart, r.lineEnd),
             }, c.index);
           }
-        });
+        }, { pingKeys: opts.pingKeys, onRows: (rows) => spool.appendPingRows(rows) });
         reader.reset();
         try {
           const body = await opts.source.open(ref);

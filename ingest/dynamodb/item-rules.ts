@@ -4,8 +4,7 @@
  * are the same id (`1234` either way). Pure: an item in DynamoDB's attribute-value form in, a verdict out.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Verdict } from '../ping-record.js';
-import { MAX_ID_LENGTH } from '../access-log/ping-rules.js';
+import { MAX_ID_LENGTH, type Verdict } from '../ping-record.js';
 import { eventTimeOfShardKey } from './ts-shard.js';
 
 export type Item = Record<string, AttributeValue>;

@@ -19,10 +19,10 @@
  * up to 64-bit words). Each record is written as RECORD_BYTES at `outPtr`:
  *   +0 line start, +4 line end (without newline), +8 error (0 = ok), +12 field count,
  *   +16 time (f64 epoch ms, NaN when `-`), +24 27 x (start, end) i32 (start -1 when absent),
- *   +240 1-based line number.
+ *   +240 1-based line number; +256 to +272 are the ping rules' (ping-rules.as.ts).
  */
 
-const RECORD_BYTES: i32 = 256;
+const RECORD_BYTES: i32 = 272;
 const FIELDS: i32 = 27;
 const MIN_FIELDS: i32 = 17;
 const MAX_REQUESTER_TOKENS: i32 = 8;

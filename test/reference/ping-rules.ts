@@ -1,20 +1,19 @@
 /**
- * Which access-log records are pings (SPEC §1a, §3): the one place that decides a record's outcome.
- * Pure: bytes and spans in, a verdict out.
+ * Which access-log records are pings (SPEC §1a, §3), in plain TypeScript: the readable reference for
+ * the WebAssembly rules ingest runs (`ingest/access-log/wasm/ping-rules.as.ts`). The differential
+ * fuzz tests hold the two to identical verdicts and values. Pure: bytes and spans in, a verdict out.
  */
-import type { PingRecord, Verdict } from '../ping-record.js';
+import { MAX_ID_LENGTH, type PingRecord, type Verdict } from '../../ingest/ping-record.js';
+import { DEFAULT_PING_KEYS } from '../../ingest/access-log/ping-verdict.js';
+import { F, SCAN_ERRORS } from '../../ingest/access-log/record-layout.js';
+import { fieldNumber } from '../../ingest/access-log/record-fields.js';
+import type { ScannedRecord } from '../../ingest/access-log/record-reader.js';
 import { PingParamReader, type PingParams } from './query-params.js';
-import { F, SCAN_ERRORS } from './record-layout.js';
-import { fieldNumber } from './record-fields.js';
-import type { ScannedRecord } from './record-reader.js';
 
-export const DEFAULT_PING_KEYS = ['p.gif'] as const;
 const PING_OPERATIONS = ['REST.GET.OBJECT', 'WEBSITE.GET.OBJECT'].map((o) => Buffer.from(o, 'latin1'));
 const OK_STATUSES = new Set([200, 204, 206, 304]);
 /** Most records of a busy bucket: one verdict for all, not an object each. */
 const NOT_PING: Verdict = Object.freeze({ outcome: 'not_ping', reason: 'not a ping-key GET' });
-/** Required values longer than this are rejected: they would not fit the warehouse's VARCHAR(256). */
-export const MAX_ID_LENGTH = 256;
 
 export class PingRules {
   private readonly keyBytes: Buffer[];

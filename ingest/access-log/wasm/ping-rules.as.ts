@@ -1,0 +1,519 @@
+/**
+ * Which scanned records are pings (SPEC §1a, §3), compiled to WebAssembly beside the scanner, and the
+ * staged row of each ping, written as CSV straight into the module's memory: ingest hands those
+ * bytes to a file without making one JavaScript string or object per record.
+ *
+ * Same rules, same order as the readable TypeScript reference in `test/reference/ping-rules.ts`;
+ * the differential fuzz tests hold the two to identical verdicts and values:
+ * - operation REST.GET.OBJECT or WEBSITE.GET.OBJECT, key one of the ping keys (as logged, or
+ *   URL-decoded once or twice as decodeURIComponent does);
+ * - status 200, 204, 206 or 304;
+ * - query parameters decoded as WHATWG URLSearchParams: `+` is a space, `%XY` a byte, a malformed
+ *   `%` stays literal, bytes read as UTF-8 with U+FFFD for each maximal invalid subpart; `x-` names
+ *   win over bare aliases even when empty, the first of repeats wins;
+ * - series, episode, session present, non-empty, at most 256 code points; a time.
+ *
+ * Per record it writes, after the scanner's fields: +256 outcome, +260 detail, +264 and +268 the
+ * staged CSV row's start and end (pings only). Detail: the HTTP status (-1 for `-`) of an
+ * http_error; (problem << 4) | parameter of a bad_query; 0 for a scan error, 1 for a ping without a
+ * time, of a malformed record.
+ */
+
+const O_PING: i32 = 0, O_NOT_PING: i32 = 1, O_HTTP_ERROR: i32 = 2, O_BAD_QUERY: i32 = 3, O_MALFORMED: i32 = 4;
+const MALFORMED_NO_TIME: i32 = 1;
+const PROBLEM_MISSING: i32 = 0, PROBLEM_EMPTY: i32 = 1, PROBLEM_LONG: i32 = 2;
+const MAX_ID_CODE_POINTS: i32 = 256;
+
+const F_TIME_MS: i32 = 16, F_FIELDS: i32 = 24;
+const F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
+const AT_OUTCOME: i32 = 256, AT_DETAIL: i32 = 260, AT_ROW_START: i32 = 264, AT_ROW_END: i32 = 268;
+
+const PCT: u32 = 0x25, PLUS: u32 = 0x2b, AMP: u32 = 0x26, EQ: u32 = 0x3d, QM: u32 = 0x3f, SPACE: u32 = 0x20,
+  QUOTE: u32 = 0x22, COMMA: u32 = 0x2c, LF: u32 = 0x0a, CRET: u32 = 0x0d;
+
+// The ping keys, as JavaScript writes them: u32 length, then the UTF-8 bytes, for each key.
+const KEYS_CAP: i32 = 8192;
+const keys: usize = memory.data(KEYS_CAP);
+let keyCount: i32 = 0;
+export function pingKeysAt(): usize { return keys; }
+export function pingKeysCapacity(): i32 { return KEYS_CAP; }
+export function setPingKeyCount(n: i32): void { keyCount = n; }
+
+// The five parameters, in PARAMS order; raw value spans for `x-` names (slots 0-4) and bare aliases
+// (5-9), -1 when absent; then each value's final bytes.
+const rawStart: usize = memory.data(40), rawEnd: usize = memory.data(40);
+const valStart: usize = memory.data(20), valEnd: usize = memory.data(20);
+
+let scratch: usize = 0;
+let scratchTop: usize = 0;
+let rows: usize = 0;
+let rowsEnd: usize = 0;
+
+@inline function u8at(p: usize): u32 { return <u32>load<u8>(p); }
+@inline function field(rec: usize, i: i32, end: bool): i32 { return load<i32>(rec + <usize>(F_FIELDS + i * 8 + (end ? 4 : 0))); }
+
+function hexValue(c: u32): i32 {
+  if (c - 0x30 <= 9) return <i32>(c - 0x30);
+  if (c - 0x41 <= 5) return <i32>(c - 0x37);
+  if (c - 0x61 <= 5) return <i32>(c - 0x57);
+  return -1;
+}
+
+@inline function replacement(out: usize): usize {
+  store<u8>(out, 0xef);
+  store<u8>(out + 1, 0xbf);
+  store<u8>(out + 2, 0xbd);
+  return out + 3;
+}
+
+let decodedHigh = false;
+
+/**
+ * Copies [s, e) to `out` as the WHATWG UTF-8 decoder reads it (each maximal invalid subpart becomes
+ * U+FFFD) and, with `form`, decodes `+` to a space and `%XY` to its byte (URLSearchParams). Sets
+ * decodedHigh when a %-escape gave a byte of 0x80 or more: only then can the result be invalid
+ * UTF-8 again. Returns the end of what it wrote (at most 3 bytes per input byte).
+ */
+function decodeBytes(s: usize, e: usize, out: usize, form: bool): usize {
+  let needed: u32 = 0, seen: u32 = 0, lower: u32 = 0x80, upper: u32 = 0xbf;
+  let seq: usize = 0;
+  let i = s;
+  while (i < e) {
+    const c = u8at(i);
+    if (needed == 0) {
+      if (c < 0x80) {
+        if (form && c == PLUS) {
+          store<u8>(out++, <u8>SPACE);
+        } else if (form && c == PCT && i + 2 < e && hexValue(u8at(i + 1)) >= 0 && hexValue(u8at(i + 2)) >= 0) {
+          const v = hexValue(u8at(i + 1)) * 16 + hexValue(u8at(i + 2));
+          if (v >= 0x80) decodedHigh = true;
+          store<u8>(out++, <u8>v);
+          i += 3;
+          continue;
+        } else {
+          store<u8>(out++, <u8>c);
+        }
+        i++;
+        continue;
+      }
+      if (c >= 0xc2 && c <= 0xdf) needed = 1;
+      else if (c >= 0xe0 && c <= 0xef) {
+        if (c == 0xe0) lower = 0xa0;
+        if (c == 0xed) upper = 0x9f;
+        needed = 2;
+      } else if (c >= 0xf0 && c <= 0xf4) {
+        if (c == 0xf0) lower = 0x90;
+        if (c == 0xf4) upper = 0x8f;
+        needed = 3;
+      } else {
+        out = replacement(out);
+        i++;
+        continue;
+      }
+      seq = i;
+      seen = 0;
+      i++;
+      continue;
+    }
+    if (c < lower || c > upper) {
+      // The sequence so far is one invalid subpart; this byte is read afresh.
+      needed = 0;
+      lower = 0x80;
+      upper = 0xbf;
+      out = replacement(out);
+      continue;
+    }
+    lower = 0x80;
+    upper = 0xbf;
+    i++;
+    if (++seen == needed) {
+      memory.copy(out, seq, i - seq);
+      out += i - seq;
+      needed = 0;
+    }
+  }
+  if (needed != 0) out = replacement(out);
+  return out;
+}
+
+// A decoded name or value: [decStart, decEnd).
+let decStart: usize = 0, decEnd: usize = 0;
+
+/** URLSearchParams' reading of the logged bytes [s, e), into scratch unless they need no change. */
+function formDecode(s: usize, e: usize): void {
+  let plain = true;
+  for (let i = s; i < e; i++) {
+    const c = u8at(i);
+    if (c >= 0x80 || c == PCT || c == PLUS) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    decStart = s;
+    decEnd = e;
+    return;
+  }
+  decodedHigh = false;
+  const a = scratchTop;
+  const aEnd = decodeBytes(s, e, a, true);
+  if (!decodedHigh) {
+    decStart = a;
+    decEnd = aEnd;
+    scratchTop = aEnd;
+    return;
+  }
+  // Escaped bytes may make invalid UTF-8 (or complete a sequence with their neighbours): read again.
+  const bEnd = decodeBytes(a, aEnd, aEnd, false);
+  decStart = aEnd;
+  decEnd = bEnd;
+  scratchTop = bEnd;
+}
+
+function bytesAre(s: usize, e: usize, word: string): bool {
+  if (<i32>(e - s) != word.length) return false;
+  for (let i = 0; i < word.length; i++) if (u8at(s + <usize>i) != <u32>word.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Which parameter (series, episode, session, user, ping) the name [s, e) is, or -1. */
+function paramIndex(s: usize, e: usize): i32 {
+  if (bytesAre(s, e, 'series')) return 0;
+  if (bytesAre(s, e, 'episode')) return 1;
+  if (bytesAre(s, e, 'session')) return 2;
+  if (bytesAre(s, e, 'user')) return 3;
+  if (bytesAre(s, e, 'ping')) return 4;
+  return -1;
+}
+
+/** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
+function takeParam(a: usize, eq: usize, z: usize): void {
+  let ns = a, ne = eq;
+  for (let i = a; i < eq; i++) {
+    const c = u8at(i);
+    if (c == PCT || c == PLUS) {
+      // An encoded name (`x%2Dseries`) means the same as the plain one.
+      const top = scratchTop;
+      formDecode(a, eq);
+      ns = decStart;
+      ne = decEnd;
+      scratchTop = top;
+      break;
+    }
+  }
+  let slot = 5;
+  if (ne - ns > 2 && u8at(ns) == 0x78 && u8at(ns + 1) == 0x2d) {
+    slot = 0;
+    ns += 2;
+  }
+  const p = paramIndex(ns, ne);
+  if (p < 0) return;
+  const at = <usize>((slot + p) << 2);
+  if (load<i32>(rawStart + at) >= 0) return;
+  store<i32>(rawStart + at, eq < z ? <i32>eq + 1 : <i32>z);
+  store<i32>(rawEnd + at, <i32>z);
+}
+
+/** Reads the query [qs, qe) into the five values (valStart -1 when absent). */
+function readQuery(qs: usize, qe: usize): void {
+  for (let i = 0; i < 10; i++) store<i32>(rawStart + <usize>(i << 2), -1);
+  let a = qs;
+  while (a < qe) {
+    let z = a;
+    while (z < qe && u8at(z) != AMP) z++;
+    if (z > a) {
+      let eq = a;
+      while (eq < z && u8at(eq) != EQ) eq++;
+      takeParam(a, eq, z);
+    }
+    a = z + 1;
+  }
+  for (let p = 0; p < 5; p++) {
+    let s = load<i32>(rawStart + <usize>(p << 2)), e = load<i32>(rawEnd + <usize>(p << 2));
+    if (s < 0) {
+      s = load<i32>(rawStart + <usize>((p + 5) << 2));
+      e = load<i32>(rawEnd + <usize>((p + 5) << 2));
+    }
+    if (s < 0) {
+      store<i32>(valStart + <usize>(p << 2), -1);
+      continue;
+    }
+    formDecode(<usize>s, <usize>e);
+    store<i32>(valStart + <usize>(p << 2), <i32>decStart);
+    store<i32>(valEnd + <usize>(p << 2), <i32>decEnd);
+  }
+}
+
+/** The query string's [start, end) inside the request-URI `GET /p.gif?x-series=1 HTTP/1.1`, or start == end. */
+let queryStart: usize = 0, queryEnd: usize = 0;
+function findQuery(rec: usize): void {
+  queryStart = queryEnd = 0;
+  const s = field(rec, F_REQUEST_URI, false), e = field(rec, F_REQUEST_URI, true);
+  if (s < 0) return;
+  let q = <usize>s;
+  while (q < <usize>e && u8at(q) != QM) q++;
+  if (q >= <usize>e) return;
+  let end = <usize>e;
+  let sp = end - 1;
+  while (sp > q && u8at(sp) != SPACE) sp--;
+  // Drop the protocol: the last space-separated token when it is HTTP/x.
+  if (sp > q && u8at(sp + 1) == 0x48 && u8at(sp + 2) == 0x54 && u8at(sp + 3) == 0x54 && u8at(sp + 4) == 0x50) end = sp;
+  queryStart = q + 1;
+  queryEnd = end;
+}
+
+function isPingOperation(rec: usize): bool {
+  const s = <usize>field(rec, F_OPERATION, false), e = <usize>field(rec, F_OPERATION, true);
+  return bytesAre(s, e, 'REST.GET.OBJECT') || bytesAre(s, e, 'WEBSITE.GET.OBJECT');
+}
+
+function isKey(s: usize, e: usize): bool {
+  let k = keys;
+  for (let i = 0; i < keyCount; i++) {
+    const n = <usize>load<u32>(k);
+    k += 4;
+    if (e - s == n && memory.compare(s, k, n) == 0) return true;
+    k += n;
+  }
+  return false;
+}
+
+let uriOk = false;
+
+/** ECMAScript decodeURIComponent over the UTF-8 bytes [s, e) into `out`; uriOk false where it throws. */
+function uriDecode(s: usize, e: usize, out: usize): usize {
+  uriOk = false;
+  let i = s;
+  while (i < e) {
+    const c = u8at(i);
+    if (c != PCT) {
+      store<u8>(out++, <u8>c);
+      i++;
+      continue;
+    }
+    if (i + 2 >= e) return out;
+    const h = hexValue(u8at(i + 1)), l = hexValue(u8at(i + 2));
+    if (h < 0 || l < 0) return out;
+    const b0 = <u32>(h * 16 + l);
+    i += 3;
+    if (b0 < 0x80) {
+      store<u8>(out++, <u8>b0);
+      continue;
+    }
+    const n: u32 = (b0 & 0xe0) == 0xc0 ? 2 : (b0 & 0xf0) == 0xe0 ? 3 : (b0 & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0) return out;
+    store<u8>(out, <u8>b0);
+    for (let j: u32 = 1; j < n; j++) {
+      if (i + 2 >= e || u8at(i) != PCT) return out;
+      const hh = hexValue(u8at(i + 1)), ll = hexValue(u8at(i + 2));
+      if (hh < 0 || ll < 0) return out;
+      store<u8>(out + <usize>j, <u8>(hh * 16 + ll));
+      i += 3;
+    }
+    if (!validSequence(out, n)) return out;
+    out += <usize>n;
+  }
+  uriOk = true;
+  return out;
+}
+
+/** Whether the n bytes at p are one well-formed UTF-8 code point (no overlong form, surrogate or beyond U+10FFFF). */
+function validSequence(p: usize, n: u32): bool {
+  const b0 = u8at(p), b1 = u8at(p + 1);
+  for (let j: u32 = 1; j < n; j++) if ((u8at(p + <usize>j) & 0xc0) != 0x80) return false;
+  if (n == 2) return b0 >= 0xc2;
+  if (n == 3) return !(b0 == 0xe0 && b1 < 0xa0) && !(b0 == 0xed && b1 > 0x9f);
+  return b0 <= 0xf4 && !(b0 == 0xf0 && b1 < 0x90) && !(b0 == 0xf4 && b1 > 0x8f);
+}
+
+/** The key field is URL-encoded (twice for most REST operations); `/` stays literal. */
+function isPingKey(rec: usize): bool {
+  const s = field(rec, F_KEY, false), e = field(rec, F_KEY, true);
+  if (s < 0) return false;
+  let encoded = false;
+  for (let i = s; i < e; i++) {
+    if (u8at(<usize>i) == PCT) {
+      encoded = true;
+      break;
+    }
+  }
+  if (!encoded) return isKey(<usize>s, <usize>e);
+  const top = scratchTop;
+  // As logged (read as UTF-8), then decoded once, then twice; a decoding that fails leaves the text as it was.
+  const text = scratchTop, textEnd = decodeBytes(<usize>s, <usize>e, text, false);
+  const once = textEnd, onceEnd0 = uriDecode(text, textEnd, once);
+  let os = once, oe = onceEnd0;
+  if (!uriOk) {
+    os = text;
+    oe = textEnd;
+  }
+  let found = isKey(os, oe);
+  if (!found) {
+    const twice = max(oe, onceEnd0), twiceEnd = uriDecode(os, oe, twice);
+    found = uriOk ? isKey(twice, twiceEnd) : isKey(os, oe);
+  }
+  scratchTop = top;
+  return found;
+}
+
+function codePointsOver(s: usize, e: usize, limit: i32): bool {
+  if (<i32>(e - s) <= limit) return false;
+  let n = 0;
+  for (let i = s; i < e; i++) if ((u8at(i) & 0xc0) != 0x80) n++;
+  return n > limit;
+}
+
+/** SPEC §1a's required parameters: (problem << 4) | parameter of the first one wanting, or -1. */
+function requiredProblem(): i32 {
+  for (let p = 0; p < 3; p++) {
+    const s = load<i32>(valStart + <usize>(p << 2)), e = load<i32>(valEnd + <usize>(p << 2));
+    if (s < 0) return (PROBLEM_MISSING << 4) | p;
+    if (s == e) return (PROBLEM_EMPTY << 4) | p;
+    if (codePointsOver(<usize>s, <usize>e, MAX_ID_CODE_POINTS)) return (PROBLEM_LONG << 4) | p;
+  }
+  return -1;
+}
+
+/** A CSV field: quoted only when it must be (a quote, comma or line break), quotes doubled. */
+function csvField(s: usize, e: usize, prefix: u32): void {
+  let quote = false;
+  for (let i = s; i < e; i++) {
+    const c = u8at(i);
+    if (c == QUOTE || c == COMMA || c == LF || c == CRET) {
+      quote = true;
+      break;
+    }
+  }
+  let out = rows;
+  if (quote) store<u8>(out++, <u8>QUOTE);
+  if (prefix != 0) {
+    store<u16>(out, <u16>prefix);
+    out += 2;
+  }
+  if (!quote) {
+    memory.copy(out, s, e - s);
+    out += e - s;
+  } else {
+    for (let i = s; i < e; i++) {
+      const c = u8at(i);
+      store<u8>(out++, <u8>c);
+      if (c == QUOTE) store<u8>(out++, <u8>QUOTE);
+    }
+    store<u8>(out++, <u8>QUOTE);
+  }
+  rows = out;
+}
+
+/** The request ID read as Latin-1 (each byte one character), as UTF-8: `r:` + it is the natural key. */
+function naturalKeyField(s: usize, e: usize): void {
+  let plain = true;
+  for (let i = s; i < e; i++) {
+    const c = u8at(i);
+    if (c >= 0x80 || c == QUOTE || c == COMMA || c == LF || c == CRET) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    csvField(s, e, 0x3a72); // "r:" as a little-endian u16
+    return;
+  }
+  const top = scratchTop;
+  let out = top;
+  for (let i = s; i < e; i++) {
+    const c = u8at(i);
+    if (c < 0x80) store<u8>(out++, <u8>c);
+    else {
+      store<u8>(out++, <u8>(0xc0 | (c >> 6)));
+      store<u8>(out++, <u8>(0x80 | (c & 0x3f)));
+    }
+  }
+  csvField(top, out, 0x3a72);
+  scratchTop = top;
+}
+
+@inline function put(c: u32): void { store<u8>(rows++, <u8>c); }
+
+function putInteger(v: i64): void {
+  if (v < 0) {
+    put(0x2d);
+    v = -v;
+  }
+  const top = scratchTop;
+  let n: usize = 0;
+  do {
+    store<u8>(top + n++, <u8>(0x30 + <i32>(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  while (n > 0) put(u8at(top + --n));
+}
+
+/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key. */
+function writeRow(rec: usize): void {
+  put(0x73); put(0x33); put(COMMA); // s3,
+  for (let p = 0; p < 5; p++) {
+    const s = load<i32>(valStart + <usize>(p << 2));
+    // A user or ping id that is absent or empty is null: an empty unquoted field.
+    if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0);
+    put(COMMA);
+  }
+  putInteger(<i64>load<f64>(rec + <usize>F_TIME_MS));
+  put(COMMA);
+  naturalKeyField(<usize>field(rec, F_REQUEST_ID, false), <usize>field(rec, F_REQUEST_ID, true));
+  put(LF);
+}
+
+function classify(rec: usize): i32 {
+  if (load<i32>(rec + 8) != 0) return O_MALFORMED;
+  if (!isPingOperation(rec) || !isPingKey(rec)) return O_NOT_PING;
+  const ss = field(rec, F_STATUS, false), se = field(rec, F_STATUS, true);
+  let status = -1;
+  if (ss >= 0 && !(se - ss == 1 && u8at(<usize>ss) == 0x2d)) {
+    status = 0;
+    for (let i = ss; i < se; i++) status = status * 10 + <i32>u8at(<usize>i) - 0x30;
+  }
+  if (status != 200 && status != 204 && status != 206 && status != 304) {
+    store<i32>(rec + <usize>AT_DETAIL, status);
+    return O_HTTP_ERROR;
+  }
+  findQuery(rec);
+  readQuery(queryStart, queryEnd);
+  const problem = requiredProblem();
+  if (problem >= 0) {
+    store<i32>(rec + <usize>AT_DETAIL, problem);
+    return O_BAD_QUERY;
+  }
+  if (isNaN(load<f64>(rec + <usize>F_TIME_MS))) {
+    store<i32>(rec + <usize>AT_DETAIL, MALFORMED_NO_TIME);
+    return O_MALFORMED;
+  }
+  // An empty user or ping id is null.
+  for (let p = 3; p < 5; p++) {
+    if (load<i32>(valStart + <usize>(p << 2)) == load<i32>(valEnd + <usize>(p << 2))) store<i32>(valStart + <usize>(p << 2), -1);
+  }
+  store<i32>(rec + <usize>AT_ROW_START, <i32>rows);
+  writeRow(rec);
+  store<i32>(rec + <usize>AT_ROW_END, <i32>rows);
+  return O_PING;
+}
+
+/**
+ * Classifies the `n` records at `outPtr` (scanChunk's output) and writes each ping's row at
+ * `rowsPtr`. The caller gives `rowsCap` of at least 3 bytes per input byte plus 96 per record, and
+ * `scratchPtr` of at least 6 bytes per byte of the longest line. Returns the rows' total length.
+ */
+export function classifyRecords(outPtr: usize, n: i32, recordBytes: i32, rowsPtr: usize, rowsCap: i32, scratchPtr: usize): i32 {
+  rows = rowsPtr;
+  rowsEnd = rowsPtr + <usize>rowsCap;
+  scratch = scratchPtr;
+  for (let k = 0; k < n; k++) {
+    const rec = outPtr + <usize>(k * recordBytes);
+    scratchTop = scratch;
+    store<i32>(rec + <usize>AT_DETAIL, 0);
+    store<i32>(rec + <usize>AT_ROW_START, 0);
+    store<i32>(rec + <usize>AT_ROW_END, 0);
+    store<i32>(rec + <usize>AT_OUTCOME, classify(rec));
+    if (rows > rowsEnd) unreachable();
+  }
+  return <i32>(rows - rowsPtr);
+}
