@@ -51,7 +51,7 @@ const often = <T>(usual: T, rest: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof(
 const key = often('p.gif', fc.constantFrom( 'p%2Egif', 'p%252Egif', '%70.gif', 'p.gif%', '%zz', 'p.gi%66', 'P.gif', 'other.png', '%E2%9C%93', '%C3%28', 'a%2Fp.gif', '/p.gif', '-'));
 const operation = often('REST.GET.OBJECT', fc.constantFrom('WEBSITE.GET.OBJECT', 'REST.HEAD.OBJECT', 'REST.PUT.OBJECT'));
 const status = often('200', fc.constantFrom('204', '206', '304', '404', '500', '-'));
-const time = often('[01/Nov/2026:10:20:30 +0000]', fc.constantFrom('[31/Dec/1969:23:59:59 -0130]', '-'));
+const time = often('[01/Nov/2026:10:20:30 +0000]', fc.constantFrom('[31/Dec/1969:23:59:59 -0130]', '[01/Jan/1900:00:00:00 +0000]', '[31/Dec/9999:23:59:59 +0000]', '-'));
 const requestId = fc.oneof(fc.constantFrom('3E57427F3EXAMPLE', 'R,1', 'R"1'), text(3).filter((t) => t.length > 0 && !t.some((b) => b === 0x20 || b === 0x0a)));
 
 const record = fc.tuple(time, requestId, operation, key, fc.oneof({ weight: 3, arbitrary: pingQuery }, { weight: 1, arbitrary: query }), status, fc.boolean())

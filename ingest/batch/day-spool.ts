@@ -133,38 +133,58 @@ export class DaySpool {
    * `_staging/dt=<day>/`, and returns what the batch commit records of them.
    */
   async stage(store: OutputStore, batch: string, engine: DuckDBConnection): Promise<Record<string, StagedDay>> {
+    const files = this.pings ? await this.pingsByDay(engine) : new Map<string, string>();
     const out: Record<string, StagedDay> = {};
-    if (this.pings) {
-      this.pings.close();
-      await engine.run(`CREATE OR REPLACE TEMP TABLE batch_pings AS
-        SELECT * FROM read_csv(${sqlString(this.pings.path)}, header = false, delim = ',', quote = '"', escape = '"', columns = ${COLUMNS})`);
-    }
-    try {
-      for (const day of this.daysSeen()) {
-        const d = this.days.get(day)!;
-        let pings: string | null = null;
-        if (d.pings > 0) {
-          const from = Date.parse(`${day}T00:00:00Z`);
-          const parquet = join(this.dir, `pings-${day}.parquet`);
-          const written = await engine.runAndReadAll(`COPY (SELECT * FROM batch_pings WHERE event_ms >= ${from} AND event_ms < ${from + 86_400_000})
-            TO ${sqlString(parquet)} (FORMAT parquet, COMPRESSION zstd)`);
-          const rows = Number(written.getRowObjects()[0]!.Count as bigint);
-          if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
-          pings = `_staging/dt=${day}/${batch}.parquet`;
-          await store.put(pings, { file: parquet });
-          await rm(parquet, { force: true });
-        }
-        let rejects: string | null = null;
-        if (d.rejects.length) {
-          rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
-          await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
-        }
-        out[day] = { pings, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
+    for (const day of this.daysSeen()) {
+      const d = this.days.get(day)!;
+      let pings: string | null = null;
+      if (d.pings > 0) {
+        pings = `_staging/dt=${day}/${batch}.parquet`;
+        await store.put(pings, { file: files.get(day)! });
       }
-    } finally {
-      if (this.pings) await engine.run('DROP TABLE IF EXISTS batch_pings');
+      let rejects: string | null = null;
+      if (d.rejects.length) {
+        rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
+        await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
+      }
+      out[day] = { pings, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
     }
     return out;
+  }
+
+  /**
+   * The batch's rows as one local Parquet file per UTC day, in one pass of DuckDB over the CSV
+   * (partitioned by day number), each checked against the pings counted for its day.
+   */
+  private async pingsByDay(engine: DuckDBConnection): Promise<Map<string, string>> {
+    this.pings!.close();
+    const dir = join(this.dir, 'pings-by-day');
+    const written = await engine.runAndReadAll(`COPY (
+        SELECT *, event_ms // 86400000 AS day_number
+        FROM read_csv(${sqlString(this.pings!.path)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${COLUMNS}))
+      TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARTITION_BY (day_number), RETURN_STATS)`);
+    const parts = new Map<string, Array<{ file: string; rows: number }>>();
+    for (const row of written.getRowObjects()) {
+      const file = String(row.filename);
+      const n = Number(/day_number=(-?\d+)/.exec(file)?.[1]);
+      const day = new Date(n * 86_400_000).toISOString().slice(0, 10);
+      parts.set(day, [...(parts.get(day) ?? []), { file, rows: Number(row.count as bigint) }]);
+    }
+    const files = new Map<string, string>();
+    for (const [day, d] of this.days) {
+      const ps = parts.get(day) ?? [];
+      const rows = ps.reduce((n, p) => n + p.rows, 0);
+      if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
+      if (ps.length === 1) files.set(day, ps[0]!.file);
+      else if (ps.length > 1) {
+        // DuckDB starts another file for a day when a batch spans more days than it keeps open.
+        const merged = join(this.dir, `pings-${day}.parquet`);
+        await engine.run(`COPY (SELECT * FROM read_parquet([${ps.map((p) => sqlString(p.file)).join(', ')}], hive_partitioning = false))
+          TO ${sqlString(merged)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
+        files.set(day, merged);
+      }
+    }
+    return files;
   }
 
   /** Removes the local files (after staging, or after a failure). */

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
  */
 export async function* gunzipIfNeeded(input: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
   const it = input[Symbol.asyncIterator]();
-  let head = Buffer.alloc(0);
+  let head: Buffer = Buffer.alloc(0);
   // Two bytes decide; a stream may hand them over in pieces.
   while (head.length < 2) {
     const r = await it.next();
@@ -15,7 +15,8 @@ export async function* gunzipIfNeeded(input: AsyncIterable<Uint8Array>): AsyncGe
       if (head.length) yield head;
       return;
     }
-    head = Buffer.concat([head, r.value]);
+    // Nearly always the first chunk holds both: keep it as it is rather than copy it.
+    head = head.length === 0 ? Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength) : Buffer.concat([head, r.value]);
   }
   const rest: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => it };
   if (head[0] !== 0x1f || head[1] !== 0x8b) {

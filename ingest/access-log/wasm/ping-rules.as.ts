@@ -139,21 +139,8 @@ function decodeBytes(s: usize, e: usize, out: usize, form: bool): usize {
 // A decoded name or value: [decStart, decEnd).
 let decStart: usize = 0, decEnd: usize = 0;
 
-/** URLSearchParams' reading of the logged bytes [s, e), into scratch unless they need no change. */
+/** URLSearchParams' reading of the logged bytes [s, e) (which hold `%`, `+` or non-ASCII), into scratch. */
 function formDecode(s: usize, e: usize): void {
-  let plain = true;
-  for (let i = s; i < e; i++) {
-    const c = u8at(i);
-    if (c >= 0x80 || c == PCT || c == PLUS) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) {
-    decStart = s;
-    decEnd = e;
-    return;
-  }
   decodedHigh = false;
   const a = scratchTop;
   const aEnd = decodeBytes(s, e, a, true);
@@ -170,77 +157,114 @@ function formDecode(s: usize, e: usize): void {
   scratchTop = bEnd;
 }
 
-function bytesAre(s: usize, e: usize, word: string): bool {
-  if (<i32>(e - s) != word.length) return false;
-  for (let i = 0; i < word.length; i++) if (u8at(s + <usize>i) != <u32>word.charCodeAt(i)) return false;
-  return true;
-}
-
-/** Which parameter (series, episode, session, user, ping) the name [s, e) is, or -1. */
+/** Which parameter (series, episode, session, user, ping) the name [s, e) is, or -1: its bytes compared as words. */
 function paramIndex(s: usize, e: usize): i32 {
-  if (bytesAre(s, e, 'series')) return 0;
-  if (bytesAre(s, e, 'episode')) return 1;
-  if (bytesAre(s, e, 'session')) return 2;
-  if (bytesAre(s, e, 'user')) return 3;
-  if (bytesAre(s, e, 'ping')) return 4;
+  const n = e - s;
+  if (n == 6) return load<u32>(s) == 0x69726573 /* seri */ && load<u16>(s, 4) == 0x7365 /* es */ ? 0 : -1;
+  if (n == 7) {
+    const head = load<u32>(s), tail = load<u32>(s, 3);
+    if (head == 0x73697065 /* epis */ && tail == 0x65646f73 /* sode */) return 1;
+    if (head == 0x73736573 /* sess */ && tail == 0x6e6f6973 /* sion */) return 2;
+    return -1;
+  }
+  if (n == 4) {
+    const w = load<u32>(s);
+    return w == 0x72657375 /* user */ ? 3 : w == 0x676e6970 /* ping */ ? 4 : -1;
+  }
   return -1;
 }
 
+// What a query's bytes hold, found in one pass: DECODE for `%`, `+` or a byte of 0x80 or more (the
+// text changes when read), QUOTE for a quote, comma or CR (the staged CSV field must be quoted).
+const DECODE: i32 = 1, QUOTED: i32 = 2, UNKNOWN: i32 = 4;
+const flags: usize = memory.data(40), valFlags: usize = memory.data(20);
+
 /** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
-function takeParam(a: usize, eq: usize, z: usize): void {
+function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i32): void {
   let ns = a, ne = eq;
-  for (let i = a; i < eq; i++) {
-    const c = u8at(i);
-    if (c == PCT || c == PLUS) {
-      // An encoded name (`x%2Dseries`) means the same as the plain one.
-      const top = scratchTop;
-      formDecode(a, eq);
-      ns = decStart;
-      ne = decEnd;
-      scratchTop = top;
-      break;
-    }
+  const top = scratchTop;
+  if (nameFlags & DECODE) {
+    // An encoded name (`x%2Dseries`) means the same as the plain one.
+    formDecode(a, eq);
+    ns = decStart;
+    ne = decEnd;
   }
   let slot = 5;
-  if (ne - ns > 2 && u8at(ns) == 0x78 && u8at(ns + 1) == 0x2d) {
+  if (ne - ns > 2 && load<u16>(ns) == 0x2d78 /* x- */) {
     slot = 0;
     ns += 2;
   }
   const p = paramIndex(ns, ne);
+  scratchTop = top;
   if (p < 0) return;
   const at = <usize>((slot + p) << 2);
   if (load<i32>(rawStart + at) >= 0) return;
   store<i32>(rawStart + at, eq < z ? <i32>eq + 1 : <i32>z);
   store<i32>(rawEnd + at, <i32>z);
+  store<i32>(flags + at, valueFlags);
 }
 
-/** Reads the query [qs, qe) into the five values (valStart -1 when absent). */
+/** A bit for each of the 64 bytes at p that is `&`, `=`, `%`, `+`, a quote, comma, CR or 0x80 and above. */
+@inline function specials(p: usize): u64 {
+  const amp = i8x16.splat(<i8>AMP), eq = i8x16.splat(<i8>EQ), pct = i8x16.splat(<i8>PCT), plus = i8x16.splat(<i8>PLUS),
+    quote = i8x16.splat(<i8>QUOTE), comma = i8x16.splat(<i8>COMMA), cr = i8x16.splat(<i8>CRET), zero = i8x16.splat(0);
+  let m: u64 = 0;
+  for (let k = 0; k < 4; k++) {
+    const v = v128.load(p + <usize>(k << 4));
+    const hit = v128.or(v128.or(v128.or(i8x16.eq(v, amp), i8x16.eq(v, eq)), v128.or(i8x16.eq(v, pct), i8x16.eq(v, plus))),
+      v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, comma)), v128.or(i8x16.eq(v, cr), i8x16.lt_s(v, zero))));
+    m |= <u64>i8x16.bitmask(hit) << <u64>(k << 4);
+  }
+  return m;
+}
+
+/**
+ * Reads the query [qs, qe) into the five values (valStart -1 when absent), in one pass: a SIMD mask
+ * of the bytes that matter per 64, then one step per such byte.
+ */
 function readQuery(qs: usize, qe: usize): void {
   for (let i = 0; i < 10; i++) store<i32>(rawStart + <usize>(i << 2), -1);
-  let a = qs;
-  while (a < qe) {
-    let z = a;
-    while (z < qe && u8at(z) != AMP) z++;
-    if (z > a) {
-      let eq = a;
-      while (eq < z && u8at(eq) != EQ) eq++;
-      takeParam(a, eq, z);
+  // The current `name=value` starts at a; eq 0 while it has no `=` (no input lies at address 0).
+  let a = qs, eq: usize = 0, nameFlags = 0, valueFlags = 0;
+  for (let block = qs; block < qe; block += 64) {
+    let m = specials(block);
+    if (qe - block < 64) m &= (<u64>1 << <u64>(qe - block)) - 1;
+    while (m != 0) {
+      const p = block + <usize>ctz(m);
+      m &= m - 1;
+      const c = u8at(p);
+      if (c == AMP) {
+        if (p > a) takeParam(a, eq == 0 ? p : eq, p, nameFlags, valueFlags);
+        a = p + 1;
+        eq = 0;
+        nameFlags = valueFlags = 0;
+      } else if (eq == 0) {
+        if (c == EQ) eq = p;
+        else if (c != QUOTE && c != COMMA && c != CRET) nameFlags |= DECODE;
+      } else if (c == QUOTE || c == COMMA || c == CRET) valueFlags |= QUOTED;
+      else if (c != EQ) valueFlags |= DECODE;
     }
-    a = z + 1;
   }
+  if (qe > a) takeParam(a, eq == 0 ? qe : eq, qe, nameFlags, valueFlags);
   for (let p = 0; p < 5; p++) {
-    let s = load<i32>(rawStart + <usize>(p << 2)), e = load<i32>(rawEnd + <usize>(p << 2));
-    if (s < 0) {
-      s = load<i32>(rawStart + <usize>((p + 5) << 2));
-      e = load<i32>(rawEnd + <usize>((p + 5) << 2));
-    }
+    let at = <usize>(p << 2);
+    if (load<i32>(rawStart + at) < 0) at += 20;
+    const s = load<i32>(rawStart + at), e = load<i32>(rawEnd + at);
     if (s < 0) {
       store<i32>(valStart + <usize>(p << 2), -1);
       continue;
     }
-    formDecode(<usize>s, <usize>e);
-    store<i32>(valStart + <usize>(p << 2), <i32>decStart);
-    store<i32>(valEnd + <usize>(p << 2), <i32>decEnd);
+    const f = load<i32>(flags + at);
+    if (f & DECODE) {
+      formDecode(<usize>s, <usize>e);
+      store<i32>(valStart + <usize>(p << 2), <i32>decStart);
+      store<i32>(valEnd + <usize>(p << 2), <i32>decEnd);
+      store<i32>(valFlags + <usize>(p << 2), UNKNOWN);
+    } else {
+      store<i32>(valStart + <usize>(p << 2), s);
+      store<i32>(valEnd + <usize>(p << 2), e);
+      store<i32>(valFlags + <usize>(p << 2), f & QUOTED);
+    }
   }
 }
 
@@ -263,8 +287,10 @@ function findQuery(rec: usize): void {
 }
 
 function isPingOperation(rec: usize): bool {
-  const s = <usize>field(rec, F_OPERATION, false), e = <usize>field(rec, F_OPERATION, true);
-  return bytesAre(s, e, 'REST.GET.OBJECT') || bytesAre(s, e, 'WEBSITE.GET.OBJECT');
+  const s = <usize>field(rec, F_OPERATION, false), n = <usize>field(rec, F_OPERATION, true) - s;
+  // REST.GET.OBJECT or WEBSITE.GET.OBJECT, compared as words.
+  if (n == 15) return load<u64>(s) == 0x5445472e54534552 && load<u64>(s, 7) == 0x5443454a424f2e54;
+  return n == 18 && load<u64>(s) == 0x2e45544953424557 && load<u64>(s, 8) == 0x454a424f2e544547 && load<u16>(s, 16) == 0x5443;
 }
 
 function isKey(s: usize, e: usize): bool {
@@ -374,14 +400,24 @@ function requiredProblem(): i32 {
   return -1;
 }
 
-/** A CSV field: quoted only when it must be (a quote, comma or line break), quotes doubled. */
-function csvField(s: usize, e: usize, prefix: u32): void {
-  let quote = false;
-  for (let i = s; i < e; i++) {
-    const c = u8at(i);
-    if (c == QUOTE || c == COMMA || c == LF || c == CRET) {
-      quote = true;
-      break;
+/** Copies n bytes in 16-byte blocks: may read and write up to 15 bytes past them (rows are written in order, inputs are padded). */
+@inline function copyBytes(dst: usize, src: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i += 16) v128.store(dst + i, v128.load(src + i));
+}
+
+/**
+ * A CSV field: quoted only when it must be (a quote, comma or line break), quotes doubled. `known`
+ * is QUOTED or 0 when the caller has looked, UNKNOWN when not.
+ */
+function csvField(s: usize, e: usize, prefix: u32, known: i32): void {
+  let quote = known == QUOTED;
+  if (known == UNKNOWN) {
+    for (let i = s; i < e; i++) {
+      const c = u8at(i);
+      if (c == QUOTE || c == COMMA || c == LF || c == CRET) {
+        quote = true;
+        break;
+      }
     }
   }
   let out = rows;
@@ -391,7 +427,7 @@ function csvField(s: usize, e: usize, prefix: u32): void {
     out += 2;
   }
   if (!quote) {
-    memory.copy(out, s, e - s);
+    copyBytes(out, s, e - s);
     out += e - s;
   } else {
     for (let i = s; i < e; i++) {
@@ -415,7 +451,7 @@ function naturalKeyField(s: usize, e: usize): void {
     }
   }
   if (plain) {
-    csvField(s, e, 0x3a72); // "r:" as a little-endian u16
+    csvField(s, e, 0x3a72, 0); // "r:" as a little-endian u16
     return;
   }
   const top = scratchTop;
@@ -428,21 +464,49 @@ function naturalKeyField(s: usize, e: usize): void {
       store<u8>(out++, <u8>(0x80 | (c & 0x3f)));
     }
   }
-  csvField(top, out, 0x3a72);
+  csvField(top, out, 0x3a72, UNKNOWN);
   scratchTop = top;
 }
 
 @inline function put(c: u32): void { store<u8>(rows++, <u8>c); }
 
+/** "00" to "99", two bytes each. */
+const PAIRS: usize = memory.data<u8>([
+  48,48,48,49,48,50,48,51,48,52,48,53,48,54,48,55,48,56,48,57,49,48,49,49,49,50,49,51,49,52,49,53,49,54,49,55,49,56,49,57,
+  50,48,50,49,50,50,50,51,50,52,50,53,50,54,50,55,50,56,50,57,51,48,51,49,51,50,51,51,51,52,51,53,51,54,51,55,51,56,51,57,
+  52,48,52,49,52,50,52,51,52,52,52,53,52,54,52,55,52,56,52,57,53,48,53,49,53,50,53,51,53,52,53,53,53,54,53,55,53,56,53,57,
+  54,48,54,49,54,50,54,51,54,52,54,53,54,54,54,55,54,56,54,57,55,48,55,49,55,50,55,51,55,52,55,53,55,54,55,55,55,56,55,57,
+  56,48,56,49,56,50,56,51,56,52,56,53,56,54,56,55,56,56,56,57,57,48,57,49,57,50,57,51,57,52,57,53,57,54,57,55,57,56,57,57,
+]);
+
+/** A decimal integer. Times in ms have 13 digits: one 64-bit division, the low 8 digits as pairs. */
 function putInteger(v: i64): void {
   if (v < 0) {
     put(0x2d);
     v = -v;
   }
+  const u = <u64>v;
+  if (u < 100000000) {
+    putSmall(<u32>u);
+    return;
+  }
+  const hi = u / 100000000, lo = <u32>(u % 100000000);
+  if (hi >= 100000000) putInteger(<i64>hi);
+  else putSmall(<u32>hi);
+  const x = lo / 10000, y = lo % 10000;
+  store<u16>(rows, load<u16>(PAIRS + <usize>((x / 100) << 1)));
+  store<u16>(rows, load<u16>(PAIRS + <usize>((x % 100) << 1)), 2);
+  store<u16>(rows, load<u16>(PAIRS + <usize>((y / 100) << 1)), 4);
+  store<u16>(rows, load<u16>(PAIRS + <usize>((y % 100) << 1)), 6);
+  rows += 8;
+}
+
+/** v in decimal, no leading zeros. */
+function putSmall(v: u32): void {
   const top = scratchTop;
   let n: usize = 0;
   do {
-    store<u8>(top + n++, <u8>(0x30 + <i32>(v % 10)));
+    store<u8>(top + n++, <u8>(0x30 + v % 10));
     v /= 10;
   } while (v != 0);
   while (n > 0) put(u8at(top + --n));
@@ -454,7 +518,7 @@ function writeRow(rec: usize): void {
   for (let p = 0; p < 5; p++) {
     const s = load<i32>(valStart + <usize>(p << 2));
     // A user or ping id that is absent or empty is null: an empty unquoted field.
-    if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0);
+    if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0, load<i32>(valFlags + <usize>(p << 2)));
     put(COMMA);
   }
   putInteger(<i64>load<f64>(rec + <usize>F_TIME_MS));
