@@ -53,6 +53,8 @@ export interface JobOptions {
   now?: Date;
   /** A DynamoDB client to use instead of the SDK's default one (tests wrap it to inject throttling). */
   dynamodb?: DynamoDBClient;
+  /** Bytes of staged rows per part (a part is made Parquet while parsing goes on); tests make it small. */
+  stagingPartBytes?: number;
   /** Test seams: throw from one to stop the run there, as a crash would. */
   hooks?: { afterIngest?: () => Promise<void>; beforeCommit?: () => Promise<void> };
 }
@@ -171,7 +173,7 @@ export async function ingestEverything(ctx: RunContext, engine: DuckDBConnection
   summary: Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables'>): Promise<void> {
   const { log, opts } = ctx;
   const ingest = await ingestNewObjects({
-    source: ctx.source, store: ctx.store, ledger: ctx.ledger, pingKeys: ctx.config.pingKeys, engine, concurrency: opts.concurrency,
+    source: ctx.source, store: ctx.store, ledger: ctx.ledger, pingKeys: ctx.config.pingKeys, engine, concurrency: opts.concurrency, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     hooks: { beforeCommit: opts.hooks?.beforeCommit },
   });
@@ -205,9 +207,9 @@ export async function publishDay(ctx: RunContext, engine: DuckDBConnection, day:
         const into = (outcomes[src] ??= {});
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
       }
-      if (s.pings) {
-        const local = join(dir, `staged-${i}.parquet`);
-        await store.download(s.pings, local);
+      for (const [k, key] of (s.pings ?? []).entries()) {
+        const local = join(dir, `staged-${i}-${k}.parquet`);
+        await store.download(key, local);
         files.push(local);
       }
       if (s.rejects) rejects.push(s.rejects);

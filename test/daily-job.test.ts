@@ -2,7 +2,7 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -66,6 +66,17 @@ describe('the daily job over a directory', () => {
     expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
       ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length]]);
     expect(manifest.inputs.objects.length).toBeGreaterThan(0);
+  });
+
+  it('stages a large batch in parts, made Parquet while parsing goes on, with the same result', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog(), stagingPartBytes: 64 * 1024 });
+    const want = expectedDay(sample.truth, DAY);
+    const got = await readDay(join(r, 'out'), DAY);
+    expect(got).toMatchObject({ episodes: want.episodes, series: want.series, audit: want.audit });
+    const staged = (await readdir(join(r, 'out', '_staging', `dt=${DAY}`))).filter((f) => f.endsWith('.parquet'));
+    expect(staged.length).toBeGreaterThan(3);
   });
 
   it('changes nothing when run again', async () => {

@@ -1,8 +1,10 @@
 /**
- * Collects one batch's records on local disk: pings as CSV rows in one file (DuckDB reads it fast
- * and in parallel), whatever their day; rejects as JSON lines and outcome counts in memory, by UTC
- * day. `stage` splits the pings by day into Parquet in the output store. Memory stays flat whatever
- * the batch's size: rows go to disk as they come, in 4 MB writes.
+ * Collects one batch's records on local disk: pings as CSV rows (DuckDB reads it fast and in
+ * parallel), whatever their day; rejects as JSON lines and outcome counts in memory, by UTC day.
+ * Every PART_BYTES of rows, DuckDB turns the part into Parquet files by day while parsing goes on
+ * (the engine works on its own threads); `stage` converts the last part, checks every day's rows
+ * against its count and puts the files in the output store. Memory stays flat whatever the batch's
+ * size: rows go to disk as they come, in 4 MB writes.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -29,6 +31,8 @@ export interface Reject {
 
 const RECORD_LIMIT = 16 * 1024;
 const BUFFER = 4 << 20;
+/** CSV bytes per part: about 250,000 pings. */
+const PART_BYTES = 32 << 20;
 
 /**
  * The staged row's columns (SPEC §4's inputs). The WebAssembly ping rules write the same rows
@@ -44,12 +48,15 @@ class RowFile {
   private readonly buf = Buffer.allocUnsafe(BUFFER);
   private used = 0;
   private open = true;
+  /** Bytes appended. */
+  size = 0;
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'w');
   }
 
   append(bytes: Uint8Array): void {
+    this.size += bytes.length;
     if (this.used + bytes.length > BUFFER) this.flush();
     if (bytes.length > BUFFER) writeAll(this.fd, bytes);
     else {
@@ -83,11 +90,18 @@ interface Day {
   inputs: Set<number>;
 }
 
+/** One part's Parquet file of one day. */
+interface DayPart { file: string; rows: number }
+
 export class DaySpool {
   private readonly days = new Map<string, Day>();
   private pings: RowFile | null = null;
+  private partCount = 0;
+  /** Parts' conversions, one after another; and what they wrote, by day. */
+  private converting: Promise<void> = Promise.resolve();
+  private readonly parts = new Map<string, DayPart[]>();
 
-  constructor(private readonly dir: string) {}
+  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, private readonly partBytes = PART_BYTES) {}
 
   private day(d: string): Day {
     let day = this.days.get(d);
@@ -98,19 +112,49 @@ export class DaySpool {
     return day;
   }
 
-  /** Counts one record of `day` from input number `input`. */
-  count(day: string, source: Source, outcome: Outcome, input: number): void {
+  /** Counts `n` records of `day` from input number `input`. */
+  count(day: string, source: Source, outcome: Outcome, input: number, n = 1): void {
     const d = this.day(day);
     const counts = (d.outcomes[source] ??= {});
-    counts[outcome] = (counts[outcome] ?? 0) + 1;
+    counts[outcome] = (counts[outcome] ?? 0) + n;
     d.inputs.add(input);
-    if (outcome === 'ping') d.pings++;
+    if (outcome === 'ping') d.pings += n;
   }
 
   /** Staged rows written elsewhere (by the WebAssembly ping rules); each must be counted as a ping of its day. */
   appendPingRows(rows: Uint8Array): void {
-    this.pings ??= new RowFile(join(this.dir, 'pings.csv'));
+    this.pings ??= new RowFile(join(this.dir, `pings-${this.partCount++}.csv`));
     this.pings.append(rows);
+    if (this.pings.size >= this.partBytes) this.convertPart();
+  }
+
+  /** Closes the current part and queues its conversion (awaited by stage or discard). */
+  private convertPart(): void {
+    const part = this.pings!;
+    this.pings = null;
+    part.close();
+    const previous = this.converting;
+    this.converting = previous.then(() => this.toParquetByDay(part.path));
+    // A failure surfaces where the chain is awaited; this keeps it from being an unhandled rejection meanwhile.
+    this.converting.catch(() => {});
+  }
+
+  /** One part's rows as Parquet files by UTC day, in one partitioned pass of DuckDB. */
+  private async toParquetByDay(csvPath: string): Promise<void> {
+    const dir = csvPath.replace(/\.csv$/, '');
+    const written = await this.engine.runAndReadAll(`COPY (
+        SELECT *, event_ms // 86400000 AS day_number
+        FROM read_csv(${sqlString(csvPath)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${COLUMNS}))
+      TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARTITION_BY (day_number), RETURN_STATS)`);
+    for (const row of written.getRowObjects()) {
+      const file = String(row.filename);
+      const n = Number(/day_number=(-?\d+)/.exec(file)?.[1]);
+      const day = new Date(n * 86_400_000).toISOString().slice(0, 10);
+      const list = this.parts.get(day) ?? [];
+      list.push({ file, rows: Number(row.count as bigint) });
+      this.parts.set(day, list);
+    }
+    await rm(csvPath, { force: true });
   }
 
   addPing(day: string, ping: PingRecord, input: number): void {
@@ -132,69 +176,40 @@ export class DaySpool {
    * Writes each day's pings as Parquet and its rejects as gzip JSON lines under
    * `_staging/dt=<day>/`, and returns what the batch commit records of them.
    */
-  async stage(store: OutputStore, batch: string, engine: DuckDBConnection): Promise<Record<string, StagedDay>> {
-    const files = this.pings ? await this.pingsByDay(engine) : new Map<string, string>();
+  async stage(store: OutputStore, batch: string): Promise<Record<string, StagedDay>> {
+    if (this.pings) this.convertPart();
+    await this.converting;
     const out: Record<string, StagedDay> = {};
     for (const day of this.daysSeen()) {
       const d = this.days.get(day)!;
-      let pings: string | null = null;
-      if (d.pings > 0) {
-        pings = `_staging/dt=${day}/${batch}.parquet`;
-        await store.put(pings, { file: files.get(day)! });
+      const parts = this.parts.get(day) ?? [];
+      const rows = parts.reduce((n, p) => n + p.rows, 0);
+      if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
+      const pings: string[] = [];
+      for (const [k, part] of parts.entries()) {
+        const key = `_staging/dt=${day}/${batch}${parts.length > 1 ? `-${k}` : ''}.parquet`;
+        await store.put(key, { file: part.file });
+        pings.push(key);
       }
       let rejects: string | null = null;
       if (d.rejects.length) {
         rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
         await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
       }
-      out[day] = { pings, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
+      out[day] = { pings: pings.length ? pings : null, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
     }
     return out;
-  }
-
-  /**
-   * The batch's rows as one local Parquet file per UTC day, in one pass of DuckDB over the CSV
-   * (partitioned by day number), each checked against the pings counted for its day.
-   */
-  private async pingsByDay(engine: DuckDBConnection): Promise<Map<string, string>> {
-    this.pings!.close();
-    const dir = join(this.dir, 'pings-by-day');
-    const written = await engine.runAndReadAll(`COPY (
-        SELECT *, event_ms // 86400000 AS day_number
-        FROM read_csv(${sqlString(this.pings!.path)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${COLUMNS}))
-      TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARTITION_BY (day_number), RETURN_STATS)`);
-    const parts = new Map<string, Array<{ file: string; rows: number }>>();
-    for (const row of written.getRowObjects()) {
-      const file = String(row.filename);
-      const n = Number(/day_number=(-?\d+)/.exec(file)?.[1]);
-      const day = new Date(n * 86_400_000).toISOString().slice(0, 10);
-      parts.set(day, [...(parts.get(day) ?? []), { file, rows: Number(row.count as bigint) }]);
-    }
-    const files = new Map<string, string>();
-    for (const [day, d] of this.days) {
-      const ps = parts.get(day) ?? [];
-      const rows = ps.reduce((n, p) => n + p.rows, 0);
-      if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
-      if (ps.length === 1) files.set(day, ps[0]!.file);
-      else if (ps.length > 1) {
-        // DuckDB starts another file for a day when a batch spans more days than it keeps open.
-        const merged = join(this.dir, `pings-${day}.parquet`);
-        await engine.run(`COPY (SELECT * FROM read_parquet([${ps.map((p) => sqlString(p.file)).join(', ')}], hive_partitioning = false))
-          TO ${sqlString(merged)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
-        files.set(day, merged);
-      }
-    }
-    return files;
   }
 
   /** Removes the local files (after staging, or after a failure). */
   async discard(): Promise<void> {
     if (this.pings) {
       this.pings.close();
-      await rm(this.pings.path, { force: true });
       this.pings = null;
     }
+    await this.converting.catch(() => {});
     this.days.clear();
+    this.parts.clear();
   }
 }
 

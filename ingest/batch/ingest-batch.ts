@@ -16,6 +16,7 @@ import { gunzipIfNeeded } from '../log-source/gzip.js';
 import { dayInObjectName, type LogObjectRef, type LogSource } from '../log-source/log-source.js';
 import { DaySpool } from './day-spool.js';
 import { Ledger, type BatchCommit, type InputObject } from './ledger.js';
+import { OUTCOMES } from '../ping-record.js';
 
 export interface IngestOptions {
   source: LogSource;
@@ -25,6 +26,8 @@ export interface IngestOptions {
   engine: DuckDBConnection;
   /** Objects read at once (I/O overlaps; parsing is one thread). */
   concurrency?: number;
+  /** Bytes of staged rows per part (see DaySpool). */
+  partBytes?: number;
   /** Called after each object. */
   onProgress?: (done: number, total: number, records: number) => void;
   /** When the batch is committed, and before (the crash tests stop the run there). */
@@ -54,12 +57,12 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   if (todo.length === 0) return { commit: null, objects: 0, records: 0 };
   const batch = batchId();
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-ingest-'));
-  const spool = new DaySpool(dir);
+  const spool = new DaySpool(dir, opts.engine, opts.partBytes);
   const objects: InputObject[] = todo.map((r) => ({ key: r.key, size: r.size, etag: r.etag, records: 0 }));
   const fallbackDay = new Date().toISOString().slice(0, 10);
   // One scanner per concurrent read: each holds its object's partial line between chunks.
   const idle: AccessLogRecordReader[] = [];
-  let current: { index: number; key: string; day: string } = { index: 0, key: '', day: fallbackDay };
+  let current = new ObjectTally(0, '', fallbackDay);
   let done = 0, records = 0;
   try {
     const queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
@@ -67,22 +70,17 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     for (let index = 0; index < todo.length; index++) {
       queue.add(async () => {
         const ref = todo[index]!;
-        const ctx = { index, key: ref.key, day: dayInObjectName(ref.key) ?? fallbackDay };
+        const ctx = new ObjectTally(index, ref.key, dayInObjectName(ref.key) ?? fallbackDay);
         // The ping rules run in WebAssembly and write each ping's staged row there; JavaScript counts
         // outcomes and keeps the rejects.
         const reader = idle.pop() ?? new AccessLogRecordReader((r) => {
           const c = current;
           const outcome = r.outcome;
-          objects[c.index]!.records++;
-          if (outcome === O_PING) {
-            spool.count(dayOf(r.timeMs), 's3', 'ping', c.index);
-            return;
-          }
+          c.records++;
           // A record without a readable time belongs to the day in its object's name (SPEC §5); so
           // does a malformed one, none of whose fields is trusted.
           const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
-          if (outcome === O_NOT_PING) spool.count(day, 's3', 'not_ping', c.index);
-          else if (outcome === O_HTTP_ERROR) spool.count(day, 's3', 'http_error', c.index);
+          if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome);
           else {
             spool.addReject(day, {
               source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo,
@@ -101,6 +99,8 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           }
           current = ctx;
           reader.finish();
+          objects[index]!.records = ctx.records;
+          ctx.addTo(spool);
         } catch (err) {
           throw new Error(`reading log object ${opts.source.url}${ref.key} failed: ${(err as Error).message}`);
         } finally {
@@ -116,7 +116,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     }
     await queue.onIdle();
     if (failure) throw failure;
-    const days = await spool.stage(opts.store, batch, opts.engine);
+    const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     await opts.hooks?.beforeCommit?.();
     await opts.ledger.commit(opts.store, commit);
@@ -124,6 +124,32 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   } finally {
     await spool.discard();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One object's records counted by day and outcome, handed to the spool once the object is read. */
+class ObjectTally {
+  records = 0;
+  private readonly byDay = new Map<string, number[]>();
+  private lastDay = '';
+  private last: number[] = [];
+
+  constructor(readonly index: number, readonly key: string, readonly day: string) {}
+
+  count(day: string, outcome: number): void {
+    if (day !== this.lastDay) {
+      let counts = this.byDay.get(day);
+      if (!counts) this.byDay.set(day, counts = OUTCOMES.map(() => 0));
+      this.lastDay = day;
+      this.last = counts;
+    }
+    this.last[outcome]!++;
+  }
+
+  addTo(spool: DaySpool): void {
+    for (const [day, counts] of this.byDay) {
+      counts.forEach((n, k) => { if (n > 0) spool.count(day, 's3', OUTCOMES[k]!, this.index, n); });
+    }
   }
 }
 

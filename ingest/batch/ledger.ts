@@ -17,8 +17,8 @@ export const SCANS = '_state/scans/';
 export type OutcomeCounts = Partial<Record<Outcome, number>>;
 
 export interface StagedDay {
-  /** Staged pings (Parquet), or null when the batch had no ping of the day. */
-  pings: string | null;
+  /** Staged pings (Parquet files, one per part of the batch), or null when the batch had no ping of the day. */
+  pings: string[] | null;
   pingCount: number;
   /** Rejected records of the day (JSON lines, gzip), or null. */
   rejects: string | null;

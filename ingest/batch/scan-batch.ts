@@ -42,7 +42,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
   const now = opts.now ?? new Date();
   const scan = batchId(now);
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-scan-'));
-  const spool = new DaySpool(dir);
+  const spool = new DaySpool(dir, opts.engine);
   const noTimeDay = firstDayOf(opts.table);
   try {
     const onItems = (items: Item[]): void => {
@@ -61,7 +61,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
     const result = opts.read
       ? await opts.read(onItems)
       : await scanTable({ client: opts.client, table: opts.table.name, segments: opts.segments, maxRcu: opts.maxRcu, onThrottle: opts.onThrottle, onItems });
-    const days = await spool.stage(opts.store, scan, opts.engine);
+    const days = await spool.stage(opts.store, scan);
     const commit: TableScanCommit = {
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
