@@ -54,9 +54,9 @@ export async function runBackfill(config: Config, opts: BackfillOptions): Promis
   const { log } = opts;
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
-  const source = logSourceFor(config);
-  const store = outputStoreFor(config);
-  const warehouse = warehouseFor(config, log);
+  const source = await logSourceFor(config);
+  const store = await outputStoreFor(config);
+  const warehouse = await warehouseFor(config, log);
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0 };
   const release = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, opts.waitSeconds ?? 0,
     (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));

@@ -10,7 +10,6 @@ import { generateCommand } from './commands/generate.js';
 import { summarizeCommand } from './commands/summarize.js';
 import { rollupCommand } from './commands/rollup.js';
 import { backfillCommand } from './commands/backfill.js';
-import { tablesCommand } from './commands/tables.js';
 import { reportCommand } from './commands/report.js';
 import { CONFIG_FLAGS, configFrom } from './commands/rollup.js';
 import { warehouseFor } from './daily-job.js';
@@ -64,13 +63,14 @@ export async function main(argv: string[]): Promise<number> {
         await backfillCommand(rest);
         return 0;
       case 'tables':
-        process.stdout.write(await tablesCommand(rest));
+        // Loaded on demand, as it needs the AWS SDK.
+        process.stdout.write(await (await import('./commands/tables.js')).tablesCommand(rest));
         return 0;
       case 'warehouse': {
         if (rest[0] !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${rest[0] ?? ''}')`);
         const { values } = parseArgs({ args: rest.slice(1), options: { ...CONFIG_FLAGS } });
         const config = configFrom(values);
-        const wh = warehouseFor(config, makeLog());
+        const wh = await warehouseFor(config, makeLog());
         if (!wh) throw new ConfigError('PINGROLL_WAREHOUSE is none: there is no warehouse to initialize');
         try {
           await wh.init();

@@ -26,7 +26,7 @@ export async function reportCommand(args: string[]): Promise<string> {
   const { values } = parseArgs({ args, options: { ...CONFIG_FLAGS, month: { type: 'string' } } });
   if (!values.month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(values.month)) throw new ConfigError('report needs --month YYYY-MM');
   const config = configFrom(values);
-  const wh = warehouseFor(config);
+  const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
     await wh.init();

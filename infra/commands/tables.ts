@@ -7,7 +7,7 @@ import { planTables, retireTables, rotateTables } from '../tables/table-lifecycl
 import { CONFIG_FLAGS, configFrom } from './rollup.js';
 
 function exportCatalog(config: Config): Promise<ExportCatalog | null> {
-  return config.ddbExports ? ExportCatalog.load(logSourceAt(config.ddbExports)) : Promise.resolve(null);
+  return config.ddbExports ? logSourceAt(config.ddbExports).then((source) => ExportCatalog.load(source)) : Promise.resolve(null);
 }
 
 /** `pingroll tables plan | rotate | retire --before YYYY-MM [--apply]`. */
