@@ -2,7 +2,7 @@
  * What the WebAssembly ping rules (`wasm/ping-rules.as.ts`) decided about a record, in words: the
  * outcome's name, the reason for a reject, and the ping's values read back from its staged row.
  */
-import { MAX_ID_LENGTH, OUTCOMES, type Outcome } from '../ping-record.js';
+import { MAX_ID_LENGTH, OUTCOMES, type Outcome, type PingRecord } from '../ping-record.js';
 import { SCAN_ERRORS } from './record-layout.js';
 import type { ScannedRecord } from './record-reader.js';
 
@@ -32,16 +32,8 @@ export function rejectReason(r: ScannedRecord): string {
   }
 }
 
-/** A ping's values, read back from the CSV row the rules staged for it. */
-export interface StagedPing {
-  series: string;
-  episode: string;
-  session: string;
-  user: string | null;
-  pingId: string | null;
-  eventTimeMs: number;
-  naturalKey: string;
-}
+/** A ping's values, read back from the CSV row the rules staged for it (its source is s3). */
+export type StagedPing = Omit<PingRecord, 'source'>;
 
 export function stagedPing(r: ScannedRecord): StagedPing {
   const f = csvRow(r.b, r.rowStart, r.rowEnd);
