@@ -2,7 +2,7 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -89,6 +89,26 @@ describe('the daily job over a directory', () => {
     expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
     const wh = join(r, 'wh.duckdb');
     expect(await query(`SELECT count(*) AS n FROM daily_episode_stats`, wh)).toEqual([{ n: first.episodes.length }]);
+  });
+
+  it('reads batch commits written before staging came in parts (one file per day, not a list)', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const first = await readDay(join(r, 'out'), DAY);
+    const batches = join(r, 'out', '_state', 'batches');
+    for (const f of await readdir(batches)) {
+      const commit = JSON.parse(await readFile(join(batches, f), 'utf8'));
+      for (const d of Object.values(commit.days) as Array<{ pings: string[] | string | null }>) {
+        if (Array.isArray(d.pings)) {
+          expect(d.pings).toHaveLength(1);
+          d.pings = d.pings[0]!;
+        }
+      }
+      await writeFile(join(batches, f), JSON.stringify(commit));
+    }
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
   });
 
   it('picks up objects that arrive after a run of the day at the next run', async () => {

@@ -79,6 +79,7 @@ export class Ledger {
       const body = await store.get(key);
       if (!body) continue;
       const scan = JSON.parse(body.toString('utf8')) as TableScanCommit;
+      stagedAsLists(scan.days);
       const cur = scans.get(scan.table);
       if (!cur || cur.scan < scan.scan) scans.set(scan.table, scan);
     }
@@ -89,6 +90,7 @@ export class Ledger {
       const body = await store.get(key);
       if (!body) continue;
       const commit = JSON.parse(body.toString('utf8')) as BatchCommit;
+      stagedAsLists(commit.days);
       batches.push(commit);
       for (const o of commit.objects) parsed.set(o.key, o.etag);
     }
@@ -128,5 +130,13 @@ export class Ledger {
     await store.put(`${BATCHES}${commit.batch}.json`, Buffer.from(JSON.stringify(commit)));
     this.batches.push(commit);
     for (const o of commit.objects) this.parsed.set(o.key, o.etag);
+  }
+}
+
+/** Commits written before staging came in parts name one Parquet file per day, not a list. */
+function stagedAsLists(days: Record<string, StagedDay>): void {
+  for (const d of Object.values(days)) {
+    const pings = d.pings as string[] | string | null;
+    if (typeof pings === 'string') d.pings = [pings];
   }
 }
