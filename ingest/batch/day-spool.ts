@@ -95,7 +95,8 @@ interface DayPart { file: string; rows: number }
 
 export class DaySpool {
   private readonly days = new Map<string, Day>();
-  private pings: RowFile | null = null;
+  /** The part being written, if any. */
+  private part: RowFile | null = null;
   private partCount = 0;
   /** Parts' conversions, one after another; and what they wrote, by day. */
   private converting: Promise<void> = Promise.resolve();
@@ -123,15 +124,15 @@ export class DaySpool {
 
   /** Staged rows written elsewhere (by the WebAssembly ping rules); each must be counted as a ping of its day. */
   appendPingRows(rows: Uint8Array): void {
-    this.pings ??= new RowFile(join(this.dir, `pings-${this.partCount++}.csv`));
-    this.pings.append(rows);
-    if (this.pings.size >= this.partBytes) this.convertPart();
+    this.part ??= new RowFile(join(this.dir, `pings-${this.partCount++}.csv`));
+    this.part.append(rows);
+    if (this.part.size >= this.partBytes) this.convertPart();
   }
 
   /** Closes the current part and queues its conversion (awaited by stage or discard). */
   private convertPart(): void {
-    const part = this.pings!;
-    this.pings = null;
+    const part = this.part!;
+    this.part = null;
     part.close();
     const previous = this.converting;
     this.converting = previous.then(() => this.toParquetByDay(part.path));
@@ -177,7 +178,7 @@ export class DaySpool {
    * `_staging/dt=<day>/`, and returns what the batch commit records of them.
    */
   async stage(store: OutputStore, batch: string): Promise<Record<string, StagedDay>> {
-    if (this.pings) this.convertPart();
+    if (this.part) this.convertPart();
     await this.converting;
     const out: Record<string, StagedDay> = {};
     for (const day of this.daysSeen()) {
@@ -203,9 +204,9 @@ export class DaySpool {
 
   /** Removes the local files (after staging, or after a failure). */
   async discard(): Promise<void> {
-    if (this.pings) {
-      this.pings.close();
-      this.pings = null;
+    if (this.part) {
+      this.part.close();
+      this.part = null;
     }
     await this.converting.catch(() => {});
     this.days.clear();

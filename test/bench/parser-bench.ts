@@ -8,7 +8,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DEFAULT_PING_KEYS, O_MALFORMED } from '../../ingest/access-log/ping-verdict.js';
+import { DEFAULT_PING_KEYS } from '../../ingest/access-log/ping-verdict.js';
 import { AccessLogRecordReader, type ReaderOptions, type ScannedRecord } from '../../ingest/access-log/record-reader.js';
 import { PingRules } from '../reference/ping-rules.js';
 import { ATHENA_REGEX } from './athena-regex.js';
@@ -71,16 +71,12 @@ export const scanner: Runner = (path) => overRecords(path, {}, (r) => r.error ==
 export const scannerAllFields: Runner = (path) => overRecords(path, { trailing: true }, (r) => r.error === 0);
 
 /** The scanner and the ping rules, both WebAssembly, staged rows made: what ingest does per record. */
-export const scannerAndRules: Runner = (path) => {
-  let rowBytes = 0;
-  return overRecords(path, { pingKeys: DEFAULT_PING_KEYS, onRows: (rows) => { rowBytes += rows.length; } },
-    (r) => r.outcome !== O_MALFORMED || r.error === 0);
-};
+export const scannerAndRules: Runner = (path) => overRecords(path, { pingKeys: DEFAULT_PING_KEYS }, (r) => r.error === 0);
 
 /** The scanner and the TypeScript reference ping rules (JavaScript objects and strings per ping), for scale. */
 export const scannerAndReferenceRules: Runner = (path) => {
   const rules = new PingRules();
-  return overRecords(path, {}, (r) => rules.classify(r).outcome !== 'malformed' || r.error === 0);
+  return overRecords(path, {}, (r) => rules.classify(r) !== null && r.error === 0);
 };
 
 /** The TypeScript reference scanner (readable, not fast), for scale. */

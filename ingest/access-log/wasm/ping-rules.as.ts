@@ -44,7 +44,6 @@ export function setPingKeyCount(n: i32): void { keyCount = n; }
 const rawStart: usize = memory.data(40), rawEnd: usize = memory.data(40);
 const valStart: usize = memory.data(20), valEnd: usize = memory.data(20);
 
-let scratch: usize = 0;
 let scratchTop: usize = 0;
 let rows: usize = 0;
 let rowsEnd: usize = 0;
@@ -569,10 +568,9 @@ function classify(rec: usize): i32 {
 export function classifyRecords(outPtr: usize, n: i32, recordBytes: i32, rowsPtr: usize, rowsCap: i32, scratchPtr: usize): i32 {
   rows = rowsPtr;
   rowsEnd = rowsPtr + <usize>rowsCap;
-  scratch = scratchPtr;
   for (let k = 0; k < n; k++) {
     const rec = outPtr + <usize>(k * recordBytes);
-    scratchTop = scratch;
+    scratchTop = scratchPtr;
     store<i32>(rec + <usize>AT_DETAIL, 0);
     store<i32>(rec + <usize>AT_ROW_START, 0);
     store<i32>(rec + <usize>AT_ROW_END, 0);
