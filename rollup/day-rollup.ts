@@ -42,49 +42,61 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // No ping staged for the day: an empty relation of the staged shape.
     : `(SELECT NULL::VARCHAR AS source, NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session,
         NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key LIMIT 0)`;
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE staged_count AS
-      SELECT source, count(*) AS records FROM ${files}
-      WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000} GROUP BY source`);
-  // A window, not arg_min over structs: DuckDB spills a window's partitions to disk, but not
-  // arg_min's struct states (a 20M-ping day ran out of memory that way).
+  const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}`;
+  await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
+  // Most keys are unique: only the keys staged more than once go through the window that picks a
+  // survivor; every other record survives as it is. A window, not arg_min over structs: DuckDB spills
+  // a window's partitions to disk, but not arg_min's struct states (a 20M-ping day ran out of memory
+  // that way). The staged files are read again rather than held: reading Parquet is cheaper than
+  // materializing its strings.
+  const key = 'coalesce(ping_id, natural_key)';
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE survivors AS
+    WITH repeated AS (SELECT ${key} AS k FROM ${files} WHERE ${inDay} GROUP BY k HAVING count(*) > 1)
+    SELECT source, series, episode, session, user_id, event_ms
+    FROM ${files} AS s ANTI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
+    UNION ALL
     SELECT source, series, episode, session, user_id, event_ms FROM (
       SELECT source, series, episode, session, user_id, event_ms,
-             row_number() OVER (PARTITION BY coalesce(ping_id, natural_key)
-                                ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-      FROM ${files}
-      WHERE event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}
+             row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+      FROM ${files} AS s SEMI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
     ) WHERE rn = 1`);
+  // Minutes watched: a session's distinct minutes of the day, as 64-minute blocks with a bit per
+  // minute (bit_or, then bit_count): a group per block rather than per minute, exact all the same.
+  const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
+  const minuteBlocks = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
+      SELECT ${by}, session, sum(bit_count(mask)) AS minutes FROM (
+        SELECT ${by}, session, ${minuteOfDay} // 64 AS block, bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS mask
+        FROM survivors GROUP BY ${by}, session, block)
+      GROUP BY ${by}, session)
+    GROUP BY ${by}`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_episode AS
     WITH base AS (
       SELECT series, episode, count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
              count(*) FILTER (WHERE source = 's3') AS s3_pings, count(*) FILTER (WHERE source = 'dynamodb') AS dynamodb_pings
       FROM survivors GROUP BY series, episode),
-    sessions AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, session FROM survivors) GROUP BY series, episode),
-    viewers AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series, episode),
-    minutes AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, session, event_ms // 60000 AS m FROM survivors) GROUP BY series, episode)
+    sessions AS (${minuteBlocks('series, episode')}),
+    viewers AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series, episode)
     SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.episode AS episode_id, b.pings::BIGINT AS pings,
-           s.n::BIGINT AS sessions, v.n::BIGINT AS viewers, m.n::BIGINT AS minutes_watched,
+           s.sessions::BIGINT AS sessions, v.n::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
            make_timestamp(b.first_ms * 1000) AS first_ping_at, make_timestamp(b.last_ms * 1000) AS last_ping_at,
            b.s3_pings::BIGINT AS s3_pings, b.dynamodb_pings::BIGINT AS dynamodb_pings
     FROM base b
-    JOIN sessions s USING (series, episode) JOIN viewers v USING (series, episode) JOIN minutes m USING (series, episode)
+    JOIN sessions s USING (series, episode) JOIN viewers v USING (series, episode)
     ORDER BY series_id, episode_id`);
+  // A series' pings, first and last come from its episodes; its distinct counts span them.
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_series AS
-    WITH base AS (SELECT series, count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms FROM survivors GROUP BY series),
-    episodes AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, episode FROM survivors) GROUP BY series),
-    sessions AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, session FROM survivors) GROUP BY series),
-    viewers AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series),
-    minutes AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, session, event_ms // 60000 AS m FROM survivors) GROUP BY series)
-    SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, e.n::BIGINT AS episodes, b.pings::BIGINT AS pings,
-           s.n::BIGINT AS sessions, v.n::BIGINT AS viewers, m.n::BIGINT AS minutes_watched,
-           make_timestamp(b.first_ms * 1000) AS first_ping_at, make_timestamp(b.last_ms * 1000) AS last_ping_at
+    WITH base AS (SELECT series_id AS series, count(*) AS episodes, sum(pings) AS pings, min(first_ping_at) AS first_ping_at,
+                         max(last_ping_at) AS last_ping_at FROM out_episode GROUP BY series_id),
+    sessions AS (${minuteBlocks('series')}),
+    viewers AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series)
+    SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.episodes::BIGINT AS episodes, b.pings::BIGINT AS pings,
+           s.sessions::BIGINT AS sessions, v.n::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
+           b.first_ping_at, b.last_ping_at
     FROM base b
-    JOIN episodes e USING (series) JOIN sessions s USING (series) JOIN viewers v USING (series) JOIN minutes m USING (series)
+    JOIN sessions s USING (series) JOIN viewers v USING (series)
     ORDER BY series_id`);
 
   const staged = await rows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');

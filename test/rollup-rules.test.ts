@@ -101,6 +101,23 @@ describe('what each metric counts (SPEC §5)', () => {
     expect(r.series).toEqual([{ day: expect.anything(), series_id: 's1', episodes: 2, pings: 6, sessions: 3, viewers: 2,
       minutes_watched: 5, first_ping_at: expect.stringContaining('10:00:00'), last_ping_at: expect.stringContaining('10:10:00') }]);
   });
+  it('minutes: distinct minutes of the day, exact across 64-minute blocks, at both ends of the day and across episodes', async () => {
+    const at = (hhmmss: string): number => Date.parse(`${DAY}T${hhmmss}Z`);
+    const r = await rollup([
+      { session: 'sZ', t: at('00:00:00'), key: 'r:1' }, // minute 0
+      { session: 'sZ', t: at('01:03:59'), key: 'r:2' }, // 63, the last of the first block
+      { session: 'sZ', t: at('01:04:00'), key: 'r:3' }, // 64, the first of the second
+      { session: 'sZ', t: at('01:04:30'), key: 'r:4' }, // 64 again
+      { session: 'sZ', t: at('02:07:00'), key: 'r:5' }, // 127
+      { session: 'sZ', t: at('02:08:00'), key: 'r:6' }, // 128
+      { session: 'sZ', t: at('23:59:59'), key: 'r:7' }, // 1439, the day's last
+      { session: 'sZ', episode: 'e2', t: at('01:04:10'), key: 'r:8' }, // 64 in another episode of the series
+      { session: 'sY', t: at('01:04:00'), key: 'r:9' }, // 64 in another session
+    ]);
+    expect(r.episodes.map((e) => [e.episode_id, e.sessions, e.minutes_watched])).toEqual([['e1', 2, 7], ['e2', 1, 1]]);
+    // The series counts sZ's minute 64 once, though two episodes have it.
+    expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 7, pings: 9 }]);
+  });
   it('audit: ping minus duplicate is the day\'s pings', async () => {
     const r = await rollup([...records, { session: 'sA', user: 'u1', t: T0, key: 'r:1' }]);
     const audit = Object.fromEntries(r.audit.map((a) => [a.outcome, a.records]));
