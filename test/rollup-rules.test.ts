@@ -105,6 +105,7 @@ describe('what each metric counts (SPEC §5)', () => {
     const at = (hhmmss: string): number => Date.parse(`${DAY}T${hhmmss}Z`);
     const r = await rollup([
       { session: 'sZ', t: at('00:00:00'), key: 'r:1' }, // minute 0
+      { session: 'sZ', t: at('00:32:00'), key: 'r:10' }, // 32: the same block, another bit
       { session: 'sZ', t: at('01:03:59'), key: 'r:2' }, // 63, the last of the first block
       { session: 'sZ', t: at('01:04:00'), key: 'r:3' }, // 64, the first of the second
       { session: 'sZ', t: at('01:04:30'), key: 'r:4' }, // 64 again
@@ -114,9 +115,9 @@ describe('what each metric counts (SPEC §5)', () => {
       { session: 'sZ', episode: 'e2', t: at('01:04:10'), key: 'r:8' }, // 64 in another episode of the series
       { session: 'sY', t: at('01:04:00'), key: 'r:9' }, // 64 in another session
     ]);
-    expect(r.episodes.map((e) => [e.episode_id, e.sessions, e.minutes_watched])).toEqual([['e1', 2, 7], ['e2', 1, 1]]);
+    expect(r.episodes.map((e) => [e.episode_id, e.sessions, e.minutes_watched])).toEqual([['e1', 2, 8], ['e2', 1, 1]]);
     // The series counts sZ's minute 64 once, though two episodes have it.
-    expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 7, pings: 9 }]);
+    expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 8, pings: 10 }]);
   });
   it('audit: ping minus duplicate is the day\'s pings', async () => {
     const r = await rollup([...records, { session: 'sA', user: 'u1', t: T0, key: 'r:1' }]);
