@@ -139,6 +139,21 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.scan(this.carry + chunk.length, false);
   }
 
+  /**
+   * Room for up to `bytes` of input in the module's memory, right after any partial line carried
+   * from before: read into it (a file read lands there with no copy and no buffer per chunk), then
+   * call `scanRead` with the number of bytes read, before anything else uses this reader.
+   */
+  inputSpace(bytes: number): Uint8Array {
+    this.ensure(this.carry + bytes);
+    return this.u8.subarray(INPUT_AT + this.carry, INPUT_AT + this.carry + bytes);
+  }
+
+  /** Scans every complete line after `n` bytes were read into `inputSpace`. */
+  scanRead(n: number): void {
+    if (n > 0) this.scan(this.carry + n, false);
+  }
+
   /** Scans a last line that had no newline. Call once, after the last chunk. */
   finish(): void {
     if (this.carry > 0) this.scan(this.carry, true);

@@ -18,6 +18,9 @@ import { DaySpool } from './day-spool.js';
 import { Ledger, type BatchCommit, type InputObject } from './ledger.js';
 import { OUTCOMES } from '../ping-record.js';
 
+/** Bytes read from a plain file at a time, straight into the scanner's memory. */
+const READ_BYTES = 1 << 20;
+
 export interface IngestOptions {
   source: LogSource;
   store: OutputStore;
@@ -90,12 +93,25 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
         }, { pingKeys: opts.pingKeys, onRows: (rows) => spool.appendPingRows(rows) });
         reader.reset();
         try {
-          const body = await opts.source.open(ref);
-          // Chunks of concurrent objects interleave: each push runs to completion synchronously,
+          // Chunks of concurrent objects interleave: each scan runs to completion synchronously,
           // and `current` names the object whose records it hands over.
-          for await (const chunk of gunzipIfNeeded(body)) {
-            current = ctx;
-            reader.push(chunk);
+          const plain = await opts.source.openPlain?.(ref) ?? null;
+          if (plain) {
+            try {
+              for (;;) {
+                const n = await plain.read(reader.inputSpace(READ_BYTES));
+                if (n === 0) break;
+                current = ctx;
+                reader.scanRead(n);
+              }
+            } finally {
+              await plain.close();
+            }
+          } else {
+            for await (const chunk of gunzipIfNeeded(await opts.source.open(ref))) {
+              current = ctx;
+              reader.push(chunk);
+            }
           }
           current = ctx;
           reader.finish();

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
-import { opendir, stat } from 'node:fs/promises';
+import { open, opendir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { LogObjectRef, LogSource } from './log-source.js';
+import type { LogObjectRef, LogSource, PlainObject } from './log-source.js';
 
 /** Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves). */
 export class DirectoryLogSource implements LogSource {
@@ -35,5 +35,25 @@ export class DirectoryLogSource implements LogSource {
 
   async open(ref: LogObjectRef): Promise<AsyncIterable<Uint8Array>> {
     return createReadStream(join(this.root, ref.key), { highWaterMark: 1 << 20 });
+  }
+
+  /** The file, unless it starts with gzip's magic bytes (whatever its name, as for S3 objects). */
+  async openPlain(ref: LogObjectRef): Promise<PlainObject | null> {
+    const file = await open(join(this.root, ref.key), 'r');
+    try {
+      const magic = Buffer.alloc(2);
+      const { bytesRead } = await file.read(magic, 0, 2, 0);
+      if (bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b) {
+        await file.close();
+        return null;
+      }
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    return {
+      read: async (into) => (await file.read(into, 0, into.length, null)).bytesRead,
+      close: () => file.close(),
+    };
   }
 }

@@ -14,6 +14,17 @@ export interface LogSource {
   list(): AsyncIterable<LogObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: LogObjectRef): Promise<AsyncIterable<Uint8Array>>;
+  /**
+   * Where the source can, an uncompressed object as a file to read with `read` straight into the
+   * caller's memory; null for a compressed one (stream it with `open`).
+   */
+  openPlain?(ref: LogObjectRef): Promise<PlainObject | null>;
+}
+
+/** An uncompressed object read in place: `read` fills `into` from where the last read ended, 0 at the end. */
+export interface PlainObject {
+  read(into: Uint8Array): Promise<number>;
+  close(): Promise<void>;
 }
 
 /**

@@ -40,11 +40,11 @@ let rec: i32 = 0;
 let budget: i32 = 0;
 let trailingSplit: bool = false;
 /** Words and bytes examined, for the linear-time property test. */
-let work: f64 = 0;
+let work: i64 = 0;
 let consumedTo: i32 = 0;
 let lastLine: i32 = 0;
 
-export function scanWork(): f64 { return work; }
+export function scanWork(): f64 { return <f64>work; }
 export function consumed(): i32 { return consumedTo; }
 export function lineCount(): i32 { return lastLine; }
 export function recordBytes(): i32 { return RECORD_BYTES; }
@@ -109,12 +109,17 @@ export function indexChunk(inPtr: i32, len: i32, maps: usize): void {
 
 function nextMarkedAfter(map: usize, w: i32, end: i32): i32 {
   const lastWord = (end - 1 - base) >> 6;
+  const from = w;
   let bits: u64 = 0;
   while (bits == 0) {
-    if (++w > lastWord) return -1;
-    work += 1;
+    if (++w > lastWord) {
+      work += <i64>(w - 1 - from);
+      return -1;
+    }
     bits = load<u64>(map + <usize>(w << 3));
   }
+  // Counted once, not per word: a global updated in the loop is a store and a load per word.
+  work += <i64>(w - from);
   const r = base + (w << 6) + <i32>ctz<u64>(bits);
   return r < end ? r : -1;
 }
@@ -125,9 +130,12 @@ function findByte(b: i32, p: i32, end: i32): i32 {
   if (b == DQ) return nextMarked(quotes, p, end);
   if (b == NL) return nextMarked(newlines, p, end);
   for (let i = p; i < end; i++) {
-    work += 1;
-    if (byte(i) == b) return i;
+    if (byte(i) == b) {
+      work += <i64>(i + 1 - p);
+      return i;
+    }
   }
+  if (end > p) work += <i64>(end - p);
   return -1;
 }
 
