@@ -49,58 +49,65 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // a window's partitions to disk, but not arg_min's struct states (a 20M-ping day ran out of memory
   // that way). The staged files are read again rather than held: reading Parquet is cheaper than
   // materializing its strings.
+  //
+  // The survivors are never held either: they are grouped at once by session and 64-minute block of
+  // the day, with a bit per minute watched (bit_or). Every metric of both tables follows exactly from
+  // these groups: pings add up, first and last are the least and greatest, distinct minutes are the
+  // bits of a session's blocks (bit_count), and sessions and viewers are distinct over the groups.
   const key = 'coalesce(ping_id, natural_key)';
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE survivors AS
-    WITH repeated AS (SELECT ${key} AS k FROM ${files} WHERE ${inDay} GROUP BY k HAVING count(*) > 1)
-    SELECT source, series, episode, session, user_id, event_ms
-    FROM ${files} AS s ANTI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
-    UNION ALL
-    SELECT source, series, episode, session, user_id, event_ms FROM (
-      SELECT source, series, episode, session, user_id, event_ms,
-             row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-      FROM ${files} AS s SEMI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
-    ) WHERE rn = 1`);
-  // Minutes watched: a session's distinct minutes of the day, as 64-minute blocks with a bit per
-  // minute (bit_or, then bit_count): a group per block rather than per minute, exact all the same.
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
-  const minuteBlocks = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
-      SELECT ${by}, session, sum(bit_count(mask)) AS minutes FROM (
-        SELECT ${by}, session, ${minuteOfDay} // 64 AS block, bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS mask
-        FROM survivors GROUP BY ${by}, session, block)
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE session_blocks AS
+    WITH repeated AS (SELECT ${key} AS k FROM ${files} WHERE ${inDay} GROUP BY k HAVING count(*) > 1),
+    survivors AS (
+      SELECT source, series, episode, session, user_id, event_ms
+      FROM ${files} AS s ANTI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
+      UNION ALL
+      SELECT source, series, episode, session, user_id, event_ms FROM (
+        SELECT source, series, episode, session, user_id, event_ms,
+               row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+        FROM ${files} AS s SEMI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
+      ) WHERE rn = 1)
+    SELECT source, series, episode, session, user_id, ${minuteOfDay} // 64 AS block,
+           count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
+           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes
+    FROM survivors GROUP BY source, series, episode, session, user_id, block`);
+  // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
+  const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
+      SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (
+        SELECT ${by}, session, block, bit_or(minutes) AS minutes FROM session_blocks GROUP BY ${by}, session, block)
       GROUP BY ${by}, session)
+    GROUP BY ${by}`;
+  const viewers = (by: string): string => `SELECT ${by}, count(*) AS viewers FROM (
+      SELECT DISTINCT ${by}, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks)
     GROUP BY ${by}`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_episode AS
     WITH base AS (
-      SELECT series, episode, count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
-             count(*) FILTER (WHERE source = 's3') AS s3_pings, count(*) FILTER (WHERE source = 'dynamodb') AS dynamodb_pings
-      FROM survivors GROUP BY series, episode),
-    sessions AS (${minuteBlocks('series, episode')}),
-    viewers AS (SELECT series, episode, count(*) AS n FROM (SELECT DISTINCT series, episode, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series, episode)
+      SELECT series, episode, sum(pings) AS pings, min(first_ms) AS first_ms, max(last_ms) AS last_ms,
+             coalesce(sum(pings) FILTER (WHERE source = 's3'), 0) AS s3_pings, coalesce(sum(pings) FILTER (WHERE source = 'dynamodb'), 0) AS dynamodb_pings
+      FROM session_blocks GROUP BY series, episode)
     SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.episode AS episode_id, b.pings::BIGINT AS pings,
-           s.sessions::BIGINT AS sessions, v.n::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
+           s.sessions::BIGINT AS sessions, v.viewers::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
            make_timestamp(b.first_ms * 1000) AS first_ping_at, make_timestamp(b.last_ms * 1000) AS last_ping_at,
            b.s3_pings::BIGINT AS s3_pings, b.dynamodb_pings::BIGINT AS dynamodb_pings
     FROM base b
-    JOIN sessions s USING (series, episode) JOIN viewers v USING (series, episode)
+    JOIN (${sessions('series, episode')}) s USING (series, episode) JOIN (${viewers('series, episode')}) v USING (series, episode)
     ORDER BY series_id, episode_id`);
   // A series' pings, first and last come from its episodes; its distinct counts span them.
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_series AS
     WITH base AS (SELECT series_id AS series, count(*) AS episodes, sum(pings) AS pings, min(first_ping_at) AS first_ping_at,
-                         max(last_ping_at) AS last_ping_at FROM out_episode GROUP BY series_id),
-    sessions AS (${minuteBlocks('series')}),
-    viewers AS (SELECT series, count(*) AS n FROM (SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS v FROM survivors) GROUP BY series)
+                         max(last_ping_at) AS last_ping_at FROM out_episode GROUP BY series_id)
     SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.episodes::BIGINT AS episodes, b.pings::BIGINT AS pings,
-           s.sessions::BIGINT AS sessions, v.n::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
+           s.sessions::BIGINT AS sessions, v.viewers::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched,
            b.first_ping_at, b.last_ping_at
     FROM base b
-    JOIN sessions s USING (series) JOIN viewers v USING (series)
+    JOIN (${sessions('series')}) s USING (series) JOIN (${viewers('series')}) v USING (series)
     ORDER BY series_id`);
 
   const staged = await rows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
-  const kept = await rows<{ source: string; n: bigint }>(engine, 'SELECT source, count(*) AS n FROM survivors GROUP BY source');
+  const kept = await rows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
   const duplicates: Record<string, number> = {};
   for (const s of staged) {
     const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
@@ -122,7 +129,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
-  const pings = Number((await rows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM survivors'))[0]!.n);
+  const pings = Number((await rows<{ n: bigint }>(engine, 'SELECT coalesce(sum(pings), 0)::BIGINT AS n FROM session_blocks'))[0]!.n);
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit' },
     pings, duplicates,
