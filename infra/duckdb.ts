@@ -1,7 +1,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { createRequire } from 'node:module';
+import type * as DuckDBApi from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+/**
+ * @duckdb/node-api, loaded with `require`: it is CommonJS, and importing it as ESM makes Node scan
+ * the source of each module it re-exports for export names, a tenth of a second at every start.
+ */
+export const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDBApi;
 
 export interface EngineOptions {
   /** DuckDB's memory limit; beyond it, aggregations spill to `tempDir`. */

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../../infra/duckdb.js';
+import type { DuckDBConnection, DuckDBInstance as Instance } from '@duckdb/node-api';
+import { DuckDBInstance, sqlString } from '../../infra/duckdb.js';
 import { warehouseStatements } from './ddl.js';
 import type { OutputFile } from '../day-export.js';
 import type { Warehouse } from './warehouse.js';
@@ -9,7 +9,7 @@ import type { Warehouse } from './warehouse.js';
 /** The embedded warehouse: a DuckDB file (`PINGROLL_WAREHOUSE=duckdb:<file>`). */
 export class DuckDbWarehouse implements Warehouse {
   private db: DuckDBConnection | null = null;
-  private instance: DuckDBInstance | null = null;
+  private instance: Instance | null = null;
 
   constructor(private readonly file: string) {}
 
