@@ -45,7 +45,9 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Most keys are unique: only the keys staged more than once go through the window that picks a
-  // survivor; every other record survives as it is. A window, not arg_min over structs: DuckDB spills
+  // survivor; every other record survives as it is. "More than once" is asked of the key's 64-bit
+  // hash (cheaper to group and join than strings) and stays exact: a key whose hash is seen once is
+  // unique, and a key that only shares its hash with another is its own window partition, so survives. A window, not arg_min over structs: DuckDB spills
   // a window's partitions to disk, but not arg_min's struct states (a 20M-ping day ran out of memory
   // that way). The staged files are read again rather than held: reading Parquet is cheaper than
   // materializing its strings.
@@ -58,15 +60,15 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
-    WITH repeated AS (SELECT ${key} AS k FROM ${files} WHERE ${inDay} GROUP BY k HAVING count(*) > 1),
+    WITH repeated AS (SELECT hash(${key}) AS h FROM ${files} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
     survivors AS (
       SELECT source, series, episode, session, user_id, event_ms
-      FROM ${files} AS s ANTI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
+      FROM ${files} AS s ANTI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
       UNION ALL
       SELECT source, series, episode, session, user_id, event_ms FROM (
         SELECT source, series, episode, session, user_id, event_ms,
                row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-        FROM ${files} AS s SEMI JOIN repeated ON ${key} = repeated.k WHERE ${inDay}
+        FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
       ) WHERE rn = 1)
     SELECT source, series, episode, session, user_id, ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
