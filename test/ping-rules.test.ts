@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { outcomeName } from '../ingest/access-log/ping-verdict.js';
+import { AccessLogRecordReader } from '../ingest/access-log/record-reader.js';
 import { parseOne } from './helpers/parse-helpers.js';
 
 const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
@@ -142,5 +144,38 @@ describe('quotes in the user agent (SPEC §2)', () => {
   it('keeps a user agent that opens or closes with a doubled quote', () => {
     expect(parseOne(rec({ agent: '""Mozilla/5.0"' })).fields!.user_agent).toBe('"Mozilla/5.0');
     expect(parseOne(rec({ agent: '"Mozilla/5.0""' })).fields!.user_agent).toBe('Mozilla/5.0"');
+  });
+});
+
+describe('outcome counts kept inside the module while ingest reads an object', () => {
+  it('counts pings, not_ping and http_error by day, and hands over the rest: rejects and days a month or more away', () => {
+    const seen: string[] = [];
+    const reader = new AccessLogRecordReader((r) => { seen.push(`${r.lineNo}:${outcomeName(r)}`); }, { pingKeys: ['p.gif'] });
+    const lines = [
+      rec(), // 1 ping, 2026-11-01
+      rec({ time: '02/Nov/2026:00:00:01 +0000' }), // 2 ping, the next day
+      rec({ time: '31/Oct/2026:23:59:59 +0000', status: '404' }), // 3 http_error, the day before
+      rec({ op: 'REST.PUT.OBJECT' }), // 4 not_ping
+      rec({ time: '-', op: 'REST.PUT.OBJECT' }), // 5 not_ping without a time: the object's day
+      rec({ uri: q('x-series=s1') }), // 6 bad_query: handed over
+      'not a log line', // 7 malformed: handed over
+      rec({ time: '01/Jan/2027:10:00:00 +0000' }), // 8 ping two months on: handed over
+      rec({ time: '01/Jan/1970:00:00:00 +0000', op: 'REST.PUT.OBJECT' }), // 9 long before: handed over
+    ];
+    reader.startTally('2026-11-01');
+    reader.push(Buffer.from(lines.join('\n') + '\n'));
+    reader.finish();
+    expect(reader.endTally()).toEqual([
+      { day: '2026-10-31', counts: [0, 0, 1] },
+      { day: '2026-11-01', counts: [1, 2, 0] },
+      { day: '2026-11-02', counts: [1, 0, 0] },
+    ]);
+    expect(seen).toEqual(['6:bad_query', '7:malformed', '8:ping', '9:not_ping']);
+    // Not tallying (as `pingroll parse` reads), every record is handed over.
+    seen.length = 0;
+    reader.reset();
+    reader.push(Buffer.from(lines.join('\n') + '\n'));
+    reader.finish();
+    expect(seen).toHaveLength(lines.length);
   });
 });

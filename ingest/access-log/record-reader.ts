@@ -1,9 +1,10 @@
 /**
  * Reads access-log records from a byte stream with the WebAssembly module (`wasm/access-log.as.ts`):
- * chunks are copied into the module's memory behind any partial line left from the previous chunk,
- * every complete line is scanned in one call, optionally classified by the ping rules in another
- * (which write each ping's staged CSV row into the module's memory), and each record is handed to
- * the caller as a `ScannedRecord` view over the module's output (valid during the call).
+ * chunks are copied (or read straight) into the module's memory behind any partial line left from
+ * the previous chunk, every complete line is scanned in one call, optionally classified by the ping
+ * rules in another (which write each ping's staged CSV row into the module's memory), and each
+ * record is handed to the caller as a `ScannedRecord` view over the module's output (valid during
+ * the call); while tallying, only the records the module did not count are.
  */
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../infra/project-file.js';
@@ -41,8 +42,17 @@ interface ScannerExports {
   pingKeysAt(): number;
   pingKeysCapacity(): number;
   setPingKeyCount(n: number): void;
-  classifyRecords(outPtr: number, n: number, recordBytes: number, rowsPtr: number, rowsCap: number, scratchPtr: number): number;
+  classifyRecords(outPtr: number, n: number, recordBytes: number, rowsPtr: number, rowsCap: number, scratchPtr: number, listPtr: number): number;
+  listed(): number;
+  tallyAt(): number;
+  tallyDays(): number;
+  startTally(firstDay: number, ownDay: number): void;
+  stopTally(): void;
 }
+
+/** Outcomes the module counts by day while tallying (ping, not_ping, http_error: indexes 0 to 2 of OUTCOMES). */
+const TALLIED_OUTCOMES = 3;
+const DAY_MS = 86_400_000;
 
 export interface ReaderOptions {
   /** Split the fields after the user agent too (for `pingroll parse`); ingest reads none of them and leaves them whole. */
@@ -52,6 +62,9 @@ export interface ReaderOptions {
   /** With ping rules: the staged CSV rows of the pings of each call's records, after those records (a view, valid during the call). */
   onRows?: (rows: Uint8Array) => void;
 }
+
+/** One day's counts from a tally: `counts[k]` records of outcome k (OUTCOMES order). */
+export interface DayTally { day: string; counts: number[] }
 
 let compiled: WebAssembly.Module | null = null;
 function scannerModule(): WebAssembly.Module {
@@ -79,6 +92,9 @@ export class AccessLogRecordReader implements ScannedRecord {
   private outAt = 0;
   /** Where the delimiter bitmaps go: 3 bits per input byte. */
   private mapsAt = 0;
+  /** Where the ping rules list the records they did not count (an i32 each). */
+  private listAt = 0;
+  private tallyOwnDay = '';
   /** Where the ping rules write rows (3 bytes per input byte, 96 per record) and decode (9 bytes per input byte). */
   private rowsAt = 0;
   private rowsCap = 0;
@@ -119,6 +135,32 @@ export class AccessLogRecordReader implements ScannedRecord {
       p += 4 + k.length;
     }
     this.x.setPingKeyCount(keys.length);
+  }
+
+  /**
+   * From now until `endTally`, with ping rules: records of outcome ping, not_ping or http_error are
+   * counted by UTC day inside the module, and only the others (bad_query, malformed, or a day more
+   * than a month from `ownDay`) are handed to the record handler. `ownDay` (YYYY-MM-DD, the log
+   * object's) is the day of a record without a time (SPEC §5).
+   */
+  startTally(ownDay: string): void {
+    const own = Math.floor(Date.parse(`${ownDay}T00:00:00Z`) / DAY_MS);
+    this.tallyOwnDay = ownDay;
+    this.x.startTally(own - (this.x.tallyDays() >> 1), own);
+  }
+
+  /** The counts since `startTally`, by day (days with none left out); tallying stops. */
+  endTally(): DayTally[] {
+    const days = this.x.tallyDays();
+    const first = Math.floor(Date.parse(`${this.tallyOwnDay}T00:00:00Z`) / DAY_MS) - (days >> 1);
+    const at = this.x.tallyAt() >> 2;
+    const out: DayTally[] = [];
+    for (let d = 0; d < days; d++) {
+      const counts = Array.from(this.i32.subarray(at + d * TALLIED_OUTCOMES, at + (d + 1) * TALLIED_OUTCOMES));
+      if (counts.some((n) => n > 0)) out.push({ day: new Date((first + d) * DAY_MS).toISOString().slice(0, 10), counts });
+    }
+    this.x.stopTally();
+    return out;
   }
 
   /** Bytes the scanner has examined so far (for the linear-time property test). */
@@ -169,14 +211,21 @@ export class AccessLogRecordReader implements ScannedRecord {
     for (;;) {
       const n = this.x.scanChunk(from, stop - from, final ? 1 : 0, this.outAt, RECORDS_PER_CALL, this.trailing ? 1 : 0, this.linesSeen);
       this.linesSeen = this.x.lineCount();
-      const rowBytes = this.classify
-        ? this.x.classifyRecords(this.outAt, n, this.recordInts << 2, this.rowsAt, this.rowsCap, this.scratchAt)
-        : 0;
-      for (let k = 0; k < n; k++) {
-        this.base = (this.outAt >> 2) + k * this.recordInts;
-        this.onRecord(this);
+      if (this.classify) {
+        const rowBytes = this.x.classifyRecords(this.outAt, n, this.recordInts << 2, this.rowsAt, this.rowsCap, this.scratchAt, this.listAt);
+        // The records the rules did not count (all of them unless tallying).
+        const listed = this.x.listed(), list = this.listAt >> 2;
+        for (let j = 0; j < listed; j++) {
+          this.base = (this.outAt >> 2) + this.i32[list + j]! * this.recordInts;
+          this.onRecord(this);
+        }
+        if (rowBytes > 0) this.onRows?.(this.u8.subarray(this.rowsAt, this.rowsAt + rowBytes));
+      } else {
+        for (let k = 0; k < n; k++) {
+          this.base = (this.outAt >> 2) + k * this.recordInts;
+          this.onRecord(this);
+        }
       }
-      if (rowBytes > 0) this.onRows?.(this.u8.subarray(this.rowsAt, this.rowsAt + rowBytes));
       from = this.x.consumed();
       if (n < RECORDS_PER_CALL || from >= stop) break;
     }
@@ -191,7 +240,8 @@ export class AccessLogRecordReader implements ScannedRecord {
     // A multiple of 64 keeps the record area aligned for its f64 times.
     const inputCap = Math.ceil(Math.max(inputBytes + PADDING, this.inputCap * 2, 1 << 20) / 64) * 64;
     const outAt = INPUT_AT + inputCap;
-    const mapsAt = outAt + RECORDS_PER_CALL * this.x.recordBytes();
+    const listAt = outAt + RECORDS_PER_CALL * this.x.recordBytes();
+    const mapsAt = listAt + RECORDS_PER_CALL * 4;
     const rowsAt = mapsAt + 3 * (inputCap / 8 + 64);
     const rowsCap = this.classify ? 3 * inputCap + 96 * RECORDS_PER_CALL : 0;
     const scratchAt = rowsAt + rowsCap;
@@ -206,6 +256,7 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.b = Buffer.from(buf);
     this.inputCap = inputCap;
     this.outAt = outAt;
+    this.listAt = listAt;
     this.mapsAt = mapsAt;
     this.rowsAt = rowsAt;
     this.rowsCap = rowsCap;

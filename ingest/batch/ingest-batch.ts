@@ -74,8 +74,9 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
       queue.add(async () => {
         const ref = todo[index]!;
         const ctx = new ObjectTally(index, ref.key, dayInObjectName(ref.key) ?? fallbackDay);
-        // The ping rules run in WebAssembly and write each ping's staged row there; JavaScript counts
-        // outcomes and keeps the rejects.
+        // The ping rules run in WebAssembly, write each ping's staged row there and count the pings,
+        // not_ping and http_error records by day; JavaScript sees only the rest (the rejects, and any
+        // record of a day more than a month from its object's) and keeps them.
         const reader = idle.pop() ?? new AccessLogRecordReader((r) => {
           const c = current;
           const outcome = r.outcome;
@@ -92,6 +93,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           }
         }, { pingKeys: opts.pingKeys, onRows: (rows) => spool.appendPingRows(rows) });
         reader.reset();
+        reader.startTally(ctx.day);
         try {
           // Chunks of concurrent objects interleave: each scan runs to completion synchronously,
           // and `current` names the object whose records it hands over.
@@ -115,6 +117,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           }
           current = ctx;
           reader.finish();
+          for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => ctx.add(day, outcome, n));
           objects[index]!.records = ctx.records;
           ctx.addTo(spool);
         } catch (err) {
@@ -152,14 +155,21 @@ class ObjectTally {
 
   constructor(readonly index: number, readonly key: string, readonly day: string) {}
 
-  count(day: string, outcome: number): void {
+  /** `n` records of `day` with `outcome`, counted elsewhere (the WebAssembly tally). */
+  add(day: string, outcome: number, n: number): void {
+    if (n === 0) return;
+    this.records += n;
+    this.count(day, outcome, n);
+  }
+
+  count(day: string, outcome: number, n = 1): void {
     if (day !== this.lastDay) {
       let counts = this.byDay.get(day);
       if (!counts) this.byDay.set(day, counts = OUTCOMES.map(() => 0));
       this.lastDay = day;
       this.last = counts;
     }
-    this.last[outcome]!++;
+    this.last[outcome]! += n;
   }
 
   addTo(spool: DaySpool): void {

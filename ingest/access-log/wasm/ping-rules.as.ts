@@ -560,22 +560,61 @@ function classify(rec: usize): i32 {
   return O_PING;
 }
 
+// Outcome counts by UTC day, kept here so that no JavaScript runs for a record that is only counted:
+// pings, not_ping and http_error records of the TALLY_DAYS days from tallyFirstDay, in a day-major
+// table of TALLY_OUTCOMES counts. A record without a time counts on tallyOwnDay (its log object's).
+// Every other record (bad_query, malformed, a day outside the table) is listed for the caller.
+const TALLY_DAYS: i32 = 64, TALLY_OUTCOMES: i32 = 3;
+const tally: usize = memory.data(TALLY_DAYS * TALLY_OUTCOMES * 4);
+let tallyFirstDay: i32 = 0, tallyOwnDay: i32 = 0, tallying: bool = false;
+export function tallyAt(): usize { return tally; }
+export function tallyDays(): i32 { return TALLY_DAYS; }
+/** Zeroes the table and starts counting for days from `firstDay` (days since 1970); `ownDay` is the object's. */
+export function startTally(firstDay: i32, ownDay: i32): void {
+  memory.fill(tally, 0, <usize>(TALLY_DAYS * TALLY_OUTCOMES * 4));
+  tallyFirstDay = firstDay;
+  tallyOwnDay = ownDay;
+  tallying = true;
+}
+export function stopTally(): void { tallying = false; }
+
+/** Counts the record in the table when it can; false when the caller must see it. */
+@inline function counted(rec: usize, outcome: i32): bool {
+  if (!tallying || outcome > O_HTTP_ERROR) return false;
+  const t = load<f64>(rec + <usize>F_TIME_MS);
+  const day = load<i32>(rec + 8) != 0 || isNaN(t) ? tallyOwnDay : <i32>Math.floor(t / 86_400_000);
+  const d = day - tallyFirstDay;
+  if (<u32>d >= <u32>TALLY_DAYS) return false;
+  const at = tally + <usize>((d * TALLY_OUTCOMES + outcome) << 2);
+  store<i32>(at, load<i32>(at) + 1);
+  return true;
+}
+
 /**
  * Classifies the `n` records at `outPtr` (scanChunk's output) and writes each ping's row at
  * `rowsPtr`. The caller gives `rowsCap` of at least 3 bytes per input byte plus 96 per record, and
  * `scratchPtr` of at least 6 bytes per byte of the longest line. Returns the rows' total length.
+ * While tallying, the indexes of the records not counted go to `listPtr` (room for `n`); `listed()`
+ * says how many.
  */
-export function classifyRecords(outPtr: usize, n: i32, recordBytes: i32, rowsPtr: usize, rowsCap: i32, scratchPtr: usize): i32 {
+let listedCount: i32 = 0;
+export function listed(): i32 { return listedCount; }
+export function classifyRecords(outPtr: usize, n: i32, recordBytes: i32, rowsPtr: usize, rowsCap: i32, scratchPtr: usize,
+  listPtr: usize): i32 {
   rows = rowsPtr;
   rowsEnd = rowsPtr + <usize>rowsCap;
+  let m = 0;
   for (let k = 0; k < n; k++) {
     const rec = outPtr + <usize>(k * recordBytes);
     scratchTop = scratchPtr;
     store<i32>(rec + <usize>AT_DETAIL, 0);
     store<i32>(rec + <usize>AT_ROW_START, 0);
     store<i32>(rec + <usize>AT_ROW_END, 0);
-    store<i32>(rec + <usize>AT_OUTCOME, classify(rec));
+    const outcome = classify(rec);
+    store<i32>(rec + <usize>AT_OUTCOME, outcome);
     if (rows > rowsEnd) unreachable();
+    if (!counted(rec, outcome)) store<i32>(listPtr + <usize>(m++ << 2), k);
   }
+  listedCount = m;
   return <i32>(rows - rowsPtr);
 }
