@@ -37,43 +37,44 @@ export interface DayRollup {
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
   outcomes: Record<string, Record<string, number>>): Promise<DayRollup> {
   const dayStart = Date.parse(`${day}T00:00:00Z`);
+  // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
+  // can be named and left out.
   const files = stagedFiles.length
-    ? `read_parquet([${stagedFiles.map(sqlString).join(', ')}])`
+    ? `(SELECT *, (filename, file_row_number) AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], filename = true, file_row_number = true))`
     // No ping staged for the day: an empty relation of the staged shape.
     : `(SELECT NULL::VARCHAR AS source, NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session,
-        NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key LIMIT 0)`;
+        NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key,
+        (NULL::VARCHAR, NULL::BIGINT) AS rowid LIMIT 0)`;
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
-  // Most keys are unique: only the keys staged more than once go through the window that picks a
-  // survivor; every other record survives as it is. "More than once" is asked of the key's 64-bit
-  // hash (cheaper to group and join than strings) and stays exact: a key whose hash is seen once is
-  // unique, and a key that only shares its hash with another is its own window partition, so survives. A window, not arg_min over structs: DuckDB spills
-  // a window's partitions to disk, but not arg_min's struct states (a 20M-ping day ran out of memory
-  // that way). The staged files are read again rather than held: reading Parquet is cheaper than
-  // materializing its strings.
+  // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
+  // each one's survivor, and what comes out is the losers' row ids. "More than once" is asked of the
+  // key's 64-bit hash (cheaper to group and join than strings) and stays exact: a key whose hash is
+  // seen once is unique, and a key that only shares its hash with another is its own window
+  // partition, so it survives. A window, not arg_min over structs: DuckDB spills a window's
+  // partitions to disk, but not arg_min's struct states (a 20M-ping day ran out of memory that way).
   //
-  // The survivors are never held either: they are grouped at once by session and 64-minute block of
-  // the day, with a bit per minute watched (bit_or). Every metric of both tables follows exactly from
-  // these groups: pings add up, first and last are the least and greatest, distinct minutes are the
-  // bits of a session's blocks (bit_count), and sessions and viewers are distinct over the groups.
+  // The survivors (every staged row of the day but the losers) are never held: the staged files are
+  // read again rather than materialized (reading Parquet is cheaper than holding its strings), and
+  // grouped at once by session and 64-minute block of the day with a bit per minute watched
+  // (bit_or). Every metric of both tables follows exactly from these groups: pings add up, first and
+  // last are the least and greatest, distinct minutes are the bits of a session's blocks
+  // (bit_count), and sessions and viewers are distinct over the groups.
   const key = 'coalesce(ping_id, natural_key)';
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
     WITH repeated AS (SELECT hash(${key}) AS h FROM ${files} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
-    survivors AS (
-      SELECT source, series, episode, session, user_id, event_ms
-      FROM ${files} AS s ANTI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-      UNION ALL
-      SELECT source, series, episode, session, user_id, event_ms FROM (
-        SELECT source, series, episode, session, user_id, event_ms,
-               row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+    losers AS (
+      SELECT rowid FROM (
+        SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
         FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-      ) WHERE rn = 1)
+      ) WHERE rn > 1)
     SELECT source, series, episode, session, user_id, ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
            bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes
-    FROM survivors GROUP BY source, series, episode, session, user_id, block`);
+    FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay}
+    GROUP BY source, series, episode, session, user_id, block`);
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
       SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (

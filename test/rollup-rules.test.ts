@@ -119,6 +119,19 @@ describe('what each metric counts (SPEC §5)', () => {
     // The series counts sZ's minute 64 once, though two episodes have it.
     expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 8, pings: 10 }]);
   });
+  it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
+    const engine = await openEngine({ tempDir: join(dir, 'spill') });
+    try {
+      const out = await rollupDay(engine, DAY, [], { s3: { not_ping: 3, http_error: 1 } });
+      expect(out.pings).toBe(0);
+      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_episode_stats}`)).toEqual([]);
+      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_series_stats}`)).toEqual([]);
+      expect((await rows<{ outcome: string; records: bigint }>(engine, `SELECT outcome, records FROM ${out.tables.daily_ingest_audit}`))
+        .map((a) => [a.outcome, Number(a.records)])).toEqual([['http_error', 1], ['not_ping', 3]]);
+    } finally {
+      engine.closeSync();
+    }
+  });
   it('audit: ping minus duplicate is the day\'s pings', async () => {
     const r = await rollup([...records, { session: 'sA', user: 'u1', t: T0, key: 'r:1' }]);
     const audit = Object.fromEntries(r.audit.map((a) => [a.outcome, a.records]));
