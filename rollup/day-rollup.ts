@@ -132,7 +132,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
-  const pings = Number((await rows<{ n: bigint }>(engine, 'SELECT coalesce(sum(pings), 0)::BIGINT AS n FROM session_blocks'))[0]!.n);
+  const pings = kept.reduce((n, k) => n + Number(k.n), 0);
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit' },
     pings, duplicates,

@@ -94,7 +94,8 @@ export class AccessLogRecordReader implements ScannedRecord {
   private mapsAt = 0;
   /** Where the ping rules list the records they did not count (an i32 each). */
   private listAt = 0;
-  private tallyOwnDay = '';
+  /** While tallying: the first day (days since 1970) of the module's table. */
+  private tallyFirstDay = 0;
   /** Where the ping rules write rows (3 bytes per input byte, 96 per record) and decode (9 bytes per input byte). */
   private rowsAt = 0;
   private rowsCap = 0;
@@ -145,14 +146,13 @@ export class AccessLogRecordReader implements ScannedRecord {
    */
   startTally(ownDay: string): void {
     const own = Math.floor(Date.parse(`${ownDay}T00:00:00Z`) / DAY_MS);
-    this.tallyOwnDay = ownDay;
-    this.x.startTally(own - (this.x.tallyDays() >> 1), own);
+    this.tallyFirstDay = own - (this.x.tallyDays() >> 1);
+    this.x.startTally(this.tallyFirstDay, own);
   }
 
   /** The counts since `startTally`, by day (days with none left out); tallying stops. */
   endTally(): DayTally[] {
-    const days = this.x.tallyDays();
-    const first = Math.floor(Date.parse(`${this.tallyOwnDay}T00:00:00Z`) / DAY_MS) - (days >> 1);
+    const days = this.x.tallyDays(), first = this.tallyFirstDay;
     const at = this.x.tallyAt() >> 2;
     const out: DayTally[] = [];
     for (let d = 0; d < days; d++) {
