@@ -208,8 +208,16 @@ export async function publishDay(ctx: RunContext, engine: DuckDBConnection, day:
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
       }
       for (const [k, key] of (s.pings ?? []).entries()) {
-        const local = join(dir, `staged-${i}-${k}.parquet`);
-        await store.download(key, local);
+        if ((await store.size(key)) === null) {
+          throw new Error(`the staged pings ${store.url}${key} are missing, though a batch commit names them: delete the commits `
+            + `that name files under _staging/dt=${day}/ from _state/batches/ and run again, which parses their log objects anew`);
+        }
+        // Staged files never change once committed: a local store's are read where they are.
+        let local = store.localFile?.(key);
+        if (!local) {
+          local = join(dir, `staged-${i}-${k}.parquet`);
+          await store.download(key, local);
+        }
         files.push(local);
       }
       if (s.rejects) rejects.push(s.rejects);

@@ -91,6 +91,17 @@ describe('the daily job over a directory', () => {
     expect(await query(`SELECT count(*) AS n FROM daily_episode_stats`, wh)).toEqual([{ n: first.episodes.length }]);
   });
 
+  it('stops with what to do when a staged file a commit names is gone', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const staged = join(r, 'out', '_staging', `dt=${DAY}`);
+    const parquet = (await readdir(staged)).find((f) => f.endsWith('.parquet'))!;
+    await rm(join(staged, parquet));
+    await expect(runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() }))
+      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete the commits .* and run again`));
+  });
+
   it('reads batch commits written before staging came in parts (one file per day, not a list)', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);

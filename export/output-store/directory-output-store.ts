@@ -76,6 +76,10 @@ export class DirectoryOutputStore implements OutputStore {
     await copyFile(this.path(key), file);
   }
 
+  localFile(key: string): string {
+    return this.path(key);
+  }
+
   async size(key: string): Promise<number | null> {
     return stat(this.path(key)).then((s) => s.size, () => null);
   }

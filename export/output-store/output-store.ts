@@ -19,6 +19,8 @@ export interface OutputStore {
   delete(key: string): Promise<void>;
   /** Copies an object to a local file (DuckDB reads local files only: no httpfs here). */
   download(key: string, file: string): Promise<void>;
+  /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded. */
+  localFile?(key: string): string;
   /** Size in bytes of an object, or null. */
   size(key: string): Promise<number | null>;
 }
