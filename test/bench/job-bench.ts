@@ -1,7 +1,7 @@
 /**
  * `make bench` (end-to-end part): one generated day of at least 1M access-log records through
  * `pingroll rollup`, beside DuckDB running the Athena regex plus the same dedupe and rollup SQL over
- * the same files (duckdb-regex-baseline.ts), each in its own process, interleaved over 3 passes;
+ * the same files (duckdb-regex-baseline.ts), each in its own process, interleaved over 7 passes;
  * then a 20M-ping day through the rollup stage (rollup-20m.ts). Wall time and peak RSS per process.
  */
 import { spawnSync } from 'node:child_process';
@@ -50,7 +50,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   await mkdir(BENCH_DIR, { recursive: true });
   const { dir, records } = await benchLogDir(1_000_000);
-  const passes = Number(process.env.BENCH_PASSES ?? 3);
+  const passes = Number(process.env.BENCH_PASSES ?? 7);
   const ours: Measured[] = [], base: Measured[] = [];
   for (let p = 0; p < passes; p++) {
     const out = join(BENCH_DIR, 'job-out');
