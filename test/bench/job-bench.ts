@@ -8,7 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateSample, writeSample } from '../../infra/sample/access-log-generator.js';
+import { isDeepStrictEqual } from 'node:util';
+import { generateSample, writeSample, type Sample, type TruthRecord } from '../../infra/sample/access-log-generator.js';
+import { expectedDay } from '../helpers/oracle.js';
+import { readDay } from '../helpers/job-fixture.js';
 import { BENCH_DIR } from './bench-data.js';
 
 const DAY = '2026-11-01';
@@ -23,7 +26,7 @@ async function benchLogDir(minRecords: number): Promise<{ dir: string; records: 
   await rm(dir, { recursive: true, force: true });
   let records = 0;
   for (let shard = 0; records < minRecords; shard++) {
-    const s = generateSample({ date: DAY, sessions: 3300, seed: 5000 + shard, gzipShare: 0, prefix: `shard-${shard}/` });
+    const s = shardSample(shard, false);
     await writeSample(s, dir);
     records += s.records;
     process.stderr.write(`\rgenerating bench logs: ${records} records`);
@@ -31,6 +34,32 @@ async function benchLogDir(minRecords: number): Promise<{ dir: string; records: 
   process.stderr.write('\n');
   await writeFile(countFile, String(records));
   return { dir, records };
+}
+
+/** One shard of the bench day: the same seed gives the same bytes, and with `truth` what each record is. */
+function shardSample(shard: number, truth: boolean): Sample {
+  return generateSample({ date: DAY, sessions: 3300, seed: 5000 + shard, gzipShare: 0, prefix: `shard-${shard}/`, truth });
+}
+
+type DayTables = Awaited<ReturnType<typeof readDay>>;
+
+/**
+ * The bench day's three tables as SPEC says they should be, from the generator's account of every
+ * record it wrote (all shards at once: ids may repeat across shards), computed once (a minute) and kept.
+ */
+async function expectedTables(dir: string, records: number): Promise<DayTables> {
+  const file = dir + '.expected.json';
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DayTables;
+  process.stderr.write('computing the bench day\'s expected tables from the generator\'s truth (once)\n');
+  const truth: TruthRecord[] = [];
+  for (let shard = 0, n = 0; n < records; shard++) {
+    const s = shardSample(shard, true);
+    n += s.records;
+    for (const t of s.truth) truth.push(t);
+  }
+  const want = expectedDay(truth, DAY);
+  await writeFile(file, JSON.stringify(want));
+  return want;
 }
 
 interface Measured { seconds: number; maxRssMiB: number; stdout: string }
@@ -63,6 +92,11 @@ async function main(): Promise<void> {
     process.stderr.write(`pass ${p + 1}/${passes}\n`);
   }
   const oursPings = Number(/: (\d+) pings/.exec(ours[0]!.stdout)?.[1]);
+  // Exact, not only fast: the last pass's three tables against the generator's truth.
+  const got = await readDay(join(BENCH_DIR, 'job-out', 'out'), DAY);
+  const want = await expectedTables(dir, records);
+  const exact = (['episodes', 'series', 'audit'] as const).every((t) => isDeepStrictEqual(got[t], want[t]));
+  if (!exact) process.exitCode = 1;
   const basePings = (JSON.parse(base[0]!.stdout) as { pings: number }).pings;
   const ratio = median(base.map((b, i) => b.seconds / ours[i]!.seconds));
 
@@ -83,6 +117,7 @@ async function main(): Promise<void> {
     row('DuckDB: Athena regex + the same dedupe and rollup SQL', base, basePings),
     '',
     `pingroll is ${ratio.toFixed(2)}x the speed of the DuckDB-regex baseline, and counts ${(oursPings - basePings).toLocaleString('en')} pings the regex loses`,
+    exact ? 'pingroll\'s three tables equal the ones the generator\'s truth gives, row for row' : 'pingroll\'s tables DIFFER from the generator\'s truth: a bug',
     '',
     `20M-ping day, rollup stage (dedupe, both aggregates, Parquet): ${big.seconds.toFixed(1)} s, peak RSS ${Math.round(big.maxRssMiB)} MiB, ${bigOut.pings.toLocaleString('en')} pings after ${Object.values(bigOut.duplicates)[0]?.toLocaleString('en')} duplicates`,
   ].join('\n') + '\n');

@@ -45,7 +45,12 @@ export function expectedDay(truth: TruthRecord[], day: string): { episodes: Epis
 
   const group = <K extends string>(key: (p: TruthRecord) => K): Map<K, TruthRecord[]> => {
     const m = new Map<K, TruthRecord[]>();
-    for (const p of pings) m.set(key(p), [...(m.get(key(p)) ?? []), p]);
+    for (const p of pings) {
+      const k = key(p);
+      const list = m.get(k);
+      if (list) list.push(p);
+      else m.set(k, [p]);
+    }
     return m;
   };
   const stats = (ps: TruthRecord[]) => ({
@@ -53,8 +58,9 @@ export function expectedDay(truth: TruthRecord[], day: string): { episodes: Epis
     sessions: new Set(ps.map((p) => p.session)).size,
     viewers: new Set(ps.map((p) => p.user ?? `session:${p.session}`)).size,
     minutes_watched: new Set(ps.map((p) => `${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`)).size,
-    first_ping_at: ts(Math.min(...ps.map((p) => p.eventTimeMs))),
-    last_ping_at: ts(Math.max(...ps.map((p) => p.eventTimeMs))),
+    // A loop, not Math.min(...): a big day's episode has more pings than a call can take arguments.
+    first_ping_at: ts(ps.reduce((m, p) => Math.min(m, p.eventTimeMs), Infinity)),
+    last_ping_at: ts(ps.reduce((m, p) => Math.max(m, p.eventTimeMs), -Infinity)),
   });
   const episodes: EpisodeRow[] = [...group((p) => `${p.series}\u0000${p.episode}`)].map(([k, ps]) => {
     const [series_id, episode_id] = k.split('\u0000') as [string, string];
