@@ -46,12 +46,12 @@ interface ScannerExports {
   listed(): number;
   tallyAt(): number;
   tallyDays(): number;
+  /** Outcomes counted per day: the first of OUTCOMES (ping, not_ping, http_error). */
+  tallyOutcomes(): number;
   startTally(firstDay: number, ownDay: number): void;
   stopTally(): void;
 }
 
-/** Outcomes the module counts by day while tallying (ping, not_ping, http_error: indexes 0 to 2 of OUTCOMES). */
-const TALLIED_OUTCOMES = 3;
 const DAY_MS = 86_400_000;
 
 export interface ReaderOptions {
@@ -152,11 +152,11 @@ export class AccessLogRecordReader implements ScannedRecord {
 
   /** The counts since `startTally`, by day (days with none left out); tallying stops. */
   endTally(): DayTally[] {
-    const days = this.x.tallyDays(), first = this.tallyFirstDay;
+    const days = this.x.tallyDays(), outcomes = this.x.tallyOutcomes(), first = this.tallyFirstDay;
     const at = this.x.tallyAt() >> 2;
     const out: DayTally[] = [];
     for (let d = 0; d < days; d++) {
-      const counts = Array.from(this.i32.subarray(at + d * TALLIED_OUTCOMES, at + (d + 1) * TALLIED_OUTCOMES));
+      const counts = Array.from(this.i32.subarray(at + d * outcomes, at + (d + 1) * outcomes));
       if (counts.some((n) => n > 0)) out.push({ day: new Date((first + d) * DAY_MS).toISOString().slice(0, 10), counts });
     }
     this.x.stopTally();

@@ -569,6 +569,7 @@ const tally: usize = memory.data(TALLY_DAYS * TALLY_OUTCOMES * 4);
 let tallyFirstDay: i32 = 0, tallyOwnDay: i32 = 0, tallying: bool = false;
 export function tallyAt(): usize { return tally; }
 export function tallyDays(): i32 { return TALLY_DAYS; }
+export function tallyOutcomes(): i32 { return TALLY_OUTCOMES; }
 /** Zeroes the table and starts counting for days from `firstDay` (days since 1970); `ownDay` is the object's. */
 export function startTally(firstDay: i32, ownDay: i32): void {
   memory.fill(tally, 0, <usize>(TALLY_DAYS * TALLY_OUTCOMES * 4));
