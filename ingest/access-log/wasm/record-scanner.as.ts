@@ -76,18 +76,27 @@ export function indexChunk(inPtr: i32, len: i32, maps: usize): void {
   quotes = maps + <usize>(words << 3);
   newlines = quotes + <usize>(words << 3);
   const sp = i8x16.splat(<i8>SP), dq = i8x16.splat(<i8>DQ), nl = i8x16.splat(<i8>NL);
-  for (let w = 0; w < words; w++) {
-    const at = <usize>(inPtr + (w << 6));
+  // 16 bits per 16 bytes, stored as they come: little-endian, they make the same 64-bit words.
+  let at = <usize>inPtr, s = spaces, q = quotes, n = newlines;
+  const stop = at + <usize>(words << 6);
+  while (at < stop) {
     const v0 = v128.load(at), v1 = v128.load(at, 16), v2 = v128.load(at, 32), v3 = v128.load(at, 48);
-    const s = <u64>i8x16.bitmask(i8x16.eq(v0, sp)) | (<u64>i8x16.bitmask(i8x16.eq(v1, sp)) << 16)
-      | (<u64>i8x16.bitmask(i8x16.eq(v2, sp)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, sp)) << 48);
-    const q = <u64>i8x16.bitmask(i8x16.eq(v0, dq)) | (<u64>i8x16.bitmask(i8x16.eq(v1, dq)) << 16)
-      | (<u64>i8x16.bitmask(i8x16.eq(v2, dq)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, dq)) << 48);
-    const n = <u64>i8x16.bitmask(i8x16.eq(v0, nl)) | (<u64>i8x16.bitmask(i8x16.eq(v1, nl)) << 16)
-      | (<u64>i8x16.bitmask(i8x16.eq(v2, nl)) << 32) | (<u64>i8x16.bitmask(i8x16.eq(v3, nl)) << 48);
-    store<u64>(spaces + <usize>(w << 3), s);
-    store<u64>(quotes + <usize>(w << 3), q);
-    store<u64>(newlines + <usize>(w << 3), n);
+    store<u16>(s, i8x16.bitmask(i8x16.eq(v0, sp)));
+    store<u16>(s, i8x16.bitmask(i8x16.eq(v1, sp)), 2);
+    store<u16>(s, i8x16.bitmask(i8x16.eq(v2, sp)), 4);
+    store<u16>(s, i8x16.bitmask(i8x16.eq(v3, sp)), 6);
+    store<u16>(q, i8x16.bitmask(i8x16.eq(v0, dq)));
+    store<u16>(q, i8x16.bitmask(i8x16.eq(v1, dq)), 2);
+    store<u16>(q, i8x16.bitmask(i8x16.eq(v2, dq)), 4);
+    store<u16>(q, i8x16.bitmask(i8x16.eq(v3, dq)), 6);
+    store<u16>(n, i8x16.bitmask(i8x16.eq(v0, nl)));
+    store<u16>(n, i8x16.bitmask(i8x16.eq(v1, nl)), 2);
+    store<u16>(n, i8x16.bitmask(i8x16.eq(v2, nl)), 4);
+    store<u16>(n, i8x16.bitmask(i8x16.eq(v3, nl)), 6);
+    at += 64;
+    s += 8;
+    q += 8;
+    n += 8;
   }
 }
 
@@ -269,7 +278,7 @@ let dayKeyLo: i64 = 0, dayKeyHi: i32 = 0, dayMs: f64 = NaN;
 }
 
 /** `dd/Mon/yyyy:HH:MM:SS +hhmm` in [s, e) to epoch milliseconds, or NaN. Offsets are honoured. */
-function parseLogTime(s: i32, e: i32): f64 {
+@inline function parseLogTime(s: i32, e: i32): f64 {
   if (e - s != 26 || byte(s + 2) != 0x2f || byte(s + 6) != 0x2f || byte(s + 11) != 0x3a
     || byte(s + 14) != 0x3a || byte(s + 17) != 0x3a || byte(s + 20) != SP) return NaN;
   // The same day at +0000, as nearly every record: only the clock is new.
@@ -279,6 +288,11 @@ function parseLogTime(s: i32, e: i32): f64 {
     if (hh < 0 || mm < 0 || ss < 0 || hh > 23 || mm > 59 || ss > 60) return NaN;
     return dayMs + <f64>(hh * 3600 + mm * 60 + ss) * 1000;
   }
+  return parseLogTimeAndDay(s);
+}
+
+/** parseLogTime past its fast path: the whole time, kept as the day of the next ones when at +0000. */
+function parseLogTimeAndDay(s: i32): f64 {
   const t = parseLogTimeFully(s);
   if (!isNaN(t) && byte(s + 21) == 0x2b && load<i32>(<usize>(s + 22)) == 0x30303030) {
     dayKeyLo = load<i64>(<usize>s);
@@ -388,6 +402,11 @@ function scanUserAgent(p: i32, end: i32): i32 {
       if (byte(q + 1) != SP) continue;
       if (--budget < 0) return E_AMBIGUOUS;
       const v = q + 2;
+      // No quote in the rest of the line, as nearly always: the checks below would take this quote.
+      if (best < 0 && findByte(DQ, v, end) < 0) {
+        best = q;
+        break;
+      }
       if (findByte(DQ, v, tokenEnd(v, end)) >= 0) continue;
       const clean = cleanTrailing(v, end);
       if (clean < 0) continue;
@@ -503,9 +522,27 @@ function scanFromRequestUri(p: i32, end: i32): i32 {
   return p >= end ? E_TRUNCATED : E_URI;
 }
 
+/** Fields `from` to 26 absent: start and end -1, 16 bytes (two fields) a store. */
+@inline function clearFields(from: i32): void {
+  const none = i32x4.splat(-1);
+  let at = <usize>(rec + 24 + from * 8);
+  const last = <usize>(rec + 24 + (FIELDS - 2) * 8);
+  for (; at <= last; at += 16) v128.store(at, none);
+  if (at < last + 16) store<i64>(at, -1);
+}
+
+/** clearFields(0), unrolled: it runs once per line. */
+@inline function clearAllFields(): void {
+  const none = i32x4.splat(-1), at = <usize>(rec + 24);
+  v128.store(at, none, 0); v128.store(at, none, 16); v128.store(at, none, 32); v128.store(at, none, 48);
+  v128.store(at, none, 64); v128.store(at, none, 80); v128.store(at, none, 96); v128.store(at, none, 112);
+  v128.store(at, none, 128); v128.store(at, none, 144); v128.store(at, none, 160); v128.store(at, none, 176);
+  v128.store(at, none, 192); store<i64>(at, -1, 208);
+}
+
 /** One line [from, to): returns 0 or an error code. */
 function scanLine(from: i32, to: i32): i32 {
-  for (let i = 0; i < FIELDS; i++) store<i32>(<usize>(rec + 24 + i * 8), -1);
+  clearAllFields();
   store<i32>(<usize>(rec + 12), 0);
   store<f64>(<usize>(rec + 16), NaN);
   budget = MAX_READINGS;
@@ -581,7 +618,7 @@ function scanLine(from: i32, to: i32): i32 {
     }
     reqEnd++;
   }
-  for (let i = 4; i < FIELDS; i++) store<i32>(<usize>(rec + 24 + i * 8), -1);
+  clearFields(4);
   store<i32>(<usize>(rec + 12), 0);
   return firstError != 0 ? firstError : E_TRUNCATED;
 }
