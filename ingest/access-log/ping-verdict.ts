@@ -44,7 +44,7 @@ export function stagedPing(r: ScannedRecord): StagedPing {
 }
 
 /** The fields of one CSV row `b[s, e)` (ending in a newline; quotes doubled inside quoted fields). */
-export function csvRow(b: Buffer, s: number, e: number): string[] {
+function csvRow(b: Buffer, s: number, e: number): string[] {
   const out: string[] = [];
   let i = s;
   const end = b[e - 1] === 0x0a ? e - 1 : e;

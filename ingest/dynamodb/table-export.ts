@@ -86,7 +86,7 @@ export class ExportCatalog {
 }
 
 /** Every item of an export, in pages of up to 1000. Returns the number of items read. */
-export async function readExport(source: LogSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
+async function readExport(source: LogSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
   let n = 0;
   for (const key of exp.dataFiles) {
     const body = Readable.from(await source.open({ key, size: 0, etag: '' }));
