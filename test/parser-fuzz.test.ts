@@ -10,6 +10,7 @@ import { URLSearchParams as WhatwgSearchParams } from 'whatwg-url';
 import { OUTCOMES } from '../ingest/ping-record.js';
 import { KNOWN_FIELDS } from '../ingest/access-log/record-layout.js';
 import { RecordSpans } from './reference/record-scanner.js';
+import { generateSample } from '../infra/sample/access-log-generator.js';
 import { parseOne, scanOne, scannerWork } from './helpers/parse-helpers.js';
 
 /** Characters that matter to the format, often, and anything else sometimes. */
@@ -142,6 +143,41 @@ describe('the WebAssembly scanner reads exactly as the TypeScript reference', ()
       const b = Buffer.from(line.replace(/\n/g, ' '), 'utf8');
       expect(production(b, trailing)).toEqual(reference(b, trailing));
     }), { numRuns: 5000 });
+  });
+  it('on every line of a generated day (spaced requesters, quotes inside user agents, pings, noise)', () => {
+    const text = generateSample({ date: '2026-11-01', sessions: 60, seed: 5 }).objects.map((o) => o.text).join('');
+    const lines = text.split('\n').filter((l) => l.trim());
+    let read = 0;
+    for (const line of lines) {
+      const b = Buffer.from(line, 'utf8');
+      for (const trailing of [true, false]) expect(production(b, trailing), line.slice(0, 80)).toEqual(reference(b, trailing));
+      if (reference(b, false).error === 0) read++;
+    }
+    expect(lines.length).toBeGreaterThan(1000);
+    expect(read / lines.length).toBeGreaterThan(0.95);
+  });
+  it.each([1, 2, 5, 8, 9, 12])('on a requester of %i tokens (8 at most)', (tokens) => {
+    const requester = Array.from({ length: tokens }, (_, i) => `r${i}`).join(' ');
+    const b = Buffer.from(`${BASE} ${requester} R1 REST.GET.OBJECT p.gif "GET /p.gif HTTP/1.1" 200 - 43 43 7 2 "-" "ua" -`, 'utf8');
+    const ref = reference(b, true);
+    expect(production(b, true)).toEqual(ref);
+    expect(ref.error === 0).toBe(tokens <= 8);
+  });
+  it('on long tokens at every alignment', () => {
+    for (let shift = 0; shift < 8; shift++) {
+      for (const len of [55, 56, 57, 58, 63, 64, 65, 71, 72, 120, 121, 130]) {
+        const t = 'a'.repeat(len);
+        for (const line of [
+          `${'o'.repeat(60 + shift)} ${t} [01/Nov/2026:10:20:30 +0000] 192.0.2.3 ${t} ${t} REST.GET.OBJECT ${t} "GET /${t} HTTP/1.1" 200 - 43 43 7 2 "${t}" "${t}" ${t}`,
+          `${t}${'b'.repeat(shift)} media [01/Nov/2026:10:20:30 +0000] 192.0.2.3 - R1 REST.GET.OBJECT k "-" 200 - 43 43 7 2 "-" "-"`,
+        ]) {
+          const b = Buffer.from(line, 'utf8');
+          const ref = reference(b, true);
+          expect(ref.error).toBe(0);
+          expect(production(b, true), `${len}/${shift}`).toEqual(ref);
+        }
+      }
+    }
   });
   it('on every corpus line', async () => {
     const { readFileSync } = await import('node:fs');
