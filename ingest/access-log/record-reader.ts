@@ -77,6 +77,13 @@ const INPUT_AT = 1 << 16;
 /** SIMD loads may read up to 16 bytes past the input. */
 /** Stage 1 reads whole 64-byte blocks past the input; they must be there and hold no delimiter. */
 const PADDING = 128;
+/**
+ * Bytes to read from a plain file at a time, straight into the scanner's memory. 256 KiB: a read, its
+ * delimiter bitmaps and its records stay in the core's L2 cache between the scanner's two stages
+ * (1 MiB reads made the scanner ~5% slower end to end; the job itself is no slower, 0.97-0.99).
+ */
+export const READ_BYTES = 1 << 18;
+
 /** Records scanned per call. */
 const RECORDS_PER_CALL = 4096;
 

@@ -11,15 +11,12 @@ import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { OutputStore } from '../../export/output-store/output-store.js';
 import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/ping-verdict.js';
-import { AccessLogRecordReader } from '../access-log/record-reader.js';
+import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
 import { gunzipIfNeeded } from '../log-source/gzip.js';
 import { dayInObjectName, type LogObjectRef, type LogSource } from '../log-source/log-source.js';
 import { DaySpool } from './day-spool.js';
 import { Ledger, type BatchCommit, type InputObject } from './ledger.js';
 import { OUTCOMES } from '../ping-record.js';
-
-/** Bytes read from a plain file at a time, straight into the scanner's memory. */
-const READ_BYTES = 1 << 20;
 
 export interface IngestOptions {
   source: LogSource;
