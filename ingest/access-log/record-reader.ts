@@ -74,7 +74,6 @@ function scannerModule(): WebAssembly.Module {
 
 /** Where input starts in the module's memory: the module's own data lives below. */
 const INPUT_AT = 1 << 16;
-/** SIMD loads may read up to 16 bytes past the input. */
 /** Stage 1 reads whole 64-byte blocks past the input; they must be there and hold no delimiter. */
 const PADDING = 128;
 /**

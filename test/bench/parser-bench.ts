@@ -4,7 +4,8 @@
  *  - a raw newline scan (the floor: reading the file and finding line ends, nothing else);
  *  - the regex AWS documents for Athena, over the same lines.
  * Every reader reads the file the same way, in ingest's READ_BYTES with a synchronous read into
- * memory it reuses (see readFile). Passes are interleaved; ratios are taken within a pass, then the median.
+ * memory it reuses (see readFile). Passes are interleaved; ratios are taken within a pass, then the
+ * median.
  * Ratios, not seconds, are the result: this machine is noisy.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -26,12 +27,10 @@ async function timed(fn: () => Promise<Omit<Pass, 'seconds'>>): Promise<Pass> {
   return { ...r, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
 }
 
-/** Ingest's read size (256 KiB); the newline scan is as fast with it as with 1 MiB reads. */
-const CHUNK = READ_BYTES;
-
 /**
- * Every reader reads the file this way: synchronous reads of CHUNK bytes into memory it reuses (`into` says
- * where the next read goes), each handed to `onRead`. Synchronous, not ingest's asynchronous
+ * Every reader reads the file this way: synchronous reads of READ_BYTES (ingest's read size, 256 KiB;
+ * the newline scan is as fast with it as with 1 MiB reads) into memory it reuses (`into` says where
+ * the next read goes), each handed to `onRead`. Synchronous, not ingest's asynchronous
  * `DirectoryLogSource.openPlain`: that one copies on a libuv worker thread, which in the daily job
  * overlaps with parsing other objects (the job is faster with it), but for one stream only makes
  * every reader fetch each cache line from the other core (measured: the newline scan ~2x, the
@@ -48,7 +47,7 @@ function readFile(path: string, into: () => Uint8Array, onRead: (n: number) => v
 
 export const newlineScan: Runner = (path) => timed(async (): Promise<{ lines: number; unparsed: number }> => {
   let lines = 0;
-  const buf = Buffer.allocUnsafe(CHUNK);
+  const buf = Buffer.allocUnsafe(READ_BYTES);
   readFile(path, () => buf, (n) => {
     const chunk = buf.subarray(0, n);
     for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
@@ -64,7 +63,7 @@ function overLines(path: string, onLine: (b: Buffer, s: number, e: number) => bo
       if (!onLine(b, s, e)) unparsed++;
     });
     // The splitter copies a partial last line, so the buffer can be read into again.
-    const buf = Buffer.allocUnsafe(CHUNK);
+    const buf = Buffer.allocUnsafe(READ_BYTES);
     readFile(path, () => buf, (n) => splitter.push(buf.subarray(0, n)));
     splitter.end();
     return { lines, unparsed };
@@ -81,7 +80,7 @@ function overRecords(path: string, options: ReaderOptions, onRecord: (r: Scanned
       lines++;
       if (!onRecord(r)) unparsed++;
     }, options);
-    readFile(path, () => reader.inputSpace(CHUNK), (n) => reader.scanRead(n));
+    readFile(path, () => reader.inputSpace(READ_BYTES), (n) => reader.scanRead(n));
     reader.finish();
     return { lines, unparsed };
   });

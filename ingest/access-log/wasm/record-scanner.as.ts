@@ -52,10 +52,13 @@ export function recordBytes(): i32 { return RECORD_BYTES; }
 
 @inline function byte(p: i32): i32 { return <i32>load<u8>(<usize>p); }
 
-@inline function set(i: i32, s: i32, e: i32): void {
-  store<i32>(<usize>(rec + 24 + i * 8), s);
-  store<i32>(<usize>(rec + 28 + i * 8), e);
+/** Field i of the record at r is [s, e). */
+@inline function put(r: usize, i: i32, s: i32, e: i32): void {
+  store<i32>(r + <usize>(24 + i * 8), s);
+  store<i32>(r + <usize>(28 + i * 8), e);
 }
+
+@inline function set(i: i32, s: i32, e: i32): void { put(<usize>rec, i, s, e); }
 
 @inline function fieldStart(i: i32): i32 { return load<i32>(<usize>(rec + 24 + i * 8)); }
 
@@ -228,6 +231,11 @@ function isNumberOrDash(s: i32, e: i32): bool {
   let all: u8 = C_DIGIT;
   for (let i = s; i < e; i++) all &= cls(byte(i));
   return all != 0;
+}
+
+/** Whether a referer or user agent can open at u: a quote, or a `-` field. */
+@inline function opensField(u: i32, end: i32): bool {
+  return byte(u) == DQ || (byte(u) == DASH && (u + 1 == end || byte(u + 1) == SP));
 }
 
 /** `-`, or a letter then letters, digits, `.`, `_`: S3 error codes and operations alike. */
@@ -461,7 +469,7 @@ function scanReferer(p: i32, end: i32): i32 {
       if (q + 1 == end) return failure == E_QUOTE ? E_TRUNCATED : failure;
       if (byte(q + 1) != SP) continue;
       const u = q + 2;
-      if (!(byte(u) == DQ || (byte(u) == DASH && (u + 1 == end || byte(u + 1) == SP)))) continue;
+      if (!opensField(u, end)) continue;
       if (--budget < 0) return E_AMBIGUOUS;
       const r = scanUserAgent(u, end);
       if (r == E_OK) {
@@ -502,7 +510,7 @@ function scanStatusBlock(p: i32, end: i32): i32 {
     set(i, p, e);
   }
   p = e + 1;
-  return byte(p) == DQ || (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) ? p : -1;
+  return opensField(p, end) ? p : -1;
 }
 
 function scanFromRequestUri(p: i32, end: i32): i32 {
@@ -592,15 +600,6 @@ function scanFromRequestUri(p: i32, end: i32): i32 {
   return nextMarked(quotes, p, end);
 }
 
-@inline function put(r: usize, i: i32, s: i32, e: i32): void {
-  store<i32>(r + <usize>(24 + i * 8), s);
-  store<i32>(r + <usize>(28 + i * 8), e);
-}
-
-@inline function opensField(u: i32, end: i32): bool {
-  return byte(u) == DQ || (byte(u) == DASH && (u + 1 == end || byte(u + 1) == SP));
-}
-
 /** The line [from, end) read the usual way, into the record: true, or false with the record half written. */
 function scanUsual(from: i32, end: i32): bool {
   const r = <usize>rec;
@@ -667,6 +666,7 @@ function scanUsual(from: i32, end: i32): bool {
     put(r, 8, p + 1, q);
     p = q + 2;
   } else {
+    // `- `, as the requester loop saw
     put(r, 8, p, p + 1);
     p += 2;
   }
