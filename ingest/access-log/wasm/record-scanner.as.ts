@@ -60,8 +60,6 @@ export function recordBytes(): i32 { return RECORD_BYTES; }
 
 @inline function set(i: i32, s: i32, e: i32): void { put(<usize>rec, i, s, e); }
 
-@inline function fieldStart(i: i32): i32 { return load<i32>(<usize>(rec + 24 + i * 8)); }
-
 // Stage 1 (simdjson's idea): one SIMD pass over a chunk marks every space, quote and newline in three
 // bitmaps, a bit per input byte. After it, "the next delimiter at or after p" is a ctz on a 64-bit
 // word, and no byte is looked at twice however often the readings below search.
@@ -75,7 +73,6 @@ let spaces: usize = 0, quotes: usize = 0, newlines: usize = 0;
  */
 export function indexChunk(inPtr: i32, len: i32, maps: usize): void {
   base = inPtr;
-  windowAt = I32.MIN_VALUE;
   const words = (len + 63) >> 6;
   spaces = maps;
   quotes = maps + <usize>(words << 3);
@@ -153,10 +150,56 @@ function nextMarkedAfter(map: usize, w: i32, end: i32): i32 {
   return r < end ? r : -1;
 }
 
-/** The first `b` in [p, end), or -1. Delimiters come from the bitmaps; `]` is looked for byte by byte. */
+/** Bits of `map` from position p on: an unaligned load of the little-endian bitmap, at least 57 valid bits. */
+@inline function bitsFrom(map: usize, p: i32): u64 {
+  const off = p - base;
+  return load<u64>(map + <usize>(off >> 3)) >> <u64>(off & 7);
+}
+
+/**
+ * Where the token at `p` ends: the next space, or `end`. Fields are short: the bits from p, or from
+ * p + 56 (a bucket owner ID is 64 long), nearly always answer; the bitmap's words answer the rest.
+ * Not counted in `work`: the usual reading counts its lookups itself, tokenEnd counts for the rest.
+ */
+@inline function nextSpace(p: i32, end: i32): i32 {
+  let bits = bitsFrom(spaces, p);
+  let at = p;
+  if (bits == 0) {
+    at = p + 56;
+    bits = bitsFrom(spaces, at);
+    if (bits == 0) return spaceFar(p, end);
+  }
+  const r = at + <i32>ctz<u64>(bits);
+  return r < end ? r : end;
+}
+
+function spaceFar(p: i32, end: i32): i32 {
+  const r = nextMarked(spaces, p, end);
+  return r < 0 ? end : r;
+}
+
+/** The first quote in [p, end), or -1: the bits from p, or the bitmap's words. Not counted, as nextSpace. */
+@inline function nextQuote(p: i32, end: i32): i32 {
+  const bits = bitsFrom(quotes, p);
+  if (bits != 0) {
+    const r = p + <i32>ctz<u64>(bits);
+    return r < end ? r : -1;
+  }
+  return nextMarked(quotes, p, end);
+}
+
+/** nextSpace, counted in `work`. */
+@inline function tokenEnd(p: i32, end: i32): i32 {
+  work += 1;
+  return nextSpace(p, end);
+}
+
+/** The first `b` in [p, end), or -1. Quotes come from the bitmap; `]` is looked for byte by byte. */
 function findByte(b: i32, p: i32, end: i32): i32 {
-  if (b == SP) return nextMarked(spaces, p, end);
-  if (b == DQ) return nextMarked(quotes, p, end);
+  if (b == DQ) {
+    work += 1;
+    return nextQuote(p, end);
+  }
   for (let i = p; i < end; i++) {
     if (byte(i) == b) {
       work += <i64>(i + 1 - p);
@@ -165,44 +208,6 @@ function findByte(b: i32, p: i32, end: i32): i32 {
   }
   if (end > p) work += <i64>(end - p);
   return -1;
-}
-
-// Fields are short and follow one another: 64 bits of the space bitmap from where a token starts,
-// aligned to that byte and kept, answer "where does this token end" for the next few tokens with a
-// shift and a ctz: no load on the path from one token to the next.
-let windowAt: i32 = I32.MIN_VALUE;
-let windowBits: u64 = 0;
-
-/** Where the token at `p` ends: the next space, or `end`. */
-@inline function tokenEnd(p: i32, end: i32): i32 {
-  const d = p - windowAt;
-  if (<u32>d < 64) {
-    const bits = windowBits >> <u64>d;
-    if (bits != 0) {
-      work += 1;
-      const r = p + <i32>ctz<u64>(bits);
-      return r < end ? r : end;
-    }
-  }
-  return tokenEndFrom(p, end);
-}
-
-/** tokenEnd past the window: a new window at `p`, or the bitmap's words for a token longer than it. */
-function tokenEndFrom(p: i32, end: i32): i32 {
-  if (p >= end) return end;
-  const off = p - base;
-  const w = <usize>(off >> 6) << 3;
-  const shift = <u64>(off & 63);
-  // The word after may lie past the chunk's bitmap: its bits are past `end`, and so never answer.
-  windowBits = (load<u64>(spaces + w) >> shift) | ((load<u64>(spaces + w + 8) << 1) << (63 - shift));
-  windowAt = p;
-  if (windowBits != 0) {
-    work += 1;
-    const r = p + <i32>ctz<u64>(windowBits);
-    return r < end ? r : end;
-  }
-  const r = nextMarked(spaces, p, end);
-  return r < 0 ? end : r;
 }
 
 /** Character classes by byte: 1 digit, 2 letter, 4 word (letter, digit, `.`, `_`). One load, not a chain of compares. */
@@ -563,55 +568,26 @@ function scanFromRequestUri(p: i32, end: i32): i32 {
   v128.store(at, none, 192); store<i64>(at, -1, 208);
 }
 
-// The usual line, read in one pass: nearly every record has the usual time, and in each quoted
-// field a first closing quote that is the right one. scanUsual reads exactly
-// the candidates the general reading below tries first, in the same order, with its state in locals
-// (no globals between fields, no call per delimiter), and gives up at the first thing out of the
-// ordinary; scanLine then reads the line the general way from scratch. Where it succeeds, the
-// general reading would have succeeded on the same candidates, so the two agree (the differential
-// tests hold both to the reference).
-
-/** Bits of `map` from position p on: an unaligned load of the little-endian bitmap, at least 57 valid bits. */
-@inline function bitsFrom(map: usize, p: i32): u64 {
-  const off = p - base;
-  return load<u64>(map + <usize>(off >> 3)) >> <u64>(off & 7);
-}
-
-/** tokenEnd for scanUsual: the next space in the bits from p, or from p + 56 (a bucket owner ID is 64 long), or further. */
-@inline function usualTokenEnd(p: i32, end: i32): i32 {
-  let bits = bitsFrom(spaces, p);
-  let at = p;
-  if (bits == 0) {
-    at = p + 56;
-    bits = bitsFrom(spaces, at);
-    if (bits == 0) return tokenEndFrom(p, end);
-  }
-  const r = at + <i32>ctz<u64>(bits);
-  return r < end ? r : end;
-}
-
-/** findByte(DQ, p, end) for scanUsual. */
-@inline function usualQuote(p: i32, end: i32): i32 {
-  const bits = bitsFrom(quotes, p);
-  if (bits != 0) {
-    const r = p + <i32>ctz<u64>(bits);
-    return r < end ? r : -1;
-  }
-  return nextMarked(quotes, p, end);
-}
-
-/** The line [from, end) read the usual way, into the record: true, or false with the record half written. */
+/**
+ * The line [from, end) read the usual way, into the record: true, or false with the record half
+ * written. Nearly every record has the usual time, and in each quoted field a first closing quote
+ * that is the right one: scanUsual reads exactly the candidates the general reading (scanLine's)
+ * tries first, in the same order, in one pass with its state in locals, and gives up at the first
+ * thing out of the ordinary; scanLine then reads the line the general way from scratch. Where it
+ * succeeds, the general reading would have succeeded on the same candidates, so the two agree (the
+ * differential tests hold both to the reference).
+ */
 function scanUsual(from: i32, end: i32): bool {
   const r = <usize>rec;
   // `work`: the 16 lookups of the straight path, and one per loop turn below.
   work += 16;
   let budgetLeft = MAX_READINGS;
   let p = from;
-  let e = usualTokenEnd(p, end);
+  let e = nextSpace(p, end);
   if (e >= end) return false;
   put(r, 0, p, e);
   p = e + 1;
-  e = usualTokenEnd(p, end);
+  e = nextSpace(p, end);
   if (e >= end) return false;
   put(r, 1, p, e);
   p = e + 1;
@@ -621,7 +597,7 @@ function scanUsual(from: i32, end: i32): bool {
   store<f64>(r + 16, t);
   put(r, 2, p + 1, p + 27);
   p += 29;
-  e = usualTokenEnd(p, end);
+  e = nextSpace(p, end);
   if (e >= end) return false;
   put(r, 3, p, e);
   p = e + 1;
@@ -632,16 +608,16 @@ function scanUsual(from: i32, end: i32): bool {
   let reqE = p, idS = 0, idE = 0, opS = 0, opE = 0, keyS = 0, keyE = 0;
   for (let k = 0; ; k++) {
     if (k == MAX_REQUESTER_TOKENS) return false;
-    reqE = usualTokenEnd(reqE, end);
+    reqE = nextSpace(reqE, end);
     if (reqE >= end) return false;
     idS = reqE + 1;
-    idE = usualTokenEnd(idS, end);
+    idE = nextSpace(idS, end);
     if (idE >= end) return false;
     opS = idE + 1;
-    opE = usualTokenEnd(opS, end);
+    opE = nextSpace(opS, end);
     if (opE >= end) return false;
     keyS = opE + 1;
-    keyE = usualTokenEnd(keyS, end);
+    keyE = nextSpace(keyS, end);
     if (keyE >= end) return false;
     const u = keyE + 1;
     if (isWord(opS, opE) && (byte(u) == DQ || (u + 1 < end && byte(u) == DASH && byte(u + 1) == SP))) break;
@@ -656,10 +632,10 @@ function scanUsual(from: i32, end: i32): bool {
 
   // request-URI: its first quote followed by a space
   if (byte(p) == DQ) {
-    let q = usualQuote(p + 1, end);
+    let q = nextQuote(p + 1, end);
     while (q >= 0 && q + 1 < end && byte(q + 1) != SP) {
       work += 1;
-      q = usualQuote(q + 1, end);
+      q = nextQuote(q + 1, end);
     }
     if (q < 0 || q + 1 >= end) return false;
     budgetLeft--;
@@ -673,16 +649,16 @@ function scanUsual(from: i32, end: i32): bool {
 
   // status, error code, bytes sent, object size, total time, turn-around time
   e = p + 3 < end && byte(p + 3) == SP && isDigit(byte(p)) && isDigit(byte(p + 1)) && isDigit(byte(p + 2))
-    ? p + 3 : usualTokenEnd(p, end);
+    ? p + 3 : nextSpace(p, end);
   if (e >= end || !isStatus(p, e)) return false;
   put(r, 9, p, e);
   p = e + 1;
-  e = usualTokenEnd(p, end);
+  e = nextSpace(p, end);
   if (e >= end || !isWord(p, e)) return false;
   put(r, 10, p, e);
   for (let i = 11; i <= 14; i++) {
     p = e + 1;
-    e = usualTokenEnd(p, end);
+    e = nextSpace(p, end);
     if (e >= end || !isNumberOrDash(p, e)) return false;
     put(r, i, p, e);
   }
@@ -690,12 +666,12 @@ function scanUsual(from: i32, end: i32): bool {
 
   // referer: its first quote followed by a space and a field's opening
   if (byte(p) == DQ) {
-    let q = usualQuote(p + 1, end);
+    let q = nextQuote(p + 1, end);
     while (true) {
       if (q < 0 || q + 1 >= end) return false;
       if (byte(q + 1) == SP && opensField(q + 2, end)) break;
       work += 1;
-      q = usualQuote(q + 1, end);
+      q = nextQuote(q + 1, end);
     }
     if (--budgetLeft < 0) return false;
     put(r, 15, p + 1, q);
@@ -709,7 +685,7 @@ function scanUsual(from: i32, end: i32): bool {
 
   // user agent: its first quote with nothing quoted after it
   if (byte(p) == DQ) {
-    let q = usualQuote(p + 1, end);
+    let q = nextQuote(p + 1, end);
     while (true) {
       if (q < 0) return false;
       if (q + 1 == end) {
@@ -720,7 +696,7 @@ function scanUsual(from: i32, end: i32): bool {
       work += 1;
       if (byte(q + 1) == SP) {
         if (--budgetLeft < 0) return false;
-        const v = q + 2, next = usualQuote(v, end);
+        const v = q + 2, next = nextQuote(v, end);
         if (next < 0) {
           put(r, 16, p + 1, q);
           scanTrailing(v, end);
@@ -728,10 +704,10 @@ function scanUsual(from: i32, end: i32): bool {
         }
         // A quote inside the token after this one rules it out, as the general reading finds;
         // a quote further on is for it to weigh.
-        if (next >= usualTokenEnd(v, end)) return false;
+        if (next >= nextSpace(v, end)) return false;
         q = next;
       } else {
-        q = usualQuote(q + 1, end);
+        q = nextQuote(q + 1, end);
       }
     }
   } else if (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) {
