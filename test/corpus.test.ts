@@ -1,6 +1,6 @@
 /**
  * The parser against real S3 access-log lines and the values public test suites assert for them
- * (`shared/corpus/s3-access-logs`). Each suite names fields its own way and writes `-` as null, 0 or
+ * (`test/fixtures/s3-access-logs`, with its SOURCES.md). Each suite names fields its own way and writes `-` as null, 0 or
  * "-": the mappings below translate, they do not copy.
  */
 import { readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 import { describeRecord, type ParsedLine } from '../../ingest/access-log/parse-output.js';
 import { AccessLogRecordReader, type ScannedRecord } from '../../ingest/access-log/record-reader.js';
 
-export const CORPUS = new URL('../../../shared/corpus/s3-access-logs/', import.meta.url);
+export const CORPUS = new URL('../fixtures/s3-access-logs/', import.meta.url);
 
 /** Scans one line with the production (WebAssembly) scanner; `look` sees the record during the call. */
 export function scanOne<T>(line: string | Buffer, look: (r: ScannedRecord) => T, trailing = true, pingKeys?: readonly string[]): T {
