@@ -71,9 +71,9 @@ parse: $(BUILT)
 	@$(PINGROLL) parse $(FILE)
 
 bench: build
-	node dist/test/bench/parser-bench.js
-	node dist/test/bench/job-bench.js
-	node dist/test/bench/dynamodb-bench.js
+	node dist/bench/parser-bench.js
+	node dist/bench/job-bench.js
+	node dist/bench/dynamodb-bench.js
 
 clean:
 	rm -rf dist data .bench

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import '../dist/infra/cli.js';
+import '../dist/infra/cli/main.js';

@@ -11,7 +11,7 @@
  * grouped aggregation is what DuckDB spills to disk best.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../infra/duckdb.js';
+import { sqlString } from '../lib/duckdb-engine.js';
 
 /** SPEC §5 column order: Redshift COPY matches Parquet columns by position. */
 export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',

@@ -1,4 +1,4 @@
-import type { OutputFile } from '../day-export.js';
+import type { OutputFile } from '../day-parquet.js';
 
 /** Where a rolled-up day is loaded for analysts (SPEC §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {

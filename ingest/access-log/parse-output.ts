@@ -1,5 +1,5 @@
 import type { Outcome } from '../ping-record.js';
-import { O_MALFORMED, O_PING, outcomeName, rejectReason, stagedPing } from './ping-verdict.js';
+import { O_MALFORMED, O_PING, outcomeName, rejectReason, stagedPing } from './outcome-codes.js';
 import type { ScannedRecord } from './record-reader.js';
 import { isoSeconds, recordFields, type RecordFields } from './record-fields.js';
 

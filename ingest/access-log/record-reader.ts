@@ -7,7 +7,7 @@
  * the call); while tallying, only the records the module did not count are.
  */
 import { readFileSync } from 'node:fs';
-import { projectFile } from '../../infra/project-file.js';
+import { projectFile } from '../../lib/project-file.js';
 
 /** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
 export interface ScannedRecord {

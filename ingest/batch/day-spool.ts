@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
-import type { OutputStore } from '../../export/output-store/output-store.js';
-import { sqlString } from '../../infra/duckdb.js';
-import type { StagedDay } from './ledger.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
+import { sqlString } from '../../lib/duckdb-engine.js';
+import type { StagedDay } from '../../state/ledger.js';
 
 /** A rejected record, as kept in the rejects file (SPEC §3). */
 export interface Reject {
@@ -186,7 +186,7 @@ export class DaySpool {
    * Writes each day's pings as Parquet and its rejects as gzip JSON lines under
    * `_staging/dt=<day>/`, and returns what the batch commit records of them.
    */
-  async stage(store: OutputStore, batch: string): Promise<Record<string, StagedDay>> {
+  async stage(store: ObjectStore, batch: string): Promise<Record<string, StagedDay>> {
     if (this.part) this.convertPart();
     await this.converting;
     const out: Record<string, StagedDay> = {};

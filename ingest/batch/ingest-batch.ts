@@ -9,18 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { OutputStore } from '../../export/output-store/output-store.js';
-import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/ping-verdict.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
+import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
 import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
-import { gunzipIfNeeded } from '../log-source/gzip.js';
-import { dayInObjectName, type LogObjectRef, type LogSource } from '../log-source/log-source.js';
+import { gunzipIfNeeded } from '../object-source/gzip.js';
+import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool } from './day-spool.js';
-import { Ledger, type BatchCommit, type InputObject } from './ledger.js';
+import { Ledger, type BatchCommit, type InputObject } from '../../state/ledger.js';
 import { OUTCOMES } from '../ping-record.js';
 
 export interface IngestOptions {
-  source: LogSource;
-  store: OutputStore;
+  source: ObjectSource;
+  store: ObjectStore;
   ledger: Ledger;
   pingKeys: readonly string[];
   engine: DuckDBConnection;
@@ -42,8 +42,8 @@ export interface IngestResult {
 }
 
 /** Log objects no committed batch has parsed, in key order. */
-export async function newObjects(source: LogSource, ledger: Ledger): Promise<LogObjectRef[]> {
-  const todo: LogObjectRef[] = [];
+export async function newObjects(source: ObjectSource, ledger: Ledger): Promise<ObjectRef[]> {
+  const todo: ObjectRef[] = [];
   for await (const ref of source.list()) if (!ledger.hasParsed(ref.key)) todo.push(ref);
   return todo;
 }

@@ -8,19 +8,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { OutputStore } from '../../export/output-store/output-store.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { classifyItem } from '../dynamodb/item-rules.js';
 import { firstDayOf, type MonthlyTable } from '../dynamodb/monthly-tables.js';
 import { scanTable, type ScanResult } from '../dynamodb/table-scan.js';
 import type { Item } from '../dynamodb/item-rules.js';
 import { DaySpool } from './day-spool.js';
 import { batchId, dayOf } from './ingest-batch.js';
-import type { Ledger, TableScanCommit } from './ledger.js';
+import type { Ledger, TableScanCommit } from '../../state/ledger.js';
 
 export interface ScanBatchOptions {
   client: DynamoDBClient;
   table: MonthlyTable;
-  store: OutputStore;
+  store: ObjectStore;
   ledger: Ledger;
   engine: DuckDBConnection;
   segments?: number;

@@ -7,7 +7,7 @@
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import type { LogSource } from '../log-source/log-source.js';
+import type { ObjectSource } from '../object-source/object-source.js';
 import type { Item } from './item-rules.js';
 import type { MonthlyTable } from './monthly-tables.js';
 
@@ -30,7 +30,7 @@ interface ManifestSummary {
   manifestFilesS3Key?: string;
 }
 
-async function readText(source: LogSource, key: string): Promise<string> {
+async function readText(source: ObjectSource, key: string): Promise<string> {
   let text = '';
   for await (const c of await source.open({ key, size: 0, etag: '' })) text += Buffer.from(c).toString('utf8');
   return text;
@@ -41,9 +41,9 @@ async function readText(source: LogSource, key: string): Promise<string> {
  * exports of every table: listing it per table would read the same objects again and again).
  */
 export class ExportCatalog {
-  private constructor(readonly source: LogSource, private readonly summaries: Array<{ key: string; summary: ManifestSummary }>) {}
+  private constructor(readonly source: ObjectSource, private readonly summaries: Array<{ key: string; summary: ManifestSummary }>) {}
 
-  static async load(source: LogSource): Promise<ExportCatalog> {
+  static async load(source: ObjectSource): Promise<ExportCatalog> {
     const summaries: Array<{ key: string; summary: ManifestSummary }> = [];
     for await (const ref of source.list()) {
       if (/(^|\/)AWSDynamoDB\/[^/]+\/manifest-summary\.json$/.test(ref.key)) {
@@ -86,7 +86,7 @@ export class ExportCatalog {
 }
 
 /** Every item of an export, in pages of up to 1000. Returns the number of items read. */
-async function readExport(source: LogSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
+async function readExport(source: ObjectSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
   let n = 0;
   for (const key of exp.dataFiles) {
     const body = Readable.from(await source.open({ key, size: 0, etag: '' }));

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { projectFile } from '../../infra/project-file.js';
+import { projectFile } from '../../lib/project-file.js';
 
 export interface DynamoLocal {
   endpoint: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig, type Config } from '../../infra/config.js';
-import { objectBody, type LogObject } from '../../infra/sample/access-log-generator.js';
+import { objectBody, type LogObject } from '../../tools/sample/access-log-generator.js';
 
 export function tempDir(prefix = 'pingroll-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));

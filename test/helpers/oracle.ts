@@ -3,7 +3,7 @@
  * plain JavaScript collections: an implementation of SPEC §4-§5 independent of the SQL under test.
  * Small data only.
  */
-import type { TruthRecord } from '../../infra/sample/access-log-generator.js';
+import type { TruthRecord } from '../../tools/sample/access-log-generator.js';
 
 export interface EpisodeRow {
   day: string; series_id: string; episode_id: string; pings: number; sessions: number; viewers: number;

@@ -1,0 +1,53 @@
+/**
+ * The baseline of the end-to-end bench: DuckDB alone, doing the day's job the way one would with the
+ * regex AWS documents for Athena: read every log object as lines, regexp_extract the 27 columns,
+ * keep ping-key GETs with an OK status, pull the ping parameters out of the request-URI with regexes
+ * and url_decode, then the same dedupe and rollup SQL pingroll runs. Usage: <log dir> <day> <out dir>
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openEngine, sqlString } from '../lib/duckdb-engine.js';
+import { rollupDay, rows } from '../rollup/day-rollup.js';
+import { ATHENA_REGEX_SOURCE } from './athena-regex.js';
+
+const NAMES = ['bucket_owner', 'bucket', 'time', 'remote_ip', 'requester', 'request_id', 'operation', 'key', 'request_uri',
+  'http_status', 'error_code', 'bytes_sent', 'object_size', 'total_time', 'turn_around_time', 'referer', 'user_agent',
+  'version_id', 'host_id', 'signature_version', 'cipher_suite', 'authentication_type', 'host_header', 'tls_version',
+  'access_point_arn', 'acl_required', 'source_region'];
+
+export async function baseline(logDir: string, day: string, outDir: string): Promise<{ pings: number; records: number; unmatched: number }> {
+  await mkdir(outDir, { recursive: true });
+  const engine = await openEngine({ tempDir: join(outDir, 'spill') });
+  const param = (name: string): string =>
+    `coalesce(url_decode(nullif(replace(regexp_extract(q, '(?:^|&)x-${name}=([^&]*)', 1), '+', ' '), '')), url_decode(nullif(replace(regexp_extract(q, '(?:^|&)${name}=([^&]*)', 1), '+', ' '), '')))`;
+  await engine.run(`
+    CREATE TEMP TABLE parsed AS
+    SELECT regexp_extract(line, ${sqlString('^' + ATHENA_REGEX_SOURCE)}, [${NAMES.map(sqlString).join(', ')}]) AS r
+    FROM read_csv(${sqlString(join(logDir, '**'))}, columns = {'line': 'VARCHAR'}, header = false, delim = '\\x1f', quote = '', escape = '', auto_detect = false)`);
+  await engine.run(`
+    CREATE TEMP TABLE pings AS
+    SELECT *, ${param('series')} AS series, ${param('episode')} AS episode, ${param('session')} AS session,
+           ${param('user')} AS user_id, ${param('ping')} AS ping_id
+    FROM (SELECT r.request_id AS request_id, epoch_ms(strptime(trim(r.time, '[]'), '%d/%b/%Y:%H:%M:%S %z')) AS event_ms,
+                 regexp_extract(r.request_uri, '\\?([^ ]*)', 1) AS q
+          FROM parsed
+          WHERE r.operation IN ('REST.GET.OBJECT', 'WEBSITE.GET.OBJECT') AND r.key = 'p.gif' AND r.http_status IN ('200', '204', '206', '304'))`);
+  const staged = join(outDir, 'staged.parquet');
+  await engine.run(`COPY (SELECT 's3' AS source, series, episode, session, user_id, ping_id, event_ms, 'r:' || request_id AS natural_key
+    FROM pings WHERE series <> '' AND episode <> '' AND session <> '') TO ${sqlString(staged)} (FORMAT parquet)`);
+  const day0 = Date.parse(`${day}T00:00:00Z`);
+  const [count] = await rows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(staged)}) WHERE event_ms >= ${day0} AND event_ms < ${day0 + 86_400_000}`);
+  const rollup = await rollupDay(engine, day, [staged], { s3: { ping: Number(count!.n) } });
+  for (const [table, temp] of Object.entries(rollup.tables)) {
+    await engine.run(`COPY (SELECT * FROM ${temp}) TO ${sqlString(join(outDir, `${table}.parquet`))} (FORMAT parquet)`);
+  }
+  const [stats] = await rows<{ records: bigint; unmatched: bigint }>(engine, `SELECT count(*) AS records, count(*) FILTER (WHERE r.bucket_owner = '') AS unmatched FROM parsed`);
+  engine.closeSync();
+  return { pings: rollup.pings, records: Number(stats!.records), unmatched: Number(stats!.unmatched) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [logDir, day, outDir] = process.argv.slice(2);
+  const r = await baseline(logDir!, day!, outDir!);
+  process.stdout.write(JSON.stringify(r) + '\n');
+}

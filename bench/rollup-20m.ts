@@ -1,0 +1,38 @@
+/**
+ * A big day through the rollup stage alone: `count` staged pings for one day, made by DuckDB with
+ * realistic cardinalities (sessions of ~30 pings, 70% logged in, 3% duplicates by ping id, 400 series),
+ * rolled up and written as Parquet by pingroll's own code. Run in its own process so its peak RSS is
+ * its own. Usage: <staged.parquet> <day> <out dir> [count]
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeDayParquet } from '../export/day-parquet.js';
+import { openEngine, sqlString } from '../lib/duckdb-engine.js';
+import { rollupDay } from '../rollup/day-rollup.js';
+
+export async function makeStaged(file: string, day: string, count: number): Promise<void> {
+  if (existsSync(file)) return;
+  const engine = await openEngine();
+  const day0 = Date.parse(`${day}T00:00:00Z`);
+  await engine.run(`COPY (
+    SELECT 's3' AS source, 's' || (i // 30 % 400) AS series, 'e' || (i // 30 % 13) AS episode, 'sess-' || (i // 30) AS session,
+           CASE WHEN (i // 30) % 10 < 7 THEN 'u' || ((i // 30) % 250000) END AS user_id,
+           'p-' || (CASE WHEN i % 33 = 0 THEN i - 1 ELSE i END) AS ping_id,
+           ${day0}::BIGINT + ((i // 30) * 7919 % 86400000 + (i % 30) * 60000) % 86400000 AS event_ms,
+           'r:' || i AS natural_key
+    FROM range(${count}) t(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+  engine.closeSync();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [file, day, out, count] = process.argv.slice(2) as [string, string, string, string | undefined];
+  await makeStaged(file, day, Number(count ?? 20_000_000));
+  if (process.env.BENCH_MAKE_ONLY) process.exit(0);
+  await mkdir(out, { recursive: true });
+  const engine = await openEngine({ tempDir: join(out, 'spill') });
+  const rollup = await rollupDay(engine, day, [file], { s3: { ping: Number(count ?? 20_000_000) } });
+  const files = await writeDayParquet(engine, day, rollup, out);
+  process.stdout.write(JSON.stringify({ pings: rollup.pings, duplicates: rollup.duplicates, rows: files.map((f) => f.rows) }) + '\n');
+  engine.closeSync();
+}

@@ -1,0 +1,54 @@
+/**
+ * Writes one rolled-up day (SPEC §6): each table as one Parquet file at
+ * `<table>/dt=<day>/part-00000.parquet`, replaced whole (a reader sees the old day or the new one,
+ * never a mix or a double), the day's rejects, and last the run manifest.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from '../lib/duckdb-engine.js';
+import { rows, TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+
+export interface OutputFile {
+  table: TableName;
+  key: string;
+  rows: number;
+  bytes: number;
+  /** The local copy, for the warehouse load. */
+  local: string;
+}
+
+/** The Parquet files of a day, written locally (DuckDB COPY: DATE as DATE, BIGINT as INT64, TIMESTAMP as INT64 µs). */
+export async function writeDayParquet(engine: DuckDBConnection, day: string, rollup: DayRollup, dir: string): Promise<OutputFile[]> {
+  const out: OutputFile[] = [];
+  for (const table of TABLES) {
+    const local = join(dir, `${table}.parquet`);
+    await engine.run(`COPY (SELECT * FROM ${rollup.tables[table]}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
+    const n = await rows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${rollup.tables[table]}`);
+    out.push({ table, key: `${table}/dt=${day}/part-00000.parquet`, rows: Number(n[0]!.n), bytes: (await stat(local)).size, local });
+  }
+  return out;
+}
+
+export async function publishParquet(store: ObjectStore, files: OutputFile[]): Promise<void> {
+  for (const f of files) await store.put(f.key, { file: f.local });
+}
+
+/** The day's rejects from every batch, as one gzip file (gzip members concatenate). */
+export async function publishRejects(store: ObjectStore, day: string, staged: string[]): Promise<{ key: string; bytes: number } | null> {
+  const key = `_runs/dt=${day}/rejects.jsonl.gz`;
+  if (staged.length === 0) {
+    await store.delete(key);
+    return null;
+  }
+  const parts: Buffer[] = [];
+  for (const s of staged) {
+    const body = await store.get(s);
+    if (!body) throw new Error(`staged rejects ${s} are missing from ${store.url}; the ledger names them`);
+    parts.push(body);
+  }
+  const body = Buffer.concat(parts);
+  await store.put(key, body);
+  return { key, bytes: body.length };
+}

@@ -1,0 +1,134 @@
+/**
+ * The production warehouse: Amazon Redshift through the Data API (no driver, no network path to
+ * the cluster). A day is loaded as one BatchExecuteStatement, which Redshift runs as one transaction:
+ * for each table, delete the day, then COPY it from the day's Parquet on S3. Analysts see the old
+ * day or the new one. The statement is polled until it finishes, fails or is aborted, with an overall
+ * timeout; a failure carries Redshift's own error text and the statement id, and leaves the previous
+ * day in place.
+ */
+import {
+  BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
+  GetStatementResultCommand, type Field, type RedshiftDataClient,
+} from '@aws-sdk/client-redshift-data';
+import type { Location, RedshiftConfig } from '../../../infra/config.js';
+import type { Log } from '../../../lib/log.js';
+import { warehouseStatements } from '../sql/ddl.js';
+import type { OutputFile } from '../../day-parquet.js';
+import type { Warehouse } from '../warehouse.js';
+
+export interface DataApiOptions {
+  /** Give up on a statement after this long (it is cancelled). */
+  timeoutMs?: number;
+  /** First poll delay; each next one 1.5 times longer, up to `maxPollMs`. */
+  firstPollMs?: number;
+  maxPollMs?: number;
+  log?: Log;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+export class RedshiftStatementError extends Error {}
+
+export class RedshiftDataApi {
+  constructor(private readonly client: RedshiftDataClient, private readonly cfg: RedshiftConfig, private readonly opts: DataApiOptions = {}) {}
+
+  private get target() {
+    const t = this.cfg.target;
+    return {
+      Database: this.cfg.database,
+      ...('workgroup' in t ? { WorkgroupName: t.workgroup } : { ClusterIdentifier: t.cluster, ...(t.dbUser && !this.cfg.secretArn ? { DbUser: t.dbUser } : {}) }),
+      ...(this.cfg.secretArn ? { SecretArn: this.cfg.secretArn } : {}),
+    };
+  }
+
+  /** Runs statements as one transaction; resolves when Redshift says FINISHED. */
+  async batch(sqls: string[], what: string): Promise<string> {
+    const r = await this.client.send(new BatchExecuteStatementCommand({ ...this.target, Sqls: sqls, StatementName: `pingroll ${what}`.slice(0, 500) }));
+    await this.wait(r.Id!, what);
+    return r.Id!;
+  }
+
+  /** Rows of a query, every result page. */
+  async query(sql: string, what: string): Promise<Array<Record<string, string | number | boolean | null>>> {
+    const r = await this.client.send(new ExecuteStatementCommand({ ...this.target, Sql: sql }));
+    await this.wait(r.Id!, what);
+    const rows: Array<Record<string, string | number | boolean | null>> = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new GetStatementResultCommand({ Id: r.Id!, NextToken: token }));
+      const names = (page.ColumnMetadata ?? []).map((c) => c.name ?? c.label ?? '?');
+      for (const rec of page.Records ?? []) rows.push(Object.fromEntries(rec.map((f, i) => [names[i]!, fieldValue(f)])));
+      token = page.NextToken;
+    } while (token);
+    return rows;
+  }
+
+  private async wait(id: string, what: string): Promise<void> {
+    const sleep = this.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const now = this.opts.now ?? Date.now;
+    const deadline = now() + (this.opts.timeoutMs ?? 30 * 60_000);
+    let delay = this.opts.firstPollMs ?? 250;
+    for (let polls = 0; ; polls++) {
+      const d = await this.client.send(new DescribeStatementCommand({ Id: id }));
+      if (d.Status === 'FINISHED') {
+        this.opts.log?.info('redshift.finished', { what, statement: id, polls });
+        return;
+      }
+      if (d.Status === 'FAILED' || d.Status === 'ABORTED') {
+        throw new RedshiftStatementError(`Redshift ${d.Status === 'FAILED' ? 'failed' : 'aborted'} ${what} (statement ${id}): ${d.Error ?? 'no error text'}; the previous data is unchanged`);
+      }
+      if (now() >= deadline) {
+        await this.client.send(new CancelStatementCommand({ Id: id })).catch(() => {});
+        throw new RedshiftStatementError(`Redshift did not finish ${what} (statement ${id}, last status ${d.Status}) within ${Math.round((this.opts.timeoutMs ?? 1_800_000) / 1000)} s; it was cancelled and the previous data is unchanged`);
+      }
+      this.opts.log?.progress('redshift.wait', `waiting for Redshift: ${what}, ${d.Status}`, { what, statement: id, status: d.Status });
+      await sleep(delay);
+      delay = Math.min(this.opts.maxPollMs ?? 5000, delay * 1.5);
+    }
+  }
+}
+
+function fieldValue(f: Field): string | number | boolean | null {
+  if (f.isNull) return null;
+  return f.stringValue ?? f.longValue ?? f.doubleValue ?? f.booleanValue ?? null;
+}
+
+export class RedshiftWarehouse implements Warehouse {
+  private initialized = false;
+
+  constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: Extract<Location, { kind: 's3' }>) {}
+
+  get description(): string {
+    const t = this.cfg.target;
+    return `redshift:${'workgroup' in t ? t.workgroup : t.cluster}/${this.cfg.database}.${this.cfg.schema}`;
+  }
+
+  /** The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). */
+  static initStatements(schema: string): string[] {
+    return warehouseStatements('redshift', schema);
+  }
+
+  async init(): Promise<void> {
+    if (this.initialized) return;
+    await this.api.batch(RedshiftWarehouse.initStatements(this.cfg.schema), 'warehouse init');
+    this.initialized = true;
+  }
+
+  /** Delete the day and COPY it, for each table, as one transaction. */
+  static loadStatements(cfg: RedshiftConfig, output: Extract<Location, { kind: 's3' }>, day: string, files: Pick<OutputFile, 'table'>[]): string[] {
+    return files.flatMap((f) => [
+      `DELETE FROM ${cfg.schema}.${f.table} WHERE day = '${day}'`,
+      `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.table}/dt=${day}/' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
+    ]);
+  }
+
+  async loadDay(day: string, files: OutputFile[]): Promise<void> {
+    await this.api.batch(RedshiftWarehouse.loadStatements(this.cfg, this.output, day, files), `load of ${day}`);
+  }
+
+  async query<T>(sql: string): Promise<T[]> {
+    return (await this.api.query(sql, 'query')) as T[];
+  }
+
+  async close(): Promise<void> {}
+}

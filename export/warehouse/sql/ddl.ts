@@ -1,0 +1,23 @@
+/**
+ * The warehouse DDL (`export/warehouse/sql/tables.sql`, `export/warehouse/sql/views.sql`) as statements for
+ * each warehouse: one definition of the tables, so their column order cannot drift between them.
+ */
+import { readFileSync } from 'node:fs';
+import { projectFile } from '../../../lib/project-file.js';
+
+/** SQL statements of a file, split at semicolons that end a line; comments dropped. */
+export function sqlStatements(text: string): string[] {
+  return text.split('\n').filter((l) => !l.trim().startsWith('--')).join('\n')
+    .split(/;\s*$/m).map((s) => s.trim()).filter(Boolean);
+}
+
+/** Tables then views. Redshift: in `schema`; DuckDB: no schema, no DISTSTYLE/DISTKEY/SORTKEY. */
+export function warehouseStatements(dialect: 'duckdb' | 'redshift', schema = 'pingroll'): string[] {
+  const tables = sqlStatements(readFileSync(projectFile('export/warehouse/sql/tables.sql'), 'utf8'));
+  const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
+  if (dialect === 'redshift') return [...tables.map((s) => s.replaceAll('{schema}', schema)), `SET search_path TO ${schema}`, ...views];
+  return [
+    ...tables.filter((s) => !s.startsWith('CREATE SCHEMA')).map((s) => s.replaceAll('{schema}.', '').replace(/\)\s*DISTSTYLE[\s\S]*$/, ')')),
+    ...views,
+  ];
+}

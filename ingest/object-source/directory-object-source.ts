@@ -1,0 +1,59 @@
+import { createReadStream } from 'node:fs';
+import { open, opendir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import type { ObjectRef, ObjectSource, PlainObject } from './object-source.js';
+
+/** Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves). */
+export class DirectoryObjectSource implements ObjectSource {
+  constructor(private readonly root: string) {}
+
+  get url(): string {
+    return this.root;
+  }
+
+  async *list(): AsyncIterable<ObjectRef> {
+    yield* this.walk(this.root);
+  }
+
+  private async *walk(dir: string): AsyncIterable<ObjectRef> {
+    let entries: string[] = [];
+    const handle = await opendir(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
+      throw err;
+    });
+    for await (const e of handle) if (!e.name.startsWith('.')) entries.push(e.name);
+    entries = entries.sort();
+    for (const name of entries) {
+      const path = join(dir, name);
+      const st = await stat(path);
+      if (st.isDirectory()) yield* this.walk(path);
+      else if (st.isFile()) {
+        yield { key: relative(this.root, path).split(sep).join('/'), size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+      }
+    }
+  }
+
+  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {
+    return createReadStream(join(this.root, ref.key), { highWaterMark: 1 << 20 });
+  }
+
+  /** The file, unless it starts with gzip's magic bytes (whatever its name, as for S3 objects). */
+  async openPlain(ref: ObjectRef): Promise<PlainObject | null> {
+    const file = await open(join(this.root, ref.key), 'r');
+    try {
+      const magic = Buffer.alloc(2);
+      const { bytesRead } = await file.read(magic, 0, 2, 0);
+      if (bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b) {
+        await file.close();
+        return null;
+      }
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    return {
+      read: async (into) => (await file.read(into, 0, into.length, null)).bytesRead,
+      close: () => file.close(),
+    };
+  }
+}

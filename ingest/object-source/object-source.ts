@@ -1,0 +1,41 @@
+/** Where access-log objects come from: an S3 prefix or a local directory. */
+export interface ObjectRef {
+  /** Key relative to the source's root (S3 key, or path below the directory). */
+  key: string;
+  size: number;
+  /** S3 ETag; for files, size and modification time. Identifies one version of the object. */
+  etag: string;
+}
+
+export interface ObjectSource {
+  /** `s3://bucket/prefix/` or the directory, for logs and manifests. */
+  readonly url: string;
+  /** Every log object below the root, in key order. Streams: never holds the whole listing. */
+  list(): AsyncIterable<ObjectRef>;
+  /** The object's bytes as stored (gzip or not), streamed. */
+  open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
+  /**
+   * Where the source can, an uncompressed object as a file to read with `read` straight into the
+   * caller's memory; null for a compressed one (stream it with `open`).
+   */
+  openPlain?(ref: ObjectRef): Promise<PlainObject | null>;
+}
+
+/** An uncompressed object read in place: `read` fills `into` from where the last read ended, 0 at the end. */
+export interface PlainObject {
+  read(into: Uint8Array): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The UTC day in a log object's name (SPEC §2): delivery time for SimplePrefix
+ * (`<prefix>YYYY-MM-DD-hh-mm-ss-<unique>`), and the `/YYYY/MM/DD/` of PartitionedPrefix. Null when the
+ * name holds no date.
+ */
+export function dayInObjectName(key: string): string | null {
+  const base = key.slice(key.lastIndexOf('/') + 1);
+  const m = /^(\d{4})-(\d{2})-(\d{2})-\d{2}-\d{2}-\d{2}-/.exec(base);
+  if (m) return `${m[1]}-${m[2]}-${m[3]}`;
+  const p = /(?:^|\/)(\d{4})\/(\d{2})\/(\d{2})\//.exec(key);
+  return p ? `${p[1]}-${p[2]}-${p[3]}` : null;
+}

@@ -1,0 +1,26 @@
+/**
+ * Where pingroll keeps what it writes: the Parquet datasets, manifests, rejects, and its own state
+ * (the ingest ledger, staged pings, the run lock). A directory or an S3 prefix (SPEC §7
+ * `PINGROLL_OUTPUT`); a cron host keeps nothing of its own.
+ *
+ * Keys are relative to the store's root and use `/`. A `put` replaces an object whole and atomically:
+ * a reader sees the old bytes or the new ones (rename on a filesystem, PutObject on S3).
+ */
+export interface ObjectStore {
+  readonly url: string;
+  /** The object's bytes, or null when there is none. */
+  get(key: string): Promise<Buffer | null>;
+  /** Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. */
+  put(key: string, body: Buffer | { file: string }): Promise<void>;
+  /** Writes `body` only if nothing is under `key`; false when something was. */
+  putIfAbsent(key: string, body: Buffer): Promise<boolean>;
+  /** Keys under `prefix`, in order. */
+  list(prefix: string): Promise<string[]>;
+  delete(key: string): Promise<void>;
+  /** Copies an object to a local file (DuckDB reads local files only: no httpfs here). */
+  download(key: string, file: string): Promise<void>;
+  /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded. */
+  localFile?(key: string): string;
+  /** Size in bytes of an object, or null. */
+  size(key: string): Promise<number | null>;
+}

@@ -1,0 +1,81 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
+} from '@aws-sdk/client-s3';
+import type { ObjectStore } from './object-store.js';
+
+/** An output store under `s3://bucket/prefix/`. A PutObject replaces an object atomically. */
+export class S3ObjectStore implements ObjectStore {
+  constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string) {}
+
+  get url(): string {
+    return `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async put(key: string, body: Buffer | { file: string }): Promise<void> {
+    const input = Buffer.isBuffer(body)
+      ? { Body: body }
+      : { Body: createReadStream(body.file), ContentLength: (await stat(body.file)).size };
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, ...input }));
+  }
+
+  /** A conditional write (If-None-Match: *), which S3 has honoured since 2024. */
+  async putIfAbsent(key: string, body: Buffer): Promise<boolean> {
+    try {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, IfNoneMatch: '*' }));
+      return true;
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || status === 409) return false;
+      throw err;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    let token: string | undefined;
+    do {
+      const r = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }));
+      for (const o of r.Contents ?? []) if (o.Key) out.push(o.Key.slice(this.prefix.length));
+      token = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (token);
+    return out.sort();
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+  }
+
+  async download(key: string, file: string): Promise<void> {
+    const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+    await pipeline(r.Body as Readable, createWriteStream(file));
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      const r = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      return r.ContentLength ?? null;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+}

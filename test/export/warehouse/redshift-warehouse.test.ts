@@ -1,0 +1,173 @@
+/**
+ * The Redshift warehouse through the Data API. The Data API has no local stand-in, so it is the one
+ * thing mocked in this suite (aws-sdk-client-mock); S3 and DuckDB around it are real.
+ */
+import {
+  BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
+  GetStatementResultCommand, RedshiftDataClient,
+} from '@aws-sdk/client-redshift-data';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
+import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
+import { ConfigError, loadConfig, type RedshiftConfig } from '../../../infra/config.js';
+import { memoryLog } from '../../../lib/log.js';
+import { runDailyJob } from '../../../infra/jobs/daily-job.js';
+import { reportCommand } from '../../../infra/cli/commands/report.js';
+import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { query, rm, setEnv, tempDir } from '../../helpers/job-fixture.js';
+import { startS3rver } from '../../helpers/s3rver.js';
+
+const rs = mockClient(RedshiftDataClient);
+beforeEach(() => rs.reset());
+
+const ENV = {
+  PINGROLL_WAREHOUSE: 'redshift', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_REDSHIFT_WORKGROUP: 'analytics',
+  PINGROLL_REDSHIFT_DATABASE: 'dev', PINGROLL_REDSHIFT_IAM_ROLE: 'arn:aws:iam::123456789012:role/pingroll-copy',
+};
+const cfg = (): RedshiftConfig => loadConfig(ENV).redshift!;
+const output = { kind: 's3' as const, bucket: 'rollups', prefix: 'pingroll/', url: 's3://rollups/pingroll/' };
+const files = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((table) => ({ table })) as never[];
+const fast = { sleep: async () => {}, firstPollMs: 1 };
+
+describe('configuration', () => {
+  it.each([
+    [{ PINGROLL_OUTPUT: './out' }, /needs PINGROLL_OUTPUT on S3/],
+    [{ PINGROLL_REDSHIFT_WORKGROUP: '' }, /exactly one of PINGROLL_REDSHIFT_WORKGROUP .* or PINGROLL_REDSHIFT_CLUSTER/],
+    [{ PINGROLL_REDSHIFT_WORKGROUP: '', PINGROLL_REDSHIFT_CLUSTER: 'c1' }, /PINGROLL_REDSHIFT_CLUSTER needs PINGROLL_REDSHIFT_DB_USER/],
+    [{ PINGROLL_REDSHIFT_DATABASE: '' }, /needs PINGROLL_REDSHIFT_DATABASE/],
+    [{ PINGROLL_REDSHIFT_IAM_ROLE: 'pingroll-copy' }, /PINGROLL_REDSHIFT_IAM_ROLE must be the ARN/],
+    [{ PINGROLL_REDSHIFT_SCHEMA: 'Bad-Name' }, /must be a lowercase identifier/],
+  ])('%j is refused before any work', (over, message) => {
+    expect(() => loadConfig({ ...ENV, ...over })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...ENV, ...over })).toThrow(message);
+  });
+  it('reads a cluster with a database user, and the default schema', () => {
+    expect(loadConfig({ ...ENV, PINGROLL_REDSHIFT_WORKGROUP: '', PINGROLL_REDSHIFT_CLUSTER: 'c1', PINGROLL_REDSHIFT_DB_USER: 'loader' }).redshift)
+      .toMatchObject({ target: { cluster: 'c1', dbUser: 'loader' }, schema: 'pingroll', database: 'dev' });
+  });
+});
+
+describe('DDL', () => {
+  it('declares the tables in SPEC column order, sorted by day, and parses as SQL', async () => {
+    const statements = RedshiftWarehouse.initStatements('pingroll');
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
+      const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
+      const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
+      expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
+      expect(create).toMatch(/SORTKEY \(day\)$/);
+      // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
+      if (table !== 'daily_ingest_audit') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
+    }
+    // The same tables and views, as DuckDB runs them, must run: a typo in the shared file fails here.
+    await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);
+    expect(statements).toContain('SET search_path TO pingroll');
+    expect(statements.filter((s) => s.startsWith('CREATE OR REPLACE VIEW'))).toHaveLength(4);
+  });
+});
+
+describe('loading a day', () => {
+  it('sends one batch: delete then COPY for each table, in order, and waits for FINISHED', async () => {
+    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1' });
+    rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'SUBMITTED' }).resolvesOnce({ Status: 'STARTED' }).resolves({ Status: 'FINISHED' });
+    const waits: number[] = [];
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { sleep: async (ms) => { waits.push(ms); }, firstPollMs: 100 });
+    await new RedshiftWarehouse(api, cfg(), output).loadDay('2026-11-01', files);
+    const batches = rs.commandCalls(BatchExecuteStatementCommand);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.args[0].input).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev' });
+    expect(batches[0]!.args[0].input.Sqls).toEqual([
+      "DELETE FROM pingroll.daily_episode_stats WHERE day = '2026-11-01'",
+      "COPY pingroll.daily_episode_stats FROM 's3://rollups/pingroll/daily_episode_stats/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+      "DELETE FROM pingroll.daily_series_stats WHERE day = '2026-11-01'",
+      "COPY pingroll.daily_series_stats FROM 's3://rollups/pingroll/daily_series_stats/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+      "DELETE FROM pingroll.daily_ingest_audit WHERE day = '2026-11-01'",
+      "COPY pingroll.daily_ingest_audit FROM 's3://rollups/pingroll/daily_ingest_audit/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+    ]);
+    expect(rs.commandCalls(DescribeStatementCommand)).toHaveLength(3);
+    expect(waits).toEqual([100, 150]); // backoff grows
+  });
+
+  it.each([['FAILED', /Redshift failed load of 2026-11-01 \(statement b-2\): S3ServiceException: Access Denied; the previous data is unchanged/], ['ABORTED', /Redshift aborted load of 2026-11-01 \(statement b-2\)/]])(
+    'fails loudly on %s, with Redshift\'s text and the statement id', async (status, message) => {
+      rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-2' });
+      rs.on(DescribeStatementCommand).resolves({ Status: status as 'FAILED', Error: status === 'FAILED' ? 'S3ServiceException: Access Denied' : undefined });
+      const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output);
+      await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(RedshiftStatementError);
+      await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(message);
+    });
+
+  it('gives up after its timeout, cancelling the statement', async () => {
+    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-3' });
+    rs.on(DescribeStatementCommand).resolves({ Status: 'STARTED' });
+    rs.on(CancelStatementCommand).resolves({ Status: true });
+    let now = 0;
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { timeoutMs: 60_000, now: () => now, sleep: async (ms) => { now += ms; } });
+    await expect(new RedshiftWarehouse(api, cfg(), output).loadDay('2026-11-01', files)).rejects.toThrow(/did not finish load of 2026-11-01 \(statement b-3, last status STARTED\) within 60 s; it was cancelled/);
+    expect(rs.commandCalls(CancelStatementCommand)[0]!.args[0].input).toEqual({ Id: 'b-3' });
+  });
+});
+
+describe('the licensors\' statement from Redshift', () => {
+  it('reads every result page', async () => {
+    rs.on(ExecuteStatementCommand).resolves({ Id: 'q-1' });
+    rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+    const cols = ['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched'].map((name) => ({ name }));
+    rs.on(GetStatementResultCommand, { Id: 'q-1', NextToken: undefined }).resolves({
+      ColumnMetadata: cols, NextToken: 'p2',
+      Records: [[{ stringValue: 'The Crown' }, { longValue: 3000 }, { doubleValue: 0.75 }, { longValue: 3100 }, { longValue: 30 }]],
+    });
+    rs.on(GetStatementResultCommand, { Id: 'q-1', NextToken: 'p2' }).resolves({
+      ColumnMetadata: cols, Records: [[{ stringValue: 's2' }, { longValue: 1000 }, { doubleValue: 0.25 }, { longValue: 1010 }, { longValue: 12 }]],
+    });
+    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'init' });
+    const restore = setEnv(ENV);
+    try {
+      const text = await reportCommand(['--month', '2026-11']);
+      expect(text).toMatch(/The Crown\s+3,000\s+75\.00%/);
+      expect(text).toMatch(/s2\s+1,000\s+25\.00%/);
+      expect(text).toMatch(/total\s+4,000/);
+      expect(rs.commandCalls(GetStatementResultCommand)).toHaveLength(2);
+      expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_minutes\s+WHERE month = DATE '2026-11-01'/);
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('make rollup with Redshift configured', () => {
+  const roots: string[] = [];
+  afterAll(async () => { for (const r of roots) await rm(r, { recursive: true, force: true }); });
+
+  it('publishes Parquet to S3 and sends exactly one load batch for the day, after the tables are in place', async () => {
+    const s3 = await startS3rver(['logs', 'rollups']);
+    const restore = setEnv(s3.env);
+    try {
+      const { makeS3Client } = await import('../../../infra/aws/s3-client.js');
+      const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+      const client = makeS3Client();
+      for (const o of generateSample({ date: '2026-11-01', sessions: 30, seed: 9 }).objects) {
+        await client.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
+      }
+      rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b' });
+      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      const root = tempDir();
+      roots.push(root);
+      const summary = await runDailyJob(loadConfig({ ...ENV, PINGROLL_LOGS: 's3://logs/logs/' }), { day: '2026-11-01', log: memoryLog() });
+      const batches = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input.Sqls!);
+      expect(batches).toHaveLength(2);
+      expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);
+      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(3);
+      // COPY reads what the run published.
+      const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
+      const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
+      expect(await store.size('daily_episode_stats/dt=2026-11-01/part-00000.parquet')).toBe(summary.outputs[0]!.bytes);
+      const manifest = JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString());
+      expect(manifest.warehouse).toBe('redshift:analytics/dev.pingroll');
+    } finally {
+      restore();
+      await s3.stop();
+    }
+  });
+});

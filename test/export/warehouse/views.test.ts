@@ -1,0 +1,153 @@
+/**
+ * The warehouse DDL and the analysts' views on DuckDB: tables in SPEC column order, and every view
+ * checked against totals computed here, independently, over generated days that cross month ends.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import { rng } from '../../../tools/sample/access-log-generator.js';
+import { formatStatement } from '../../../infra/cli/commands/report.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { rm, tempDir } from '../../helpers/job-fixture.js';
+
+const root = tempDir();
+const wh = new DuckDbWarehouse(join(root, 'wh.duckdb'));
+interface Ep { day: string; series: string; episode: string; minutes: number; pings: number; viewers: number }
+const episodes: Ep[] = [];
+const days = Array.from({ length: 40 }, (_, i) => new Date(Date.UTC(2026, 9, 25) + i * 86_400_000).toISOString().slice(0, 10));
+
+beforeAll(async () => {
+  await wh.init();
+  const rand = rng(5);
+  const values: string[] = [];
+  const series: string[] = [];
+  for (const day of days) {
+    for (let s = 0; s < 6; s++) {
+      if (rand() < 0.2) continue; // some series have days without views
+      let sMinutes = 0, sPings = 0;
+      for (let e = 1; e <= 4; e++) {
+        const minutes = Math.floor(rand() * 500), pings = minutes + Math.floor(rand() * 20), viewers = 1 + Math.floor(minutes / 7);
+        episodes.push({ day, series: `s${s}`, episode: `e${e}`, minutes, pings, viewers });
+        values.push(`(DATE '${day}', 's${s}', 'e${e}', ${pings}, ${viewers}, ${viewers}, ${minutes}, TIMESTAMP '${day} 00:00:00', TIMESTAMP '${day} 23:00:00', ${pings}, 0)`);
+        sMinutes += minutes;
+        sPings += pings;
+      }
+      series.push(`(DATE '${day}', 's${s}', 4, ${sPings}, 10, 10, ${sMinutes}, TIMESTAMP '${day} 00:00:00', TIMESTAMP '${day} 23:00:00')`);
+    }
+  }
+  await wh.query(`INSERT INTO daily_episode_stats VALUES ${values.join(', ')}`);
+  await wh.query(`INSERT INTO daily_series_stats VALUES ${series.join(', ')}`);
+});
+afterAll(async () => {
+  await wh.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const num = (x: unknown): number => Number(x);
+const monthOf = (day: string): string => `${day.slice(0, 7)}-01`;
+
+describe('warehouse DDL', () => {
+  it('creates the tables in SPEC column order, and applies again without harm', async () => {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
+      const rows = await wh.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`);
+      expect(rows.map((r) => r.column_name)).toEqual([...cols]);
+    }
+    await wh.init();
+    expect(await wh.query(`SELECT count(*) AS n FROM daily_episode_stats`)).toEqual([{ n: BigInt(episodes.length) }]);
+  });
+});
+
+describe('views', () => {
+  it('monthly_series_minutes: minutes per series and month, and shares summing to 1', async () => {
+    const want = new Map<string, number>();
+    for (const e of episodes) want.set(`${monthOf(e.day)} ${e.series}`, (want.get(`${monthOf(e.day)} ${e.series}`) ?? 0) + e.minutes);
+    const rows = await wh.query<{ month: { toString(): string }; series_id: string; minutes_watched: bigint; share_of_month: number }>(
+      `SELECT month, series_id, minutes_watched, share_of_month FROM monthly_series_minutes ORDER BY month, series_id`);
+    expect(new Map(rows.map((r) => [`${String(r.month)} ${r.series_id}`, num(r.minutes_watched)]))).toEqual(want);
+    const months = [...new Set(rows.map((r) => String(r.month)))];
+    expect(months).toEqual(['2026-10-01', '2026-11-01', '2026-12-01']);
+    for (const m of months) {
+      const inMonth = rows.filter((r) => String(r.month) === m);
+      expect(inMonth.reduce((n, r) => n + r.share_of_month, 0)).toBeCloseTo(1, 12);
+      const total = inMonth.reduce((n, r) => n + num(r.minutes_watched), 0);
+      for (const r of inMonth) expect(r.share_of_month).toBeCloseTo(num(r.minutes_watched) / total, 12);
+    }
+  });
+
+  it('top_episodes_daily and _monthly: ranked by minutes, ties by series and episode', async () => {
+    const day = '2026-11-07';
+    const want = episodes.filter((e) => e.day === day).sort((a, b) => b.minutes - a.minutes || a.series.localeCompare(b.series) || a.episode.localeCompare(b.episode));
+    const daily = await wh.query<{ rank: bigint; series_id: string; episode_id: string }>(`SELECT rank, series_id, episode_id FROM top_episodes_daily WHERE day = DATE '${day}' ORDER BY rank`);
+    expect(daily.map((r) => `${r.series_id}/${r.episode_id}`)).toEqual(want.map((e) => `${e.series}/${e.episode}`));
+    expect(daily.map((r) => num(r.rank))).toEqual(want.map((_, i) => i + 1));
+
+    const sums = new Map<string, number>();
+    for (const e of episodes.filter((x) => x.day.startsWith('2026-11'))) sums.set(`${e.series}/${e.episode}`, (sums.get(`${e.series}/${e.episode}`) ?? 0) + e.minutes);
+    const wantMonth = [...sums].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 5);
+    const monthly = await wh.query<{ series_id: string; episode_id: string; minutes_watched: bigint }>(
+      `SELECT series_id, episode_id, minutes_watched FROM top_episodes_monthly WHERE month = DATE '2026-11-01' AND rank <= 5 ORDER BY rank`);
+    expect(monthly.map((r) => [`${r.series_id}/${r.episode_id}`, num(r.minutes_watched)])).toEqual(wantMonth);
+  });
+
+  it("series_daily_trend: each day against the series' previous day with views", async () => {
+    const s = 's2';
+    const perDay = new Map<string, number>();
+    for (const e of episodes.filter((x) => x.series === s)) perDay.set(e.day, (perDay.get(e.day) ?? 0) + e.minutes);
+    const ordered = [...perDay].sort((a, b) => a[0].localeCompare(b[0]));
+    const rows = await wh.query<{ day: unknown; previous_day: unknown; minutes_change: bigint | null }>(
+      `SELECT day, previous_day, minutes_change FROM series_daily_trend WHERE series_id = '${s}' ORDER BY day`);
+    expect(rows.map((r) => [String(r.day), r.previous_day === null ? null : String(r.previous_day), r.minutes_change === null ? null : num(r.minutes_change)]))
+      .toEqual(ordered.map(([d, m], i) => [d, i ? ordered[i - 1]![0] : null, i ? m - ordered[i - 1]![1] : null]));
+  });
+});
+
+describe("the licensors' statement", () => {
+  it('prints series by minutes with shares and a total', () => {
+    const text = formatStatement('2026-11', [
+      { series_id: 'The Crown', minutes_watched: 3000, share_of_month: 0.75, pings: 3100, days_watched: 30 },
+      { series_id: 's2', minutes_watched: 1000, share_of_month: 0.25, pings: 1010, days_watched: 12 },
+    ], 'wh.duckdb');
+    expect(text).toMatch(/The Crown\s+3,000\s+75\.00%\s+30/);
+    expect(text).toMatch(/total\s+4,000\s+100\.00%/);
+  });
+});
+
+describe('pingroll report on a generated month', () => {
+  it('prints each series\' minutes and share as the oracle computes them', async () => {
+    const { generateSample } = await import('../../../tools/sample/access-log-generator.js');
+    const { runBackfill } = await import('../../../infra/jobs/backfill.js');
+    const { memoryLog } = await import('../../../lib/log.js');
+    const { reportCommand } = await import('../../../infra/cli/commands/report.js');
+    const { expectedDay } = await import('../../helpers/oracle.js');
+    const { dirConfig, setEnv, writeObjects } = await import('../../helpers/job-fixture.js');
+    const r = tempDir();
+    const truth = [];
+    for (let d = 1; d <= 30; d++) {
+      const date = `2026-11-${String(d).padStart(2, '0')}`;
+      const s = generateSample({ date, sessions: 12, seed: 100 + d, truth: true, series: 5, prefix: `${date}/` });
+      await writeObjects(join(r, 'logs'), s.objects);
+      truth.push(...s.truth);
+    }
+    const config = dirConfig(r);
+    const b = await runBackfill(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), parallelDays: 3 });
+    expect(b.failed).toEqual([]);
+    const minutes = new Map<string, number>();
+    for (let d = 1; d <= 30; d++) {
+      for (const row of expectedDay(truth, `2026-11-${String(d).padStart(2, '0')}`).series) minutes.set(row.series_id, (minutes.get(row.series_id) ?? 0) + row.minutes_watched);
+    }
+    const total = [...minutes.values()].reduce((a, b) => a + b, 0);
+    expect(minutes.size).toBeGreaterThan(3);
+    const restore = setEnv({ PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` });
+    try {
+      const text = await reportCommand(['--month', '2026-11']);
+      for (const [series, m] of minutes) {
+        const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
+        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));
+      }
+      expect(text).toMatch(new RegExp(`total\\s+${total.toLocaleString('en')}`));
+    } finally {
+      restore();
+      await rm(r, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

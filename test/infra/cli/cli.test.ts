@@ -1,0 +1,65 @@
+/**
+ * The command line as cron and operators meet it: exit codes, and one line on stderr that says
+ * what to do. Runs the built CLI (`make test` builds first).
+ */
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { LOCK_KEY } from '../../../state/run-lock.js';
+import { rm, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+
+const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
+const root = tempDir();
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+function pingroll(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}`, ...env },
+    encoding: 'utf8', timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr.trim() };
+}
+
+describe('bad configuration fails before any work, with exit 2 and one line', () => {
+  it.each([
+    [['rollup'], {}, /DATE is missing; run as make rollup DATE=YYYY-MM-DD/],
+    [['rollup', '--date', '2026-02-30'], {}, /DATE=2026-02-30 is not a day/],
+    [['rollup', '--date', '2026-11-01'], { PINGROLL_WAREHOUSE: 'mysql://x' }, /PINGROLL_WAREHOUSE='mysql:\/\/x' is not one of duckdb:<file>, redshift, none/],
+    [['rollup', '--date', '2026-11-01'], { PINGROLL_DDB_TABLES: 'pings' }, /PINGROLL_DDB_TABLES='pings' must contain \{yyyy\} and \{mm\}/],
+    [['rollup', '--date', '2026-11-01'], { PINGROLL_OUTPUT: 's3://Bad_Bucket/x' }, /PINGROLL_OUTPUT=s3:\/\/Bad_Bucket\/x is not a valid s3:\/\/bucket\/prefix\//],
+    [['rollup', '--date', '2026-11-01'], { PINGROLL_PING_KEYS: ' , ' }, /PINGROLL_PING_KEYS=' , ' names no key/],
+    [['rollup', '--date', '2026-11-01', '--concurrency', '0'], {}, /--concurrency=0 must be a whole number from 1 to 64/],
+    [['rollup', '--date', '2026-11-01', '--no-such-flag'], {}, /Unknown option '--no-such-flag'/],
+  ] as const)('%j %j', (args, env, message) => {
+    const r = pingroll([...args], { ...env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.split('\n')).toHaveLength(1);
+  });
+});
+
+describe('run failures', () => {
+  it('exit 1 with one line when the logs are not where the configuration says', () => {
+    const r = pingroll(['rollup', '--date', '2026-11-01'], { PINGROLL_LOGS: join(root, 'nowhere') });
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').at(-1)).toMatch(/the log directory .*nowhere does not exist; set PINGROLL_LOGS/);
+  });
+
+  it('exit 3 naming the holder when another run holds the lock, and a clean run once it is gone', async () => {
+    await writeObjects(join(root, 'logs'), generateSample({ date: '2026-11-01', sessions: 20, seed: 3 }).objects);
+    const store = new DirectoryObjectStore(join(root, 'out'));
+    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'r-1', host: hostname(), pid: process.pid, since: 'now', command: 'rollup 2026-11-01' })));
+    const held = pingroll(['rollup', '--date', '2026-11-01']);
+    expect(held.code).toBe(3);
+    expect(held.stderr.split('\n').at(-1)).toMatch(/locked by run r-1 \(rollup 2026-11-01, pid \d+ on .*\); wait for it/);
+    await store.delete(LOCK_KEY);
+    const ok = pingroll(['rollup', '--date', '2026-11-01']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^2026-11-01: \d+ pings from \d+ newly parsed objects/);
+    // Off a terminal, the log is JSON lines.
+    for (const line of ok.stderr.split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+  });
+});

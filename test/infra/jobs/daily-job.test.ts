@@ -1,0 +1,192 @@
+/**
+ * The daily job end to end through a directory: generated days with retries, duplicates, late
+ * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { runDailyJob } from '../../../infra/jobs/daily-job.js';
+import { memoryLog } from '../../../lib/log.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { acquireLock, LockHeldError, LOCK_KEY } from '../../../state/run-lock.js';
+import { expectedDay } from '../../helpers/oracle.js';
+import { dirConfig, query, readDay, rm, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+
+const DAY = '2026-11-01';
+let sample: Sample;
+const roots: string[] = [];
+const root = (): string => {
+  const r = tempDir();
+  roots.push(r);
+  return r;
+};
+
+beforeAll(() => {
+  sample = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 500, lateShare: 0.2 });
+});
+afterAll(async () => {
+  for (const r of roots) await rm(r, { recursive: true, force: true });
+});
+
+describe('the daily job over a directory', () => {
+  it('produces exactly the SPEC rollups in Parquet and in the warehouse', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const summary = await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const want = expectedDay(sample.truth, DAY);
+    const got = await readDay(join(r, 'out'), DAY);
+    expect(got.episodes).toEqual(want.episodes);
+    expect(got.series).toEqual(want.series);
+    expect(got.audit).toEqual(want.audit);
+    expect(summary.pings).toBe(want.episodes.reduce((n, e) => n + e.pings, 0));
+    // Sanity of the fixture itself: it has what the test claims to cover.
+    const outcomes = Object.fromEntries(want.audit.map((a) => [a.outcome, a.records]));
+    expect(outcomes.duplicate).toBeGreaterThan(0);
+    expect(outcomes.malformed).toBeGreaterThan(0);
+    expect(outcomes.bad_query).toBeGreaterThan(0);
+    expect(outcomes.http_error).toBeGreaterThan(0);
+
+    // The warehouse holds the same rows.
+    const wh = join(r, 'wh.duckdb');
+    const whEpisodes = await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, first_ping_at, last_ping_at), first_ping_at::VARCHAR AS first_ping_at, last_ping_at::VARCHAR AS last_ping_at FROM daily_episode_stats ORDER BY series_id, episode_id`, wh);
+    expect(whEpisodes).toEqual(want.episodes);
+    expect(await query(`SELECT day::VARCHAR AS day, source, outcome, records FROM daily_ingest_audit ORDER BY outcome`, wh)).toEqual(want.audit);
+
+    // Rejects: every malformed and bad_query record of the day, with where it came from and why.
+    const rejects = gunzipSync(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'rejects.jsonl.gz'))).toString().trim().split('\n').map((l) => JSON.parse(l));
+    expect(rejects).toHaveLength((outcomes.malformed ?? 0) + (outcomes.bad_query ?? 0));
+    expect(rejects[0]).toMatchObject({ source: 's3', input: expect.any(String), at: expect.any(Number), reason: expect.any(String), record: expect.any(String) });
+
+    // The manifest names inputs, counts and outputs.
+    const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
+    expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
+    expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
+      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length]]);
+    expect(manifest.inputs.objects.length).toBeGreaterThan(0);
+  });
+
+  it('stages a large batch in parts, made Parquet while parsing goes on, with the same result', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog(), stagingPartBytes: 64 * 1024 });
+    const want = expectedDay(sample.truth, DAY);
+    const got = await readDay(join(r, 'out'), DAY);
+    expect(got).toMatchObject({ episodes: want.episodes, series: want.series, audit: want.audit });
+    const staged = (await readdir(join(r, 'out', '_staging', `dt=${DAY}`))).filter((f) => f.endsWith('.parquet'));
+    expect(staged.length).toBeGreaterThan(3);
+  });
+
+  it('changes nothing when run again', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const first = await readDay(join(r, 'out'), DAY);
+    const again = await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(again.parsedObjects).toBe(0);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
+    const wh = join(r, 'wh.duckdb');
+    expect(await query(`SELECT count(*) AS n FROM daily_episode_stats`, wh)).toEqual([{ n: first.episodes.length }]);
+  });
+
+  it('stops with what to do when a staged file a commit names is gone', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const staged = join(r, 'out', '_staging', `dt=${DAY}`);
+    const parquet = (await readdir(staged)).find((f) => f.endsWith('.parquet'))!;
+    await rm(join(staged, parquet));
+    await expect(runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() }))
+      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete the commits .* and run again`));
+  });
+
+  it('reads batch commits written before staging came in parts (one file per day, not a list)', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const first = await readDay(join(r, 'out'), DAY);
+    const batches = join(r, 'out', '_state', 'batches');
+    for (const f of await readdir(batches)) {
+      const commit = JSON.parse(await readFile(join(batches, f), 'utf8'));
+      for (const d of Object.values(commit.days) as Array<{ pings: string[] | string | null }>) {
+        if (Array.isArray(d.pings)) {
+          expect(d.pings).toHaveLength(1);
+          d.pings = d.pings[0]!;
+        }
+      }
+      await writeFile(join(batches, f), JSON.stringify(commit));
+    }
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
+  });
+
+  it('picks up objects that arrive after a run of the day at the next run', async () => {
+    const r = root();
+    const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
+    const early = sorted.slice(0, Math.floor(sorted.length * 0.7));
+    const late = sorted.slice(early.length);
+    await writeObjects(join(r, 'logs'), early);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const partial = await readDay(join(r, 'out'), DAY);
+    expect(partial.episodes).toEqual(expectedDay(early.flatMap((o) => o.truth), DAY).episodes);
+    await writeObjects(join(r, 'logs'), late);
+    const second = await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(second.parsedObjects).toBe(late.length);
+    const want = expectedDay(sample.truth, DAY);
+    const got = await readDay(join(r, 'out'), DAY);
+    expect(got).toEqual(want);
+    // The warehouse holds the new day, once.
+    expect(await query(`SELECT sum(pings)::BIGINT AS n FROM daily_episode_stats`, join(r, 'wh.duckdb'))).toEqual([{ n: want.episodes.reduce((n, e) => n + e.pings, 0) }]);
+  });
+
+  it.each([
+    // The batch was committed before the crash: the re-run parses nothing.
+    ['between ingest and export', 'afterIngest', 0],
+    // Nothing was committed: the re-run parses every object again, and orphaned staging is ignored.
+    ['before the batch commit', 'beforeCommit', -1],
+  ] as const)('gives the result of one clean run after a crash %s', async (_when, hook, reparsed) => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const crash = (): Promise<void> => Promise.reject(new Error('simulated crash'));
+    await expect(runDailyJob(dirConfig(r), { day: DAY, log: memoryLog(), hooks: { [hook]: crash } })).rejects.toThrow('simulated crash');
+    const rerun = await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(rerun.parsedObjects).toBe(reparsed < 0 ? sample.objects.length : reparsed);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+  });
+
+  it('rolls up the next day from what the same batch staged, records spilling past midnight included', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() });
+    const next = await runDailyJob(dirConfig(r), { day: '2026-11-02', log: memoryLog() });
+    expect(next.parsedObjects).toBe(0);
+    expect(await readDay(join(r, 'out'), '2026-11-02')).toEqual(expectedDay(sample.truth, '2026-11-02'));
+  });
+
+  it('reports what it would do on --dry-run, and writes nothing', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const log = memoryLog();
+    await runDailyJob(dirConfig(r), { day: DAY, log, dryRun: true });
+    expect(log.events.find((e) => e.event === 'dry-run')?.fields).toMatchObject({ objectsToParse: sample.objects.length, batchesStagedForDay: 0 });
+    expect(await new DirectoryObjectStore(join(r, 'out')).list('')).toEqual([]);
+  });
+
+  it('fails at once, saying who holds it, when another run holds the lock', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    // A live process on this host (our parent) holds the lock.
+    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'other-run', host: hostname(), pid: process.ppid, since: 'now', command: 'rollup 2026-11-01' })));
+    await expect(runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() })).rejects.toThrow(/locked by run other-run .*pid/);
+    await expect(runDailyJob(dirConfig(r), { day: DAY, log: memoryLog() })).rejects.toBeInstanceOf(LockHeldError);
+    await store.delete(LOCK_KEY);
+    // A lock left by a dead process is taken over.
+    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'dead', host: hostname(), pid: 2 ** 22 + 12345, since: 'then', command: 'rollup' })));
+    const release = await acquireLock(store, 'mine', 'test');
+    await release();
+    expect(await store.get(LOCK_KEY)).toBeNull();
+  });
+});

@@ -1,0 +1,297 @@
+/**
+ * The legacy DynamoDB source (SPEC §1b): the rules on plain values, then the daily job with both
+ * sources against DynamoDB Local, on the first day of a month.
+ */
+import { join } from 'node:path';
+import { BatchWriteItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classifyItem } from '../../../ingest/dynamodb/item-rules.js';
+import { tablesForDay } from '../../../ingest/dynamodb/monthly-tables.js';
+import { scanTable } from '../../../ingest/dynamodb/table-scan.js';
+import { eventTimeOfShardKey } from '../../../ingest/dynamodb/ts-shard.js';
+import { runDailyJob } from '../../../infra/jobs/daily-job.js';
+import { runBackfill } from '../../../infra/jobs/backfill.js';
+import { memoryLog } from '../../../lib/log.js';
+import { generateSample, type TruthRecord } from '../../../tools/sample/access-log-generator.js';
+import { expectedDay } from '../../helpers/oracle.js';
+import { startDynamoLocal, type DynamoLocal } from '../../helpers/dynamodb-local.js';
+import { dirConfig, readDay, rm, tempDir, writeObjects, setEnv } from '../../helpers/job-fixture.js';
+
+describe('ts_shard (SPEC §1b)', () => {
+  it.each([
+    ['179348562274', '2026-10-31T22:27:02.000Z'],
+    ['1793485622#7f', '2026-10-31T22:27:02.000Z'],
+    ['1793485622', '2026-10-31T22:27:02.000Z'],
+    ['2026-11-01T23:33:32Zab', '2026-11-01T23:33:32.000Z'],
+    ['2026-11-01T23:33:32Z_ab', '2026-11-01T23:33:32.000Z'],
+    ['2026-11-01T23:33:32.250Z-ab', '2026-11-01T23:33:32.250Z'],
+    ['2026-11-01T23:33:32.250Z.ab', '2026-11-01T23:33:32.250Z'],
+  ])('reads %s as %s', (key, iso) => {
+    expect(new Date(eventTimeOfShardKey(key)).toISOString()).toBe(iso);
+  });
+  it.each([['abc'], [''], ['2026-11-01 23:33:32Z'], ['2026-02-30T00:00:00Z'], ['179348562'], ['2026-11-01T24:00:00Z']])('finds no time in %j', (key) => {
+    expect(eventTimeOfShardKey(key)).toBeNaN();
+  });
+});
+
+describe('items (SPEC §1b, §3)', () => {
+  const base = { ts_shard: { S: '2026-11-01T10:00:00Z#ab' }, session_id: { S: 's1' } };
+  it('takes N and S ids as the same id, and keeps the natural key', () => {
+    const n = classifyItem({ ...base, series: { N: '1234' }, episode: { S: '7' } });
+    const s = classifyItem({ ...base, series: { S: '1234' }, episode: { N: '7' } });
+    expect(n).toMatchObject({ outcome: 'ping', ping: { series: '1234', episode: '7', session: 's1', naturalKey: 'k:2026-11-01T10:00:00Z#ab|s1', source: 'dynamodb' } });
+    expect(s.outcome === 'ping' && s.ping).toEqual(n.outcome === 'ping' && n.ping);
+  });
+  it('reads optional user and ping ids, empty as absent', () => {
+    expect(classifyItem({ ...base, series: { S: 'a' }, episode: { S: 'b' }, user_id: { S: 'u' }, ping_id: { S: '' } })).toMatchObject({ ping: { user: 'u', pingId: null } });
+  });
+  it.each([
+    [{ session_id: { S: 's1' }, series: { S: 'a' }, episode: { S: 'b' } }, 'no ts_shard string'],
+    [{ ...base, ts_shard: { S: 'garbage' }, series: { S: 'a' }, episode: { S: 'b' } }, "ts_shard 'garbage' holds no readable time"],
+    [{ ...base, episode: { S: 'b' } }, 'missing series'],
+    [{ ...base, series: { S: 'a' } }, 'missing episode'],
+    [{ ...base, series: { BOOL: true }, episode: { S: 'b' } }, 'missing series'],
+    [{ ...base, series: { S: 'x'.repeat(257) }, episode: { S: 'b' } }, 'series longer than 256 characters'],
+  ] as Array<[Record<string, AttributeValue>, string]>)('calls %j a bad_item: %s', (item, reason) => {
+    expect(classifyItem(item)).toMatchObject({ outcome: 'bad_item', reason });
+  });
+});
+
+describe('which tables can hold a day', () => {
+  const names = (day: string) => tablesForDay('pings_{yyyy}_{mm}', day).map((t) => t.name);
+  it.each([
+    ['2026-11-15', ['pings_2026_11']],
+    ['2026-11-01', ['pings_2026_10', 'pings_2026_11']],
+    ['2026-11-30', ['pings_2026_11', 'pings_2026_12']],
+    ['2026-12-31', ['pings_2026_12', 'pings_2027_01']],
+    ['2027-01-01', ['pings_2026_12', 'pings_2027_01']],
+    ['2028-02-29', ['pings_2028_02', 'pings_2028_03']],
+  ])('%s: %j', (day, want) => expect(names(day)).toEqual(want));
+});
+
+describe('with DynamoDB Local', () => {
+  const DAY = '2026-11-01';
+  let ddb: DynamoLocal;
+  let restoreEnv = (): void => {};
+  const roots: string[] = [];
+  let items: Array<{ table: string; item: Record<string, AttributeValue> }> = [];
+  let truth: TruthRecord[] = [];
+  const sample = generateSample({ date: DAY, sessions: 120, seed: 31, truth: true, recordsPerObject: 400 });
+
+  beforeAll(async () => {
+    ddb = await startDynamoLocal();
+    restoreEnv = setEnv(ddb.env);
+    await ddb.createPingTable('pings_2026_10');
+    await ddb.createPingTable('pings_2026_11');
+    // The legacy collector's view of the same day: some of the S3 pings again (same ping id), its own
+    // pings in the November table and, written by a slow clock, in October's; pings of Oct 31; bad items.
+    const s3Pings = sample.truth.filter((t) => t.outcome === 'ping' && t.day === DAY && !t.dedupeKey!.startsWith('r:'));
+    const add = (table: string, tsShard: string, session: string, fields: Record<string, AttributeValue>, t: Partial<TruthRecord>): void => {
+      items.push({ table, item: { ts_shard: { S: tsShard }, session_id: { S: session }, ...fields } });
+      truth.push({ source: 'dynamodb', naturalKey: `k:${tsShard}|${session}`, ...t } as TruthRecord);
+    };
+    s3Pings.slice(0, 150).forEach((p, i) => {
+      const ts = i % 2 ? `${Math.floor(p.eventTimeMs / 1000) + 2}${'ab'}` : new Date(p.eventTimeMs + 2000).toISOString().replace('.000Z', 'Z') + '#cd';
+      add('pings_2026_11', ts, p.session!, { series: { S: p.series! }, episode: { S: p.episode! }, ping_id: { S: p.dedupeKey! }, ...(p.user ? { user_id: { S: p.user } } : {}) },
+        { outcome: 'ping', eventTimeMs: Math.floor(p.eventTimeMs / 1000) * 1000 + 2000, day: DAY, series: p.series, episode: p.episode, session: p.session, user: p.user ?? null, dedupeKey: p.dedupeKey });
+    });
+    const day0 = Date.parse(`${DAY}T00:00:00Z`);
+    for (let i = 0; i < 200; i++) {
+      const t = day0 - 3 * 3600_000 + i * 97_000; // from Oct 31 21:00 into Nov 1
+      const table = t < day0 && i % 3 === 0 ? 'pings_2026_10' : t < day0 + 600_000 && i % 2 === 0 ? 'pings_2026_10' : 'pings_2026_11';
+      const ts = `${Math.floor(t / 1000)}${String(i % 100).padStart(2, '0')}`;
+      const session = `legacy-${i % 17}`;
+      const numeric = i % 4 === 0;
+      add(table, ts, session, { series: numeric ? { N: String(9000 + (i % 3)) } : { S: String(9000 + (i % 3)) }, episode: { N: String(1 + (i % 5)) }, ...(i % 5 ? { user_id: { S: `lu${i % 11}` } } : {}) },
+        { outcome: 'ping', eventTimeMs: Math.floor(t / 1000) * 1000, day: new Date(t).toISOString().slice(0, 10), series: String(9000 + (i % 3)), episode: String(1 + (i % 5)), session, user: i % 5 ? `lu${i % 11}` : null, dedupeKey: `k:${ts}|${session}` });
+    }
+    add('pings_2026_11', 'nonsense', 'bad-1', { series: { S: 'x' }, episode: { S: 'y' } }, { outcome: 'bad_item', eventTimeMs: NaN, day: DAY });
+    add('pings_2026_11', `${Math.floor((day0 + 5000) / 1000)}zz`, 'bad-2', { episode: { S: 'y' } }, { outcome: 'bad_item', eventTimeMs: day0 + 5000, day: DAY });
+    add('pings_2026_10', 'nonsense', 'bad-3', { series: { S: 'x' }, episode: { S: 'y' } }, { outcome: 'bad_item', eventTimeMs: NaN, day: '2026-10-01' });
+    const client = ddb.client();
+    for (let i = 0; i < items.length; i += 25) {
+      const chunk = items.slice(i, i + 25);
+      const byTable: Record<string, Array<{ PutRequest: { Item: Record<string, AttributeValue> } }>> = {};
+      for (const { table, item } of chunk) (byTable[table] ??= []).push({ PutRequest: { Item: item } });
+      await client.send(new BatchWriteItemCommand({ RequestItems: byTable }));
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    restoreEnv();
+    await ddb?.stop();
+    for (const r of roots) await rm(r, { recursive: true, force: true });
+  });
+
+  /** An export of `table` as DynamoDB writes one: summary, files manifest, gzip data. Returns its item count. */
+  async function writeExport(dir: string, table: string): Promise<number> {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const { gzipSync } = await import('node:zlib');
+    const id = '01767225600000-a1b2c3d4';
+    const base = join(dir, 'AWSDynamoDB', id);
+    await mkdir(join(base, 'data'), { recursive: true });
+    const lines = items.filter((i) => i.table === table).map((i) => JSON.stringify({ Item: i.item }));
+    const half = Math.ceil(lines.length / 2);
+    const files = [lines.slice(0, half), lines.slice(half)].map((ls, n) => ({ key: `AWSDynamoDB/${id}/data/part${n}.json.gz`, ls }));
+    for (const f of files) await writeFile(join(dir, f.key), gzipSync(f.ls.join('\n') + '\n'));
+    await writeFile(join(base, 'manifest-files.json'), files.map((f) => JSON.stringify({ itemCount: f.ls.length, dataFileS3Key: f.key })).join('\n') + '\n');
+    await writeFile(join(base, 'manifest-summary.json'), JSON.stringify({
+      exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}/export/${id}`, tableArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}`,
+      exportTime: '2026-11-03T00:00:00Z', itemCount: lines.length, outputFormat: 'DYNAMODB_JSON', exportType: 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
+    }));
+    return lines.length;
+  }
+
+  const root = (): string => {
+    const r = tempDir();
+    roots.push(r);
+    return r;
+  };
+
+  it('rolls up the first of a month exactly from both sources, the neighbouring table included', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: DAY, log: memoryLog(), now: new Date('2026-11-02T04:00:00Z') });
+    expect(summary.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
+    const want = expectedDay([...sample.truth, ...truth], DAY);
+    const got = await readDay(join(r, 'out'), DAY);
+    expect(got.audit).toEqual(want.audit);
+    expect(got.episodes).toEqual(want.episodes);
+    expect(got.series).toEqual(want.series);
+    // The fixture covers what it claims: cross-source duplicates, and DynamoDB pings that survive.
+    expect(want.audit.find((a) => a.source === 'dynamodb' && a.outcome === 'duplicate')?.records).toBe(150);
+    expect(want.episodes.some((e) => e.dynamodb_pings > 0)).toBe(true);
+  });
+
+  it('scans a closed table once, a live one every run, and a closed one again on --rescan', async () => {
+    const r = root();
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
+    const live = new Date('2026-11-20T04:00:00Z'); // October closed, November live
+    const first = await runDailyJob(config, { day: DAY, log: memoryLog(), now: live });
+    expect(first.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
+    expect(first.scanned[0]!.consumedCapacity).toBeGreaterThan(0);
+    const second = await runDailyJob(config, { day: DAY, log: memoryLog(), now: live });
+    expect(second.scanned.map((s) => s.table)).toEqual(['pings_2026_11']);
+    const got = await readDay(join(r, 'out'), DAY);
+    // A re-scan replaces the live table's last scan: nothing is counted twice.
+    expect(got.audit).toEqual(expectedDay([...sample.objects[0]!.truth, ...truth], DAY).audit);
+    const closedLater = new Date('2026-12-05T04:00:00Z');
+    const third = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater });
+    expect(third.scanned.map((s) => s.table)).toEqual(['pings_2026_11']); // scanned once more, now that it is closed
+    const fourth = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater });
+    expect(fourth.scanned).toEqual([]);
+    const fifth = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater, rescan: true });
+    expect(fifth.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
+  });
+
+  it('backfills across a month boundary: scans each table once, survives a failed day, resumes, then skips', async () => {
+    const r = root();
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const now = new Date('2026-12-05T04:00:00Z');
+    const interrupted = await runBackfill(config, {
+      from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now,
+      hooks: { beforeDay: async (d) => { if (d === DAY) throw new Error('interrupted'); } },
+    });
+    expect(interrupted.scanned.map((t) => t.table).sort()).toEqual(['pings_2026_10', 'pings_2026_11']);
+    expect(interrupted.done).toEqual(['2026-10-30', '2026-10-31', '2026-11-02']);
+    expect(interrupted.failed).toEqual([{ day: DAY, error: 'interrupted' }]);
+    expect(interrupted.consumedCapacity).toBeGreaterThan(0);
+
+    const resumed = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    expect(resumed).toMatchObject({ done: [DAY], skipped: ['2026-10-30', '2026-10-31', '2026-11-02'], failed: [], parsedObjects: 0, scanned: [] });
+    const all = [...sample.truth, ...truth];
+    for (const day of ['2026-10-31', DAY, '2026-11-02']) expect(await readDay(join(r, 'out'), day), day).toEqual(expectedDay(all, day));
+
+    const again = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    expect(again.skipped).toHaveLength(4);
+    const forced = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now, force: true });
+    expect(forced.done).toHaveLength(4);
+  });
+
+  it('reads a closed table from its export instead of scanning it: zero read capacity, same rollup', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const october = await writeExport(join(r, 'exports'), 'pings_2026_10');
+    const log = memoryLog();
+    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') }),
+      { day: DAY, log, now: new Date('2026-12-05T04:00:00Z') });
+    expect(summary.scanned).toEqual([
+      { table: 'pings_2026_10', items: october, consumedCapacity: 0, throttledRetries: 0 },
+      expect.objectContaining({ table: 'pings_2026_11', consumedCapacity: expect.any(Number) }),
+    ]);
+    expect(log.events.find((e) => e.event === 'table.export')?.fields).toMatchObject({ table: 'pings_2026_10', files: 2 });
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...truth], DAY));
+  });
+
+  it('reports a missing table and goes on', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
+    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
+    expect(summary.missingTables).toEqual(['pings_2026_12']);
+  });
+
+  it('completes a scan exactly through throttling the SDK gave up on', async () => {
+    const client = ddb.client();
+    const real = client.send.bind(client);
+    let throttles = 5;
+    client.send = ((cmd: unknown) => (cmd instanceof ScanCommand && throttles-- > 0
+      ? Promise.reject(Object.assign(new Error('Rate exceeded'), { name: 'ProvisionedThroughputExceededException' }))
+      : real(cmd as never))) as typeof client.send;
+    const seen: string[] = [];
+    const waits: number[] = [];
+    const result = await scanTable({
+      client, table: 'pings_2026_11', segments: 3, onItems: (xs) => seen.push(...xs.map((x) => `${x.ts_shard!.S}|${x.session_id!.S}`)),
+      backoff: { baseMs: 1, capMs: 5 }, onThrottle: (_s, _a, w) => waits.push(w),
+    });
+    const want = items.filter((i) => i.table === 'pings_2026_11').map((i) => `${i.item.ts_shard!.S}|${i.item.session_id!.S}`);
+    expect(seen.sort()).toEqual(want.sort());
+    expect(result.throttledRetries).toBe(5);
+    expect(waits.every((w) => w >= 0 && w <= 5)).toBe(true);
+  });
+
+  it('keeps within a read budget: capacity consumed never runs ahead of the rate', async () => {
+    // A simulated clock: sleeping advances it, so the test takes no real time.
+    let now = 0;
+    const clock = { now: () => now, sleep: async (ms: number) => { now += ms; } };
+    const result = await scanTable({
+      client: ddb.client(), table: 'pings_2026_11', segments: 1, maxRcu: 2, pageLimit: 20, clock, onItems: () => {},
+    });
+    expect(result.pages).toBeGreaterThan(5);
+    expect(result.consumedCapacity).toBeGreaterThan(4);
+    // The bucket starts with 2 units and earns 2 a second; a page is charged after it is read, so at
+    // most one page's worth (under 1 unit at 20 items) can run ahead.
+    expect(result.consumedCapacity - 2 - (2 * now) / 1000).toBeLessThan(1);
+    expect(now).toBeGreaterThan(0);
+  });
+
+  // Last: it deletes a table the tests above read.
+  it('plans, rotates and retires the monthly tables, deleting only what a completed export holds', async () => {
+    const { planTables, rotateTables, retireTables } = await import('../../../infra/tables/table-lifecycle.js');
+    const { DirectoryObjectSource } = await import('../../../ingest/object-source/directory-object-source.js');
+    const { ExportCatalog } = await import('../../../ingest/dynamodb/table-export.js');
+    const client = ddb.client();
+    const november = new Date('2026-11-20T04:00:00Z');
+    const plan = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
+    expect(plan.tables.map((t) => [t.table, t.state, t.billingMode])).toEqual([['pings_2026_10', 'closed', 'PAY_PER_REQUEST'], ['pings_2026_11', 'live', 'PAY_PER_REQUEST']]);
+    expect(plan.missingNextMonth).toBe('pings_2026_12');
+
+    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: true });
+    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: false });
+    const after = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
+    expect(after.tables.find((t) => t.table === 'pings_2026_12')).toMatchObject({ state: 'future', status: 'ACTIVE' });
+    expect(after.missingNextMonth).toBeNull();
+
+    const r = root();
+    await writeExport(join(r, 'exports'), 'pings_2026_10');
+    const exports = await ExportCatalog.load(new DirectoryObjectSource(join(r, 'exports')));
+    const december = new Date('2026-12-05T04:00:00Z');
+    const dry = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december });
+    expect(dry.map((s) => [s.table, s.action, s.done])).toEqual([['pings_2026_10', 'delete', false], ['pings_2026_11', 'export first', false]]);
+    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables[0]).toMatchObject({ table: 'pings_2026_10', state: 'exported' });
+    const applied = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december, apply: true });
+    expect(applied.map((s) => [s.table, s.done])).toEqual([['pings_2026_10', true], ['pings_2026_11', false]]);
+    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables.map((t) => t.table)).toEqual(['pings_2026_11', 'pings_2026_12']);
+  });
+});

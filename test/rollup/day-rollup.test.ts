@@ -1,0 +1,140 @@
+/**
+ * SPEC §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openEngine, sqlString } from '../../lib/duckdb-engine.js';
+import { rollupDay, rows } from '../../rollup/day-rollup.js';
+import { rm, tempDir } from '../helpers/job-fixture.js';
+
+const DAY = '2026-11-01';
+const T0 = Date.parse(`${DAY}T10:00:00Z`);
+const dir = tempDir();
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string; session?: string; user?: string | null; ping?: string | null; t: number; key: string }
+
+/** Rolls up hand-made staged records; returns the three tables' rows. */
+async function rollup(records: Staged[]) {
+  const engine = await openEngine({ tempDir: join(dir, 'spill') });
+  try {
+    const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
+    const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
+    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)})`);
+    await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(source, series, episode, session, user_id, ping_id, event_ms, natural_key)) TO ${sqlString(file)} (FORMAT parquet)`);
+    const outcomes: Record<string, Record<string, number>> = {};
+    for (const r of records.filter((x) => x.t >= Date.parse(DAY) && x.t < Date.parse(DAY) + 86_400_000)) {
+      const o = (outcomes[r.source ?? 's3'] ??= {});
+      o.ping = (o.ping ?? 0) + 1;
+    }
+    const out = await rollupDay(engine, DAY, [file], outcomes);
+    const read = async (t: string) => (await rows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
+      Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
+    return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates };
+  } finally {
+    engine.closeSync();
+  }
+}
+
+describe('which duplicate survives (SPEC §4)', () => {
+  it('an S3 record over a DynamoDB one with the same ping id, even a later one', async () => {
+    const r = await rollup([
+      { source: 'dynamodb', ping: 'p1', t: T0, key: 'k:a|sA', episode: 'from-dynamodb' },
+      { source: 's3', ping: 'p1', t: T0 + 5000, key: 'r:B', episode: 'from-s3' },
+    ]);
+    expect(r.episodes).toMatchObject([{ episode_id: 'from-s3', pings: 1, s3_pings: 1, dynamodb_pings: 0 }]);
+    expect(r.audit).toEqual([
+      { day: expect.anything(), source: 'dynamodb', outcome: 'duplicate', records: 1 },
+      { day: expect.anything(), source: 'dynamodb', outcome: 'ping', records: 1 },
+      { day: expect.anything(), source: 's3', outcome: 'ping', records: 1 },
+    ]);
+  });
+  it('then the earliest event time, then the smallest natural key; the survivor supplies every value', async () => {
+    const r = await rollup([
+      { ping: 'p1', t: T0 + 2000, key: 'r:A', episode: 'late' },
+      { ping: 'p1', t: T0, key: 'r:C', episode: 'early' },
+      { ping: 'p2', t: T0, key: 'r:Z', episode: 'tieZ', session: 'sB' },
+      { ping: 'p2', t: T0, key: 'r:Y', episode: 'tieY', session: 'sB' },
+    ]);
+    expect(r.episodes.map((e) => e.episode_id)).toEqual(['early', 'tieY']);
+    expect(r.duplicates).toEqual({ s3: 2 });
+  });
+  it('keys records without a ping id by their natural key: a retry without one counts twice', async () => {
+    const r = await rollup([
+      { t: T0, key: 'r:A' }, { t: T0 + 1000, key: 'r:B' }, // an old client's retry: two requests
+      { t: T0, key: 'r:A' }, // the same record delivered twice by S3
+    ]);
+    expect(r.episodes).toMatchObject([{ pings: 2 }]);
+    expect(r.duplicates).toEqual({ s3: 1 });
+  });
+  it('keeps to the day: a staged record of another day is not counted', async () => {
+    const r = await rollup([{ t: T0, key: 'r:A' }, { t: Date.parse('2026-11-02T00:00:00Z'), key: 'r:B' }]);
+    expect(r.episodes).toMatchObject([{ pings: 1 }]);
+  });
+});
+
+describe('what each metric counts (SPEC §5)', () => {
+  const records: Staged[] = [
+    // session sA, logged in as u1: minutes 10:00 (twice) and 10:01
+    { session: 'sA', user: 'u1', t: T0, key: 'r:1' },
+    { session: 'sA', user: 'u1', t: T0 + 30_000, key: 'r:2' },
+    { session: 'sA', user: 'u1', t: T0 + 60_000, key: 'r:3' },
+    // session sB, the same viewer u1 on another device
+    { session: 'sB', user: 'u1', t: T0, key: 'r:4' },
+    // session sC, not logged in: viewer session:sC
+    { session: 'sC', user: null, t: T0 + 120_000, key: 'r:5' },
+    // another episode of the series, watched in session sA
+    { session: 'sA', user: 'u1', episode: 'e2', t: T0 + 600_000, key: 'r:6' },
+  ];
+  it('per episode: pings, sessions, viewers, minutes, first and last', async () => {
+    const r = await rollup(records);
+    expect(r.episodes).toEqual([
+      { day: expect.anything(), series_id: 's1', episode_id: 'e1', pings: 5, sessions: 3, viewers: 2, minutes_watched: 4,
+        first_ping_at: expect.stringContaining('10:00:00'), last_ping_at: expect.stringContaining('10:02:00'), s3_pings: 5, dynamodb_pings: 0 },
+      { day: expect.anything(), series_id: 's1', episode_id: 'e2', pings: 1, sessions: 1, viewers: 1, minutes_watched: 1,
+        first_ping_at: expect.stringContaining('10:10:00'), last_ping_at: expect.stringContaining('10:10:00'), s3_pings: 1, dynamodb_pings: 0 },
+    ]);
+  });
+  it('per series: distinct over the series, not sums of episode rows', async () => {
+    const r = await rollup(records);
+    // sessions: sA, sB, sC = 3 (episode rows sum to 4); viewers: u1, session:sC = 2 (sum 3); minutes: 5 (sum 5).
+    expect(r.series).toEqual([{ day: expect.anything(), series_id: 's1', episodes: 2, pings: 6, sessions: 3, viewers: 2,
+      minutes_watched: 5, first_ping_at: expect.stringContaining('10:00:00'), last_ping_at: expect.stringContaining('10:10:00') }]);
+  });
+  it('minutes: distinct minutes of the day, exact across 64-minute blocks, at both ends of the day and across episodes', async () => {
+    const at = (hhmmss: string): number => Date.parse(`${DAY}T${hhmmss}Z`);
+    const r = await rollup([
+      { session: 'sZ', t: at('00:00:00'), key: 'r:1' }, // minute 0
+      { session: 'sZ', t: at('00:32:00'), key: 'r:10' }, // 32: the same block, another bit
+      { session: 'sZ', t: at('01:03:59'), key: 'r:2' }, // 63, the last of the first block
+      { session: 'sZ', t: at('01:04:00'), key: 'r:3' }, // 64, the first of the second
+      { session: 'sZ', t: at('01:04:30'), key: 'r:4' }, // 64 again
+      { session: 'sZ', t: at('02:07:00'), key: 'r:5' }, // 127
+      { session: 'sZ', t: at('02:08:00'), key: 'r:6' }, // 128
+      { session: 'sZ', t: at('23:59:59'), key: 'r:7' }, // 1439, the day's last
+      { session: 'sZ', episode: 'e2', t: at('01:04:10'), key: 'r:8' }, // 64 in another episode of the series
+      { session: 'sY', t: at('01:04:00'), key: 'r:9' }, // 64 in another session
+    ]);
+    expect(r.episodes.map((e) => [e.episode_id, e.sessions, e.minutes_watched])).toEqual([['e1', 2, 8], ['e2', 1, 1]]);
+    // The series counts sZ's minute 64 once, though two episodes have it.
+    expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 8, pings: 10 }]);
+  });
+  it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
+    const engine = await openEngine({ tempDir: join(dir, 'spill') });
+    try {
+      const out = await rollupDay(engine, DAY, [], { s3: { not_ping: 3, http_error: 1 } });
+      expect(out.pings).toBe(0);
+      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_episode_stats}`)).toEqual([]);
+      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_series_stats}`)).toEqual([]);
+      expect((await rows<{ outcome: string; records: bigint }>(engine, `SELECT outcome, records FROM ${out.tables.daily_ingest_audit}`))
+        .map((a) => [a.outcome, Number(a.records)])).toEqual([['http_error', 1], ['not_ping', 3]]);
+    } finally {
+      engine.closeSync();
+    }
+  });
+  it('audit: ping minus duplicate is the day\'s pings', async () => {
+    const r = await rollup([...records, { session: 'sA', user: 'u1', t: T0, key: 'r:1' }]);
+    const audit = Object.fromEntries(r.audit.map((a) => [a.outcome, a.records]));
+    expect((audit.ping as number) - (audit.duplicate as number)).toBe(r.episodes.reduce((n, e) => n + (e.pings as number), 0));
+  });
+});
