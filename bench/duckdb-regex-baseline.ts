@@ -4,10 +4,11 @@
  * keep ping-key GETs with an OK status, pull the ping parameters out of the request-URI with regexes
  * and url_decode, then the same dedupe and rollup SQL pingroll runs. Usage: <log dir> <day> <out dir>
  */
+import { defaultConfig } from '../infra/config.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openEngine, sqlString } from '../lib/duckdb-engine.js';
-import { rollupDay, rows } from '../rollup/day-rollup.js';
+import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
+import { rollupDay } from '../rollup/day-rollup.js';
 import { ATHENA_REGEX_SOURCE } from './athena-regex.js';
 
 const NAMES = ['bucket_owner', 'bucket', 'time', 'remote_ip', 'requester', 'request_id', 'operation', 'key', 'request_uri',
@@ -17,7 +18,7 @@ const NAMES = ['bucket_owner', 'bucket', 'time', 'remote_ip', 'requester', 'requ
 
 export async function baseline(logDir: string, day: string, outDir: string): Promise<{ pings: number; records: number; unmatched: number }> {
   await mkdir(outDir, { recursive: true });
-  const engine = await openEngine({ tempDir: join(outDir, 'spill') });
+  const engine = await openEngine({ tempDir: join(outDir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
   const param = (name: string): string =>
     `coalesce(url_decode(nullif(replace(regexp_extract(q, '(?:^|&)x-${name}=([^&]*)', 1), '+', ' '), '')), url_decode(nullif(replace(regexp_extract(q, '(?:^|&)${name}=([^&]*)', 1), '+', ' '), '')))`;
   await engine.run(`
@@ -36,12 +37,12 @@ export async function baseline(logDir: string, day: string, outDir: string): Pro
   await engine.run(`COPY (SELECT 's3' AS source, series, episode, session, user_id, ping_id, event_ms, 'r:' || request_id AS natural_key
     FROM pings WHERE series <> '' AND episode <> '' AND session <> '') TO ${sqlString(staged)} (FORMAT parquet)`);
   const day0 = Date.parse(`${day}T00:00:00Z`);
-  const [count] = await rows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(staged)}) WHERE event_ms >= ${day0} AND event_ms < ${day0 + 86_400_000}`);
+  const [count] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(staged)}) WHERE event_ms >= ${day0} AND event_ms < ${day0 + 86_400_000}`);
   const rollup = await rollupDay(engine, day, [staged], { s3: { ping: Number(count!.n) } });
   for (const [table, temp] of Object.entries(rollup.tables)) {
     await engine.run(`COPY (SELECT * FROM ${temp}) TO ${sqlString(join(outDir, `${table}.parquet`))} (FORMAT parquet)`);
   }
-  const [stats] = await rows<{ records: bigint; unmatched: bigint }>(engine, `SELECT count(*) AS records, count(*) FILTER (WHERE r.bucket_owner = '') AS unmatched FROM parsed`);
+  const [stats] = await queryRows<{ records: bigint; unmatched: bigint }>(engine, `SELECT count(*) AS records, count(*) FILTER (WHERE r.bucket_owner = '') AS unmatched FROM parsed`);
   engine.closeSync();
   return { pings: rollup.pings, records: Number(stats!.records), unmatched: Number(stats!.unmatched) };
 }

@@ -8,11 +8,10 @@ import { BatchWriteItemCommand, type AttributeValue } from '@aws-sdk/client-dyna
 import { join } from 'node:path';
 import { scanTable } from '../ingest/dynamodb/table-scan.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
-import { runBackfill } from '../infra/jobs/backfill.js';
 import { loadConfig } from '../infra/config.js';
 import { memoryLog } from '../lib/log.js';
 import { startDynamoLocal } from '../test/helpers/dynamodb-local.js';
-import { rm, tempDir } from '../test/helpers/job-fixture.js';
+import { rm, runDays, tempDir } from '../test/helpers/job-fixture.js';
 
 const ITEMS_PER_MONTH = Number(process.env.BENCH_DDB_ITEMS ?? 20_000);
 
@@ -52,14 +51,14 @@ async function main(): Promise<void> {
   const { mkdir } = await import('node:fs/promises');
   await mkdir(join(root, 'logs'), { recursive: true });
   const t0 = process.hrtime.bigint();
-  const b = await runBackfill(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), now: new Date('2026-12-05T00:00:00Z') });
+  const b = await runDays(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), now: new Date('2026-12-05T00:00:00Z') });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const perTable = new Map(b.scanned.map((t) => [t.table, t.consumedCapacity]));
   const naive = ['2026-11'].flatMap(() => Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`))
     .reduce((n, d) => n + tablesForDay('pings_{yyyy}_{mm}', d).reduce((m, t) => m + (perTable.get(t.name) ?? 0), 0), 0);
   lines.push('', `backfill of November 2026 (30 days, ${b.pings.toLocaleString('en')} pings): ${seconds.toFixed(1)} s; tables scanned once each: ${b.scanned.map((t) => `${t.table} ${t.consumedCapacity} RCU`).join(', ')}`,
     `read capacity: ${b.consumedCapacity} in all, ${(b.consumedCapacity / 30).toFixed(1)} per day rolled up; scanning every table that can hold a day for each day would take ${naive} (${(naive / b.consumedCapacity).toFixed(1)}x)`);
-  const again = await runBackfill(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), now: new Date('2026-12-05T00:00:00Z') });
+  const again = await runDays(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), now: new Date('2026-12-05T00:00:00Z') });
   lines.push(`the same backfill again: ${again.skipped.length} days skipped, ${again.scanned.length} tables scanned, ${again.consumedCapacity} RCU`);
   process.stdout.write(lines.join('\n') + '\n');
   await ddb.stop();

@@ -6,8 +6,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../lib/duckdb-engine.js';
-import { rows, TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
+import { queryRows, sqlString } from '../lib/duckdb-engine.js';
+import { TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
 export interface OutputFile {
@@ -19,14 +19,19 @@ export interface OutputFile {
   local: string;
 }
 
+/** Where a table's Parquet of a day is published (SPEC §6): one file per day, replaced whole. */
+export function outputKey(table: TableName, day: string): string {
+  return `${table}/dt=${day}/part-00000.parquet`;
+}
+
 /** The Parquet files of a day, written locally (DuckDB COPY: DATE as DATE, BIGINT as INT64, TIMESTAMP as INT64 µs). */
 export async function writeDayParquet(engine: DuckDBConnection, day: string, rollup: DayRollup, dir: string): Promise<OutputFile[]> {
   const out: OutputFile[] = [];
   for (const table of TABLES) {
     const local = join(dir, `${table}.parquet`);
     await engine.run(`COPY (SELECT * FROM ${rollup.tables[table]}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
-    const n = await rows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${rollup.tables[table]}`);
-    out.push({ table, key: `${table}/dt=${day}/part-00000.parquet`, rows: Number(n[0]!.n), bytes: (await stat(local)).size, local });
+    const n = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${rollup.tables[table]}`);
+    out.push({ table, key: outputKey(table, day), rows: Number(n[0]!.n), bytes: (await stat(local)).size, local });
   }
   return out;
 }

@@ -1,29 +1,21 @@
 /**
  * Configuration (SPEC §7): `PINGROLL_*` environment variables, each overridden by the `--flag` of the
- * same name. AWS settings are the SDK's own (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, ...) and never pass
- * through here. Every bad value is a ConfigError whose message says which setting and what it takes.
+ * same name, and the run settings that only flags set. This is the one place that reads the
+ * environment and the one place each default is defined; everything else is handed what it needs.
+ * AWS settings are the SDK's own (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, ...) and never pass through
+ * here, except to learn whether S3 is a stand-in server (path-style addressing). Every bad value is a
+ * ConfigError whose message says which setting and what it takes.
  */
+import type { Location } from '../lib/location.js';
+import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
 
 export class ConfigError extends Error {}
 
-export type Location =
-  | { kind: 's3'; bucket: string; prefix: string; url: string }
-  | { kind: 'dir'; path: string; url: string };
-
-export type Warehouse =
+/** Which warehouse a day is loaded into (`PINGROLL_WAREHOUSE`). */
+export type WarehouseTarget =
   | { kind: 'duckdb'; file: string }
   | { kind: 'redshift' }
   | { kind: 'none' };
-
-export interface RedshiftConfig {
-  /** Serverless workgroup, or a provisioned cluster with a database user or a secret. */
-  target: { workgroup: string } | { cluster: string; dbUser: string | null };
-  database: string;
-  secretArn: string | null;
-  schema: string;
-  /** The role Redshift assumes to COPY from the output bucket. */
-  iamRole: string;
-}
 
 export interface Config {
   logs: Location;
@@ -33,11 +25,26 @@ export interface Config {
   /** Where DynamoDB export-to-S3 output is (read instead of scanning closed tables), or null. */
   ddbExports: Location | null;
   output: Location;
-  warehouse: Warehouse;
+  warehouse: WarehouseTarget;
   /** Set when the warehouse is Redshift. */
   redshift: RedshiftConfig | null;
+  /** DuckDB's memory limit for a run, in MB (`PINGROLL_MEMORY_LIMIT`); a backfill shares it among its days. */
+  memoryLimitMb: number;
+  /** Log objects read at once (`--concurrency`). */
+  concurrency: number;
+  /** Parallel Scan segments per table (`--segments`). */
+  segments: number;
+  /** Read capacity units per second for table scans, at most (`--max-rcu`); null for no limit. */
+  maxRcu: number | null;
+  /** Days a backfill rolls up at once (`--days`). */
+  parallelDays: number;
+  /** Stack traces with failures (`PINGROLL_DEBUG`). */
+  debug: boolean;
+  /** S3 is an S3-compatible server at an endpoint override (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`). */
+  s3EndpointOverride: boolean;
 }
 
+/** The `--flag` values given on the command line; each overrides its environment variable. */
 export interface ConfigFlags {
   logs?: string | undefined;
   pingKeys?: string | undefined;
@@ -45,6 +52,11 @@ export interface ConfigFlags {
   ddbExports?: string | undefined;
   output?: string | undefined;
   warehouse?: string | undefined;
+  memoryLimit?: string | undefined;
+  concurrency?: string | undefined;
+  segments?: string | undefined;
+  maxRcu?: string | undefined;
+  days?: string | undefined;
 }
 
 export const DEFAULTS = {
@@ -54,7 +66,16 @@ export const DEFAULTS = {
   ddbExports: '',
   output: './data/out',
   warehouse: 'duckdb:./data/warehouse.duckdb',
+  memoryLimit: '2GB',
+  concurrency: 4,
+  segments: 4,
+  parallelDays: 2,
 } as const;
+
+/** Every setting at its default: what tests and benchmarks run with. */
+export function defaultConfig(): Config {
+  return loadConfig({});
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Config {
   const pick = (flag: string | undefined, name: string, dflt: string): string => flag ?? env[name] ?? dflt;
@@ -66,6 +87,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
     warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
     redshift: null,
+    memoryLimitMb: parseMemoryLimit(pick(flags.memoryLimit, 'PINGROLL_MEMORY_LIMIT', DEFAULTS.memoryLimit)),
+    concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 64),
+    segments: wholeNumber(flags.segments, DEFAULTS.segments, '--segments', 1, 1000),
+    maxRcu: positiveOrNull(flags.maxRcu),
+    parallelDays: wholeNumber(flags.days, DEFAULTS.parallelDays, '--days', 1, 16),
+    debug: debugFrom(env),
+    s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
   };
   if (config.warehouse.kind === 'redshift') {
     // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.
@@ -75,6 +103,35 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     config.redshift = parseRedshift(env);
   }
   return config;
+}
+
+/** Whether failures print stack traces (`PINGROLL_DEBUG`); readable before the rest of the configuration. */
+export function debugFrom(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.PINGROLL_DEBUG);
+}
+
+function wholeNumber(value: string | undefined, dflt: number, flag: string, min: number, max: number): number {
+  if (value === undefined) return dflt;
+  const n = Number(value);
+  if (!(Number.isInteger(n) && n >= min && n <= max)) throw new ConfigError(`${flag}=${value} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function positiveOrNull(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (!(n > 0)) throw new ConfigError(`--max-rcu=${value} must be a positive number of read capacity units per second`);
+  return n;
+}
+
+const UNITS: Record<string, number> = { kb: 1e-3, mb: 1, gb: 1e3, tb: 1e6, kib: 1.024e-3, mib: 1.048576, gib: 1073.741824, tib: 1099511.627776 };
+
+/** `2GB`, `512MB`, `1.5GiB` as MB (DuckDB's units: GB is 10^9 bytes, GiB 2^30). */
+function parseMemoryLimit(value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b)\s*$/i.exec(value);
+  const mb = m ? Math.floor(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!) : NaN;
+  if (!(mb >= 64)) throw new ConfigError(`PINGROLL_MEMORY_LIMIT='${value}' must be a size of at least 64MB, such as 2GB or 512MB`);
+  return mb;
 }
 
 function parseRedshift(env: NodeJS.ProcessEnv): RedshiftConfig {
@@ -136,7 +193,7 @@ function parseTableTemplate(value: string): string | null {
   return v;
 }
 
-function parseWarehouse(value: string): Warehouse {
+function parseWarehouse(value: string): WarehouseTarget {
   const v = value.trim();
   if (v === 'none') return { kind: 'none' };
   if (v === 'redshift') return { kind: 'redshift' };

@@ -12,8 +12,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 export const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDBApi;
 
 export interface EngineOptions {
-  /** DuckDB's memory limit; beyond it, aggregations spill to `tempDir`. */
-  memoryLimit?: string;
+  /** DuckDB's memory limit in MB (from `PINGROLL_MEMORY_LIMIT`); beyond it, aggregations spill to `tempDir`. */
+  memoryLimitMb: number;
   threads?: number;
   tempDir?: string;
 }
@@ -22,9 +22,9 @@ export interface EngineOptions {
  * An in-memory DuckDB for one run: pingroll's aggregation and Parquet engine. It spills to a local
  * temporary directory past its memory limit, which is how a day larger than memory stays exact.
  */
-export async function openEngine(opts: EngineOptions = {}): Promise<DuckDBConnection> {
+export async function openEngine(opts: EngineOptions): Promise<DuckDBConnection> {
   const instance = await DuckDBInstance.create(':memory:', {
-    memory_limit: opts.memoryLimit ?? process.env.PINGROLL_MEMORY_LIMIT ?? '2GB',
+    memory_limit: `${opts.memoryLimitMb}MB`,
     threads: String(opts.threads ?? 2),
     temp_directory: opts.tempDir ?? mkdtempSync(join(tmpdir(), 'pingroll-spill-')),
     preserve_insertion_order: 'false',
@@ -35,4 +35,10 @@ export async function openEngine(opts: EngineOptions = {}): Promise<DuckDBConnec
 /** A SQL string literal. */
 export function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** Rows of a query as objects. */
+export async function queryRows<T>(engine: DuckDBConnection, sql: string): Promise<T[]> {
+  const r = await engine.runAndReadAll(sql);
+  return r.getRowObjects() as T[];
 }

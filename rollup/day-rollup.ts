@@ -11,7 +11,8 @@
  * grouped aggregation is what DuckDB spills to disk best.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../lib/duckdb-engine.js';
+import { queryRows, sqlString } from '../lib/duckdb-engine.js';
+import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 
 /** SPEC §5 column order: Redshift COPY matches Parquet columns by position. */
 export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
@@ -36,7 +37,7 @@ export interface DayRollup {
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
   outcomes: Record<string, Record<string, number>>): Promise<DayRollup> {
-  const dayStart = Date.parse(`${day}T00:00:00Z`);
+  const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out.
   const files = stagedFiles.length
@@ -45,7 +46,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     : `(SELECT NULL::VARCHAR AS source, NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session,
         NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key,
         (NULL::VARCHAR, NULL::BIGINT) AS rowid LIMIT 0)`;
-  const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + 86_400_000}`;
+  const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
   // each one's survivor, and what comes out is the losers' row ids. "More than once" is asked of the
@@ -109,8 +110,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     JOIN (${sessions('series')}) s USING (series) JOIN (${viewers('series')}) v USING (series)
     ORDER BY series_id`);
 
-  const staged = await rows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
-  const kept = await rows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
+  const staged = await queryRows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
+  const kept = await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
   const duplicates: Record<string, number> = {};
   for (const s of staged) {
     const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
@@ -137,9 +138,4 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit' },
     pings, duplicates,
   };
-}
-
-export async function rows<T>(engine: DuckDBConnection, sql: string): Promise<T[]> {
-  const r = await engine.runAndReadAll(sql);
-  return r.getRowObjects() as T[];
 }

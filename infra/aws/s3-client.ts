@@ -1,4 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../config.js';
 
 /**
  * The S3 client for logs and output. Region, credentials and endpoint come from the SDK's own
@@ -6,10 +7,9 @@ import { S3Client } from '@aws-sdk/client-s3';
  * LocalStack), requests use path-style addressing and send checksums only when an operation
  * requires them: such servers store streamed uploads with the SDK's chunk framing otherwise.
  */
-export function makeS3Client(env: NodeJS.ProcessEnv = process.env): S3Client {
-  const custom = Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL);
+export function makeS3Client(config: Pick<Config, 's3EndpointOverride'>): S3Client {
   return new S3Client({
-    ...(custom ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
+    ...(config.s3EndpointOverride ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
     maxAttempts: 5,
   });
 }

@@ -1,121 +1,152 @@
 #!/usr/bin/env node
 /**
- * The pingroll command line. Every failure ends in one line on stderr that says what to do, and a
- * non-zero exit code: 2 for a usage or configuration problem, 3 when another run holds the output's
- * lock, 1 for any other failure.
+ * The pingroll command line, on commander: every command has `--help`, `pingroll --version` prints
+ * the version and git revision, and a mistyped command or flag gets a suggestion. Every failure ends
+ * in one line on stderr that says what to do, and a non-zero exit code: 2 for a usage or
+ * configuration problem, 3 when another run holds the output's lock, 1 for any other failure.
  */
-import { parseArgs } from 'node:util';
-import { parseCommand } from './commands/parse.js';
-import { generateCommand } from './commands/generate.js';
-import { summarizeCommand } from './commands/summarize.js';
-import { rollupCommand } from './commands/rollup.js';
-import { backfillCommand } from './commands/backfill.js';
-import { reportCommand } from './commands/report.js';
-import { CONFIG_FLAGS, configFrom } from './commands/rollup.js';
-import { warehouseFor } from '../jobs/daily-job.js';
-import { makeLog } from '../../lib/log.js';
-import { topCommand } from './commands/top.js';
+import { Command, CommanderError } from 'commander';
 import { LockHeldError } from '../../state/run-lock.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, debugFrom, loadConfig } from '../config.js';
+import { codeVersion, gitRevision } from '../version.js';
+import { configFrom, withConfigOptions, withReadOptions, type ConfigOptions } from './config-options.js';
+import { backfillCommand } from './commands/backfill.js';
+import { generateCommand, type GenerateOptions } from './commands/generate.js';
+import { parseCommand } from './commands/parse.js';
+import { reportCommand } from './commands/report.js';
+import { rollupCommand } from './commands/rollup.js';
+import { summarizeCommand } from './commands/summarize.js';
+import { topCommand } from './commands/top.js';
 
-const USAGE = `usage: pingroll <command> [options]
-  rollup --date YYYY-MM-DD  ingest new log objects, roll up the day, write Parquet, manifest, warehouse
-      --dry-run           say what would be read and written, change nothing
-      --wait SECONDS      wait this long for another run's lock (default: fail at once)
-      --concurrency N     log objects read at once (default 4)
-      --rescan            scan closed DynamoDB tables again
-      --max-rcu N         read capacity units per second for table scans, at most
-      --segments N        parallel scan segments per table (default 4)
-  backfill --from YYYY-MM-DD --to YYYY-MM-DD
-                          ingest once, then roll up every day of the range; skips days whose inputs
-                          did not change (--force to redo them); --days N at once (default 2)
-  tables plan             the monthly tables: months, state (live, closed, exported), items, billing
-  tables rotate           create next month's table ahead of time (on-demand; --provisioned R,W)
-  tables retire --before YYYY-MM [--apply]
-                          delete old tables that a completed export holds (dry run without --apply)
-  warehouse init          create the warehouse tables and views (idempotent)
-  report --month YYYY-MM  the licensors' statement: minutes watched per series and share of the month
-  top --date YYYY-MM-DD   the day's top episodes by minutes watched, from the DuckDB warehouse
-  parse [FILE]            one JSON line per log line: outcome, fields, ping (stdin without FILE)
-      --reason            add why a record is not a ping
-  summarize [DIR]         outcome counts and top episodes of a directory of logs
-  generate                write a seeded sample of access logs
-      --out DIR --date YYYY-MM-DD --sessions N --seed N
-configuration: PINGROLL_* environment variables, or --logs --ping-keys --output --warehouse --ddb-tables`;
+/** What a command prints on stdout. */
+const print = (text: string): void => void process.stdout.write(text);
+
+export function program(): Command {
+  const p = new Command('pingroll')
+    .description('Video-player pings from S3 access logs and legacy DynamoDB tables into exact daily rollups')
+    // The revision is asked of git only when --version is given: nothing at a normal start.
+    .option('-V, --version', 'the version, and the git revision when run from a checkout')
+    .on('option:version', () => {
+      const rev = gitRevision();
+      print(`pingroll ${codeVersion()}${rev ? ` (${rev})` : ''}\n`);
+      throw new CommanderError(0, 'pingroll.version', '');
+    })
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, outputError: () => {} })
+    .addHelpText('after', '\nConfiguration: PINGROLL_* environment variables, or the flags of the same name (pingroll <command> --help).');
+
+  withReadOptions(withConfigOptions(p.command('rollup')
+    .description('ingest new log objects, roll up the day, write Parquet, manifest and warehouse rows')
+    .option('--date <YYYY-MM-DD>', 'the UTC day')
+    .option('--dry-run', 'say what would be read and written; change nothing')))
+    .action((opts: ConfigOptions & Parameters<typeof rollupCommand>[1]) => rollupCommand(configFrom(opts), opts));
+
+  withReadOptions(withConfigOptions(p.command('backfill')
+    .description('ingest once, then roll up every day of a range; skips days whose inputs did not change')
+    .option('--from <YYYY-MM-DD>', 'the first day')
+    .option('--to <YYYY-MM-DD>', 'the last day')
+    .option('--force', 'redo days whose inputs did not change')
+    .option('--days <n>', 'days rolled up at once (default 2)')))
+    .action((opts: ConfigOptions & Parameters<typeof backfillCommand>[1]) => backfillCommand(configFrom(opts), opts));
+
+  withConfigOptions(p.command('tables')
+    .description('the legacy monthly tables: plan (their states), rotate (create next month\'s), retire (delete exported ones)')
+    .argument('<action>', 'plan, rotate or retire')
+    .option('--before <YYYY-MM>', 'retire: tables of earlier months')
+    .option('--apply', 'retire: delete, instead of saying what would be deleted')
+    .option('--provisioned <R,W>', 'rotate: provisioned read and write capacity instead of on-demand'))
+    .action(async (action: string, opts: ConfigOptions & { before?: string; apply?: boolean; provisioned?: string }) => {
+      // Loaded on demand, as it needs the AWS SDK.
+      const { tablesCommand } = await import('./commands/tables.js');
+      print(await tablesCommand(configFrom(opts), action, opts));
+    });
+
+  withConfigOptions(p.command('warehouse')
+    .description('create the warehouse tables and views (idempotent)')
+    .argument('<action>', 'init'))
+    .action(async (action: string, opts: ConfigOptions) => {
+      if (action !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${action}')`);
+      const { warehouseFor } = await import('../backends.js');
+      const { makeLog } = await import('./run-log.js');
+      const wh = await warehouseFor(configFrom(opts), makeLog());
+      if (!wh) throw new ConfigError('PINGROLL_WAREHOUSE is none: there is no warehouse to initialize');
+      try {
+        await wh.init();
+      } finally {
+        await wh.close();
+      }
+      print(`${wh.description}: tables and views are in place\n`);
+    });
+
+  withConfigOptions(p.command('report')
+    .description("the licensors' statement: minutes watched per series and share of the month")
+    .option('--month <YYYY-MM>', 'the month'))
+    .action(async (opts: ConfigOptions & { month?: string }) => print(await reportCommand(configFrom(opts), opts)));
+
+  withConfigOptions(p.command('top')
+    .description("the day's top episodes by minutes watched, from the DuckDB warehouse")
+    .option('--date <YYYY-MM-DD>', 'the UTC day')
+    .option('--limit <n>', 'how many episodes', '10'))
+    .action(async (opts: ConfigOptions & { date?: string; limit: string }) => print(await topCommand(configFrom(opts), opts)));
+
+  p.command('parse')
+    .description('one JSON line per log line: outcome, fields, ping (stdin without FILE; gzip detected)')
+    .argument('[file]', 'an access-log file; - or none for stdin')
+    .option('--reason', 'add why a record is not a ping')
+    .option('--ping-keys <keys>', 'comma-separated ping object keys (PINGROLL_PING_KEYS)')
+    .action(async (file: string | undefined, opts: { reason?: boolean; pingKeys?: string }) => {
+      const config = loadConfig(process.env, { pingKeys: opts.pingKeys });
+      await parseCommand(file, config.pingKeys, opts.reason ?? false);
+    });
+
+  p.command('summarize')
+    .description('outcome counts and top episodes of a directory of logs')
+    .argument('[dir]', 'a directory of logs (default: PINGROLL_LOGS)')
+    .action(async (dir: string | undefined) => {
+      const config = loadConfig(process.env);
+      print(await summarizeCommand(dir ?? config.logs.url, config.pingKeys));
+    });
+
+  p.command('generate')
+    .description('write a seeded, realistic sample day of access logs')
+    .option('--out <dir>', 'where to write', './data/logs')
+    .option('--date <YYYY-MM-DD>', 'the day (default: yesterday)')
+    .option('--sessions <n>', 'viewing sessions', '2000')
+    .option('--seed <n>', 'random seed', '1')
+    .option('--prefix <prefix>', 'key prefix of the log objects', '')
+    .action((opts: GenerateOptions) => generateCommand(opts));
+  return p;
+}
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const p = program();
+  if (argv.length === 0) {
+    process.stdout.write(p.helpInformation());
+    return 2;
+  }
   try {
-    switch (command) {
-      case 'parse': {
-        const { values, positionals } = parseArgs({
-          args: rest, allowPositionals: true,
-          options: { reason: { type: 'boolean' }, 'ping-keys': { type: 'string' } },
-        });
-        const config = loadConfig(process.env, { pingKeys: values['ping-keys'] });
-        await parseCommand(positionals[0], config.pingKeys, values.reason ?? false);
-        return 0;
-      }
-      case 'rollup':
-        await rollupCommand(rest);
-        return 0;
-      case 'backfill':
-        await backfillCommand(rest);
-        return 0;
-      case 'tables':
-        // Loaded on demand, as it needs the AWS SDK.
-        process.stdout.write(await (await import('./commands/tables.js')).tablesCommand(rest));
-        return 0;
-      case 'warehouse': {
-        if (rest[0] !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${rest[0] ?? ''}')`);
-        const { values } = parseArgs({ args: rest.slice(1), options: { ...CONFIG_FLAGS } });
-        const config = configFrom(values);
-        const wh = await warehouseFor(config, makeLog());
-        if (!wh) throw new ConfigError('PINGROLL_WAREHOUSE is none: there is no warehouse to initialize');
-        try {
-          await wh.init();
-        } finally {
-          await wh.close();
-        }
-        process.stdout.write(`${wh.description}: tables and views are in place\n`);
-        return 0;
-      }
-      case 'report':
-        process.stdout.write(await reportCommand(rest));
-        return 0;
-      case 'top':
-        process.stdout.write(await topCommand(rest));
-        return 0;
-      case 'summarize': {
-        const { positionals } = parseArgs({ args: rest, allowPositionals: true });
-        const config = loadConfig(process.env);
-        process.stdout.write(await summarizeCommand(positionals[0] ?? config.logs.url, config.pingKeys));
-        return 0;
-      }
-      case 'generate':
-        await generateCommand(rest);
-        return 0;
-      case undefined:
-      case 'help':
-      case '--help':
-        process.stdout.write(USAGE + '\n');
-        return command === undefined ? 2 : 0;
-      default:
-        process.stderr.write(`pingroll: unknown command '${command}'; run 'pingroll help' for the list\n`);
-        return 2;
-    }
+    await p.parseAsync(argv, { from: 'user' });
+    return 0;
   } catch (err) {
-    return reportFailure(err);
+    return reportFailure(err, debugFrom(process.env));
   }
 }
 
-export function reportFailure(err: unknown): number {
+export function reportFailure(err: unknown, debug: boolean): number {
+  if (err instanceof CommanderError) {
+    // Help and version were printed; anything else is a usage error, said on one line.
+    if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+    const text = err.message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
+    process.stderr.write(`pingroll: ${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags\n`);
+    return 2;
+  }
   if (err instanceof LockHeldError) {
-    process.stderr.write(`pingroll: ${(err as Error).message}\n`);
+    process.stderr.write(`pingroll: ${err.message}\n`);
     return 3;
   }
-  if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`pingroll: ${(err as Error).message}\n`);
+  if (err instanceof ConfigError) {
+    process.stderr.write(`pingroll: ${err.message}\n`);
     return 2;
   }
   const e = err as NodeJS.ErrnoException;
@@ -125,7 +156,7 @@ export function reportFailure(err: unknown): number {
   }
   if (e.code === 'EPIPE') return 0;
   process.stderr.write(`pingroll: ${e.message ?? String(err)}\n`);
-  if (process.env.PINGROLL_DEBUG) process.stderr.write(`${e.stack}\n`);
+  if (debug) process.stderr.write(`${e.stack}\n`);
   return 1;
 }
 

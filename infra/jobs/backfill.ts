@@ -9,23 +9,26 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import { Ledger } from '../../state/ledger.js';
+import { DayPublisher } from '../../export/day-publish.js';
+import { readManifest } from '../../export/manifest.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
-import { ConfigError, type Config } from '../config.js';
-import { ingestEverything, inputIds, logSourceFor, outputStoreFor, publishDay, warehouseFor, type JobOptions, type JobSummary, type RunContext } from './daily-job.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
+import { daysFrom, dayNumber } from '../../lib/utc-day.js';
+import { Ledger } from '../../state/ledger.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { acquireLock } from '../../state/run-lock.js';
+import type { Backends } from '../backends.js';
+import { ConfigError, type Config } from '../config.js';
+import { codeVersion } from '../version.js';
+import { ingest, inputIds, type JobOptions, type JobSummary } from './daily-job.js';
 
-export interface BackfillOptions extends Omit<JobOptions, 'day' | 'hooks' | 'dryRun'> {
+export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   from: string;
   to: string;
   log: Log;
   /** Publish days even when their manifest shows the same inputs. */
   force?: boolean;
-  /** Days rolled up at once. */
-  parallelDays?: number;
-  hooks?: { beforeDay?: (day: string) => Promise<void> };
 }
 
 export interface BackfillSummary {
@@ -43,34 +46,30 @@ export interface BackfillSummary {
 export const MAX_BACKFILL_DAYS = 1000;
 
 export function daysBetween(from: string, to: string): string[] {
-  const start = Date.parse(`${from}T00:00:00Z`), end = Date.parse(`${to}T00:00:00Z`);
-  if (end < start) throw new ConfigError(`FROM=${from} is after TO=${to}`);
-  const n = (end - start) / 86_400_000 + 1;
+  if (to < from) throw new ConfigError(`FROM=${from} is after TO=${to}`);
+  const n = dayNumber(to) - dayNumber(from) + 1;
   if (n > MAX_BACKFILL_DAYS) throw new ConfigError(`FROM=${from} TO=${to} spans ${n} days; backfill at most ${MAX_BACKFILL_DAYS} at a time`);
-  return Array.from({ length: n }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+  return daysFrom(from, to);
 }
 
-export async function runBackfill(config: Config, opts: BackfillOptions): Promise<BackfillSummary> {
+export async function runBackfill(config: Config, backends: Backends, opts: BackfillOptions): Promise<BackfillSummary> {
   const { log } = opts;
+  const { logs, store, warehouse } = backends;
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
-  const source = await logSourceFor(config);
-  const store = await outputStoreFor(config);
-  const warehouse = await warehouseFor(config, log);
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0 };
   const release = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, opts.waitSeconds ?? 0,
     (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-backfill-'));
   try {
-    log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: source.url, output: store.url });
-    const { hooks: _dayHooks, ...jobOpts } = opts;
-    const ctx: RunContext = { run, config, source, store, warehouse, ledger: await Ledger.load(store), dir, log, opts: jobOpts, warehouseQueue: Promise.resolve() };
+    log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
+    const ledger = await Ledger.load(store);
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
-    const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest') });
-    const ingested = { parsedObjects: 0, parsedRecords: 0, scanned: [] as JobSummary['scanned'], missingTables: [] as string[] };
+    const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
+    let ingested: Awaited<ReturnType<typeof ingest>>;
     try {
-      await ingestEverything(ctx, ingestEngine, [...tables.values()], ingested);
+      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], opts);
     } finally {
       ingestEngine.closeSync();
     }
@@ -78,7 +77,8 @@ export async function runBackfill(config: Config, opts: BackfillOptions): Promis
     summary.scanned = ingested.scanned;
     summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
 
-    const parallel = opts.parallelDays ?? 2;
+    const parallel = config.parallelDays;
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion() });
     const queue = new PQueue({ concurrency: parallel });
     const started = Date.now();
     let finished = 0;
@@ -92,15 +92,14 @@ export async function runBackfill(config: Config, opts: BackfillOptions): Promis
     for (const day of days) {
       queue.add(async () => {
         try {
-          if (!opts.force && await sameInputs(ctx, day)) {
+          if (!opts.force && await sameInputs(store, ledger, day)) {
             summary.skipped.push(day);
             return;
           }
-          await opts.hooks?.beforeDay?.(day);
-          // One engine a day: its temporary tables are its own; memory is shared out among them.
-          const engine = await openEngine({ tempDir: join(dir, `spill-${day}`), memoryLimit: `${Math.max(256, Math.floor(2048 / parallel))}MB` });
+          // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
+          const engine = await openEngine({ tempDir: join(dir, `spill-${day}`), memoryLimitMb: Math.max(256, Math.floor(config.memoryLimitMb / parallel)) });
           try {
-            const r = await publishDay(ctx, engine, day, ingested.scanned, ingested.missingTables);
+            const r = await publisher.publish(engine, day, ingested);
             summary.pings += r.pings;
             summary.done.push(day);
           } finally {
@@ -122,20 +121,13 @@ export async function runBackfill(config: Config, opts: BackfillOptions): Promis
       pings: summary.pings, parsedObjects: summary.parsedObjects, tablesScanned: summary.scanned.map((t) => t.table), consumedCapacity: summary.consumedCapacity });
     return summary;
   } finally {
-    await warehouse?.close();
     await rm(dir, { recursive: true, force: true });
     await release();
   }
 }
 
 /** Whether the day's manifest names exactly the batches and scans the day would read now. */
-async function sameInputs(ctx: RunContext, day: string): Promise<boolean> {
-  const body = await ctx.store.get(`_runs/dt=${day}/manifest.json`);
-  if (!body) return false;
-  try {
-    const manifest = JSON.parse(body.toString('utf8')) as { inputs?: { batches?: string[] } };
-    return JSON.stringify(manifest.inputs?.batches ?? null) === JSON.stringify(inputIds(ctx.ledger, day));
-  } catch {
-    return false;
-  }
+async function sameInputs(store: ObjectStore, ledger: Ledger, day: string): Promise<boolean> {
+  const manifest = await readManifest(store, day);
+  return manifest !== null && JSON.stringify(manifest.inputs?.batches ?? null) === JSON.stringify(inputIds(ledger, day));
 }

@@ -7,9 +7,8 @@ import {
   CreateTableCommand, DeleteTableCommand, DescribeTableCommand, ListTablesCommand, waitUntilTableExists,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { isClosed } from '../../ingest/batch/scan-batch.js';
 import type { ExportCatalog, TableExport } from '../../ingest/dynamodb/table-export.js';
-import { tableForMonth, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
+import { isClosed, tableForMonth, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 
 export type TableState = 'live' | 'closed' | 'exported' | 'future';
 
@@ -61,7 +60,7 @@ export async function planTables(client: DynamoDBClient, template: string, expor
   const rows: TablePlanRow[] = [];
   for (const t of await monthlyTables(client, template)) {
     const d = (await client.send(new DescribeTableCommand({ TableName: t.name }))).Table!;
-    const exp: TableExport | null = exports && isClosed(t, now) ? await exports.find(t, t.monthEndMs + 86_400_000) : null;
+    const exp: TableExport | null = exports && isClosed(t, now) ? await exports.find(t) : null;
     const monthStart = Date.parse(`${t.month}-01T00:00:00Z`);
     const state: TableState = exp ? 'exported' : isClosed(t, now) ? 'closed' : now.getTime() < monthStart ? 'future' : 'live';
     rows.push({
@@ -120,7 +119,7 @@ export async function retireTables(client: DynamoDBClient, template: string, bef
       steps.push({ table: t.name, month: t.month, action: 'still open', export: null, done: false });
       continue;
     }
-    const exp = exports ? await exports.find(t, t.monthEndMs + 86_400_000) : null;
+    const exp = exports ? await exports.find(t) : null;
     const step: RetireStep = { table: t.name, month: t.month, action: exp ? 'delete' : 'export first', export: exp?.exportArn ?? null, done: false };
     if (exp && opts.apply) {
       await client.send(new DeleteTableCommand({ TableName: t.name }));

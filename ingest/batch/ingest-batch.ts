@@ -17,6 +17,7 @@ import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-so
 import { DaySpool } from './day-spool.js';
 import { Ledger, type BatchCommit, type InputObject } from '../../state/ledger.js';
 import { OUTCOMES } from '../ping-record.js';
+import { dayOf } from '../../lib/utc-day.js';
 
 export interface IngestOptions {
   source: ObjectSource;
@@ -25,13 +26,11 @@ export interface IngestOptions {
   pingKeys: readonly string[];
   engine: DuckDBConnection;
   /** Objects read at once (I/O overlaps; parsing is one thread). */
-  concurrency?: number;
+  concurrency: number;
   /** Bytes of staged rows per part (see DaySpool). */
   partBytes?: number;
   /** Called after each object. */
   onProgress?: (done: number, total: number, records: number) => void;
-  /** When the batch is committed, and before (the crash tests stop the run there). */
-  hooks?: { beforeCommit?: () => Promise<void> };
 }
 
 export interface IngestResult {
@@ -65,7 +64,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   let current = new ObjectTally(0, '', fallbackDay);
   let done = 0, records = 0;
   try {
-    const queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    const queue = new PQueue({ concurrency: opts.concurrency });
     let failure: unknown = null;
     for (let index = 0; index < todo.length; index++) {
       queue.add(async () => {
@@ -134,7 +133,6 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     if (failure) throw failure;
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
-    await opts.hooks?.beforeCommit?.();
     await opts.ledger.commit(opts.store, commit);
     return { commit, objects: todo.length, records };
   } finally {
@@ -175,12 +173,3 @@ class ObjectTally {
     }
   }
 }
-
-/** The UTC day of an instant. Records come in time order mostly: the last day's bounds are kept. */
-export function dayOf(ms: number): string {
-  if (ms >= lastDay.start && ms < lastDay.start + 86_400_000) return lastDay.name;
-  const start = Math.floor(ms / 86_400_000) * 86_400_000;
-  lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
-  return lastDay.name;
-}
-let lastDay = { start: NaN, name: '' };

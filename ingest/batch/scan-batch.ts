@@ -1,71 +1,58 @@
 /**
- * One scan of a legacy monthly table: every item to one outcome, pings and bad items staged by the
- * day they belong to (a scan stages every day the table holds, not just the day being run), then
- * committed as the table's latest scan (see ledger.ts).
+ * The legacy tables' ingest: each table that can hold the days being run is read whole (a Scan, or
+ * its export), every item to one outcome, pings and bad items staged by the day they belong to (a
+ * read stages every day the table holds, not just the day being run), then committed as the table's
+ * latest scan (see state/ledger.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Log } from '../../lib/log.js';
+import { dayOf } from '../../lib/utc-day.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { classifyItem } from '../dynamodb/item-rules.js';
-import { firstDayOf, type MonthlyTable } from '../dynamodb/monthly-tables.js';
-import { scanTable, type ScanResult } from '../dynamodb/table-scan.js';
-import type { Item } from '../dynamodb/item-rules.js';
-import { DaySpool } from './day-spool.js';
-import { batchId, dayOf } from './ingest-batch.js';
 import type { Ledger, TableScanCommit } from '../../state/ledger.js';
+import { classifyItem, type Item } from '../dynamodb/item-rules.js';
+import type { ItemSource, TableItemSources } from '../dynamodb/item-source.js';
+import { firstDayOf, isClosed, type MonthlyTable } from '../dynamodb/monthly-tables.js';
+import { DaySpool } from './day-spool.js';
+import { batchId } from './ingest-batch.js';
 
 export interface ScanBatchOptions {
-  client: DynamoDBClient;
+  source: ItemSource;
   table: MonthlyTable;
   store: ObjectStore;
   ledger: Ledger;
   engine: DuckDBConnection;
-  segments?: number;
-  maxRcu?: number;
-  now?: Date;
-  onThrottle?: (segment: number, attempt: number, waitMs: number) => void;
-  /** Reads the items some other way than a Scan (an export): returns what a scan would. */
-  read?: (onItems: (items: Item[]) => void) => Promise<ScanResult>;
-  /** The export `read` reads, for the commit. */
-  exportArn?: string;
+  now: Date;
 }
 
-/** A table is closed when its month ended more than a day before `now`: nothing more can arrive. */
-export function isClosed(table: MonthlyTable, now: Date): boolean {
-  return now.getTime() >= table.monthEndMs + 86_400_000;
-}
-
+/** Reads one table whole from `source`, stages every day it holds and commits the scan. */
 export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCommit> {
-  const now = opts.now ?? new Date();
+  const { now } = opts;
   const scan = batchId(now);
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-scan-'));
   const spool = new DaySpool(dir, opts.engine);
   const noTimeDay = firstDayOf(opts.table);
   try {
-    const onItems = (items: Item[]): void => {
-        for (const item of items) {
-          const v = classifyItem(item);
-          if (v.outcome === 'ping') spool.addPing(dayOf(v.eventTimeMs), v.ping, 0);
-          else {
-            // An item without a readable time belongs to the first day of its table's month (SPEC §5).
-            spool.addReject(Number.isNaN(v.eventTimeMs) ? noTimeDay : dayOf(v.eventTimeMs), {
-              source: 'dynamodb', outcome: 'bad_item', reason: v.reason, input: opts.table.name,
-              at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`, record: JSON.stringify(item),
-            }, 0);
-          }
+    const result = await opts.source.read((items: Item[]): void => {
+      for (const item of items) {
+        const v = classifyItem(item);
+        if (v.outcome === 'ping') spool.addPing(dayOf(v.eventTimeMs), v.ping, 0);
+        else {
+          // An item without a readable time belongs to the first day of its table's month (SPEC §5).
+          spool.addReject(Number.isNaN(v.eventTimeMs) ? noTimeDay : dayOf(v.eventTimeMs), {
+            source: 'dynamodb', outcome: 'bad_item', reason: v.reason, input: opts.table.name,
+            at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`, record: JSON.stringify(item),
+          }, 0);
         }
-    };
-    const result = opts.read
-      ? await opts.read(onItems)
-      : await scanTable({ client: opts.client, table: opts.table.name, segments: opts.segments, maxRcu: opts.maxRcu, onThrottle: opts.onThrottle, onItems });
+      }
+    });
     const days = await spool.stage(opts.store, scan);
     const commit: TableScanCommit = {
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
-      ...(opts.exportArn ? { export: opts.exportArn } : {}),
+      ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
     };
     await opts.ledger.commitScan(opts.store, commit);
     return commit;
@@ -73,4 +60,48 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
     await spool.discard();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** What reading one table cost. */
+export interface TableRead { table: string; items: number; consumedCapacity: number; throttledRetries: number }
+
+export interface ScanTablesOptions {
+  tables: MonthlyTable[];
+  sources: TableItemSources;
+  store: ObjectStore;
+  ledger: Ledger;
+  engine: DuckDBConnection;
+  /** The run's clock: tables are closed relative to it. */
+  now: Date;
+  /** Read closed tables again even if they were read after closing. */
+  rescan: boolean;
+  log: Log;
+}
+
+/**
+ * Reads the tables that can hold the days being run. A table read after its month closed is not read
+ * again (nothing more can arrive) unless `rescan`; a live table is read on every run, its new scan
+ * replacing the last. A missing table is reported, not fatal.
+ */
+export async function scanTables(opts: ScanTablesOptions): Promise<{ scanned: TableRead[]; missing: string[] }> {
+  const { log } = opts;
+  const scanned: TableRead[] = [], missing: string[] = [];
+  for (const table of opts.tables) {
+    const last = opts.ledger.latestScan(table.name);
+    if (last?.closed && !opts.rescan) {
+      log.info('table.skip', { table: table.name, reason: `closed; read ${last.scannedAt} (${last.export ? `export ${last.export}` : `scan ${last.scan}`}); --rescan to read again` });
+      continue;
+    }
+    const source = await opts.sources.forTable(table, opts.now);
+    if (!source) {
+      missing.push(table.name);
+      log.warn('table.missing', { table: table.name, month: table.month });
+      continue;
+    }
+    log.info(source.exportArn ? 'table.export' : 'table.scan', { table: table.name, ...source.details });
+    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now });
+    scanned.push({ table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, throttledRetries: scan.throttledRetries });
+    log.info('table.scanned', { table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, closed: scan.closed, days: Object.keys(scan.days) });
+  }
+  return { scanned, missing };
 }

@@ -4,6 +4,7 @@
  * month's table: the tables that can hold day D are D's month's, and on the first or last day of a
  * month the neighbour's too.
  */
+import { DAY_MS } from '../../lib/utc-day.js';
 
 export interface MonthlyTable {
   name: string;
@@ -35,4 +36,20 @@ export function tablesForDay(template: string, day: string): MonthlyTable[] {
 /** The first day of a table's month: where an item without a readable time belongs (SPEC §5). */
 export function firstDayOf(table: MonthlyTable): string {
   return `${table.month}-01`;
+}
+
+/**
+ * A day of grace after the month ends before a table counts as closed: a writer whose clock ran
+ * behind may still add items of the month's last minutes to it.
+ */
+export const CLOSE_GRACE_MS = DAY_MS;
+
+/** When a table closes: nothing more can arrive after this instant (epoch ms). */
+export function closedAt(table: MonthlyTable): number {
+  return table.monthEndMs + CLOSE_GRACE_MS;
+}
+
+/** Whether the table was closed at `now`. */
+export function isClosed(table: MonthlyTable, now: Date): boolean {
+  return now.getTime() >= closedAt(table);
 }

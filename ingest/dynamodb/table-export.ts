@@ -9,7 +9,9 @@ import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import type { ObjectSource } from '../object-source/object-source.js';
 import type { Item } from './item-rules.js';
-import type { MonthlyTable } from './monthly-tables.js';
+import type { ItemSource } from './item-source.js';
+import type { ScanResult } from './table-scan.js';
+import { closedAt, type MonthlyTable } from './monthly-tables.js';
 
 export interface TableExport {
   id: string;
@@ -54,10 +56,12 @@ export class ExportCatalog {
   }
 
   /**
-   * The latest completed full DYNAMODB_JSON export of `table` taken at or after `notBefore` (epoch
-   * ms), or null. Exports are matched by the table name at the end of their table ARN.
+   * The latest completed full DYNAMODB_JSON export of `table` taken after the table closed, or null:
+   * only such an export holds every item the table will ever have. Exports are matched by the table
+   * name at the end of their table ARN.
    */
-  async find(table: MonthlyTable, notBefore: number): Promise<TableExport | null> {
+  async find(table: MonthlyTable): Promise<TableExport | null> {
+    const notBefore = closedAt(table);
     let best: { summary: ManifestSummary; key: string } | null = null;
     for (const { key, summary } of this.summaries) {
       if (!summary.tableArn?.endsWith(`:table/${table.name}`)) continue;
@@ -78,10 +82,23 @@ export class ExportCatalog {
       itemCount: best.summary.itemCount ?? null, dataFiles,
     };
   }
+}
 
-  /** Every item of an export (see readExport). */
-  read(exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
-    return readExport(this.source, exp, onItems);
+/** A table's items from a completed export: no read capacity. */
+export class ExportItemSource implements ItemSource {
+  constructor(private readonly source: ObjectSource, readonly exp: TableExport) {}
+
+  get exportArn(): string {
+    return this.exp.exportArn;
+  }
+
+  get details(): Record<string, unknown> {
+    return { export: this.exp.exportArn, exportTime: this.exp.exportTime, files: this.exp.dataFiles.length };
+  }
+
+  async read(onItems: (items: Item[]) => void): Promise<ScanResult> {
+    const items = await readExport(this.source, this.exp, onItems);
+    return { items, pages: this.exp.dataFiles.length, consumedCapacity: 0, throttledRetries: 0 };
   }
 }
 

@@ -9,12 +9,13 @@
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import PQueue from 'p-queue';
 import type { Item } from './item-rules.js';
+import type { ItemSource } from './item-source.js';
 
 export interface ScanOptions {
   client: DynamoDBClient;
   table: string;
   /** Parallel scan segments (TotalSegments). */
-  segments?: number;
+  segments: number;
   /** Read capacity units per second, at most; none when absent. */
   maxRcu?: number;
   /** Called with every page's items, in no particular order across segments. */
@@ -74,7 +75,7 @@ export class ReadBudget {
 }
 
 export async function scanTable(opts: ScanOptions): Promise<ScanResult> {
-  const segments = opts.segments ?? 4;
+  const { segments } = opts;
   const clock = opts.clock ?? realClock;
   const budget = opts.maxRcu ? new ReadBudget(opts.maxRcu, clock) : null;
   const { baseMs, capMs } = opts.backoff ?? { baseMs: 100, capMs: 20_000 };
@@ -124,4 +125,19 @@ export async function scanTable(opts: ScanOptions): Promise<ScanResult> {
   await queue.onIdle();
   if (failure) throw failure;
   return result;
+}
+
+/** A table's items through a parallel Scan. */
+export class ScanItemSource implements ItemSource {
+  readonly exportArn = null;
+
+  constructor(private readonly opts: Omit<ScanOptions, 'onItems'>) {}
+
+  get details(): Record<string, unknown> {
+    return { segments: this.opts.segments, maxRcu: this.opts.maxRcu ?? null };
+  }
+
+  read(onItems: (items: Item[]) => void): Promise<ScanResult> {
+    return scanTable({ ...this.opts, onItems });
+  }
 }

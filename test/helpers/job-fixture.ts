@@ -3,7 +3,11 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { buildBackends, type Backends } from '../../infra/backends.js';
 import { loadConfig, type Config } from '../../infra/config.js';
+import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../infra/jobs/backfill.js';
+import { runDailyJob, type JobOptions, type JobSummary } from '../../infra/jobs/daily-job.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { objectBody, type LogObject } from '../../tools/sample/access-log-generator.js';
 
 export function tempDir(prefix = 'pingroll-test-'): string {
@@ -59,3 +63,41 @@ export function setEnv(vars: Record<string, string>): () => void {
 }
 
 export { rm };
+
+/** The daily job on the configured backends, released after; `wrap` may replace any of them (to inject faults). */
+export async function runDay(config: Config, opts: JobOptions, wrap: (b: Backends) => Backends = (b) => b): Promise<JobSummary> {
+  const backends = wrap(await buildBackends(config, opts.log));
+  try {
+    return await runDailyJob(config, backends, opts);
+  } finally {
+    await backends.warehouse?.close();
+  }
+}
+
+/** A backfill on the configured backends, released after. */
+export async function runDays(config: Config, opts: BackfillOptions, wrap: (b: Backends) => Backends = (b) => b): Promise<BackfillSummary> {
+  const backends = wrap(await buildBackends(config, opts.log));
+  try {
+    return await runBackfill(config, backends, opts);
+  } finally {
+    await backends.warehouse?.close();
+  }
+}
+
+/**
+ * A store that fails, as a crash at that instant would, at the first read or write whose key
+ * `crashAt` picks; every other call goes to `inner`.
+ */
+export function crashingStore(inner: ObjectStore, crashAt: (op: 'get' | 'put', key: string) => boolean, message = 'simulated crash'): ObjectStore {
+  let crashed = false;
+  const check = (op: 'get' | 'put', key: string): void => {
+    if (!crashed && crashAt(op, key)) {
+      crashed = true;
+      throw new Error(message);
+    }
+  };
+  return Object.assign(Object.create(inner) as ObjectStore, {
+    get: async (key: string) => (check('get', key), inner.get(key)),
+    put: async (key: string, body: Buffer | { file: string }) => (check('put', key), inner.put(key, body)),
+  });
+}

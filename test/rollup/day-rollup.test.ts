@@ -1,10 +1,11 @@
 /**
  * SPEC §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
  */
+import { defaultConfig } from '../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEngine, sqlString } from '../../lib/duckdb-engine.js';
-import { rollupDay, rows } from '../../rollup/day-rollup.js';
+import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
+import { rollupDay } from '../../rollup/day-rollup.js';
 import { rm, tempDir } from '../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -16,7 +17,7 @@ interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string
 
 /** Rolls up hand-made staged records; returns the three tables' rows. */
 async function rollup(records: Staged[]) {
-  const engine = await openEngine({ tempDir: join(dir, 'spill') });
+  const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
     const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
@@ -28,7 +29,7 @@ async function rollup(records: Staged[]) {
       o.ping = (o.ping ?? 0) + 1;
     }
     const out = await rollupDay(engine, DAY, [file], outcomes);
-    const read = async (t: string) => (await rows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
+    const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
       Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
     return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates };
   } finally {
@@ -120,13 +121,13 @@ describe('what each metric counts (SPEC §5)', () => {
     expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 8, pings: 10 }]);
   });
   it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
-    const engine = await openEngine({ tempDir: join(dir, 'spill') });
+    const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
     try {
       const out = await rollupDay(engine, DAY, [], { s3: { not_ping: 3, http_error: 1 } });
       expect(out.pings).toBe(0);
-      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_episode_stats}`)).toEqual([]);
-      expect(await rows(engine, `SELECT * FROM ${out.tables.daily_series_stats}`)).toEqual([]);
-      expect((await rows<{ outcome: string; records: bigint }>(engine, `SELECT outcome, records FROM ${out.tables.daily_ingest_audit}`))
+      expect(await queryRows(engine, `SELECT * FROM ${out.tables.daily_episode_stats}`)).toEqual([]);
+      expect(await queryRows(engine, `SELECT * FROM ${out.tables.daily_series_stats}`)).toEqual([]);
+      expect((await queryRows<{ outcome: string; records: bigint }>(engine, `SELECT outcome, records FROM ${out.tables.daily_ingest_audit}`))
         .map((a) => [a.outcome, Number(a.records)])).toEqual([['http_error', 1], ['not_ping', 3]]);
     } finally {
       engine.closeSync();

@@ -10,7 +10,8 @@ import {
   BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
   GetStatementResultCommand, type Field, type RedshiftDataClient,
 } from '@aws-sdk/client-redshift-data';
-import type { Location, RedshiftConfig } from '../../../infra/config.js';
+import type { S3Location } from '../../../lib/location.js';
+import type { RedshiftConfig } from './redshift-config.js';
 import type { Log } from '../../../lib/log.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
@@ -96,7 +97,7 @@ function fieldValue(f: Field): string | number | boolean | null {
 export class RedshiftWarehouse implements Warehouse {
   private initialized = false;
 
-  constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: Extract<Location, { kind: 's3' }>) {}
+  constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: S3Location) {}
 
   get description(): string {
     const t = this.cfg.target;
@@ -115,7 +116,7 @@ export class RedshiftWarehouse implements Warehouse {
   }
 
   /** Delete the day and COPY it, for each table, as one transaction. */
-  static loadStatements(cfg: RedshiftConfig, output: Extract<Location, { kind: 's3' }>, day: string, files: Pick<OutputFile, 'table'>[]): string[] {
+  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Pick<OutputFile, 'table'>[]): string[] {
     return files.flatMap((f) => [
       `DELETE FROM ${cfg.schema}.${f.table} WHERE day = '${day}'`,
       `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.table}/dt=${day}/' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,

@@ -1,20 +1,12 @@
-import { parseArgs } from 'node:util';
 import { generateSample, writeSample } from '../../../tools/sample/access-log-generator.js';
 import { ConfigError, parseDay } from '../../config.js';
+import { DAY_MS } from '../../../lib/utc-day.js';
+
+export interface GenerateOptions { out: string; date?: string; sessions: string; seed: string; prefix: string }
 
 /** `pingroll generate`: a seeded sample of access logs under a directory. */
-export async function generateCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      out: { type: 'string', default: './data/logs' },
-      date: { type: 'string' },
-      sessions: { type: 'string', default: '2000' },
-      seed: { type: 'string', default: '1' },
-      prefix: { type: 'string', default: '' },
-    },
-  });
-  const date = parseDay(values.date ?? new Date(Date.now() - 86_400_000).toISOString().slice(0, 10), '--date');
+export async function generateCommand(values: GenerateOptions): Promise<void> {
+  const date = parseDay(values.date ?? new Date(Date.now() - DAY_MS).toISOString().slice(0, 10), '--date');
   const sessions = Number(values.sessions);
   if (!Number.isInteger(sessions) || sessions <= 0) throw new ConfigError(`--sessions=${values.sessions} must be a positive whole number`);
   const seed = Number(values.seed);

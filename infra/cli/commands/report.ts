@@ -1,10 +1,8 @@
-import { parseArgs } from 'node:util';
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
-import { warehouseFor } from '../../jobs/daily-job.js';
+import { warehouseFor } from '../../backends.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
-import { ConfigError } from '../../config.js';
-import { CONFIG_FLAGS, configFrom } from './rollup.js';
+import { ConfigError, type Config } from '../../config.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
@@ -22,10 +20,9 @@ export function formatStatement(month: string, rows: StatementRow[], source: str
 }
 
 /** `pingroll report --month YYYY-MM`: the licensors' statement from the configured warehouse. */
-export async function reportCommand(args: string[]): Promise<string> {
-  const { values } = parseArgs({ args, options: { ...CONFIG_FLAGS, month: { type: 'string' } } });
-  if (!values.month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(values.month)) throw new ConfigError('report needs --month YYYY-MM');
-  const config = configFrom(values);
+export async function reportCommand(config: Config, opts: { month?: string }): Promise<string> {
+  const month = opts.month;
+  if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM');
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
@@ -33,8 +30,8 @@ export async function reportCommand(args: string[]): Promise<string> {
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const rows = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number }>(
       `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
-       WHERE month = DATE ${sqlString(values.month + '-01')} ORDER BY minutes_watched DESC, series_id`);
-    return formatStatement(values.month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description);
+       WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`);
+    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description);
   } finally {
     await wh.close();
   }

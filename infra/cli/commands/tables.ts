@@ -1,23 +1,15 @@
-import { parseArgs } from 'node:util';
 import { ExportCatalog } from '../../../ingest/dynamodb/table-export.js';
 import { makeDynamoClient } from '../../aws/dynamodb-client.js';
 import { ConfigError, type Config } from '../../config.js';
-import { logSourceAt } from '../../jobs/daily-job.js';
+import { objectSourceAt } from '../../backends.js';
 import { planTables, retireTables, rotateTables } from '../../tables/table-lifecycle.js';
-import { CONFIG_FLAGS, configFrom } from './rollup.js';
 
 function exportCatalog(config: Config): Promise<ExportCatalog | null> {
-  return config.ddbExports ? logSourceAt(config.ddbExports).then((source) => ExportCatalog.load(source)) : Promise.resolve(null);
+  return config.ddbExports ? objectSourceAt(config.ddbExports, config).then((source) => ExportCatalog.load(source)) : Promise.resolve(null);
 }
 
 /** `pingroll tables plan | rotate | retire --before YYYY-MM [--apply]`. */
-export async function tablesCommand(args: string[]): Promise<string> {
-  const [action, ...rest] = args;
-  const { values } = parseArgs({
-    args: rest,
-    options: { ...CONFIG_FLAGS, before: { type: 'string' }, apply: { type: 'boolean' }, provisioned: { type: 'string' } },
-  });
-  const config = configFrom(values);
+export async function tablesCommand(config: Config, action: string, values: { before?: string; apply?: boolean; provisioned?: string }): Promise<string> {
   if (!config.ddbTables) throw new ConfigError('PINGROLL_DDB_TABLES is empty; set it to the monthly table template (e.g. pings_{yyyy}_{mm})');
   const client = makeDynamoClient();
   switch (action) {

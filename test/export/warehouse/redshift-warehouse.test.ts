@@ -10,13 +10,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
-import { ConfigError, loadConfig, type RedshiftConfig } from '../../../infra/config.js';
+import { ConfigError, loadConfig } from '../../../infra/config.js';
+import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
-import { runDailyJob } from '../../../infra/jobs/daily-job.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
-import { query, rm, setEnv, tempDir } from '../../helpers/job-fixture.js';
+import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startS3rver } from '../../helpers/s3rver.js';
 
 const rs = mockClient(RedshiftDataClient);
@@ -124,7 +124,7 @@ describe('the licensors\' statement from Redshift', () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'init' });
     const restore = setEnv(ENV);
     try {
-      const text = await reportCommand(['--month', '2026-11']);
+      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' });
       expect(text).toMatch(/The Crown\s+3,000\s+75\.00%/);
       expect(text).toMatch(/s2\s+1,000\s+25\.00%/);
       expect(text).toMatch(/total\s+4,000/);
@@ -146,7 +146,7 @@ describe('make rollup with Redshift configured', () => {
     try {
       const { makeS3Client } = await import('../../../infra/aws/s3-client.js');
       const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-      const client = makeS3Client();
+      const client = makeS3Client({ s3EndpointOverride: true });
       for (const o of generateSample({ date: '2026-11-01', sessions: 30, seed: 9 }).objects) {
         await client.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
       }
@@ -154,7 +154,7 @@ describe('make rollup with Redshift configured', () => {
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
       const root = tempDir();
       roots.push(root);
-      const summary = await runDailyJob(loadConfig({ ...ENV, PINGROLL_LOGS: 's3://logs/logs/' }), { day: '2026-11-01', log: memoryLog() });
+      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/' }), { day: '2026-11-01', log: memoryLog() });
       const batches = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input.Sqls!);
       expect(batches).toHaveLength(2);
       expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);

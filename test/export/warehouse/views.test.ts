@@ -2,13 +2,14 @@
  * The warehouse DDL and the analysts' views on DuckDB: tables in SPEC column order, and every view
  * checked against totals computed here, independently, over generated days that cross month ends.
  */
+import { loadConfig } from '../../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
 import { formatStatement } from '../../../infra/cli/commands/report.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
-import { rm, tempDir } from '../../helpers/job-fixture.js';
+import { rm, runDays, tempDir } from '../../helpers/job-fixture.js';
 
 const root = tempDir();
 const wh = new DuckDbWarehouse(join(root, 'wh.duckdb'));
@@ -115,7 +116,7 @@ describe("the licensors' statement", () => {
 describe('pingroll report on a generated month', () => {
   it('prints each series\' minutes and share as the oracle computes them', async () => {
     const { generateSample } = await import('../../../tools/sample/access-log-generator.js');
-    const { runBackfill } = await import('../../../infra/jobs/backfill.js');
+    const { runDays } = await import('../../helpers/job-fixture.js');
     const { memoryLog } = await import('../../../lib/log.js');
     const { reportCommand } = await import('../../../infra/cli/commands/report.js');
     const { expectedDay } = await import('../../helpers/oracle.js');
@@ -129,7 +130,7 @@ describe('pingroll report on a generated month', () => {
       truth.push(...s.truth);
     }
     const config = dirConfig(r);
-    const b = await runBackfill(config, { from: '2026-11-01', to: '2026-11-30', log: memoryLog(), parallelDays: 3 });
+    const b = await runDays({ ...config, parallelDays: 3 }, { from: '2026-11-01', to: '2026-11-30', log: memoryLog() });
     expect(b.failed).toEqual([]);
     const minutes = new Map<string, number>();
     for (let d = 1; d <= 30; d++) {
@@ -139,7 +140,7 @@ describe('pingroll report on a generated month', () => {
     expect(minutes.size).toBeGreaterThan(3);
     const restore = setEnv({ PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` });
     try {
-      const text = await reportCommand(['--month', '2026-11']);
+      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' });
       for (const [series, m] of minutes) {
         const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
         expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));

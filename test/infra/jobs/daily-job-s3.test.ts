@@ -9,13 +9,12 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeS3Client } from '../../../infra/aws/s3-client.js';
 import { loadConfig } from '../../../infra/config.js';
-import { runDailyJob } from '../../../infra/jobs/daily-job.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample, objectBody, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { expectedDay } from '../../helpers/oracle.js';
-import { readDay, rm, tempDir, setEnv } from '../../helpers/job-fixture.js';
+import { readDay, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startS3rver, type S3rver } from '../../helpers/s3rver.js';
 
 const DAY = '2026-11-01';
@@ -37,13 +36,13 @@ afterAll(async () => {
 });
 
 async function upload(objects: LogObject[]): Promise<void> {
-  const client = makeS3Client();
+  const client = makeS3Client({ s3EndpointOverride: true });
   for (const o of objects) await client.send(new PutObjectCommand({ Bucket: 'access-logs', Key: `prod/${o.key}`, Body: objectBody(o) }));
 }
 
 /** The day's output, downloaded from the S3 output and read back. */
 async function readS3Day(day: string, into: string) {
-  const store = new S3ObjectStore(makeS3Client(), 'rollups', 'pingroll/');
+  const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
   for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
     const key = `${t}/dt=${day}/part-00000.parquet`;
     await mkdir(join(into, t, `dt=${day}`), { recursive: true });
@@ -54,27 +53,27 @@ async function readS3Day(day: string, into: string) {
 
 describe('the daily job over the S3 API', () => {
   const config = () => loadConfig({
-    PINGROLL_LOGS: 's3://access-logs/prod/logs/', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_WAREHOUSE: `duckdb:${join(local, 'wh.duckdb')}`,
+    ...s3.env, PINGROLL_LOGS: 's3://access-logs/prod/logs/', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_WAREHOUSE: `duckdb:${join(local, 'wh.duckdb')}`,
   });
 
   it('rolls up exactly, re-runs without change, and takes late objects at the next run', async () => {
     const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
     const early = sorted.slice(0, Math.ceil(sorted.length / 2));
     await upload(early);
-    const first = await runDailyJob(config(), { day: DAY, log: memoryLog() });
+    const first = await runDay(config(), { day: DAY, log: memoryLog() });
     expect(first.parsedObjects).toBe(early.length);
     expect(await readS3Day(DAY, join(local, 'a'))).toEqual(expectedDay(early.flatMap((o) => o.truth), DAY));
 
     await upload(sorted.slice(early.length));
-    const second = await runDailyJob(config(), { day: DAY, log: memoryLog() });
+    const second = await runDay(config(), { day: DAY, log: memoryLog() });
     expect(second.parsedObjects).toBe(sorted.length - early.length);
     const want = expectedDay(sample.truth, DAY);
     expect(await readS3Day(DAY, join(local, 'b'))).toEqual(want);
 
-    const third = await runDailyJob(config(), { day: DAY, log: memoryLog() });
+    const third = await runDay(config(), { day: DAY, log: memoryLog() });
     expect(third.parsedObjects).toBe(0);
     expect(await readS3Day(DAY, join(local, 'c'))).toEqual(want);
-    const store = new S3ObjectStore(makeS3Client(), 'rollups', 'pingroll/');
+    const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
     expect(await store.get(`_runs/dt=${DAY}/manifest.json`)).not.toBeNull();
     expect(await store.get('_state/lock.json')).toBeNull();
   });
@@ -82,7 +81,7 @@ describe('the daily job over the S3 API', () => {
 
 describe('the S3 log source', () => {
   it('lists every object across many pages, in key order, and reads gzip with or without suffix', async () => {
-    const source = new S3ObjectSource(makeS3Client(), 'access-logs', 'prod/logs/', 7);
+    const source = new S3ObjectSource(makeS3Client({ s3EndpointOverride: true }), 'access-logs', 'prod/logs/', 7);
     const keys: string[] = [];
     for await (const ref of source.list()) keys.push(ref.key);
     // Keys are relative to the source's prefix (prod/logs/); the sample's keys start with logs/.

@@ -2,6 +2,7 @@
  * The legacy DynamoDB source (SPEC §1b): the rules on plain values, then the daily job with both
  * sources against DynamoDB Local, on the first day of a month.
  */
+import { manifestKey } from '../../../export/manifest.js';
 import { join } from 'node:path';
 import { BatchWriteItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,13 +10,11 @@ import { classifyItem } from '../../../ingest/dynamodb/item-rules.js';
 import { tablesForDay } from '../../../ingest/dynamodb/monthly-tables.js';
 import { scanTable } from '../../../ingest/dynamodb/table-scan.js';
 import { eventTimeOfShardKey } from '../../../ingest/dynamodb/ts-shard.js';
-import { runDailyJob } from '../../../infra/jobs/daily-job.js';
-import { runBackfill } from '../../../infra/jobs/backfill.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample, type TruthRecord } from '../../../tools/sample/access-log-generator.js';
 import { expectedDay } from '../../helpers/oracle.js';
 import { startDynamoLocal, type DynamoLocal } from '../../helpers/dynamodb-local.js';
-import { dirConfig, readDay, rm, tempDir, writeObjects, setEnv } from '../../helpers/job-fixture.js';
+import { crashingStore, dirConfig, readDay, rm, runDay, runDays, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
 
 describe('ts_shard (SPEC §1b)', () => {
   it.each([
@@ -151,7 +150,7 @@ describe('with DynamoDB Local', () => {
   it('rolls up the first of a month exactly from both sources, the neighbouring table included', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
-    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: DAY, log: memoryLog(), now: new Date('2026-11-02T04:00:00Z') });
+    const summary = await runDay(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: DAY, log: memoryLog(), now: new Date('2026-11-02T04:00:00Z') });
     expect(summary.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
     const want = expectedDay([...sample.truth, ...truth], DAY);
     const got = await readDay(join(r, 'out'), DAY);
@@ -168,20 +167,20 @@ describe('with DynamoDB Local', () => {
     const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
     await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
     const live = new Date('2026-11-20T04:00:00Z'); // October closed, November live
-    const first = await runDailyJob(config, { day: DAY, log: memoryLog(), now: live });
+    const first = await runDay(config, { day: DAY, log: memoryLog(), now: live });
     expect(first.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
     expect(first.scanned[0]!.consumedCapacity).toBeGreaterThan(0);
-    const second = await runDailyJob(config, { day: DAY, log: memoryLog(), now: live });
+    const second = await runDay(config, { day: DAY, log: memoryLog(), now: live });
     expect(second.scanned.map((s) => s.table)).toEqual(['pings_2026_11']);
     const got = await readDay(join(r, 'out'), DAY);
     // A re-scan replaces the live table's last scan: nothing is counted twice.
     expect(got.audit).toEqual(expectedDay([...sample.objects[0]!.truth, ...truth], DAY).audit);
     const closedLater = new Date('2026-12-05T04:00:00Z');
-    const third = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater });
+    const third = await runDay(config, { day: DAY, log: memoryLog(), now: closedLater });
     expect(third.scanned.map((s) => s.table)).toEqual(['pings_2026_11']); // scanned once more, now that it is closed
-    const fourth = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater });
+    const fourth = await runDay(config, { day: DAY, log: memoryLog(), now: closedLater });
     expect(fourth.scanned).toEqual([]);
-    const fifth = await runDailyJob(config, { day: DAY, log: memoryLog(), now: closedLater, rescan: true });
+    const fifth = await runDay(config, { day: DAY, log: memoryLog(), now: closedLater, rescan: true });
     expect(fifth.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
   });
 
@@ -190,23 +189,22 @@ describe('with DynamoDB Local', () => {
     const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
     await writeObjects(join(r, 'logs'), sample.objects);
     const now = new Date('2026-12-05T04:00:00Z');
-    const interrupted = await runBackfill(config, {
-      from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now,
-      hooks: { beforeDay: async (d) => { if (d === DAY) throw new Error('interrupted'); } },
-    });
+    // The day's run is interrupted where it starts, at the read of its manifest.
+    const interrupted = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now },
+      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'get' && key === manifestKey(DAY), 'interrupted') }));
     expect(interrupted.scanned.map((t) => t.table).sort()).toEqual(['pings_2026_10', 'pings_2026_11']);
     expect(interrupted.done).toEqual(['2026-10-30', '2026-10-31', '2026-11-02']);
     expect(interrupted.failed).toEqual([{ day: DAY, error: 'interrupted' }]);
     expect(interrupted.consumedCapacity).toBeGreaterThan(0);
 
-    const resumed = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    const resumed = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
     expect(resumed).toMatchObject({ done: [DAY], skipped: ['2026-10-30', '2026-10-31', '2026-11-02'], failed: [], parsedObjects: 0, scanned: [] });
     const all = [...sample.truth, ...truth];
     for (const day of ['2026-10-31', DAY, '2026-11-02']) expect(await readDay(join(r, 'out'), day), day).toEqual(expectedDay(all, day));
 
-    const again = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
+    const again = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now });
     expect(again.skipped).toHaveLength(4);
-    const forced = await runBackfill(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now, force: true });
+    const forced = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now, force: true });
     expect(forced.done).toHaveLength(4);
   });
 
@@ -215,7 +213,7 @@ describe('with DynamoDB Local', () => {
     await writeObjects(join(r, 'logs'), sample.objects);
     const october = await writeExport(join(r, 'exports'), 'pings_2026_10');
     const log = memoryLog();
-    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') }),
+    const summary = await runDay(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') }),
       { day: DAY, log, now: new Date('2026-12-05T04:00:00Z') });
     expect(summary.scanned).toEqual([
       { table: 'pings_2026_10', items: october, consumedCapacity: 0, throttledRetries: 0 },
@@ -228,7 +226,7 @@ describe('with DynamoDB Local', () => {
   it('reports a missing table and goes on', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
-    const summary = await runDailyJob(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
+    const summary = await runDay(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
     expect(summary.missingTables).toEqual(['pings_2026_12']);
   });
 

@@ -1,0 +1,106 @@
+/**
+ * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects and
+ * warehouse rows, and last write its manifest.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Log } from '../lib/log.js';
+import { rollupDay } from '../rollup/day-rollup.js';
+import type { Ledger } from '../state/ledger.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import { publishParquet, publishRejects, writeDayParquet } from './day-parquet.js';
+import { writeManifest, type DayManifest } from './manifest.js';
+import type { Warehouse } from './warehouse/warehouse.js';
+
+export interface DayPublisherOptions {
+  run: string;
+  store: ObjectStore;
+  warehouse: Warehouse | null;
+  ledger: Ledger;
+  /** A local directory for the day's files while they are made. */
+  workDir: string;
+  log: Log;
+  /** The code's version, for the manifest. */
+  version: string;
+}
+
+/** What this run's ingest did, for the manifest. */
+export interface IngestReport {
+  scanned: DayManifest['scannedThisRun'];
+  missingTables: string[];
+}
+
+export interface PublishedDay {
+  pings: number;
+  outputs: DayManifest['outputs'];
+  manifest: string;
+}
+
+export class DayPublisher {
+  /** Warehouse loads one at a time: one connection, one transaction at a time. */
+  private warehouseQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: DayPublisherOptions) {}
+
+  /** Rolls up `day` from everything staged for it and publishes it; `engine` is the day's own. */
+  async publish(engine: DuckDBConnection, day: string, ingest: IngestReport): Promise<PublishedDay> {
+    const { store, warehouse, log, run } = this.opts;
+    const started = new Date().toISOString();
+    const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
+    try {
+      const staged = this.opts.ledger.inputsFor(day);
+      const outcomes: Record<string, Record<string, number>> = {};
+      const files: string[] = [];
+      const rejects: string[] = [];
+      const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
+      for (const [i, { staged: s, objects, table }] of staged.entries()) {
+        for (const [src, counts] of Object.entries(s.outcomes)) {
+          const into = (outcomes[src] ??= {});
+          for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
+        }
+        for (const [k, key] of (s.pings ?? []).entries()) {
+          if ((await store.size(key)) === null) {
+            throw new Error(`the staged pings ${store.url}${key} are missing, though a batch commit names them: delete the commits `
+              + `that name files under _staging/dt=${day}/ from _state/batches/ and run again, which parses their log objects anew`);
+          }
+          // Staged files never change once committed: a local store's are read where they are.
+          let local = store.localFile?.(key);
+          if (!local) {
+            local = join(dir, `staged-${i}-${k}.parquet`);
+            await store.download(key, local);
+          }
+          files.push(local);
+        }
+        if (s.rejects) rejects.push(s.rejects);
+        for (const o of objects) inputs.objects.push({ key: o.key, size: o.size, etag: o.etag });
+        if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
+      }
+      if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
+
+      const rollup = await rollupDay(engine, day, files, outcomes);
+      const outputs = await writeDayParquet(engine, day, rollup, dir);
+      await publishParquet(store, outputs);
+      const rejectsFile = await publishRejects(store, day, rejects);
+      if (warehouse) {
+        const load = this.warehouseQueue.then(async () => {
+          await warehouse.init();
+          await warehouse.loadDay(day, outputs);
+        });
+        this.warehouseQueue = load.catch(() => {});
+        await load;
+      }
+      const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
+      const manifest = await writeManifest(store, {
+        run, day, version: this.opts.version, startedAt: started, finishedAt: new Date().toISOString(),
+        inputs, scannedThisRun: ingest.scanned, missingTables: ingest.missingTables,
+        outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
+        outputs: outputSummary, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
+      });
+      log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
+      return { pings: rollup.pings, outputs: outputSummary, manifest };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The run manifest of a day (SPEC §6): `_runs/dt=YYYY-MM-DD/manifest.json`, written last when a day
+ * is published. It names what the day was made from (log objects, batches, table scans), what the
+ * records came to, and what was written.
+ */
+import type { ObjectStore } from '../state/object-store/object-store.js';
+
+export interface DayManifest {
+  run: string;
+  day: string;
+  version: string;
+  startedAt: string;
+  finishedAt: string;
+  inputs: {
+    objects: Array<{ key: string; size: number; etag: string }>;
+    tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number }>;
+    /** The ids of the batches and table scans the day was rolled up from. */
+    batches: string[];
+  };
+  scannedThisRun: Array<{ table: string; items: number; consumedCapacity: number; throttledRetries: number }>;
+  missingTables: string[];
+  outcomes: Record<string, Record<string, number>>;
+  pings: number;
+  duplicates: Record<string, number>;
+  outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
+  rejects: { key: string; bytes: number } | null;
+  warehouse: string;
+}
+
+export function manifestKey(day: string): string {
+  return `_runs/dt=${day}/manifest.json`;
+}
+
+/** The day's manifest, or null when the day was never published (or its manifest is unreadable). */
+export async function readManifest(store: ObjectStore, day: string): Promise<DayManifest | null> {
+  const body = await store.get(manifestKey(day));
+  if (!body) return null;
+  try {
+    return JSON.parse(body.toString('utf8')) as DayManifest;
+  } catch {
+    return null;
+  }
+}
+
+export async function writeManifest(store: ObjectStore, manifest: DayManifest): Promise<string> {
+  const key = manifestKey(manifest.day);
+  await store.put(key, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'));
+  return key;
+}

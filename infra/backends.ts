@@ -1,0 +1,82 @@
+/**
+ * The composition root: every backend a run uses (where logs come from, where the legacy tables'
+ * items come from, the store for state and outputs, the warehouse) is built here from the
+ * configuration, and handed to the jobs. Tests build their own and pass them instead.
+ *
+ * The AWS SDK is loaded only when a location or warehouse needs it: a run on local files and DuckDB
+ * starts about a quarter of a second sooner without it.
+ */
+import type { Warehouse } from '../export/warehouse/warehouse.js';
+import { DuckDbWarehouse } from '../export/warehouse/duckdb/duckdb-warehouse.js';
+import type { TableItemSources } from '../ingest/dynamodb/item-source.js';
+import { DirectoryObjectSource } from '../ingest/object-source/directory-object-source.js';
+import type { ObjectSource } from '../ingest/object-source/object-source.js';
+import type { Location } from '../lib/location.js';
+import type { Log } from '../lib/log.js';
+import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { Config } from './config.js';
+
+export interface Backends {
+  /** The access logs (`PINGROLL_LOGS`). */
+  logs: ObjectSource;
+  /** State and outputs (`PINGROLL_OUTPUT`). */
+  store: ObjectStore;
+  /** Null when `PINGROLL_WAREHOUSE=none`. */
+  warehouse: Warehouse | null;
+  /** The legacy tables' items; null when `PINGROLL_DDB_TABLES` is empty. */
+  items: TableItemSources | null;
+}
+
+export async function buildBackends(config: Config, log: Log): Promise<Backends> {
+  return {
+    logs: await objectSourceAt(config.logs, config),
+    store: await objectStoreAt(config.output, config),
+    warehouse: await warehouseFor(config, log),
+    items: config.ddbTables ? await itemSourcesFor(config, log) : null,
+  };
+}
+
+/** Objects at a location (an S3 prefix or a directory), to list and stream. */
+export async function objectSourceAt(location: Location, config: Config): Promise<ObjectSource> {
+  if (location.kind !== 's3') return new DirectoryObjectSource(location.path);
+  const [{ S3ObjectSource }, { makeS3Client }] = await Promise.all([import('../ingest/object-source/s3-object-source.js'), import('./aws/s3-client.js')]);
+  return new S3ObjectSource(makeS3Client(config), location.bucket, location.prefix);
+}
+
+export async function objectStoreAt(location: Location, config: Config): Promise<ObjectStore> {
+  if (location.kind !== 's3') return new DirectoryObjectStore(location.path);
+  const [{ S3ObjectStore }, { makeS3Client }] = await Promise.all([import('../state/object-store/s3-object-store.js'), import('./aws/s3-client.js')]);
+  return new S3ObjectStore(makeS3Client(config), location.bucket, location.prefix);
+}
+
+export async function warehouseFor(config: Config, log?: Log): Promise<Warehouse | null> {
+  if (config.warehouse.kind === 'duckdb') return new DuckDbWarehouse(config.warehouse.file);
+  if (config.warehouse.kind === 'redshift' && config.redshift && config.output.kind === 's3') {
+    const [{ RedshiftDataApi, RedshiftWarehouse }, { RedshiftDataClient }] = await Promise.all([
+      import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
+    // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
+    const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
+    return new RedshiftWarehouse(api, config.redshift, config.output);
+  }
+  return null;
+}
+
+/** The legacy tables' items: scanned with the configured segments and budget, or read from exports. */
+export async function itemSourcesFor(config: Config, log: Log): Promise<TableItemSources> {
+  const [{ TableItemSources }, { makeDynamoClient }] = await Promise.all([import('../ingest/dynamodb/item-source.js'), import('./aws/dynamodb-client.js')]);
+  return new TableItemSources(makeDynamoClient(), config.ddbExports ? await objectSourceAt(config.ddbExports, config) : null, {
+    segments: config.segments, maxRcu: config.maxRcu,
+    onThrottle: (table, segment, attempt, waitMs) => log.info('table.throttled', { table, segment, attempt, waitMs }),
+  });
+}
+
+/** Runs `fn` with the configured backends, and releases them after (the DuckDB warehouse file above all). */
+export async function withBackends<T>(config: Config, log: Log, fn: (backends: Backends) => Promise<T>): Promise<T> {
+  const backends = await buildBackends(config, log);
+  try {
+    return await fn(backends);
+  } finally {
+    await backends.warehouse?.close();
+  }
+}
