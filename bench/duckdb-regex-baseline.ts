@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from '../rollup/day-rollup.js';
 import { ATHENA_REGEX_SOURCE } from './athena-regex.js';
+import { FIELD_NAMES } from '../ingest/access-log/record-layout.js';
+import { stagedSelectList } from '../ingest/staged-ping.js';
 
-const NAMES = ['bucket_owner', 'bucket', 'time', 'remote_ip', 'requester', 'request_id', 'operation', 'key', 'request_uri',
-  'http_status', 'error_code', 'bytes_sent', 'object_size', 'total_time', 'turn_around_time', 'referer', 'user_agent',
-  'version_id', 'host_id', 'signature_version', 'cipher_suite', 'authentication_type', 'host_header', 'tls_version',
-  'access_point_arn', 'acl_required', 'source_region'];
+const NAMES = FIELD_NAMES;
 
 export async function baseline(logDir: string, day: string, outDir: string): Promise<{ pings: number; records: number; unmatched: number }> {
   await mkdir(outDir, { recursive: true });
@@ -34,7 +33,8 @@ export async function baseline(logDir: string, day: string, outDir: string): Pro
           FROM parsed
           WHERE r.operation IN ('REST.GET.OBJECT', 'WEBSITE.GET.OBJECT') AND r.key = 'p.gif' AND r.http_status IN ('200', '204', '206', '304'))`);
   const staged = join(outDir, 'staged.parquet');
-  await engine.run(`COPY (SELECT 's3' AS source, series, episode, session, user_id, ping_id, event_ms, 'r:' || request_id AS natural_key
+  const staging = stagedSelectList({ source: `'s3'`, series: 'series', episode: 'episode', session: 'session', user_id: 'user_id', ping_id: 'ping_id', event_ms: 'event_ms', natural_key: `'r:' || request_id` });
+  await engine.run(`COPY (SELECT ${staging}
     FROM pings WHERE series <> '' AND episode <> '' AND session <> '') TO ${sqlString(staged)} (FORMAT parquet)`);
   const day0 = Date.parse(`${day}T00:00:00Z`);
   const [count] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(staged)}) WHERE event_ms >= ${day0} AND event_ms < ${day0 + 86_400_000}`);

@@ -10,7 +10,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DEFAULT_PING_KEYS } from '../ingest/access-log/outcome-codes.js';
+import { defaultConfig } from '../infra/config.js';
 import { AccessLogRecordReader, READ_BYTES, type ReaderOptions, type ScannedRecord } from '../ingest/access-log/record-reader.js';
 import { PingRules } from '../test/ingest/access-log/reference/ping-rules.js';
 import { ATHENA_REGEX } from './athena-regex.js';
@@ -93,7 +93,7 @@ export const scanner: Runner = (path) => overRecords(path, {}, (r) => r.error ==
 export const scannerAllFields: Runner = (path) => overRecords(path, { trailing: true }, (r) => r.error === 0);
 
 /** The scanner and the ping rules, both WebAssembly, staged rows made: what ingest does per record. */
-export const scannerAndRules: Runner = (path) => overRecords(path, { pingKeys: DEFAULT_PING_KEYS }, (r) => r.error === 0);
+export const scannerAndRules: Runner = (path) => overRecords(path, { pingKeys: defaultConfig().pingKeys }, (r) => r.error === 0);
 
 /** The scanner and the TypeScript reference ping rules (JavaScript objects and strings per ping), for scale. */
 export const scannerAndReferenceRules: Runner = (path) => {

@@ -11,17 +11,20 @@ import { join } from 'node:path';
 import { writeDayParquet } from '../export/day-parquet.js';
 import { openEngine, sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from '../rollup/day-rollup.js';
+import { stagedSelectList } from '../ingest/staged-ping.js';
 
 export async function makeStaged(file: string, day: string, count: number): Promise<void> {
   if (existsSync(file)) return;
   const engine = await openEngine({ memoryLimitMb: defaultConfig().memoryLimitMb });
   const day0 = Date.parse(`${day}T00:00:00Z`);
   await engine.run(`COPY (
-    SELECT 's3' AS source, 's' || (i // 30 % 400) AS series, 'e' || (i // 30 % 13) AS episode, 'sess-' || (i // 30) AS session,
-           CASE WHEN (i // 30) % 10 < 7 THEN 'u' || ((i // 30) % 250000) END AS user_id,
-           'p-' || (CASE WHEN i % 33 = 0 THEN i - 1 ELSE i END) AS ping_id,
-           ${day0}::BIGINT + ((i // 30) * 7919 % 86400000 + (i % 30) * 60000) % 86400000 AS event_ms,
-           'r:' || i AS natural_key
+    SELECT ${stagedSelectList({
+      source: `'s3'`, series: `'s' || (i // 30 % 400)`, episode: `'e' || (i // 30 % 13)`, session: `'sess-' || (i // 30)`,
+      user_id: `CASE WHEN (i // 30) % 10 < 7 THEN 'u' || ((i // 30) % 250000) END`,
+      ping_id: `'p-' || (CASE WHEN i % 33 = 0 THEN i - 1 ELSE i END)`,
+      event_ms: `${day0}::BIGINT + ((i // 30) * 7919 % 86400000 + (i % 30) * 60000) % 86400000`,
+      natural_key: `'r:' || i`,
+    })}
     FROM range(${count}) t(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
   engine.closeSync();
 }

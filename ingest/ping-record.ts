@@ -9,8 +9,8 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 export type Source = 's3' | 'dynamodb';
 
-/** Series, episode and session ids longer than this (in characters) are rejected: they would not fit the warehouse's columns. */
-export const MAX_ID_LENGTH = 256;
+/** Series, episode and session ids longer than this (in code points) are rejected: they would not fit the warehouse's columns. */
+export { MAX_ID_CODE_POINTS as MAX_ID_LENGTH } from './access-log/wasm-abi.js';
 
 export interface PingRecord {
   source: Source;

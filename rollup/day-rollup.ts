@@ -13,6 +13,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
+import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
 
 /** SPEC §5 column order: Redshift COPY matches Parquet columns by position. */
 export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
@@ -43,9 +44,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const files = stagedFiles.length
     ? `(SELECT *, (filename, file_row_number) AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], filename = true, file_row_number = true))`
     // No ping staged for the day: an empty relation of the staged shape.
-    : `(SELECT NULL::VARCHAR AS source, NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session,
-        NULL::VARCHAR AS user_id, NULL::VARCHAR AS ping_id, NULL::BIGINT AS event_ms, NULL::VARCHAR AS natural_key,
-        (NULL::VARCHAR, NULL::BIGINT) AS rowid LIMIT 0)`;
+    : `(SELECT *, (NULL::VARCHAR, NULL::BIGINT) AS rowid FROM (${NO_STAGED_ROWS}))`;
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks

@@ -1,5 +1,6 @@
 import type { Outcome } from '../ping-record.js';
-import { O_MALFORMED, O_PING, outcomeName, rejectReason, stagedPing } from './outcome-codes.js';
+import { parseStagedRow } from '../staged-ping.js';
+import { O_MALFORMED, O_PING, outcomeName, rejectReason } from './outcome-codes.js';
 import type { ScannedRecord } from './record-reader.js';
 import { isoSeconds, recordFields, type RecordFields } from './record-fields.js';
 
@@ -20,7 +21,7 @@ export interface ParsedLine {
 export function describeRecord(r: ScannedRecord, withReason = false): ParsedLine {
   let ping: ParsedLine['ping'] = null;
   if (r.outcome === O_PING) {
-    const p = stagedPing(r);
+    const p = parseStagedRow(r.b, r.rowStart, r.rowEnd);
     ping = {
       series: p.series, episode: p.episode, session: p.session, user: p.user, ping_id: p.pingId,
       event_time: isoSeconds(p.eventTimeMs),

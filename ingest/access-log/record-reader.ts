@@ -8,6 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../lib/project-file.js';
+import { dayName, dayNumber } from '../../lib/utc-day.js';
+import {
+  AT_DETAIL, AT_ERROR, AT_FIELD_COUNT, AT_FIELDS, AT_LINE_END, AT_LINE_NO, AT_LINE_START, AT_OUTCOME, AT_ROW_END, AT_ROW_START,
+  AT_TIME_MS, RECORD_BYTES,
+} from './wasm-abi.js';
 
 /** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
 export interface ScannedRecord {
@@ -52,7 +57,6 @@ interface ScannerExports {
   stopTally(): void;
 }
 
-const DAY_MS = 86_400_000;
 
 export interface ReaderOptions {
   /** Split the fields after the user agent too (for `pingroll parse`); ingest reads none of them and leaves them whole. */
@@ -66,9 +70,10 @@ export interface ReaderOptions {
 /** One day's counts from a tally: `counts[k]` records of outcome k (OUTCOMES order). */
 export interface DayTally { day: string; counts: number[] }
 
+const WASM_FILE = 'dist/wasm/access-log.wasm';
 let compiled: WebAssembly.Module | null = null;
 function scannerModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(projectFile('dist/wasm/access-log.wasm')));
+  compiled ??= new WebAssembly.Module(readFileSync(projectFile(WASM_FILE)));
   return compiled;
 }
 
@@ -119,7 +124,8 @@ export class AccessLogRecordReader implements ScannedRecord {
   constructor(private readonly onRecord: RecordHandler, options: ReaderOptions = {}) {
     const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort } });
     this.x = instance.exports as unknown as ScannerExports;
-    this.recordInts = this.x.recordBytes() >> 2;
+    if (this.x.recordBytes() !== RECORD_BYTES) throw new Error(`${WASM_FILE} is out of date (records of ${this.x.recordBytes()} bytes, not ${RECORD_BYTES}); run make build`);
+    this.recordInts = RECORD_BYTES >> 2;
     this.trailing = options.trailing ?? false;
     this.classify = options.pingKeys !== undefined;
     this.onRows = options.onRows;
@@ -151,7 +157,7 @@ export class AccessLogRecordReader implements ScannedRecord {
    * object's) is the day of a record without a time (SPEC §5).
    */
   startTally(ownDay: string): void {
-    const own = Math.floor(Date.parse(`${ownDay}T00:00:00Z`) / DAY_MS);
+    const own = dayNumber(ownDay);
     this.tallyFirstDay = own - (this.x.tallyDays() >> 1);
     this.x.startTally(this.tallyFirstDay, own);
   }
@@ -163,7 +169,7 @@ export class AccessLogRecordReader implements ScannedRecord {
     const out: DayTally[] = [];
     for (let d = 0; d < days; d++) {
       const counts = Array.from(this.i32.subarray(at + d * outcomes, at + (d + 1) * outcomes));
-      if (counts.some((n) => n > 0)) out.push({ day: new Date((first + d) * DAY_MS).toISOString().slice(0, 10), counts });
+      if (counts.some((n) => n > 0)) out.push({ day: dayName(first + d), counts });
     }
     this.x.stopTally();
     return out;
@@ -246,7 +252,7 @@ export class AccessLogRecordReader implements ScannedRecord {
     // A multiple of 64 keeps the record area aligned for its f64 times.
     const inputCap = Math.ceil(Math.max(inputBytes + PADDING, this.inputCap * 2, 1 << 20) / 64) * 64;
     const outAt = INPUT_AT + inputCap;
-    const listAt = outAt + RECORDS_PER_CALL * this.x.recordBytes();
+    const listAt = outAt + RECORDS_PER_CALL * RECORD_BYTES;
     const mapsAt = listAt + RECORDS_PER_CALL * 4;
     const rowsAt = mapsAt + 3 * (inputCap / 8 + 64);
     const rowsCap = this.classify ? 3 * inputCap + 96 * RECORDS_PER_CALL : 0;
@@ -269,19 +275,25 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.scratchAt = scratchAt;
   }
 
-  get error(): number { return this.i32[this.base + 2]!; }
-  get count(): number { return this.i32[this.base + 3]!; }
-  get timeMs(): number { return this.f64[(this.base >> 1) + 2]!; }
-  get lineNo(): number { return this.i32[this.base + 60]!; }
-  get lineStart(): number { return this.i32[this.base]!; }
-  get lineEnd(): number { return this.i32[this.base + 1]!; }
-  get outcome(): number { return this.classify ? this.i32[this.base + 64]! : -1; }
-  get detail(): number { return this.i32[this.base + 65]!; }
-  get rowStart(): number { return this.i32[this.base + 66]!; }
-  get rowEnd(): number { return this.i32[this.base + 67]!; }
-  start(i: number): number { return this.i32[this.base + 6 + 2 * i]!; }
-  end(i: number): number { return this.i32[this.base + 7 + 2 * i]!; }
+  get error(): number { return this.i32[this.base + I_ERROR]!; }
+  get count(): number { return this.i32[this.base + I_FIELD_COUNT]!; }
+  get timeMs(): number { return this.f64[(this.base >> 1) + F_TIME_MS]!; }
+  get lineNo(): number { return this.i32[this.base + I_LINE_NO]!; }
+  get lineStart(): number { return this.i32[this.base + I_LINE_START]!; }
+  get lineEnd(): number { return this.i32[this.base + I_LINE_END]!; }
+  get outcome(): number { return this.classify ? this.i32[this.base + I_OUTCOME]! : -1; }
+  get detail(): number { return this.i32[this.base + I_DETAIL]!; }
+  get rowStart(): number { return this.i32[this.base + I_ROW_START]!; }
+  get rowEnd(): number { return this.i32[this.base + I_ROW_END]!; }
+  start(i: number): number { return this.i32[this.base + I_FIELDS + 2 * i]!; }
+  end(i: number): number { return this.i32[this.base + I_FIELDS + 1 + 2 * i]!; }
 }
+
+// The record's values as indexes into the module's memory viewed as i32 (and f64), from the layout
+// the module itself is compiled with.
+const I_ERROR = AT_ERROR >> 2, I_FIELD_COUNT = AT_FIELD_COUNT >> 2, F_TIME_MS = AT_TIME_MS >> 3, I_LINE_NO = AT_LINE_NO >> 2,
+  I_LINE_START = AT_LINE_START >> 2, I_LINE_END = AT_LINE_END >> 2, I_OUTCOME = AT_OUTCOME >> 2, I_DETAIL = AT_DETAIL >> 2,
+  I_ROW_START = AT_ROW_START >> 2, I_ROW_END = AT_ROW_END >> 2, I_FIELDS = AT_FIELDS >> 2;
 
 function scannerAbort(): never {
   throw new Error('record scanner aborted');

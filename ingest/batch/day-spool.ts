@@ -15,6 +15,8 @@ import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import type { StagedDay } from '../../state/ledger.js';
+import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
+import { dayName } from '../../lib/utc-day.js';
 
 /** A rejected record, as kept in the rejects file (SPEC §3). */
 export interface Reject {
@@ -36,13 +38,6 @@ const DIRECT = 64 << 10;
 /** CSV bytes per part: about 250,000 pings. */
 const PART_BYTES = 32 << 20;
 
-/**
- * The staged row's columns (SPEC §4's inputs). The WebAssembly ping rules write the same rows
- * (`ingest/access-log/wasm/ping-rules.as.ts`): CSV with fields quoted only when they hold a quote,
- * comma or line break, an empty field for a null.
- */
-const COLUMNS = `{'source': 'VARCHAR', 'series': 'VARCHAR', 'episode': 'VARCHAR', 'session': 'VARCHAR', 'user_id': 'VARCHAR',
-  'ping_id': 'VARCHAR', 'event_ms': 'BIGINT', 'natural_key': 'VARCHAR'}`;
 
 /** Appends to a file through a buffer, in large synchronous writes. */
 class RowFile {
@@ -154,12 +149,12 @@ export class DaySpool {
     const dir = csvPath.replace(/\.csv$/, '');
     const written = await this.engine.runAndReadAll(`COPY (
         SELECT *, event_ms // 86400000 AS day_number
-        FROM read_csv(${sqlString(csvPath)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${COLUMNS}))
+        FROM read_csv(${sqlString(csvPath)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS}))
       TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION lz4, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);
       const n = Number(/day_number=(-?\d+)/.exec(file)?.[1]);
-      const day = new Date(n * 86_400_000).toISOString().slice(0, 10);
+      const day = dayName(n);
       const list = this.parts.get(day) ?? [];
       list.push({ file, rows: Number(row.count as bigint) });
       this.parts.set(day, list);
@@ -169,7 +164,7 @@ export class DaySpool {
 
   addPing(day: string, ping: PingRecord, input: number): void {
     this.count(day, ping.source, 'ping', input);
-    this.appendPingRows(Buffer.from(`${ping.source},${csv(ping.series)},${csv(ping.episode)},${csv(ping.session)},${ping.user === null ? '' : csv(ping.user)},${ping.pingId === null ? '' : csv(ping.pingId)},${ping.eventTimeMs},${csv(ping.naturalKey)}\n`));
+    this.appendPingRows(Buffer.from(stagedRow(ping)));
   }
 
   addReject(day: string, reject: Reject, input: number): void {
@@ -221,13 +216,4 @@ export class DaySpool {
     this.days.clear();
     this.parts.clear();
   }
-}
-
-/** A CSV field: quoted only when it must be. */
-function csv(v: string): string {
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c === 0x22 || c === 0x2c || c === 0x0a || c === 0x0d) return `"${v.replace(/"/g, '""')}"`;
-  }
-  return v;
 }

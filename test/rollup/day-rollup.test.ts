@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import { rollupDay } from '../../rollup/day-rollup.js';
+import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { rm, tempDir } from '../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -22,7 +23,7 @@ async function rollup(records: Staged[]) {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
     const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
     const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)})`);
-    await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(source, series, episode, session, user_id, ping_id, event_ms, natural_key)) TO ${sqlString(file)} (FORMAT parquet)`);
+    await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(${STAGED_COLUMN_NAMES.join(', ')})) TO ${sqlString(file)} (FORMAT parquet)`);
     const outcomes: Record<string, Record<string, number>> = {};
     for (const r of records.filter((x) => x.t >= Date.parse(DAY) && x.t < Date.parse(DAY) + 86_400_000)) {
       const o = (outcomes[r.source ?? 's3'] ??= {});

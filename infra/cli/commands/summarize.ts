@@ -1,4 +1,5 @@
-import { O_PING, outcomeName, stagedPing } from '../../../ingest/access-log/outcome-codes.js';
+import { O_PING, outcomeName } from '../../../ingest/access-log/outcome-codes.js';
+import { parseStagedRow } from '../../../ingest/staged-ping.js';
 import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
 import { DirectoryObjectSource } from '../../../ingest/object-source/directory-object-source.js';
 import { gunzipIfNeeded } from '../../../ingest/object-source/gzip.js';
@@ -18,7 +19,7 @@ export async function summarizeCommand(dir: string, pingKeys: readonly string[])
     const reader = new AccessLogRecordReader((r) => {
       outcomes[outcomeName(r)]++;
       if (r.outcome === O_PING) {
-        const p = stagedPing(r);
+        const p = parseStagedRow(r.b, r.rowStart, r.rowEnd);
         const k = `${p.series}\t${p.episode}`;
         episodes.set(k, (episodes.get(k) ?? 0) + 1);
       }

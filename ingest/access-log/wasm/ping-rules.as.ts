@@ -13,20 +13,16 @@
  *   win over bare aliases even when empty, the first of repeats wins;
  * - series, episode, session present, non-empty, at most 256 code points; a time.
  *
- * Per record it writes, after the scanner's fields: +256 outcome, +260 detail, +264 and +268 the
- * staged CSV row's start and end (pings only). Detail: the HTTP status (-1 for `-`) of an
- * http_error; (problem << 4) | parameter of a bad_query; 0 for a scan error, 1 for a ping without a
- * time, of a malformed record.
+ * Per record it writes, after the scanner's fields, the outcome, its detail and the staged row's
+ * span, where `../wasm-abi.ts` (the layout both languages compile) says.
  */
 
-const O_PING: i32 = 0, O_NOT_PING: i32 = 1, O_HTTP_ERROR: i32 = 2, O_BAD_QUERY: i32 = 3, O_MALFORMED: i32 = 4;
-const MALFORMED_NO_TIME: i32 = 1;
-const PROBLEM_MISSING: i32 = 0, PROBLEM_EMPTY: i32 = 1, PROBLEM_LONG: i32 = 2;
-const MAX_ID_CODE_POINTS: i32 = 256;
+import {
+  AT_DETAIL, AT_ERROR, AT_FIELDS, AT_OUTCOME, AT_ROW_END, AT_ROW_START, AT_TIME_MS, DETAIL_PROBLEM_SHIFT, MALFORMED_NO_TIME,
+  MAX_ID_CODE_POINTS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
+} from '../wasm-abi';
 
-const F_TIME_MS: i32 = 16, F_FIELDS: i32 = 24;
 const F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
-const AT_OUTCOME: i32 = 256, AT_DETAIL: i32 = 260, AT_ROW_START: i32 = 264, AT_ROW_END: i32 = 268;
 
 const PCT: u32 = 0x25, PLUS: u32 = 0x2b, AMP: u32 = 0x26, EQ: u32 = 0x3d, QM: u32 = 0x3f, SPACE: u32 = 0x20,
   QUOTE: u32 = 0x22, COMMA: u32 = 0x2c, LF: u32 = 0x0a, CRET: u32 = 0x0d;
@@ -49,7 +45,7 @@ let rows: usize = 0;
 let rowsEnd: usize = 0;
 
 @inline function u8at(p: usize): u32 { return <u32>load<u8>(p); }
-@inline function field(rec: usize, i: i32, end: bool): i32 { return load<i32>(rec + <usize>(F_FIELDS + i * 8 + (end ? 4 : 0))); }
+@inline function field(rec: usize, i: i32, end: bool): i32 { return load<i32>(rec + <usize>(AT_FIELDS + i * 8 + (end ? 4 : 0))); }
 
 function hexValue(c: u32): i32 {
   if (c - 0x30 <= 9) return <i32>(c - 0x30);
@@ -388,13 +384,13 @@ function codePointsOver(s: usize, e: usize, limit: i32): bool {
   return n > limit;
 }
 
-/** SPEC §1a's required parameters: (problem << 4) | parameter of the first one wanting, or -1. */
+/** SPEC §1a's required parameters: (problem << DETAIL_PROBLEM_SHIFT) | parameter of the first one wanting, or -1. */
 function requiredProblem(): i32 {
   for (let p = 0; p < 3; p++) {
     const s = load<i32>(valStart + <usize>(p << 2)), e = load<i32>(valEnd + <usize>(p << 2));
-    if (s < 0) return (PROBLEM_MISSING << 4) | p;
-    if (s == e) return (PROBLEM_EMPTY << 4) | p;
-    if (codePointsOver(<usize>s, <usize>e, MAX_ID_CODE_POINTS)) return (PROBLEM_LONG << 4) | p;
+    if (s < 0) return (PROBLEM_MISSING << DETAIL_PROBLEM_SHIFT) | p;
+    if (s == e) return (PROBLEM_EMPTY << DETAIL_PROBLEM_SHIFT) | p;
+    if (codePointsOver(<usize>s, <usize>e, MAX_ID_CODE_POINTS)) return (PROBLEM_LONG << DETAIL_PROBLEM_SHIFT) | p;
   }
   return -1;
 }
@@ -520,14 +516,14 @@ function writeRow(rec: usize): void {
     if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0, load<i32>(valFlags + <usize>(p << 2)));
     put(COMMA);
   }
-  putInteger(<i64>load<f64>(rec + <usize>F_TIME_MS));
+  putInteger(<i64>load<f64>(rec + <usize>AT_TIME_MS));
   put(COMMA);
   naturalKeyField(<usize>field(rec, F_REQUEST_ID, false), <usize>field(rec, F_REQUEST_ID, true));
   put(LF);
 }
 
 function classify(rec: usize): i32 {
-  if (load<i32>(rec + 8) != 0) return O_MALFORMED;
+  if (load<i32>(rec + <usize>AT_ERROR) != 0) return O_MALFORMED;
   if (!isPingOperation(rec) || !isPingKey(rec)) return O_NOT_PING;
   const ss = field(rec, F_STATUS, false), se = field(rec, F_STATUS, true);
   let status = -1;
@@ -546,7 +542,7 @@ function classify(rec: usize): i32 {
     store<i32>(rec + <usize>AT_DETAIL, problem);
     return O_BAD_QUERY;
   }
-  if (isNaN(load<f64>(rec + <usize>F_TIME_MS))) {
+  if (isNaN(load<f64>(rec + <usize>AT_TIME_MS))) {
     store<i32>(rec + <usize>AT_DETAIL, MALFORMED_NO_TIME);
     return O_MALFORMED;
   }
@@ -582,8 +578,8 @@ export function stopTally(): void { tallying = false; }
 /** Counts the record in the table when it can; false when the caller must see it. */
 @inline function counted(rec: usize, outcome: i32): bool {
   if (!tallying || outcome > O_HTTP_ERROR) return false;
-  const t = load<f64>(rec + <usize>F_TIME_MS);
-  const day = load<i32>(rec + 8) != 0 || isNaN(t) ? tallyOwnDay : <i32>Math.floor(t / 86_400_000);
+  const t = load<f64>(rec + <usize>AT_TIME_MS);
+  const day = load<i32>(rec + <usize>AT_ERROR) != 0 || isNaN(t) ? tallyOwnDay : <i32>Math.floor(t / 86_400_000);
   const d = day - tallyFirstDay;
   if (<u32>d >= <u32>TALLY_DAYS) return false;
   const at = tally + <usize>((d * TALLY_OUTCOMES + outcome) << 2);

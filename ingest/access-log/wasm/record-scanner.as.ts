@@ -17,21 +17,16 @@
  * Memory: the caller places input at `inPtr` with 64 readable, zeroed bytes after it (stage 1 reads
  * whole 64-byte blocks), and gives `maps` room for three bitmaps of one bit per input byte (rounded
  * up to 64-bit words) and 16 readable bytes more (a newline mark, and unaligned 8-byte reads).
- * Each record is written as RECORD_BYTES at `outPtr`:
- *   +0 line start, +4 line end (without newline), +8 error (0 = ok), +12 field count,
- *   +16 time (f64 epoch ms, NaN when `-`), +24 27 x (start, end) i32 (start -1 when absent),
- *   +240 1-based line number; +256 to +272 are the ping rules' (ping-rules.as.ts).
+ * Each record is written as RECORD_BYTES at `outPtr`, laid out as `../wasm-abi.ts` says (the one
+ * file both languages compile).
  */
+import {
+  AT_ERROR, AT_FIELD_COUNT, AT_FIELDS, AT_LINE_END, AT_LINE_NO, AT_LINE_START, AT_TIME_MS, E_AFTER_URI, E_AGENT, E_AMBIGUOUS, E_OK, E_QUOTE,
+  E_REFERER, E_TIME, E_TRUNCATED, E_URI, FIELD_COUNT as FIELDS, MIN_FIELDS, RECORD_BYTES,
+} from '../wasm-abi';
 
-const RECORD_BYTES: i32 = 272;
-const FIELDS: i32 = 27;
-const MIN_FIELDS: i32 = 17;
 const MAX_REQUESTER_TOKENS: i32 = 8;
 const MAX_READINGS: i32 = 64;
-
-// Error codes: indexes into SCAN_ERRORS on the TypeScript side.
-const E_OK: i32 = 0, E_TRUNCATED: i32 = 1, E_TIME: i32 = 2, E_URI: i32 = 3, E_AFTER_URI: i32 = 4,
-  E_REFERER: i32 = 5, E_AGENT: i32 = 6, E_QUOTE: i32 = 7, E_AMBIGUOUS: i32 = 8;
 
 const SP: i32 = 0x20, DQ: i32 = 0x22, DASH: i32 = 0x2d, LB: i32 = 0x5b, RB: i32 = 0x5d, CR: i32 = 0x0d,
   TAB: i32 = 0x09, NL: i32 = 0x0a;
@@ -54,8 +49,8 @@ export function recordBytes(): i32 { return RECORD_BYTES; }
 
 /** Field i of the record at r is [s, e). */
 @inline function put(r: usize, i: i32, s: i32, e: i32): void {
-  store<i32>(r + <usize>(24 + i * 8), s);
-  store<i32>(r + <usize>(28 + i * 8), e);
+  store<i32>(r + <usize>(AT_FIELDS + i * 8), s);
+  store<i32>(r + <usize>(AT_FIELDS + 4 + i * 8), e);
 }
 
 @inline function set(i: i32, s: i32, e: i32): void { put(<usize>rec, i, s, e); }
@@ -402,7 +397,7 @@ function trailingShapeScore(p: i32, end: i32): i32 {
 /** Version ID onwards: plain tokens; fields AWS adds in future are counted and ignored. */
 function scanTrailing(p: i32, end: i32): void {
   if (!trailingSplit) {
-    store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    store<i32>(<usize>(rec + AT_FIELD_COUNT), MIN_FIELDS);
     return;
   }
   let i = MIN_FIELDS;
@@ -413,7 +408,7 @@ function scanTrailing(p: i32, end: i32): void {
     if (e >= end) break;
     p = e + 1;
   }
-  store<i32>(<usize>(rec + 12), i);
+  store<i32>(<usize>(rec + AT_FIELD_COUNT), i);
 }
 
 /** The user agent ends at a quote after which the record reads on cleanly (see the reference). */
@@ -451,13 +446,13 @@ function scanUserAgent(p: i32, end: i32): i32 {
     }
     if (best < 0) return E_QUOTE;
     set(16, p + 1, best);
-    if (best + 1 == end) store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    if (best + 1 == end) store<i32>(<usize>(rec + AT_FIELD_COUNT), MIN_FIELDS);
     else scanTrailing(best + 2, end);
     return E_OK;
   }
   if (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) {
     set(16, p, p + 1);
-    if (p + 1 == end) store<i32>(<usize>(rec + 12), MIN_FIELDS);
+    if (p + 1 == end) store<i32>(<usize>(rec + AT_FIELD_COUNT), MIN_FIELDS);
     else scanTrailing(p + 2, end);
     return E_OK;
   }
@@ -553,15 +548,15 @@ function scanFromRequestUri(p: i32, end: i32): i32 {
 /** Fields `from` to 26 absent: start and end -1, 16 bytes (two fields) a store. */
 @inline function clearFields(from: i32): void {
   const none = i32x4.splat(-1);
-  let at = <usize>(rec + 24 + from * 8);
-  const last = <usize>(rec + 24 + (FIELDS - 2) * 8);
+  let at = <usize>(rec + AT_FIELDS + from * 8);
+  const last = <usize>(rec + AT_FIELDS + (FIELDS - 2) * 8);
   for (; at <= last; at += 16) v128.store(at, none);
   if (at < last + 16) store<i64>(at, -1);
 }
 
 /** clearFields(0), unrolled: it runs once per line. */
 @inline function clearAllFields(): void {
-  const none = i32x4.splat(-1), at = <usize>(rec + 24);
+  const none = i32x4.splat(-1), at = <usize>(rec + AT_FIELDS);
   v128.store(at, none, 0); v128.store(at, none, 16); v128.store(at, none, 32); v128.store(at, none, 48);
   v128.store(at, none, 64); v128.store(at, none, 80); v128.store(at, none, 96); v128.store(at, none, 112);
   v128.store(at, none, 128); v128.store(at, none, 144); v128.store(at, none, 160); v128.store(at, none, 176);
@@ -594,7 +589,7 @@ function scanUsual(from: i32, end: i32): bool {
   if (!(p + 28 < end && byte(p) == LB && byte(p + 27) == RB && byte(p + 28) == SP)) return false;
   const t = parseLogTime(p + 1, p + 27);
   if (isNaN(t)) return false;
-  store<f64>(r + 16, t);
+  store<f64>(r + AT_TIME_MS, t);
   put(r, 2, p + 1, p + 27);
   p += 29;
   e = nextSpace(p, end);
@@ -690,7 +685,7 @@ function scanUsual(from: i32, end: i32): bool {
       if (q < 0) return false;
       if (q + 1 == end) {
         put(r, 16, p + 1, q);
-        store<i32>(r + 12, MIN_FIELDS);
+        store<i32>(r + AT_FIELD_COUNT, MIN_FIELDS);
         break;
       }
       work += 1;
@@ -712,7 +707,7 @@ function scanUsual(from: i32, end: i32): bool {
     }
   } else if (byte(p) == DASH && (p + 1 == end || byte(p + 1) == SP)) {
     put(r, 16, p, p + 1);
-    if (p + 1 == end) store<i32>(r + 12, MIN_FIELDS);
+    if (p + 1 == end) store<i32>(r + AT_FIELD_COUNT, MIN_FIELDS);
     else scanTrailing(p + 2, end);
   } else {
     return false;
@@ -723,8 +718,8 @@ function scanUsual(from: i32, end: i32): bool {
 /** One line [from, to): returns 0 or an error code. */
 function scanLine(from: i32, to: i32): i32 {
   clearAllFields();
-  store<i32>(<usize>(rec + 12), 0);
-  store<f64>(<usize>(rec + 16), NaN);
+  store<i32>(<usize>(rec + AT_FIELD_COUNT), 0);
+  store<f64>(<usize>(rec + AT_TIME_MS), NaN);
   budget = MAX_READINGS;
   let end = to;
   while (end > from) {
@@ -735,8 +730,8 @@ function scanLine(from: i32, to: i32): i32 {
 
   if (scanUsual(from, end)) return E_OK;
   clearAllFields();
-  store<i32>(<usize>(rec + 12), 0);
-  store<f64>(<usize>(rec + 16), NaN);
+  store<i32>(<usize>(rec + AT_FIELD_COUNT), 0);
+  store<f64>(<usize>(rec + AT_TIME_MS), NaN);
 
   let p = from;
   let e = tokenEnd(p, end);
@@ -752,7 +747,7 @@ function scanLine(from: i32, to: i32): i32 {
   if (p + 28 < end && byte(p) == LB && byte(p + 27) == RB && byte(p + 28) == SP) {
     const t = parseLogTime(p + 1, p + 27);
     if (isNaN(t)) return E_TIME;
-    store<f64>(<usize>(rec + 16), t);
+    store<f64>(<usize>(rec + AT_TIME_MS), t);
     set(2, p + 1, p + 27);
     p += 29;
   } else if (p < end && byte(p) == LB) {
@@ -762,7 +757,7 @@ function scanLine(from: i32, to: i32): i32 {
     if (!(rb == p + 2 && byte(p + 1) == DASH)) {
       const t = parseLogTime(p + 1, rb);
       if (isNaN(t)) return E_TIME;
-      store<f64>(<usize>(rec + 16), t);
+      store<f64>(<usize>(rec + AT_TIME_MS), t);
     }
     set(2, p + 1, rb);
     p = rb + 2;
@@ -804,7 +799,7 @@ function scanLine(from: i32, to: i32): i32 {
     reqEnd++;
   }
   clearFields(4);
-  store<i32>(<usize>(rec + 12), 0);
+  store<i32>(<usize>(rec + AT_FIELD_COUNT), 0);
   return firstError != 0 ? firstError : E_TRUNCATED;
 }
 
@@ -836,10 +831,10 @@ export function scanChunk(inPtr: i32, len: i32, final: bool, outPtr: i32, maxRec
     lineNo++;
     if (!isBlank(p, nl)) {
       rec = outPtr + n * RECORD_BYTES;
-      store<i32>(<usize>rec, p);
-      store<i32>(<usize>(rec + 4), nl);
-      store<i32>(<usize>(rec + 240), lineNo);
-      store<i32>(<usize>(rec + 8), scanLine(p, nl));
+      store<i32>(<usize>(rec + AT_LINE_START), p);
+      store<i32>(<usize>(rec + AT_LINE_END), nl);
+      store<i32>(<usize>(rec + AT_LINE_NO), lineNo);
+      store<i32>(<usize>(rec + AT_ERROR), scanLine(p, nl));
       n++;
     }
     p = nl + 1;

@@ -2,27 +2,31 @@
  * The WebAssembly ping rules (what ingest runs) against the readable TypeScript reference
  * (`test/reference/ping-rules.ts`): identical outcome, reason and ping values on random records,
  * raw bytes included (invalid UTF-8, Latin-1 request ids, quotes and commas that the staged CSV row
- * must quote), and on every corpus line.
+ * must quote), and on every corpus line; and every staged row the module writes is the one
+ * `stagedRow` (ingest/staged-ping.ts) makes of the reference's ping, byte for byte.
  */
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { O_PING, outcomeName, rejectReason, stagedPing } from '../../../ingest/access-log/outcome-codes.js';
+import { O_PING, outcomeName, rejectReason } from '../../../ingest/access-log/outcome-codes.js';
+import { parseStagedRow, stagedRow } from '../../../ingest/staged-ping.js';
 import type { ScannedRecord } from '../../../ingest/access-log/record-reader.js';
 import { CORPUS, scanOne } from '../../helpers/parse-helpers.js';
 import { PingRules } from './reference/ping-rules.js';
 
-interface Decided { outcome: string; reason?: string; ping?: object }
+interface Decided { outcome: string; reason?: string; ping?: object; row?: string }
 
 function bothWays(line: Buffer, keys: string[]): { wasm: Decided; reference: Decided } {
   const rules = new PingRules(keys);
   return scanOne(line, (r: ScannedRecord) => {
     const v = rules.classify(r);
     const reference: Decided = v.outcome === 'ping'
-      ? { outcome: 'ping', ping: { ...v.ping, source: undefined } }
+      // The row the reference's ping makes by the staged row's one definition.
+      ? { outcome: 'ping', ping: v.ping, row: Buffer.from(stagedRow(v.ping), 'utf8').toString('hex') }
       : { outcome: v.outcome, reason: v.reason };
     const wasm: Decided = r.outcome === O_PING
-      ? { outcome: 'ping', ping: { ...stagedPing(r), source: undefined } }
+      // The row the module wrote, byte for byte, and what reads back from it.
+      ? { outcome: 'ping', ping: parseStagedRow(r.b, r.rowStart, r.rowEnd), row: r.b.toString('hex', r.rowStart, r.rowEnd) }
       : { outcome: outcomeName(r), reason: rejectReason(r) };
     return { wasm, reference };
   }, false, keys);

@@ -4,7 +4,7 @@
  * fuzz tests hold the two to identical verdicts and values. Pure: bytes and spans in, a verdict out.
  */
 import { MAX_ID_LENGTH, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
-import { DEFAULT_PING_KEYS } from '../../../../ingest/access-log/outcome-codes.js';
+import { defaultConfig } from '../../../../infra/config.js';
 import { F, SCAN_ERRORS } from '../../../../ingest/access-log/record-layout.js';
 import { fieldNumber } from '../../../../ingest/access-log/record-fields.js';
 import type { ScannedRecord } from '../../../../ingest/access-log/record-reader.js';
@@ -20,7 +20,7 @@ export class PingRules {
   private readonly keys: Set<string>;
   private readonly params = new PingParamReader();
 
-  constructor(pingKeys: readonly string[] = DEFAULT_PING_KEYS) {
+  constructor(pingKeys: readonly string[] = defaultConfig().pingKeys) {
     this.keys = new Set(pingKeys.map((k) => k.replace(/^\/+/, '')));
     this.keyBytes = [...this.keys].map((k) => Buffer.from(k, 'utf8'));
   }

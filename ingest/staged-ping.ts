@@ -1,0 +1,96 @@
+/**
+ * The staged ping: the row every source stages for each ping (SPEC §4's inputs), and the one
+ * definition of its columns, their order, their types and their encoding.
+ *
+ * Written as CSV by the DynamoDB spool (`stagedRow`) and by the WebAssembly ping rules
+ * (`access-log/wasm/ping-rules.as.ts`, which writes these columns in this order straight into the
+ * module's memory; the differential tests hold every row it writes to `stagedRow`, byte for byte).
+ * Read by DuckDB through `STAGED_CSV_COLUMNS` (staging), by the rollup, and by `pingroll parse`
+ * through `parseStagedRow`.
+ */
+import type { PingRecord } from './ping-record.js';
+
+export const STAGED_COLUMNS = [
+  { name: 'source', type: 'VARCHAR' },
+  { name: 'series', type: 'VARCHAR' },
+  { name: 'episode', type: 'VARCHAR' },
+  { name: 'session', type: 'VARCHAR' },
+  { name: 'user_id', type: 'VARCHAR' },
+  { name: 'ping_id', type: 'VARCHAR' },
+  /** Event time, epoch ms UTC. */
+  { name: 'event_ms', type: 'BIGINT' },
+  { name: 'natural_key', type: 'VARCHAR' },
+] as const;
+export type StagedColumn = (typeof STAGED_COLUMNS)[number]['name'];
+
+export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((c) => c.name);
+
+/** The columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
+export const STAGED_CSV_COLUMNS = `{${STAGED_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
+
+/** A SELECT list giving each column its SQL expression, in the staged order (for SQL that makes staged rows). */
+export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
+  return STAGED_COLUMNS.map((c) => `${exprs[c.name]}::${c.type} AS ${c.name}`).join(', ');
+}
+
+/** The staged columns with no rows. */
+export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
+
+/**
+ * A ping's staged row: CSV, each field quoted only when it holds a quote, comma or line break (quotes
+ * doubled), an empty field for a null, a newline at the end.
+ */
+export function stagedRow(p: PingRecord): string {
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)}\n`;
+}
+
+function csv(v: string): string {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c === 0x22 || c === 0x2c || c === 0x0a || c === 0x0d) return `"${v.replace(/"/g, '""')}"`;
+  }
+  return v;
+}
+
+/** A ping's values read back from its staged row `b[s, e)`. */
+export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
+  const f = csvFields(b, s, e);
+  return {
+    source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
+    eventTimeMs: Number(f[6]), naturalKey: f[7]!,
+  };
+}
+
+/** The fields of one CSV row `b[s, e)` (ending in a newline; quotes doubled inside quoted fields). */
+function csvFields(b: Buffer, s: number, e: number): string[] {
+  const out: string[] = [];
+  let i = s;
+  const end = b[e - 1] === 0x0a ? e - 1 : e;
+  for (;;) {
+    if (b[i] === 0x22) {
+      const parts: string[] = [];
+      const from0 = i + 1;
+      let from = from0;
+      for (let j = from0; ; j++) {
+        if (b[j] !== 0x22) continue;
+        parts.push(b.toString('utf8', from, j));
+        if (b[j + 1] === 0x22) {
+          parts.push('"');
+          from = j + 2;
+          j++;
+          continue;
+        }
+        i = j + 1;
+        break;
+      }
+      out.push(parts.join(''));
+    } else {
+      let j = i;
+      while (j < end && b[j] !== 0x2c) j++;
+      out.push(b.toString('utf8', i, j));
+      i = j;
+    }
+    if (i >= end) return out;
+    i++; // the comma
+  }
+}
