@@ -8,7 +8,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { ExportCatalog, TableExport } from '../../ingest/dynamodb/table-export.js';
-import { isClosed, tableForMonth, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
+import { isClosed, PING_TABLE_KEYS, tableForMonth, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 
 export type TableState = 'live' | 'closed' | 'exported' | 'future';
 
@@ -82,8 +82,8 @@ export async function rotateTables(client: DynamoDBClient, template: string, opt
   try {
     await client.send(new CreateTableCommand({
       TableName: next.name,
-      AttributeDefinitions: [{ AttributeName: 'ts_shard', AttributeType: 'S' }, { AttributeName: 'session_id', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'ts_shard', KeyType: 'HASH' }, { AttributeName: 'session_id', KeyType: 'RANGE' }],
+      AttributeDefinitions: [...PING_TABLE_KEYS.AttributeDefinitions],
+      KeySchema: [...PING_TABLE_KEYS.KeySchema],
       ...(opts.provisioned
         ? { BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: opts.provisioned.read, WriteCapacityUnits: opts.provisioned.write } }
         : { BillingMode: 'PAY_PER_REQUEST' }),

@@ -6,6 +6,15 @@
  */
 import { DAY_MS } from '../../lib/utc-day.js';
 
+/**
+ * The tables' key schema (SPEC §1b): hash `ts_shard`, a time and a random shard token; range
+ * `session_id`. Tables created by `tables rotate` get it, and the tests' tables too.
+ */
+export const PING_TABLE_KEYS = {
+  AttributeDefinitions: [{ AttributeName: 'ts_shard', AttributeType: 'S' }, { AttributeName: 'session_id', AttributeType: 'S' }],
+  KeySchema: [{ AttributeName: 'ts_shard', KeyType: 'HASH' }, { AttributeName: 'session_id', KeyType: 'RANGE' }],
+} as const;
+
 export interface MonthlyTable {
   name: string;
   /** YYYY-MM */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BatchWriteItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyItem } from '../../../ingest/dynamodb/item-rules.js';
-import { tablesForDay } from '../../../ingest/dynamodb/monthly-tables.js';
+import { isClosed, tablesForDay } from '../../../ingest/dynamodb/monthly-tables.js';
 import { scanTable } from '../../../ingest/dynamodb/table-scan.js';
 import { eventTimeOfShardKey } from '../../../ingest/dynamodb/ts-shard.js';
 import { memoryLog } from '../../../lib/log.js';
@@ -66,6 +66,12 @@ describe('which tables can hold a day', () => {
     ['2027-01-01', ['pings_2026_12', 'pings_2027_01']],
     ['2028-02-29', ['pings_2028_02', 'pings_2028_03']],
   ])('%s: %j', (day, want) => expect(names(day)).toEqual(want));
+
+  it('counts a table as closed a full day after its month ends, not before', () => {
+    const october = tablesForDay('pings_{yyyy}_{mm}', '2026-10-15')[0]!;
+    expect(isClosed(october, new Date('2026-11-01T23:59:59Z'))).toBe(false);
+    expect(isClosed(october, new Date('2026-11-02T00:00:00Z'))).toBe(true);
+  });
 });
 
 describe('with DynamoDB Local', () => {
@@ -123,10 +129,10 @@ describe('with DynamoDB Local', () => {
   });
 
   /** An export of `table` as DynamoDB writes one: summary, files manifest, gzip data. Returns its item count. */
-  async function writeExport(dir: string, table: string): Promise<number> {
+  async function writeExport(dir: string, table: string, opts: { exportTime?: string; exportType?: string; id?: string } = {}): Promise<number> {
     const { mkdir, writeFile } = await import('node:fs/promises');
     const { gzipSync } = await import('node:zlib');
-    const id = '01767225600000-a1b2c3d4';
+    const id = opts.id ?? '01767225600000-a1b2c3d4';
     const base = join(dir, 'AWSDynamoDB', id);
     await mkdir(join(base, 'data'), { recursive: true });
     const lines = items.filter((i) => i.table === table).map((i) => JSON.stringify({ Item: i.item }));
@@ -136,7 +142,7 @@ describe('with DynamoDB Local', () => {
     await writeFile(join(base, 'manifest-files.json'), files.map((f) => JSON.stringify({ itemCount: f.ls.length, dataFileS3Key: f.key })).join('\n') + '\n');
     await writeFile(join(base, 'manifest-summary.json'), JSON.stringify({
       exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}/export/${id}`, tableArn: `arn:aws:dynamodb:us-east-1:123456789012:table/${table}`,
-      exportTime: '2026-11-03T00:00:00Z', itemCount: lines.length, outputFormat: 'DYNAMODB_JSON', exportType: 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
+      exportTime: opts.exportTime ?? '2026-11-03T00:00:00Z', itemCount: lines.length, outputFormat: 'DYNAMODB_JSON', exportType: opts.exportType ?? 'FULL_EXPORT', manifestFilesS3Key: `AWSDynamoDB/${id}/manifest-files.json`,
     }));
     return lines.length;
   }
@@ -264,32 +270,53 @@ describe('with DynamoDB Local', () => {
     expect(now).toBeGreaterThan(0);
   });
 
-  // Last: it deletes a table the tests above read.
+  // The lifecycle tests work on tables of their own (life_*, old_*), so that deleting one takes nothing from another test.
   it('plans, rotates and retires the monthly tables, deleting only what a completed export holds', async () => {
     const { planTables, rotateTables, retireTables } = await import('../../../infra/tables/table-lifecycle.js');
     const { DirectoryObjectSource } = await import('../../../ingest/object-source/directory-object-source.js');
     const { ExportCatalog } = await import('../../../ingest/dynamodb/table-export.js');
     const client = ddb.client();
+    for (const t of ['life_2026_10', 'life_2026_11']) await ddb.createPingTable(t);
     const november = new Date('2026-11-20T04:00:00Z');
-    const plan = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
-    expect(plan.tables.map((t) => [t.table, t.state, t.billingMode])).toEqual([['pings_2026_10', 'closed', 'PAY_PER_REQUEST'], ['pings_2026_11', 'live', 'PAY_PER_REQUEST']]);
-    expect(plan.missingNextMonth).toBe('pings_2026_12');
+    const plan = await planTables(client, 'life_{yyyy}_{mm}', null, november);
+    expect(plan.tables.map((t) => [t.table, t.state, t.billingMode])).toEqual([['life_2026_10', 'closed', 'PAY_PER_REQUEST'], ['life_2026_11', 'live', 'PAY_PER_REQUEST']]);
+    expect(plan.missingNextMonth).toBe('life_2026_12');
 
-    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: true });
-    expect(await rotateTables(client, 'pings_{yyyy}_{mm}', { now: november })).toEqual({ table: 'pings_2026_12', created: false });
-    const after = await planTables(client, 'pings_{yyyy}_{mm}', null, november);
-    expect(after.tables.find((t) => t.table === 'pings_2026_12')).toMatchObject({ state: 'future', status: 'ACTIVE' });
+    expect(await rotateTables(client, 'life_{yyyy}_{mm}', { now: november })).toEqual({ table: 'life_2026_12', created: true });
+    expect(await rotateTables(client, 'life_{yyyy}_{mm}', { now: november })).toEqual({ table: 'life_2026_12', created: false });
+    const after = await planTables(client, 'life_{yyyy}_{mm}', null, november);
+    expect(after.tables.find((t) => t.table === 'life_2026_12')).toMatchObject({ state: 'future', status: 'ACTIVE' });
     expect(after.missingNextMonth).toBeNull();
 
     const r = root();
-    await writeExport(join(r, 'exports'), 'pings_2026_10');
+    await writeExport(join(r, 'exports'), 'life_2026_10');
     const exports = await ExportCatalog.load(new DirectoryObjectSource(join(r, 'exports')));
     const december = new Date('2026-12-05T04:00:00Z');
-    const dry = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december });
-    expect(dry.map((s) => [s.table, s.action, s.done])).toEqual([['pings_2026_10', 'delete', false], ['pings_2026_11', 'export first', false]]);
-    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables[0]).toMatchObject({ table: 'pings_2026_10', state: 'exported' });
-    const applied = await retireTables(client, 'pings_{yyyy}_{mm}', '2026-12', exports, { now: december, apply: true });
-    expect(applied.map((s) => [s.table, s.done])).toEqual([['pings_2026_10', true], ['pings_2026_11', false]]);
-    expect((await planTables(client, 'pings_{yyyy}_{mm}', exports, december)).tables.map((t) => t.table)).toEqual(['pings_2026_11', 'pings_2026_12']);
+    const dry = await retireTables(client, 'life_{yyyy}_{mm}', '2026-12', exports, { now: december });
+    expect(dry.map((s) => [s.table, s.action, s.done])).toEqual([['life_2026_10', 'delete', false], ['life_2026_11', 'export first', false]]);
+    expect((await planTables(client, 'life_{yyyy}_{mm}', exports, december)).tables[0]).toMatchObject({ table: 'life_2026_10', state: 'exported' });
+    const applied = await retireTables(client, 'life_{yyyy}_{mm}', '2026-12', exports, { now: december, apply: true });
+    expect(applied.map((s) => [s.table, s.done])).toEqual([['life_2026_10', true], ['life_2026_11', false]]);
+    expect((await planTables(client, 'life_{yyyy}_{mm}', exports, december)).tables.map((t) => t.table)).toEqual(['life_2026_11', 'life_2026_12']);
+  });
+
+  it('retires a table only with a full export taken after the table closed (a day after its month ends)', async () => {
+    const { retireTables } = await import('../../../infra/tables/table-lifecycle.js');
+    const { DirectoryObjectSource } = await import('../../../ingest/object-source/directory-object-source.js');
+    const { ExportCatalog } = await import('../../../ingest/dynamodb/table-export.js');
+    const client = ddb.client();
+    await ddb.createPingTable('old_2026_10');
+    const retire = async (exportOpts: Parameters<typeof writeExport>[2]) => {
+      const r = root();
+      await writeExport(join(r, 'exports'), 'old_2026_10', exportOpts);
+      const exports = await ExportCatalog.load(new DirectoryObjectSource(join(r, 'exports')));
+      return (await retireTables(client, 'old_{yyyy}_{mm}', '2026-11', exports, { now: new Date('2026-12-05T04:00:00Z'), apply: true }))
+        .map((s) => [s.table, s.action, s.done]);
+    };
+    // After the month ended but within its day of grace: late writers could still add items.
+    expect(await retire({ exportTime: '2026-11-01T12:00:00Z' })).toEqual([['old_2026_10', 'export first', false]]);
+    // An incremental export holds only changes, not the table.
+    expect(await retire({ exportTime: '2026-11-03T00:00:00Z', exportType: 'INCREMENTAL_EXPORT' })).toEqual([['old_2026_10', 'export first', false]]);
+    expect(await retire({ exportTime: '2026-11-02T00:00:00Z' })).toEqual([['old_2026_10', 'delete', true]]);
   });
 });
