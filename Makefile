@@ -15,7 +15,7 @@ help:
 	@echo "make rollup DATE=YYYY-MM-DD  the daily job (ARGS='--dry-run' and more: see pingroll help)"
 	@echo "make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD  every day of a range, resumable"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
-	@echo "make bench                benchmarks (parser against baselines); see README"
+	@echo "make bench                every benchmark; writes docs/benchmarks.md"
 
 # Install exactly the lock file, only when it changed since the last install. npm ci refuses a lock
 # whose optional per-platform packages the registry does not serve (npm/cli#9846: here only DuckDB's
@@ -70,10 +70,9 @@ backfill: $(BUILT)
 parse: $(BUILT)
 	@$(PINGROLL) parse $(FILE)
 
+# Every benchmark, each in its own process; the results table goes to docs/benchmarks.md.
 bench: build
-	node dist/bench/parser-bench.js
-	node dist/bench/job-bench.js
-	node dist/bench/dynamodb-bench.js
+	node dist/bench/run-all.js
 
 clean:
 	rm -rf dist data .bench

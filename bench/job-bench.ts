@@ -44,7 +44,7 @@ function shardSample(shard: number, truth: boolean): Sample {
 type DayTables = Awaited<ReturnType<typeof readDay>>;
 
 /**
- * The bench day's three tables as SPEC says they should be, from the generator's account of every
+ * The bench day's three tables as the contract says they should be, from the generator's account of every
  * record it wrote (all shards at once: ids may repeat across shards), computed once (a minute) and kept.
  */
 async function expectedTables(dir: string, records: number): Promise<DayTables> {

@@ -1,6 +1,6 @@
 /**
  * Splits a byte stream into lines without decoding it (for the bench baselines, which need lines). Lines are handed over as a buffer and a
- * range, 1-based line numbers kept; blank lines are counted but not handed over (SPEC §3).
+ * range, 1-based line numbers kept; blank lines are counted but not handed over (contract §3).
  */
 export type LineHandler = (b: Buffer, start: number, end: number, lineNo: number) => void;
 

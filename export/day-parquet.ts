@@ -1,5 +1,5 @@
 /**
- * Writes one rolled-up day (SPEC §6): each table as one Parquet file at
+ * Writes one rolled-up day (contract §6): each table as one Parquet file at
  * `<table>/dt=<day>/part-00000.parquet`, replaced whole (a reader sees the old day or the new one,
  * never a mix or a double), the day's rejects, and last the run manifest.
  */
@@ -19,7 +19,7 @@ export interface OutputFile {
   local: string;
 }
 
-/** Where a table's Parquet of a day is published (SPEC §6): one file per day, replaced whole. */
+/** Where a table's Parquet of a day is published (contract §6): one file per day, replaced whole. */
 export function outputKey(table: TableName, day: string): string {
   return `${table}/dt=${day}/part-00000.parquet`;
 }

@@ -1,5 +1,5 @@
 /**
- * The run manifest of a day (SPEC §6): `_runs/dt=YYYY-MM-DD/manifest.json`, written last when a day
+ * The run manifest of a day (contract §6): `_runs/dt=YYYY-MM-DD/manifest.json`, written last when a day
  * is published. It names what the day was made from (log objects, batches, table scans), what the
  * records came to, and what was written.
  */

@@ -1,5 +1,5 @@
 /**
- * Configuration (SPEC §7): `PINGROLL_*` environment variables, each overridden by the `--flag` of the
+ * Configuration (contract §7): `PINGROLL_*` environment variables, each overridden by the `--flag` of the
  * same name, and the run settings that only flags set. This is the one place that reads the
  * environment and the one place each default is defined; everything else is handed what it needs.
  * AWS settings are the SDK's own (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, ...) and never pass through

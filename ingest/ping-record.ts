@@ -3,7 +3,7 @@
  * rollup knows nothing else about where a ping came from.
  */
 
-/** What became of one input record (SPEC §3). `duplicate` is added by the rollup (SPEC §4). */
+/** What became of one input record (contract §3). `duplicate` is added by the rollup (contract §4). */
 export const OUTCOMES = ['ping', 'not_ping', 'http_error', 'bad_query', 'malformed', 'bad_item'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -23,7 +23,7 @@ export interface PingRecord {
   pingId: string | null;
   /** Event time, epoch milliseconds UTC. */
   eventTimeMs: number;
-  /** `r:` + request ID for S3 records, `k:` + ts_shard + `|` + session_id for items (SPEC §4). */
+  /** `r:` + request ID for S3 records, `k:` + ts_shard + `|` + session_id for items (contract §4). */
   naturalKey: string;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The staged ping: the row every source stages for each ping (SPEC §4's inputs), and the one
+ * The staged ping: the row every source stages for each ping (contract §4's inputs), and the one
  * definition of its columns, their order, their types and their encoding.
  *
  * Written as CSV by the DynamoDB spool (`stagedRow`) and by the WebAssembly ping rules

@@ -1,5 +1,5 @@
 /**
- * The rollup of one UTC day (SPEC §4, §5), in DuckDB: exact, deterministic, and larger than memory
+ * The rollup of one UTC day (contract §4, §5), in DuckDB: exact, deterministic, and larger than memory
  * when it must be (DuckDB spills its hash tables past the engine's memory limit; no JavaScript
  * collection ever holds a ping).
  *
@@ -15,7 +15,7 @@ import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
 
-/** SPEC §5 column order: Redshift COPY matches Parquet columns by position. */
+/** The column order of contract §5: Redshift COPY matches Parquet columns by position. */
 export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
   'first_ping_at', 'last_ping_at', 's3_pings', 'dynamodb_pings'] as const;
 export const SERIES_COLUMNS = ['day', 'series_id', 'episodes', 'pings', 'sessions', 'viewers', 'minutes_watched',
@@ -26,7 +26,7 @@ export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_inges
 export type TableName = (typeof TABLES)[number];
 
 export interface DayRollup {
-  /** Temporary tables holding each output table's rows, in SPEC order. */
+  /** Temporary tables holding each output table's rows, in the contract's order. */
   tables: Record<TableName, string>;
   pings: number;
   duplicates: Record<string, number>;

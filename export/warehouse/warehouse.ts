@@ -1,6 +1,6 @@
 import type { OutputFile } from '../day-parquet.js';
 
-/** Where a rolled-up day is loaded for analysts (SPEC §6): the embedded DuckDB, or Redshift. */
+/** Where a rolled-up day is loaded for analysts (contract §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {
   readonly description: string;
   /** Creates the tables (and views) when missing. Idempotent. */

@@ -1,6 +1,6 @@
 /**
  * The configuration flags every command that reads the configuration takes: each overrides the
- * `PINGROLL_*` environment variable of the same name (SPEC §7).
+ * `PINGROLL_*` environment variable of the same name (contract §7).
  */
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';

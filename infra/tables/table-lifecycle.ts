@@ -73,7 +73,7 @@ export async function planTables(client: DynamoDBClient, template: string, expor
 }
 
 /**
- * Creates next month's table with the documented key schema (SPEC §1b): hash `ts_shard` (S), range
+ * Creates next month's table with the documented key schema (contract §1b): hash `ts_shard` (S), range
  * `session_id` (S); on-demand unless given provisioned capacity. Idempotent; waits until ACTIVE.
  */
 export async function rotateTables(client: DynamoDBClient, template: string, opts: { now?: Date; provisioned?: { read: number; write: number }; maxWaitSeconds?: number } = {}): Promise<{ table: string; created: boolean }> {

@@ -19,7 +19,7 @@ export function outcomeName(r: ScannedRecord): Outcome {
   return OUTCOMES[r.outcome]!;
 }
 
-/** Why a record is not a ping (SPEC §3 reasons, as the rejects file and `parse --reason` give them). */
+/** Why a record is not a ping (contract §3 reasons, as the rejects file and `parse --reason` give them). */
 export function rejectReason(r: ScannedRecord): string {
   switch (r.outcome) {
     case O_NOT_PING: return 'not a ping-key GET';

@@ -4,7 +4,7 @@ import { O_MALFORMED, O_PING, outcomeName, rejectReason } from './outcome-codes.
 import type { ScannedRecord } from './record-reader.js';
 import { isoSeconds, recordFields, type RecordFields } from './record-fields.js';
 
-/** One line of `pingroll parse` output (SPEC §7). */
+/** One line of `pingroll parse` output (contract §7). */
 export interface ParsedLine {
   line: number;
   outcome: Outcome;

@@ -1,7 +1,7 @@
 import { FIELD_NAMES, KNOWN_FIELDS, type FieldName } from './record-layout.js';
 import type { ScannedRecord } from './record-reader.js';
 
-/** The five numeric fields: numbers in `pingroll parse` output (SPEC §7). */
+/** The five numeric fields: numbers in `pingroll parse` output (contract §7). */
 const NUMERIC = new Set<FieldName>(['http_status', 'bytes_sent', 'object_size', 'total_time', 'turn_around_time']);
 
 export type RecordFields = Record<FieldName, string | number | null>;
@@ -26,7 +26,7 @@ export function fieldNumber(r: ScannedRecord, i: number): number | null {
   return v;
 }
 
-/** ISO-8601 UTC to the second, as SPEC §7 prints times: `2026-11-01T10:20:30Z`. */
+/** ISO-8601 UTC to the second, as contract §7 prints times: `2026-11-01T10:20:30Z`. */
 export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19) + 'Z';
 }

@@ -1,5 +1,5 @@
 /**
- * The shape of an S3 server access-log record (SPEC §2, §7): field names in AWS's documented order,
+ * The shape of an S3 server access-log record (contract §2, §7): field names in AWS's documented order,
  * and why a line may not be a record. Shared by the scanner (WebAssembly), its TypeScript reference
  * and everything that reads scanned records.
  */

@@ -154,7 +154,7 @@ export class AccessLogRecordReader implements ScannedRecord {
    * From now until `endTally`, with ping rules: records of outcome ping, not_ping or http_error are
    * counted by UTC day inside the module, and only the others (bad_query, malformed, or a day more
    * than a month from `ownDay`) are handed to the record handler. `ownDay` (YYYY-MM-DD, the log
-   * object's) is the day of a record without a time (SPEC §5).
+   * object's) is the day of a record without a time (contract §5).
    */
   startTally(ownDay: string): void {
     const own = dayNumber(ownDay);

@@ -18,7 +18,7 @@ import type { StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { dayName } from '../../lib/utc-day.js';
 
-/** A rejected record, as kept in the rejects file (SPEC §3). */
+/** A rejected record, as kept in the rejects file (contract §3). */
 export interface Reject {
   source: Source;
   outcome: Outcome;

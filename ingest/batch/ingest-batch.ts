@@ -77,7 +77,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           const c = current;
           const outcome = r.outcome;
           c.records++;
-          // A record without a readable time belongs to the day in its object's name (SPEC §5); so
+          // A record without a readable time belongs to the day in its object's name (contract §5); so
           // does a malformed one, none of whose fields is trusted.
           const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
           if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome);

@@ -40,7 +40,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
         const v = classifyItem(item);
         if (v.outcome === 'ping') spool.addPing(dayOf(v.eventTimeMs), v.ping, 0);
         else {
-          // An item without a readable time belongs to the first day of its table's month (SPEC §5).
+          // An item without a readable time belongs to the first day of its table's month (contract §5).
           spool.addReject(Number.isNaN(v.eventTimeMs) ? noTimeDay : dayOf(v.eventTimeMs), {
             source: 'dynamodb', outcome: 'bad_item', reason: v.reason, input: opts.table.name,
             at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`, record: JSON.stringify(item),

@@ -1,5 +1,5 @@
 /**
- * Which legacy DynamoDB items are pings (SPEC §1b, §3): an item with a readable time in its
+ * Which legacy DynamoDB items are pings (contract §1b, §3): an item with a readable time in its
  * `ts_shard`, a session, a series and an episode is a ping; anything else is `bad_item`. N and S ids
  * are the same id (`1234` either way). Pure: an item in DynamoDB's attribute-value form in, a verdict out.
  */

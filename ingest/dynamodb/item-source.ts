@@ -1,5 +1,5 @@
 /**
- * Where a monthly table's items are read from (SPEC §1b): a parallel Scan of the table, or a completed
+ * Where a monthly table's items are read from (contract §1b): a parallel Scan of the table, or a completed
  * DynamoDB export of it (DYNAMODB_JSON), which holds the same items and costs no read capacity.
  * `TableItemSources` picks one for each table.
  */

@@ -1,5 +1,5 @@
 /**
- * The legacy monthly tables (SPEC §1b): named by a template (`pings_{yyyy}_{mm}`). A writer picked the
+ * The legacy monthly tables (contract §1b): named by a template (`pings_{yyyy}_{mm}`). A writer picked the
  * table by its own clock, so the first and last minutes of a month can sit in the neighbouring
  * month's table: the tables that can hold day D are D's month's, and on the first or last day of a
  * month the neighbour's too.
@@ -7,7 +7,7 @@
 import { DAY_MS } from '../../lib/utc-day.js';
 
 /**
- * The tables' key schema (SPEC §1b): hash `ts_shard`, a time and a random shard token; range
+ * The tables' key schema (contract §1b): hash `ts_shard`, a time and a random shard token; range
  * `session_id`. Tables created by `tables rotate` get it, and the tests' tables too.
  */
 export const PING_TABLE_KEYS = {
@@ -42,7 +42,7 @@ export function tablesForDay(template: string, day: string): MonthlyTable[] {
   return out;
 }
 
-/** The first day of a table's month: where an item without a readable time belongs (SPEC §5). */
+/** The first day of a table's month: where an item without a readable time belongs (contract §5). */
 export function firstDayOf(table: MonthlyTable): string {
   return `${table.month}-01`;
 }

@@ -1,5 +1,5 @@
 /**
- * DynamoDB export-to-S3 output as a source of items (SPEC §1b): under the exports location,
+ * DynamoDB export-to-S3 output as a source of items (contract §1b): under the exports location,
  * `AWSDynamoDB/<export id>/manifest-summary.json` (written when an export completes),
  * `manifest-files.json` (one JSON object per line, naming each data file) and `data/*.json.gz`
  * (DYNAMODB_JSON: one `{"Item": {...}}` per line). Reading an export costs no read capacity.

@@ -1,5 +1,5 @@
 /**
- * The legacy tables' hash key (SPEC §1b): an event time followed by a random shard token that spread
+ * The legacy tables' hash key (contract §1b): an event time followed by a random shard token that spread
  * writes over partitions. The time is 10-digit epoch seconds (`1793485622` + `74`) or ISO-8601 UTC to
  * the second, optionally with a fraction (`2026-11-01T23:33:32Z`, `...32.250Z`); the token is whatever
  * follows, after one optional separator (`#`, `.`, `_`, `-`).

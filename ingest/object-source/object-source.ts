@@ -28,7 +28,7 @@ export interface PlainObject {
 }
 
 /**
- * The UTC day in a log object's name (SPEC §2): delivery time for SimplePrefix
+ * The UTC day in a log object's name (contract §2): delivery time for SimplePrefix
  * (`<prefix>YYYY-MM-DD-hh-mm-ss-<unique>`), and the `/YYYY/MM/DD/` of PartitionedPrefix. Null when the
  * name holds no date.
  */

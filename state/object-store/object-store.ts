@@ -1,6 +1,6 @@
 /**
  * Where pingroll keeps what it writes: the Parquet datasets, manifests, rejects, and its own state
- * (the ingest ledger, staged pings, the run lock). A directory or an S3 prefix (SPEC §7
+ * (the ingest ledger, staged pings, the run lock). A directory or an S3 prefix (contract §7
  * `PINGROLL_OUTPUT`); a cron host keeps nothing of its own.
  *
  * Keys are relative to the store's root and use `/`. A `put` replaces an object whole and atomically:

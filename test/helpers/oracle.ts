@@ -1,6 +1,6 @@
 /**
  * The expected rollup of a day, computed from what the generator wrote (its truth records) with
- * plain JavaScript collections: an implementation of SPEC §4-§5 independent of the SQL under test.
+ * plain JavaScript collections: an implementation of contract §4-§5 independent of the SQL under test.
  * Small data only.
  */
 import type { TruthRecord } from '../../tools/sample/access-log-generator.js';

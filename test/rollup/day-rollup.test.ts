@@ -1,5 +1,5 @@
 /**
- * SPEC §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
+ * Contract §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
  */
 import { defaultConfig } from '../../infra/config.js';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ async function rollup(records: Staged[]) {
   }
 }
 
-describe('which duplicate survives (SPEC §4)', () => {
+describe('which duplicate survives (contract §4)', () => {
   it('an S3 record over a DynamoDB one with the same ping id, even a later one', async () => {
     const r = await rollup([
       { source: 'dynamodb', ping: 'p1', t: T0, key: 'k:a|sA', episode: 'from-dynamodb' },
@@ -75,7 +75,7 @@ describe('which duplicate survives (SPEC §4)', () => {
   });
 });
 
-describe('what each metric counts (SPEC §5)', () => {
+describe('what each metric counts (contract §5)', () => {
   const records: Staged[] = [
     // session sA, logged in as u1: minutes 10:00 (twice) and 10:01
     { session: 'sA', user: 'u1', t: T0, key: 'r:1' },

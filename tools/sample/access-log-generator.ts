@@ -51,7 +51,7 @@ export interface TruthRecord {
   episode?: string;
   session?: string;
   user?: string | null;
-  /** SPEC §4 dedupe key. */
+  /** contract §4 dedupe key. */
   dedupeKey?: string;
   naturalKey?: string;
 }
@@ -227,7 +227,7 @@ export function generateSample(opts: SampleOptions): Sample {
   }
   const pings = pending.length;
 
-  // ---- broken clients: ping GETs whose query fails SPEC §1a
+  // ---- broken clients: ping GETs whose query fails contract §1a
   const badQueries = Math.ceil(pings * 0.002);
   for (let i = 0; i < badQueries; i++) {
     const at = dayStart + Math.floor(rand() * DAY_MS);

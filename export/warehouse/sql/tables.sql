@@ -1,9 +1,9 @@
--- pingroll warehouse tables (SPEC §5), the one definition of them. Redshift runs this file with
+-- pingroll warehouse tables (contract §5), the one definition of them. Redshift runs this file with
 -- {schema} as PINGROLL_REDSHIFT_SCHEMA; the embedded DuckDB warehouse runs it without the schema and
 -- without the distribution and sort clauses (export/warehouse/ddl.ts). Column order is the contract:
 -- COPY ... FORMAT AS PARQUET matches columns by position.
 --
--- Ids are at most 256 characters (SPEC §1a, §5; longer ones are rejected at ingest), but Redshift's
+-- Ids are at most 256 characters (contract §1a, §5; longer ones are rejected at ingest), but Redshift's
 -- VARCHAR(n) counts bytes: 256 characters of UTF-8 take up to 1024, and a shorter column would make
 -- the whole day's COPY fail on one non-ASCII id.
 --

@@ -3,7 +3,7 @@
 -- Months are the first day of the month (a DATE).
 
 -- The licensors' statement: minutes watched per series in a month, and each series' share of the
--- month's minutes. A minute is one session watching during one UTC minute (SPEC §5), so a series'
+-- month's minutes. A minute is one session watching during one UTC minute (contract §5), so a series'
 -- monthly minutes are exactly the sum of its daily minutes.
 CREATE OR REPLACE VIEW monthly_series_minutes AS
 SELECT month, series_id, minutes_watched, pings, days_watched,

@@ -1,5 +1,5 @@
 /**
- * Which scanned records are pings (SPEC §1a, §3), compiled to WebAssembly beside the scanner, and the
+ * Which scanned records are pings (contract §1a, §3), compiled to WebAssembly beside the scanner, and the
  * staged row of each ping, written as CSV straight into the module's memory: ingest hands those
  * bytes to a file without making one JavaScript string or object per record.
  *
@@ -384,7 +384,7 @@ function codePointsOver(s: usize, e: usize, limit: i32): bool {
   return n > limit;
 }
 
-/** SPEC §1a's required parameters: (problem << DETAIL_PROBLEM_SHIFT) | parameter of the first one wanting, or -1. */
+/** contract §1a's required parameters: (problem << DETAIL_PROBLEM_SHIFT) | parameter of the first one wanting, or -1. */
 function requiredProblem(): i32 {
   for (let p = 0; p < 3; p++) {
     const s = load<i32>(valStart + <usize>(p << 2)), e = load<i32>(valEnd + <usize>(p << 2));

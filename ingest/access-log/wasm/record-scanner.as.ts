@@ -6,7 +6,7 @@
  * It lives here because it is the hot path: a JS loop looks at ~1 byte per ns; here one SIMD pass
  * marks the delimiters of a whole chunk (see indexChunk) and the rules below jump between them.
  *
- * Reading a line (SPEC §2): the format is ambiguous in three places, all seen in real logs:
+ * Reading a line (contract §2): the format is ambiguous in three places, all seen in real logs:
  * - the requester may contain spaces (`arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity X`);
  * - quotes inside the quoted fields are not escaped (`"GET /" HTTP/1.1"`, `"Safari/604.1""`);
  * - request-URI, referer and user-agent may be a bare `-` instead of a quoted one.

@@ -50,7 +50,7 @@ describe('configuration', () => {
 });
 
 describe('DDL', () => {
-  it('declares the tables in SPEC column order, sorted by day, and parses as SQL', async () => {
+  it('declares the tables in the contract column order, sorted by day, and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
     for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;

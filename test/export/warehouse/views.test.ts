@@ -1,5 +1,5 @@
 /**
- * The warehouse DDL and the analysts' views on DuckDB: tables in SPEC column order, and every view
+ * The warehouse DDL and the analysts' views on DuckDB: tables in the contract column order, and every view
  * checked against totals computed here, independently, over generated days that cross month ends.
  */
 import { loadConfig } from '../../../infra/config.js';
@@ -48,7 +48,7 @@ const num = (x: unknown): number => Number(x);
 const monthOf = (day: string): string => `${day.slice(0, 7)}-01`;
 
 describe('warehouse DDL', () => {
-  it('creates the tables in SPEC column order, and applies again without harm', async () => {
+  it('creates the tables in the contract column order, and applies again without harm', async () => {
     for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
       const rows = await wh.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`);
       expect(rows.map((r) => r.column_name)).toEqual([...cols]);

@@ -105,7 +105,7 @@ describe('corpus: expected.jsonl', () => {
     const out = parseOne(e.line);
     const inLines = lines.includes(e.line);
     if ('__error__' in e.fields) {
-      // Suites that reject lines with unescaped quotes disagree with SPEC §2, which says such lines are
+      // Suites that reject lines with unescaped quotes disagree with contract §2, which says such lines are
       // real and must parse; lines.txt holds them. Synthetic negatives must fail as the suite expects.
       expect(out.outcome).toBe(inLines ? 'not_ping' : 'malformed');
       return;

@@ -11,7 +11,7 @@ function rec(o: { uri?: string; op?: string; key?: string; status?: string; requ
 }
 const q = (query: string): string => `"GET /p.gif?${query} HTTP/1.1"`;
 
-describe('which records are pings (SPEC §3)', () => {
+describe('which records are pings (contract §3)', () => {
   it('takes a ping-key GET with a full query as a ping, with its event time and natural key', () => {
     const out = parseOne(rec());
     expect(out.outcome).toBe('ping');
@@ -47,7 +47,7 @@ describe('which records are pings (SPEC §3)', () => {
   });
 });
 
-describe('query parameters (SPEC §1a)', () => {
+describe('query parameters (contract §1a)', () => {
   it('reads all the ping fields, and ignores others', () => {
     const out = parseOne(rec({ uri: q('cb=1&x-series=s&x-episode=e&x-session=se&x-user=u&x-ping=p1&x-ts=1&x-pos=2&x-platform=web') }));
     expect(out.ping).toMatchObject({ series: 's', episode: 'e', session: 'se', user: 'u', ping_id: 'p1' });
@@ -93,7 +93,7 @@ describe('query parameters (SPEC §1a)', () => {
   });
 });
 
-describe('hard records (SPEC §2)', () => {
+describe('hard records (contract §2)', () => {
   it('survives unescaped quotes in the request-URI and the user agent', () => {
     const out = parseOne(rec({ uri: '"GET /p.gif?x-series=a"b&x-episode=e&x-session=s" HTTP/1.1"', agent: '"Mozilla "x" 5.0"' }));
     expect(out.outcome).toBe('ping');
@@ -136,7 +136,7 @@ describe('hard records (SPEC §2)', () => {
   });
 });
 
-describe('quotes in the user agent (SPEC §2)', () => {
+describe('quotes in the user agent (contract §2)', () => {
   it('reads a user agent whose inner quote is followed by a plain word', () => {
     const out = parseOne(rec({ agent: '"Mozilla "x" 5.0 Safari"' }));
     expect(out.fields).toMatchObject({ user_agent: 'Mozilla "x" 5.0 Safari', version_id: null, signature_version: 'SigV4' });

@@ -18,7 +18,7 @@ const nasty = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(' ', '"', '-', '[', ']', '0', '2', '5', 'A', 'x', '.', '%', '+', '=', '&', '?') },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
 );
-/** Blank lines (spaces, tabs, CR) are skipped, not records (SPEC §3): the properties are about the rest. */
+/** Blank lines (spaces, tabs, CR) are skipped, not records (contract §3): the properties are about the rest. */
 const nastyLine = fc.array(nasty, { maxLength: 400 }).map((cs) => cs.join('').replace(/\n/g, ' ')).filter((l) => !/^[ \t\r]*$/.test(l));
 
 const BASE = '79a5 media [01/Nov/2026:10:20:30 +0000] 192.0.2.3';
@@ -70,7 +70,7 @@ describe('the scanner under random input', () => {
 });
 
 /** Content a quoted field can hold and still be read back: anything but a quote-space run that would
- * make the following fields fit elsewhere (SPEC's rule: the reading under which fields keep their shape). */
+ * make the following fields fit elsewhere (the contract's rule: the reading under which fields keep their shape). */
 const fieldText = (forbid: RegExp) => fc.array(nasty, { minLength: 1, maxLength: 80 })
   .map((cs) => cs.join('').replace(/[\n\r]/g, '_'))
   .filter((s) => !forbid.test(s) && s !== '-' && s.trim() === s && !s.includes('  '));

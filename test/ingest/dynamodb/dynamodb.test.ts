@@ -1,5 +1,5 @@
 /**
- * The legacy DynamoDB source (SPEC §1b): the rules on plain values, then the daily job with both
+ * The legacy DynamoDB source (contract §1b): the rules on plain values, then the daily job with both
  * sources against DynamoDB Local, on the first day of a month.
  */
 import { manifestKey } from '../../../export/manifest.js';
@@ -16,7 +16,7 @@ import { expectedDay } from '../../helpers/oracle.js';
 import { startDynamoLocal, type DynamoLocal } from '../../helpers/dynamodb-local.js';
 import { crashingStore, dirConfig, readDay, rm, runDay, runDays, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
 
-describe('ts_shard (SPEC §1b)', () => {
+describe('ts_shard (contract §1b)', () => {
   it.each([
     ['179348562274', '2026-10-31T22:27:02.000Z'],
     ['1793485622#7f', '2026-10-31T22:27:02.000Z'],
@@ -33,7 +33,7 @@ describe('ts_shard (SPEC §1b)', () => {
   });
 });
 
-describe('items (SPEC §1b, §3)', () => {
+describe('items (contract §1b, §3)', () => {
   const base = { ts_shard: { S: '2026-11-01T10:00:00Z#ab' }, session_id: { S: 's1' } };
   it('takes N and S ids as the same id, and keeps the natural key', () => {
     const n = classifyItem({ ...base, series: { N: '1234' }, episode: { S: '7' } });

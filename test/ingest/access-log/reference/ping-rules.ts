@@ -1,5 +1,5 @@
 /**
- * Which access-log records are pings (SPEC §1a, §3), in plain TypeScript: the readable reference for
+ * Which access-log records are pings (contract §1a, §3), in plain TypeScript: the readable reference for
  * the WebAssembly rules ingest runs (`ingest/access-log/wasm/ping-rules.as.ts`). The differential
  * fuzz tests hold the two to identical verdicts and values. Pure: bytes and spans in, a verdict out.
  */

@@ -1,5 +1,5 @@
 /**
- * The ping's parameters from a request-URI's query string (SPEC §1a), decoded exactly as WHATWG
+ * The ping's parameters from a request-URI's query string (contract §1a), decoded exactly as WHATWG
  * `URLSearchParams` decodes the logged text: split on `&`, name and value at the first `=`, `+` is a
  * space, `%XY` a byte, a malformed `%` stays literal, and the bytes are read as UTF-8 with U+FFFD for
  * invalid sequences. (Node 20's own URLSearchParams differs from the standard when raw non-ASCII

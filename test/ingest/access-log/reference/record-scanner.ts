@@ -7,7 +7,7 @@
  * `]`) is ASCII, and in UTF-8 no byte of a multi-byte character is below 0x80. It finds where each
  * field starts and ends; nothing more.
  *
- * The format is ambiguous in three places, all seen in real logs (SPEC §2):
+ * The format is ambiguous in three places, all seen in real logs (contract §2):
  * - the requester may contain spaces (`arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity X`);
  * - quotes inside the quoted fields are not escaped (`"GET /" HTTP/1.1"`, `"Safari/604.1""`);
  * - request-URI, referer and user-agent may be a bare `-` instead of a quoted one.
