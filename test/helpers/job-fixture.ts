@@ -64,24 +64,26 @@ export function setEnv(vars: Record<string, string>): () => void {
 
 export { rm };
 
-/** The daily job on the configured backends, released after; `wrap` may replace any of them (to inject faults). */
-export async function runDay(config: Config, opts: JobOptions, wrap: (b: Backends) => Backends = (b) => b): Promise<JobSummary> {
-  const backends = wrap(await buildBackends(config, opts.log));
+type Wrap = (b: Backends) => Backends;
+
+/** `fn` on the configured backends, as `wrap` may replace them (to inject faults), released after. */
+async function onBackends<T>(config: Config, log: JobOptions['log'], wrap: Wrap, fn: (b: Backends) => Promise<T>): Promise<T> {
+  const backends = wrap(await buildBackends(config, log));
   try {
-    return await runDailyJob(config, backends, opts);
+    return await fn(backends);
   } finally {
     await backends.warehouse?.close();
   }
 }
 
-/** A backfill on the configured backends, released after. */
-export async function runDays(config: Config, opts: BackfillOptions, wrap: (b: Backends) => Backends = (b) => b): Promise<BackfillSummary> {
-  const backends = wrap(await buildBackends(config, opts.log));
-  try {
-    return await runBackfill(config, backends, opts);
-  } finally {
-    await backends.warehouse?.close();
-  }
+/** The daily job on the configured backends. */
+export function runDay(config: Config, opts: JobOptions, wrap: Wrap = (b) => b): Promise<JobSummary> {
+  return onBackends(config, opts.log, wrap, (b) => runDailyJob(config, b, opts));
+}
+
+/** A backfill on the configured backends. */
+export function runDays(config: Config, opts: BackfillOptions, wrap: Wrap = (b) => b): Promise<BackfillSummary> {
+  return onBackends(config, opts.log, wrap, (b) => runBackfill(config, b, opts));
 }
 
 /**

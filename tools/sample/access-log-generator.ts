@@ -8,6 +8,8 @@
  * The same seed gives the same bytes. With `truth`, it also reports every record it wrote, so tests
  * can compute the expected rollup independently of the pipeline.
  */
+import { defaultConfig } from '../../infra/config.js';
+import { DAY_MS } from '../../lib/utc-day.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -90,7 +92,6 @@ const AGENTS = [
 ];
 const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
 const OAI = 'arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity E2EXAMPLEID';
-const DAY_MS = 86_400_000;
 
 /** sfc32: small, fast, and good enough for sample data. */
 export function rng(seed: number): () => number {
@@ -149,7 +150,7 @@ export function generateSample(opts: SampleOptions): Sample {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
   };
   const bucket = opts.bucket ?? 'media-pings';
-  const pingKey = opts.pingKey ?? 'p.gif';
+  const pingKey = opts.pingKey ?? defaultConfig().pingKeys[0]!;
   const nSeries = opts.series ?? 40;
   const nEpisodes = opts.episodesPerSeries ?? 12;
   const noise = opts.noise ?? 0.15;
