@@ -1,71 +1,134 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import type { DuckDBConnection, DuckDBInstance as Instance } from '@duckdb/node-api';
+/**
+ * The embedded warehouse: a DuckDB file (`PINGROLL_WAREHOUSE=duckdb:<file>`).
+ *
+ * The job never writes the file analysts read. Each change (a day's load, `warehouse init`) copies
+ * the file to a new one beside it, makes the change there in one transaction, checkpoints and syncs
+ * it, and renames it over the old name (then syncs the directory). So:
+ * - a reader holding the file open (read-only, for hours: a notebook, the DuckDB CLI) never blocks
+ *   the job, and keeps seeing the file it opened, the old day, until it reopens it;
+ * - a reader that opens the file after the rename sees the new day; none sees a mix;
+ * - a kill at any instant leaves the old file whole, or the new one, never a torn or empty file
+ *   (the first creation included); copies left by killed runs are removed by a later one.
+ * DuckDB takes a file lock per open file: one writer, or many read-only readers. Writing a new file
+ * each time is what keeps the two apart. Copying costs a read and write of the file per load: the
+ * warehouse holds rollups (about 500 rows a day on the bench day), a few MB for years of history.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { syncDirOf, syncFile } from '../../../lib/durable-file.js';
 import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
 import type { Warehouse } from '../warehouse.js';
 
-/** The embedded warehouse: a DuckDB file (`PINGROLL_WAREHOUSE=duckdb:<file>`). */
-export class DuckDbWarehouse implements Warehouse {
-  private db: DuckDBConnection | null = null;
-  private instance: Instance | null = null;
+/** Copies older than this are a killed run's: no load takes an hour. */
+const LEFTOVER_AGE_MS = 3_600_000;
 
+export class DuckDbWarehouse implements Warehouse {
   constructor(private readonly file: string) {}
 
   get description(): string {
     return `duckdb:${this.file}`;
   }
 
-  private async connection(): Promise<DuckDBConnection> {
-    if (!this.db) {
-      await mkdir(dirname(this.file), { recursive: true });
-      try {
-        this.instance = await DuckDBInstance.create(this.file);
-        this.db = await this.instance.connect();
-      } catch (err) {
-        throw new Error(`cannot open the warehouse ${this.file}: ${(err as Error).message.split('\n')[0]} (is another process using it?)`);
-      }
-    }
-    return this.db;
-  }
-
-  private initialized = false;
-
+  /** Creates the tables and views when missing. Idempotent. */
   async init(): Promise<void> {
-    if (this.initialized) return;
-    this.initialized = true;
-    const db = await this.connection();
-    for (const sql of warehouseStatements('duckdb')) await db.run(sql);
+    await this.change(async () => {});
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
-    const db = await this.connection();
-    await db.run('BEGIN TRANSACTION');
-    try {
-      for (const f of files) {
-        await db.run(`DELETE FROM ${f.table} WHERE day = DATE ${sqlString(day)}`);
-        await db.run(`INSERT INTO ${f.table} SELECT * FROM read_parquet(${sqlString(f.local)})`);
+    await this.change(async (db) => {
+      await db.run('BEGIN TRANSACTION');
+      try {
+        for (const f of files) {
+          await db.run(`DELETE FROM ${f.table} WHERE day = DATE ${sqlString(day)}`);
+          await db.run(`INSERT INTO ${f.table} SELECT * FROM read_parquet(${sqlString(f.local)})`);
+        }
+        await db.run('COMMIT');
+      } catch (err) {
+        await db.run('ROLLBACK').catch(() => {});
+        throw err;
       }
-      await db.run('COMMIT');
-    } catch (err) {
-      await db.run('ROLLBACK').catch(() => {});
-      throw err;
+    });
+  }
+
+  /** Nothing stays open between changes. */
+  async close(): Promise<void> {}
+
+  /**
+   * Rows of a query, read-only: for reports and the tests. Never creates a file: a warehouse that
+   * does not exist is an error that says so.
+   */
+  async query<T>(sql: string): Promise<T[]> {
+    if (!existsSync(this.file)) {
+      throw new Error(`there is no warehouse at ${this.file}: check PINGROLL_WAREHOUSE, or run make rollup DATE=YYYY-MM-DD first`);
+    }
+    const instance = await DuckDBInstance.create(this.file, { access_mode: 'READ_ONLY' });
+    const db = await instance.connect();
+    try {
+      return (await db.runAndReadAll(sql)).getRowObjects() as T[];
+    } finally {
+      db.closeSync();
+      instance.closeSync();
     }
   }
 
-  /** Releases the file: DuckDB lets one process at a time write it. */
-  async close(): Promise<void> {
-    this.db?.closeSync();
-    this.instance?.closeSync();
-    this.db = null;
-    this.instance = null;
-    this.initialized = false;
+  /** Makes `fn`'s change (after the DDL) in a copy of the file, and publishes the copy with a rename. */
+  private async change(fn: (db: DuckDBConnection) => Promise<void>): Promise<void> {
+    const dir = dirname(this.file);
+    await mkdir(dir, { recursive: true });
+    await this.removeLeftovers();
+    await this.replayJournal();
+    const next = join(dir, `.${basename(this.file)}.next-${randomBytes(4).toString('hex')}`);
+    try {
+      if (existsSync(this.file)) await copyFile(this.file, next);
+      const instance = await DuckDBInstance.create(next);
+      const db = await instance.connect();
+      try {
+        for (const sql of warehouseStatements('duckdb')) await db.run(sql);
+        await fn(db);
+        // Everything into the main file: the copy is published without a write-ahead log.
+        await db.run('CHECKPOINT');
+      } finally {
+        db.closeSync();
+        instance.closeSync();
+      }
+      await syncFile(next);
+      await rename(next, this.file);
+      await syncDirOf(this.file);
+    } catch (err) {
+      await rm(next, { force: true });
+      await rm(`${next}.wal`, { force: true });
+      throw new Error(`loading the warehouse ${this.file} failed: ${(err as Error).message.split('\n')[0]}`);
+    }
   }
 
-  /** Rows of a query, for reports. */
-  async query<T>(sql: string): Promise<T[]> {
-    const r = await (await this.connection()).runAndReadAll(sql);
-    return r.getRowObjects() as T[];
+  /**
+   * A write-ahead log beside the file is what a writer killed in place left (versions before the
+   * copy-and-rename did that): open the file once to take it in, so that the copy holds it.
+   */
+  private async replayJournal(): Promise<void> {
+    if (!existsSync(`${this.file}.wal`) || !existsSync(this.file)) return;
+    const instance = await DuckDBInstance.create(this.file);
+    const db = await instance.connect();
+    try {
+      await db.run('CHECKPOINT');
+    } finally {
+      db.closeSync();
+      instance.closeSync();
+    }
+  }
+
+  private async removeLeftovers(): Promise<void> {
+    const prefix = `.${basename(this.file)}.next-`;
+    for (const name of await readdir(dirname(this.file)).catch(() => [] as string[])) {
+      if (!name.startsWith(prefix)) continue;
+      const path = join(dirname(this.file), name);
+      const age = await stat(path).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > LEFTOVER_AGE_MS) await rm(path, { force: true });
+    }
   }
 }

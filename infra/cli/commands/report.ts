@@ -1,4 +1,4 @@
-import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../backends.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
@@ -26,7 +26,8 @@ export async function reportCommand(config: Config, opts: { month?: string }): P
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
-    await wh.init();
+    // The embedded warehouse is only read (it may be held open by analysts, and a report creates nothing).
+    if (!(wh instanceof DuckDbWarehouse)) await wh.init();
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const rows = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number }>(
       `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes

@@ -6,6 +6,7 @@ import { loadConfig } from '../../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
 import { formatStatement } from '../../../infra/cli/commands/report.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
@@ -36,8 +37,13 @@ beforeAll(async () => {
       series.push(`(DATE '${day}', 's${s}', 4, ${sPings}, 10, 10, ${sMinutes}, TIMESTAMP '${day} 00:00:00', TIMESTAMP '${day} 23:00:00')`);
     }
   }
-  await wh.query(`INSERT INTO daily_episode_stats VALUES ${values.join(', ')}`);
-  await wh.query(`INSERT INTO daily_series_stats VALUES ${series.join(', ')}`);
+  // The rows go in directly: the warehouse itself only loads days from Parquet.
+  const instance = await DuckDBInstance.create(join(root, 'wh.duckdb'));
+  const db = await instance.connect();
+  await db.run(`INSERT INTO daily_episode_stats VALUES ${values.join(', ')}`);
+  await db.run(`INSERT INTO daily_series_stats VALUES ${series.join(', ')}`);
+  db.closeSync();
+  instance.closeSync();
 });
 afterAll(async () => {
   await wh.close();

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('the daily job over a directory', () => {
-  it('produces exactly the the contract rollups in Parquet and in the warehouse', async () => {
+  it('produces exactly the rollups of the contract in Parquet and in the warehouse', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
     const summary = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });

@@ -1,0 +1,87 @@
+/**
+ * The embedded warehouse as analysts use it: held open read-only by another process, for as long as
+ * they like, while the nightly job loads the day again.
+ */
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import { memoryLog } from '../../../lib/log.js';
+import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, rm, runDay, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+
+const DAY = '2026-11-01';
+const roots: string[] = [];
+const root = (): string => {
+  const r = tempDir();
+  roots.push(r);
+  return r;
+};
+afterAll(async () => {
+  for (const r of roots) await rm(r, { recursive: true, force: true });
+});
+
+/** Another process holding the warehouse open, read-only; `ask` sends it a line and reads its answer. */
+function analyst(file: string, sql: string) {
+  const child = spawn(process.execPath, [new URL('../../helpers/warehouse-reader.mjs', import.meta.url).pathname, file, sql], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<unknown> => JSON.parse((await lines.next()).value as string);
+  return {
+    first: next(),
+    ask: (line: string): Promise<unknown> => {
+      child.stdin!.write(line + '\n');
+      return next();
+    },
+    stop: () => new Promise((r) => { child.once('exit', r); child.stdin!.end(); }),
+  };
+}
+
+describe('the embedded warehouse', () => {
+  it('never blocks the job while an analyst holds it open: the analyst sees the old day until reopening', async () => {
+    const r = root();
+    const sample = generateSample({ date: DAY, sessions: 120, seed: 31, recordsPerObject: 300 });
+    const half = Math.ceil(sample.objects.length / 2);
+    await writeObjects(join(r, 'logs'), sample.objects.slice(0, half));
+    const before = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const sql = `SELECT sum(pings)::BIGINT AS pings FROM daily_episode_stats WHERE day = DATE '${DAY}'`;
+    const held = analyst(join(r, 'wh.duckdb'), sql);
+    expect(await held.first).toEqual([{ pings: String(before.pings) }]);
+    try {
+      await writeObjects(join(r, 'logs'), sample.objects.slice(half));
+      const after = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+      expect(after.pings).toBeGreaterThan(before.pings);
+      // The open session keeps the file it opened; a new one sees the new day.
+      expect(await held.ask('again')).toEqual([{ pings: String(before.pings) }]);
+      expect(await held.ask('reopen')).toEqual([{ pings: String(after.pings) }]);
+      expect(await new DuckDbWarehouse(join(r, 'wh.duckdb')).query(sql)).toEqual([{ pings: BigInt(after.pings) }]);
+    } finally {
+      await held.stop();
+    }
+  });
+
+  it('reads without creating anything, and says so when there is no warehouse', async () => {
+    const r = root();
+    const wh = new DuckDbWarehouse(join(r, 'nowhere', 'wh.duckdb'));
+    await expect(wh.query('SELECT 1')).rejects.toThrow(/there is no warehouse at .*nowhere.*run make rollup/);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(r, 'nowhere'))).toBe(false);
+  });
+
+  it('is never left torn: a copy a killed load left behind is not the warehouse, and goes once it is old', async () => {
+    const r = root();
+    const file = join(r, 'wh.duckdb');
+    const wh = new DuckDbWarehouse(file);
+    // A load killed while writing its copy: an empty file, and one cut at 4 KiB.
+    const { utimes } = await import('node:fs/promises');
+    for (const [name, bytes] of [['.wh.duckdb.next-dead0001', 0], ['.wh.duckdb.next-dead0002', 4096]] as const) {
+      await writeFile(join(r, name), Buffer.alloc(bytes));
+      await utimes(join(r, name), new Date(Date.now() - 7_200_000), new Date(Date.now() - 7_200_000));
+    }
+    await wh.init();
+    expect(await wh.query('SELECT count(*)::INT AS n FROM daily_episode_stats')).toEqual([{ n: 0 }]);
+    const { readdir } = await import('node:fs/promises');
+    expect((await readdir(r)).sort()).toEqual(['wh.duckdb']);
+  });
+});
