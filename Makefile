@@ -53,7 +53,13 @@ build: $(NPM_STAMP) $(WASM)
 	@$(BIN)/tsc -p tsconfig.json
 	@touch $(BUILT)
 
+# The S3 tests that need conditional writes run against moto's S3 server, a Python package.
+MOTO := $(shell python3 -c 'import moto.server' 2>/dev/null && echo ok)
+
 test: build
+ifneq ($(MOTO),ok)
+	python3 -m pip install --quiet "moto[server]"
+endif
 	$(BIN)/vitest run
 
 demo: $(BUILT)

@@ -23,6 +23,8 @@ export interface DayPublisherOptions {
   log: Log;
   /** The code's version, for the manifest. */
   version: string;
+  /** Called before anything of the day is replaced; throws when the run may no longer publish. */
+  fence?: () => Promise<void>;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -80,6 +82,7 @@ export class DayPublisher {
 
       const rollup = await rollupDay(engine, day, files, outcomes);
       const outputs = await writeDayParquet(engine, day, rollup, dir);
+      await this.opts.fence?.();
       await publishParquet(store, outputs);
       const rejectsFile = await publishRejects(store, day, rejects);
       if (warehouse) {

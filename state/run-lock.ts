@@ -1,56 +1,170 @@
+/**
+ * One run at a time per output: runs share the ingest ledger, so two at once could parse one new
+ * object twice. The lock is a lease that nobody ever has to delete by hand.
+ *
+ * It is kept as generations, `_state/lock/<n>.json`: whoever wrote the highest generation holds the
+ * lock while its lease lasts. To take the lock, a run writes generation n+1 with a create-if-absent
+ * write (a hard link on a filesystem, so the file is never seen empty; `If-None-Match: *` on S3), which
+ * exactly one contender wins: taking over a stale holder is as atomic as taking a free lock. The
+ * holder renews its lease (rewrites its own generation) every RENEW_MS; a holder that stops, wherever
+ * it ran, is taken over once its lease has expired (plus a margin for clocks that disagree). On the
+ * same host a dead holder, or a pid now used by another process, is taken over at once. A holder that
+ * was taken over (it stalled past its lease) finds generation n+1 at its next renewal or commit
+ * (`assertHeld`) and stops before it writes anything that counts.
+ */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ObjectStore } from './object-store/object-store.js';
 
-export const LOCK_KEY = '_state/lock.json';
+export const LOCK_PREFIX = '_state/lock/';
+/** How long a lease lasts without renewal. */
+export const LEASE_MS = 120_000;
+const RENEW_MS = 20_000;
+/** Clocks of different hosts may disagree this much. */
+const CLOCK_SKEW_MS = 30_000;
 
-interface Holder {
+export interface Holder {
   run: string;
   host: string;
   pid: number;
+  /** The holder process's start time (Linux: ticks since boot), to tell a reused pid; null where unknown. */
+  pidStart: string | null;
   since: string;
   command: string;
+  /** Epoch ms: the lease ends here unless renewed. */
+  expiresAt: number;
+  released?: boolean;
 }
 
 export class LockHeldError extends Error {}
+export class LockLostError extends Error {}
 
-/**
- * One run at a time per output: runs share the ingest ledger, so two at once could parse the same
- * new object twice. Taken by a create-if-absent write (an exclusive create on a filesystem, a
- * conditional PUT on S3). A lock left by a dead process on this host is taken over; one held by a
- * live process is waited for up to `waitSeconds`, then the run fails saying who holds it.
- */
-export async function acquireLock(store: ObjectStore, run: string, command: string, waitSeconds = 0,
-  onWait?: (holder: Holder) => void): Promise<() => Promise<void>> {
-  const me: Holder = { run, host: hostname(), pid: process.pid, since: new Date().toISOString(), command };
-  const deadline = Date.now() + waitSeconds * 1000;
+export interface RunLock {
+  /** Where the lock is, for messages. */
+  readonly key: string;
+  /** Throws LockLostError when another run has taken the lock over (this one stalled past its lease). */
+  assertHeld(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  /** Wait this long for a live holder before failing. */
+  waitSeconds?: number;
+  onWait?: (holder: Holder) => void;
+  /** A stale holder is being taken over, and why. */
+  onTakeover?: (holder: Holder | null, reason: string) => void;
+  leaseMs?: number;
+  renewMs?: number;
+}
+
+export function lockKey(generation: number): string {
+  return `${LOCK_PREFIX}${String(generation).padStart(12, '0')}.json`;
+}
+
+const GENERATION = /(\d{12})\.json$/;
+
+export async function acquireLock(store: ObjectStore, run: string, command: string, opts: LockOptions = {}): Promise<RunLock> {
+  const leaseMs = opts.leaseMs ?? LEASE_MS;
+  const me = (): Holder => ({
+    run, host: hostname(), pid: process.pid, pidStart: processStart(process.pid), since, command, expiresAt: Date.now() + leaseMs,
+  });
+  const since = new Date().toISOString();
+  const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
   let told = false;
   for (;;) {
-    if (await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify(me)))) {
-      return async () => {
-        const body = await store.get(LOCK_KEY);
-        if (body && (JSON.parse(body.toString()) as Holder).run === run) await store.delete(LOCK_KEY);
-      };
+    const generations = (await store.list(LOCK_PREFIX)).filter((k) => GENERATION.test(k)).sort();
+    const top = generations.at(-1);
+    const n = top ? Number(GENERATION.exec(top)![1]) : 0;
+    if (top) {
+      const body = await store.get(top);
+      if (body === null) continue; // cleaned up by a run that just took it: look again
+      const holder = parseHolder(body);
+      const reason = staleReason(holder, Date.now());
+      if (reason === null) {
+        if (Date.now() >= deadline) throw heldError(store, top, holder!);
+        if (!told) opts.onWait?.(holder!);
+        told = true;
+        await sleep(1000);
+        continue;
+      }
+      if (!holder?.released) opts.onTakeover?.(holder, reason);
     }
-    const body = await store.get(LOCK_KEY);
-    if (!body) continue; // released between our two calls
-    let holder: Holder;
-    try {
-      holder = JSON.parse(body.toString()) as Holder;
-    } catch {
-      holder = { run: '?', host: '?', pid: 0, since: '?', command: '?' };
-    }
-    if (holder.host === me.host && holder.pid > 0 && !alive(holder.pid)) {
-      await store.delete(LOCK_KEY);
-      continue;
-    }
-    if (Date.now() >= deadline) {
-      throw new LockHeldError(`${store.url} is locked by run ${holder.run} (${holder.command}, pid ${holder.pid} on ${holder.host} since ${holder.since}); `
-        + `wait for it (--wait SECONDS), or if that process is gone, delete ${store.url}${LOCK_KEY} and run again`);
-    }
-    if (!told) onWait?.(holder);
-    told = true;
-    await new Promise((r) => setTimeout(r, 1000));
+    const key = lockKey(n + 1);
+    if (!(await store.putIfAbsent(key, encode(me())))) continue; // another run took it first
+    // Older generations are history now.
+    for (const old of generations) await store.delete(old).catch(() => {});
+    return holdLease(store, key, n + 1, me, opts.renewMs ?? RENEW_MS, leaseMs);
   }
+}
+
+function holdLease(store: ObjectStore, key: string, generation: number, me: () => Holder, renewMs: number, leaseMs: number): RunLock {
+  let lost: string | null = null;
+  let expiresAt = Date.now() + leaseMs;
+  let renewing: Promise<void> = Promise.resolve();
+  const taken = async (): Promise<boolean> => (await store.size(lockKey(generation + 1))) !== null;
+  const renew = async (): Promise<void> => {
+    if (lost) return;
+    try {
+      if (await taken()) {
+        lost = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
+        return;
+      }
+      const next = me();
+      await store.put(key, encode(next));
+      expiresAt = next.expiresAt;
+    } catch {
+      // A failed renewal is tried again; assertHeld fails once the lease has run out.
+    }
+  };
+  const timer = setInterval(() => { renewing = renewing.then(renew); }, renewMs);
+  timer.unref();
+  return {
+    key,
+    async assertHeld() {
+      await renewing;
+      if (!lost && await taken()) lost = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
+      if (!lost && Date.now() > expiresAt) lost = `its lease ran out at ${new Date(expiresAt).toISOString()} (renewals failed)`;
+      if (lost) throw new LockLostError(`this run lost the lock on ${store.url}: ${lost}; it stopped before changing anything more. Run again`);
+    },
+    async release() {
+      clearInterval(timer);
+      await renewing;
+      if (lost || await taken()) return;
+      // Released, not deleted: the generation stays, so that the next one is higher still.
+      await store.put(key, encode({ ...me(), released: true }));
+    },
+  };
+}
+
+/** Why a holder no longer holds the lock, or null when it does. */
+export function staleReason(h: Holder | null, now: number): string | null {
+  if (!h) return 'the lock file is empty or unreadable';
+  if (h.released) return 'released';
+  if (h.host === hostname()) {
+    if (!alive(h.pid)) return `its process (pid ${h.pid}) is gone`;
+    if (h.pidStart && processStart(h.pid) !== h.pidStart) return `pid ${h.pid} is another process now`;
+  }
+  if (now > h.expiresAt + CLOCK_SKEW_MS) return `its lease expired at ${new Date(h.expiresAt).toISOString()}`;
+  return null;
+}
+
+function heldError(store: ObjectStore, key: string, h: Holder): LockHeldError {
+  const expires = new Date(h.expiresAt + CLOCK_SKEW_MS).toISOString();
+  return new LockHeldError(`${store.url} is locked by run ${h.run} (${h.command}, pid ${h.pid} on ${h.host} since ${h.since}; ${store.url}${key}); `
+    + `wait for it (--wait SECONDS); if that run has stopped, its lease lets the next run take over after ${expires}`);
+}
+
+function parseHolder(body: Buffer): Holder | null {
+  try {
+    const h = JSON.parse(body.toString('utf8')) as Holder;
+    return typeof h.run === 'string' && typeof h.pid === 'number' && typeof h.expiresAt === 'number' ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+function encode(h: Holder): Buffer {
+  return Buffer.from(JSON.stringify(h));
 }
 
 function alive(pid: number): boolean {
@@ -61,3 +175,16 @@ function alive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** A process's start time in ticks since boot (Linux /proc), or null. */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3 on; starttime is field 22.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -21,7 +21,7 @@ import { acquireLock } from '../../state/run-lock.js';
 import type { Backends } from '../backends.js';
 import { ConfigError, type Config } from '../config.js';
 import { codeVersion } from '../version.js';
-import { ingest, inputIds, type JobOptions, type JobSummary } from './daily-job.js';
+import { ingest, inputIds, lockOptions, type JobOptions, type JobSummary } from './daily-job.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   from: string;
@@ -58,8 +58,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0 };
-  const release = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, opts.waitSeconds ?? 0,
-    (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));
+  const lock = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, lockOptions(log, opts.waitSeconds));
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-backfill-'));
   try {
     log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
@@ -69,7 +68,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
     let ingested: Awaited<ReturnType<typeof ingest>>;
     try {
-      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], opts);
+      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence: () => lock.assertHeld() });
     } finally {
       ingestEngine.closeSync();
     }
@@ -78,7 +77,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
 
     const parallel = config.parallelDays;
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion() });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld() });
     const queue = new PQueue({ concurrency: parallel });
     const started = Date.now();
     let finished = 0;
@@ -122,7 +121,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     return summary;
   } finally {
     await rm(dir, { recursive: true, force: true });
-    await release();
+    await lock.release();
   }
 }
 

@@ -19,7 +19,7 @@ import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-t
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
-import { acquireLock } from '../../state/run-lock.js';
+import { acquireLock, type LockOptions } from '../../state/run-lock.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
@@ -78,15 +78,14 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
 
-  const release = await acquireLock(store, run, `rollup ${day}`, opts.waitSeconds ?? 0,
-    (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }));
+  const lock = await acquireLock(store, run, `rollup ${day}`, lockOptions(log, opts.waitSeconds));
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-run-'));
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
   try {
     log.info('run.start', { run, day, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
-    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, opts));
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion() });
+    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld() }));
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld() });
     const published = await publisher.publish(engine, day, summary);
     Object.assign(summary, published);
     log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
@@ -94,24 +93,34 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   } finally {
     engine.closeSync();
     await rm(dir, { recursive: true, force: true });
-    await release();
+    await lock.release();
   }
+}
+
+/** How a job waits for, and takes over, the run lock, said in its log. */
+export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
+  return {
+    waitSeconds,
+    onWait: (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }),
+    onTakeover: (holder, reason) => log.warn('lock.takeover', { holder: holder ? `${holder.command} run ${holder.run} pid ${holder.pid} on ${holder.host}` : 'unknown', reason }),
+  };
 }
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes'>): Promise<IngestSummary> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void> }): Promise<IngestSummary> {
   const { log } = opts;
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
+    fence: opts.fence,
   });
   log.info('ingest.done', { objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
   const out: IngestSummary = { parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [] };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({
-      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log,
+      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence,
     });
     out.scanned = tablesRead.scanned;
     out.missingTables = tablesRead.missing;

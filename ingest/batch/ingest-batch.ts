@@ -31,6 +31,8 @@ export interface IngestOptions {
   partBytes?: number;
   /** Called after each object. */
   onProgress?: (done: number, total: number, records: number) => void;
+  /** Called just before the commit; throws when the run may no longer commit (it lost the run lock). */
+  fence?: () => Promise<void>;
 }
 
 export interface IngestResult {
@@ -133,6 +135,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     if (failure) throw failure;
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
+    await opts.fence?.();
     await opts.ledger.commit(opts.store, commit);
     return { commit, objects: todo.length, records };
   } finally {

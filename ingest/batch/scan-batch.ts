@@ -25,6 +25,8 @@ export interface ScanBatchOptions {
   ledger: Ledger;
   engine: DuckDBConnection;
   now: Date;
+  /** Called just before the commit; throws when the run may no longer commit. */
+  fence?: () => Promise<void>;
 }
 
 /** Reads one table whole from `source`, stages every day it holds and commits the scan. */
@@ -54,6 +56,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
       ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
     };
+    await opts.fence?.();
     await opts.ledger.commitScan(opts.store, commit);
     return commit;
   } finally {
@@ -76,6 +79,7 @@ export interface ScanTablesOptions {
   /** Read closed tables again even if they were read after closing. */
   rescan: boolean;
   log: Log;
+  fence?: () => Promise<void>;
 }
 
 /**
@@ -99,7 +103,7 @@ export async function scanTables(opts: ScanTablesOptions): Promise<{ scanned: Ta
       continue;
     }
     log.info(source.exportArn ? 'table.export' : 'table.scan', { table: table.name, ...source.details });
-    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now });
+    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now, fence: opts.fence });
     scanned.push({ table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, throttledRetries: scan.throttledRetries });
     log.info('table.scanned', { table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, closed: scan.closed, days: Object.keys(scan.days) });
   }

@@ -7,8 +7,9 @@ import type { ObjectRef, ObjectSource, PlainObject } from './object-source.js';
 export class DirectoryObjectSource implements ObjectSource {
   constructor(private readonly root: string) {}
 
+  /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */
   get url(): string {
-    return this.root;
+    return this.root.endsWith('/') ? this.root : `${this.root}/`;
   }
 
   async *list(): AsyncIterable<ObjectRef> {

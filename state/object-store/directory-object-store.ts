@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { syncDirOf, syncFile } from '../../lib/durable-file.js';
 import type { ObjectStore } from './object-store.js';
 
-/** An output store in a local directory. Writes go to a hidden temporary file, then rename over. */
+/**
+ * An object store in a local directory. A write goes to a hidden temporary file, synced, then renamed
+ * over the name (and the directory synced): a reader sees the old bytes or the new ones, and what a
+ * rename published survives a power cut.
+ */
 export class DirectoryObjectStore implements ObjectStore {
   constructor(private readonly root: string) {}
 
+  /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */
   get url(): string {
-    return this.root;
+    return this.root.endsWith('/') ? this.root : `${this.root}/`;
   }
 
   private path(key: string): string {
@@ -24,26 +30,45 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async put(key: string, body: Buffer | { file: string }): Promise<void> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    // The temporary name starts with a dot: globs like dt=*/*.parquet never match it.
-    const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
-    if (Buffer.isBuffer(body)) await writeFile(tmp, body);
-    else await copyFile(body.file, tmp);
-    await rename(tmp, path);
+    const tmp = await this.written(path, body);
+    try {
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    await syncDirOf(path);
   }
 
+  /** Whole or not at all: the bytes are written and synced under a temporary name, then linked to `key`, which fails if it exists. */
   async putIfAbsent(key: string, body: Buffer): Promise<boolean> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
+    const tmp = await this.written(path, body);
     try {
-      const handle = await open(path, 'wx');
-      await handle.writeFile(body);
-      await handle.close();
+      await link(tmp, path);
+      await syncDirOf(path);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw err;
+    } finally {
+      await rm(tmp, { force: true });
     }
+  }
+
+  /** `body` in a synced temporary file beside `path`. The name starts with a dot: globs like dt=*\/*.parquet never match it. */
+  private async written(path: string, body: Buffer | { file: string }): Promise<string> {
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      if (Buffer.isBuffer(body)) await writeFile(tmp, body);
+      else await copyFile(body.file, tmp);
+      await syncFile(tmp);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return tmp;
   }
 
   async list(prefix: string): Promise<string[]> {

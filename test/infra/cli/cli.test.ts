@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { LOCK_KEY } from '../../../state/run-lock.js';
+import { lockKey, processStart } from '../../../state/run-lock.js';
 import { rm, tempDir, writeObjects } from '../../helpers/job-fixture.js';
 
 const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
@@ -51,11 +51,11 @@ describe('run failures', () => {
   it('exit 3 naming the holder when another run holds the lock, and a clean run once it is gone', async () => {
     await writeObjects(join(root, 'logs'), generateSample({ date: '2026-11-01', sessions: 20, seed: 3 }).objects);
     const store = new DirectoryObjectStore(join(root, 'out'));
-    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'r-1', host: hostname(), pid: process.pid, since: 'now', command: 'rollup 2026-11-01' })));
+    await store.put(lockKey(99), Buffer.from(JSON.stringify({ run: 'r-1', host: hostname(), pid: process.pid, pidStart: processStart(process.pid), since: 'now', command: 'rollup 2026-11-01', expiresAt: Date.now() + 600_000 })));
     const held = pingroll(['rollup', '--date', '2026-11-01']);
     expect(held.code).toBe(3);
     expect(held.stderr.split('\n').at(-1)).toMatch(/locked by run r-1 \(rollup 2026-11-01, pid \d+ on .*\); wait for it/);
-    await store.delete(LOCK_KEY);
+    await store.delete(lockKey(99));
     const ok = pingroll(['rollup', '--date', '2026-11-01']);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^2026-11-01: \d+ pings from \d+ newly parsed objects/);

@@ -2,6 +2,7 @@
  * The daily job through a real S3 API (s3rver): logs under one bucket's prefix, output under
  * another's, gzip with and without suffix, listings that take many pages.
  */
+import { LOCK_PREFIX } from '../../../state/run-lock.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipIfNeeded } from '../../../ingest/object-source/gzip.js';
@@ -75,7 +76,9 @@ describe('the daily job over the S3 API', () => {
     expect(await readS3Day(DAY, join(local, 'c'))).toEqual(want);
     const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
     expect(await store.get(`_runs/dt=${DAY}/manifest.json`)).not.toBeNull();
-    expect(await store.get('_state/lock.json')).toBeNull();
+    // The run let its lock go: the latest generation says released.
+    const generations = await store.list(LOCK_PREFIX);
+    expect(JSON.parse((await store.get(generations.at(-1)!))!.toString())).toMatchObject({ released: true });
   });
 });
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
-import { acquireLock, LockHeldError, LOCK_KEY } from '../../../state/run-lock.js';
+import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
 import { expectedDay } from '../../helpers/oracle.js';
 import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, writeObjects } from '../../helpers/job-fixture.js';
 
@@ -179,14 +179,16 @@ describe('the daily job over a directory', () => {
     await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
     const store = new DirectoryObjectStore(join(r, 'out'));
     // A live process on this host (our parent) holds the lock.
-    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'other-run', host: hostname(), pid: process.ppid, since: 'now', command: 'rollup 2026-11-01' })));
+    await store.putIfAbsent(lockKey(1), Buffer.from(JSON.stringify({ run: 'other-run', host: hostname(), pid: process.ppid, pidStart: null, since: 'now', command: 'rollup 2026-11-01', expiresAt: Date.now() + 600_000 })));
     await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() })).rejects.toThrow(/locked by run other-run .*pid/);
     await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() })).rejects.toBeInstanceOf(LockHeldError);
-    await store.delete(LOCK_KEY);
+    await store.delete(lockKey(1));
     // A lock left by a dead process is taken over.
-    await store.putIfAbsent(LOCK_KEY, Buffer.from(JSON.stringify({ run: 'dead', host: hostname(), pid: 2 ** 22 + 12345, since: 'then', command: 'rollup' })));
-    const release = await acquireLock(store, 'mine', 'test');
-    await release();
-    expect(await store.get(LOCK_KEY)).toBeNull();
+    await store.putIfAbsent(lockKey(1), Buffer.from(JSON.stringify({ run: 'dead', host: hostname(), pid: 2 ** 22 + 12345, pidStart: null, since: 'then', command: 'rollup', expiresAt: Date.now() + 600_000 })));
+    const lock = await acquireLock(store, 'mine', 'test');
+    expect(lock.key).toBe(lockKey(2));
+    await lock.release();
+    expect(JSON.parse((await store.get(lockKey(2)))!.toString())).toMatchObject({ run: 'mine', released: true });
+    expect(await store.get(lockKey(1))).toBeNull();
   });
 });
