@@ -12,6 +12,15 @@ import type { ObjectStore } from '../state/object-store/object-store.js';
 import { publishParquet, publishRejects, writeDayParquet } from './day-parquet.js';
 import { writeManifest, type DayManifest } from './manifest.js';
 import type { Warehouse } from './warehouse/warehouse.js';
+import type { Quarantine } from '../state/quarantine.js';
+
+function quarantinedFor(quarantine: Quarantine | undefined, day: string): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
+  const { quarantined, acceptedLost } = quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
+  return {
+    quarantined: quarantined.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, since: o.firstFailedAt })),
+    acceptedLost: acceptedLost.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, acceptedAt: o.acceptedLostAt! })),
+  };
+}
 
 export interface DayPublisherOptions {
   run: string;
@@ -25,6 +34,8 @@ export interface DayPublisherOptions {
   version: string;
   /** Called before anything of the day is replaced; throws when the run may no longer publish. */
   fence?: () => Promise<void>;
+  /** Unreadable log objects, named in the manifests of the days they may hold. */
+  quarantine?: Quarantine;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -99,6 +110,7 @@ export class DayPublisher {
         inputs, scannedThisRun: ingest.scanned, missingTables: ingest.missingTables,
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
         outputs: outputSummary, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
+        ...quarantinedFor(this.opts.quarantine, day),
       });
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest };

@@ -25,6 +25,9 @@ export interface DayManifest {
   outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null;
   warehouse: string;
+  /** Log objects that could not be read and may hold records of the day: still retried, or accepted as lost. */
+  quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
+  acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;
 }
 
 export function manifestKey(day: string): string {

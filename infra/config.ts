@@ -168,7 +168,8 @@ export function parseLocation(value: string, name: string): Location {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
     throw new ConfigError(`${name}=${value}: only s3:// URLs and directories are supported`);
   }
-  return { kind: 'dir', path: v, url: v };
+  // The url ends in / as an S3 prefix does: keys join to it as they are.
+  return { kind: 'dir', path: v, url: v.endsWith('/') ? v : `${v}/` };
 }
 
 function optionalLocation(value: string, name: string): Location | null {

@@ -32,3 +32,8 @@ export function daysFrom(from: string, to: string): string[] {
   const start = dayNumber(from), end = dayNumber(to);
   return Array.from({ length: Math.max(0, end - start + 1) }, (_, i) => dayName(start + i));
 }
+
+/** The day `n` days after (or before, for negative `n`) a `YYYY-MM-DD`. */
+export function addDays(day: string, n: number): string {
+  return dayName(dayNumber(day) + n);
+}

@@ -17,6 +17,7 @@ import { reportCommand } from './commands/report.js';
 import { rollupCommand } from './commands/rollup.js';
 import { summarizeCommand } from './commands/summarize.js';
 import { topCommand } from './commands/top.js';
+import { quarantineCommand, UnreadableObjectsError } from './commands/quarantine.js';
 
 /** What a command prints on stdout. */
 const print = (text: string): void => void process.stdout.write(text);
@@ -61,6 +62,13 @@ export function program(): Command {
       const { tablesCommand } = await import('./commands/tables.js');
       print(await tablesCommand(configFrom(opts), action, opts));
     });
+
+  withConfigOptions(p.command('quarantine')
+    .description('log objects that could not be read: list them, or accept one (or --all) as lost')
+    .argument('<action>', 'list or accept')
+    .argument('[key]', 'accept: the object key, as list shows it')
+    .option('--all', 'accept: every quarantined object'))
+    .action(async (action: string, key: string | undefined, opts: ConfigOptions & { all?: boolean }) => print(await quarantineCommand(configFrom(opts), action, key, opts)));
 
   withConfigOptions(p.command('warehouse')
     .description('create the warehouse tables and views (idempotent)')
@@ -140,6 +148,10 @@ export function reportFailure(err: unknown, debug: boolean): number {
     const text = err.message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
     process.stderr.write(`pingroll: ${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags\n`);
     return 2;
+  }
+  if (err instanceof UnreadableObjectsError) {
+    process.stderr.write(`pingroll: ${err.message}\n`);
+    return 4;
   }
   if (err instanceof LockHeldError) {
     process.stderr.write(`pingroll: ${err.message}\n`);

@@ -16,6 +16,7 @@ import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import { daysFrom, dayNumber } from '../../lib/utc-day.js';
 import { Ledger } from '../../state/ledger.js';
+import { Quarantine } from '../../state/quarantine.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { acquireLock } from '../../state/run-lock.js';
 import type { Backends } from '../backends.js';
@@ -41,6 +42,8 @@ export interface BackfillSummary {
   parsedObjects: number;
   scanned: JobSummary['scanned'];
   consumedCapacity: number;
+  /** Log objects that could not be read (quarantined, retried by every run). */
+  unreadable: JobSummary['unreadable'];
 }
 
 export const MAX_BACKFILL_DAYS = 1000;
@@ -57,27 +60,29 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const { logs, store, warehouse } = backends;
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
-  const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0 };
+  const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
   const lock = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, lockOptions(log, opts.waitSeconds));
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-backfill-'));
   try {
     log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
+    const quarantine = await Quarantine.load(store);
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
     let ingested: Awaited<ReturnType<typeof ingest>>;
     try {
-      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence: () => lock.assertHeld() });
+      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence: () => lock.assertHeld(), quarantine });
     } finally {
       ingestEngine.closeSync();
     }
     summary.parsedObjects = ingested.parsedObjects;
+    summary.unreadable = ingested.unreadable;
     summary.scanned = ingested.scanned;
     summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
 
     const parallel = config.parallelDays;
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld() });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
     const queue = new PQueue({ concurrency: parallel });
     const started = Date.now();
     let finished = 0;

@@ -20,6 +20,7 @@ import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
 import { acquireLock, type LockOptions } from '../../state/run-lock.js';
+import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
@@ -48,24 +49,26 @@ export interface JobSummary {
   scanned: TableRead[];
   /** Tables that could hold the day and do not exist. */
   missingTables: string[];
+  /** Log objects that could not be read and are not accepted as lost (quarantined, retried by every run). */
+  unreadable: Array<{ key: string; reason: string }>;
   pings: number;
   outputs: PublishedDay['outputs'];
   manifest: string | null;
 }
 
 /** What ingest did: objects parsed, tables read. */
-export type IngestSummary = Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables'>;
+export type IngestSummary = Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables' | 'unreadable'>;
 
 export async function runDailyJob(config: Config, backends: Backends, opts: JobOptions): Promise<JobSummary> {
   const { day, log } = opts;
   const { logs, store, warehouse } = backends;
   const run = randomUUID();
-  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], pings: 0, outputs: [], manifest: null };
+  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], unreadable: [], pings: 0, outputs: [], manifest: null };
   const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
 
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
-    const todo = await newObjects(logs, ledger);
+    const todo = await newObjects(logs, ledger, await Quarantine.load(store));
     const staged = ledger.inputsFor(day);
     log.info('dry-run', {
       day, logs: logs.url, output: store.url,
@@ -84,8 +87,9 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   try {
     log.info('run.start', { run, day, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
-    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld() }));
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld() });
+    const quarantine = await Quarantine.load(store);
+    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld(), quarantine }));
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
     const published = await publisher.publish(engine, day, summary);
     Object.assign(summary, published);
     log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
@@ -108,16 +112,21 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void> }): Promise<IngestSummary> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine }): Promise<IngestSummary> {
   const { log } = opts;
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
-    fence: opts.fence,
+    fence: opts.fence, quarantine: opts.quarantine,
+    onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   log.info('ingest.done', { objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
-  const out: IngestSummary = { parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [] };
+  // Still unreadable: this run's failures (the quarantine also holds those accepted as lost).
+  const out: IngestSummary = {
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [],
+    unreadable: opts.quarantine.pending().map((o) => ({ key: o.key, reason: o.reason })),
+  };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({
       tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence,

@@ -16,6 +16,7 @@ import { gunzipIfNeeded } from '../object-source/gzip.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool } from './day-spool.js';
 import { Ledger, type BatchCommit, type InputObject } from '../../state/ledger.js';
+import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
 import { dayOf } from '../../lib/utc-day.js';
 
@@ -33,19 +34,25 @@ export interface IngestOptions {
   onProgress?: (done: number, total: number, records: number) => void;
   /** Called just before the commit; throws when the run may no longer commit (it lost the run lock). */
   fence?: () => Promise<void>;
+  /** Unreadable objects are recorded here (and accepted-lost ones skipped); saved after the batch. */
+  quarantine?: Quarantine;
+  /** Called for each object that could not be read. */
+  onUnreadable?: (key: string, reason: string) => void;
 }
 
 export interface IngestResult {
-  /** Null when there was nothing new to parse. */
+  /** Null when there was nothing new to parse (or nothing could be read). */
   commit: BatchCommit | null;
   objects: number;
   records: number;
+  /** Objects that could not be read this time (quarantined). */
+  unreadable: Array<{ key: string; reason: string }>;
 }
 
-/** Log objects no committed batch has parsed, in key order. */
-export async function newObjects(source: ObjectSource, ledger: Ledger): Promise<ObjectRef[]> {
+/** Log objects no committed batch has parsed and no operator has accepted as lost, in key order. */
+export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine?: Quarantine | null): Promise<ObjectRef[]> {
   const todo: ObjectRef[] = [];
-  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key)) todo.push(ref);
+  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key) && !quarantine?.isAcceptedLost(ref.key)) todo.push(ref);
   return todo;
 }
 
@@ -53,9 +60,48 @@ export function batchId(now = new Date()): string {
   return `${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`;
 }
 
+/** A log object that could not be read; anything else that fails stops the batch. */
+class UnreadableObject extends Error {}
+
+/**
+ * Parses every new log object as one batch and commits it. An object that cannot be read does not
+ * stop the batch: the batch is parsed again without it (its records may already be among the staged
+ * rows of the objects read beside it), and it is quarantined, to be tried again by the next run.
+ */
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
-  const todo = await newObjects(opts.source, opts.ledger);
-  if (todo.length === 0) return { commit: null, objects: 0, records: 0 };
+  const quarantine = opts.quarantine;
+  let todo = await newObjects(opts.source, opts.ledger, quarantine);
+  // A quarantined object the listing no longer shows (gone between list and get) is tried by its key.
+  const listed = new Set(todo.map((r) => r.key));
+  for (const o of quarantine?.pending() ?? []) {
+    if (!listed.has(o.key) && !opts.ledger.hasParsed(o.key)) todo.push({ key: o.key, etag: o.etag, size: o.size });
+  }
+  todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const unreadable: Array<{ key: string; reason: string }> = [];
+  let result: Omit<IngestResult, 'unreadable'> = { commit: null, objects: 0, records: 0 };
+  while (todo.length > 0) {
+    const attempt = await parseBatch(opts, todo);
+    if ('commit' in attempt) {
+      result = attempt;
+      break;
+    }
+    for (const f of attempt.failures) {
+      unreadable.push({ key: f.ref.key, reason: f.reason });
+      quarantine?.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
+    }
+    const failed = new Set(attempt.failures.map((f) => f.ref.key));
+    todo = todo.filter((r) => !failed.has(r.key));
+  }
+  if (quarantine) {
+    for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
+    // Entries a committed batch parsed already (a run killed between its commit and this save).
+    for (const o of quarantine.all()) if (opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
+    await quarantine.save(opts.store);
+  }
+  return { ...result, unreadable };
+}
+
+async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Omit<IngestResult, 'unreadable'> | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await mkdtemp(join(tmpdir(), 'pingroll-ingest-'));
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
@@ -65,6 +111,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const idle: AccessLogRecordReader[] = [];
   let current = new ObjectTally(0, '', fallbackDay);
   let done = 0, records = 0;
+  const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   try {
     const queue = new PQueue({ concurrency: opts.concurrency });
     let failure: unknown = null;
@@ -83,23 +130,20 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           // does a malformed one, none of whose fields is trusted.
           const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
           if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome);
-          else {
-            spool.addReject(day, {
-              source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo,
-              record: r.b.toString('utf8', r.lineStart, r.lineEnd),
-            }, c.index);
-          }
+          else spool.addReject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) }, c.index);
         }, { pingKeys: opts.pingKeys, onRows: (rows) => spool.appendPingRows(rows) });
         reader.reset();
         reader.startTally(ctx.day);
         try {
           // Chunks of concurrent objects interleave: each scan runs to completion synchronously,
-          // and `current` names the object whose records it hands over.
-          const plain = await opts.source.openPlain?.(ref) ?? null;
+          // and `current` names the object whose records it hands over. Only what the source
+          // throws means the object is unreadable; a failure of the scanner or the spool is not its fault.
+          const unreadable = (err: unknown): UnreadableObject => new UnreadableObject((err as Error).message.split('\n')[0]);
+          const plain = await opts.source.openPlain?.(ref).catch((err: unknown) => { throw unreadable(err); }) ?? null;
           if (plain) {
             try {
               for (;;) {
-                const n = await plain.read(reader.inputSpace(READ_BYTES));
+                const n = await plain.read(reader.inputSpace(READ_BYTES)).catch((err: unknown) => { throw unreadable(err); });
                 if (n === 0) break;
                 current = ctx;
                 reader.scanRead(n);
@@ -108,9 +152,12 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
               await plain.close();
             }
           } else {
-            for await (const chunk of gunzipIfNeeded(await opts.source.open(ref))) {
+            const chunks = gunzipIfNeeded(await opts.source.open(ref).catch((err: unknown) => { throw unreadable(err); }))[Symbol.asyncIterator]();
+            for (;;) {
+              const next = await chunks.next().catch((err: unknown) => { throw unreadable(err); });
+              if (next.done) break;
               current = ctx;
-              reader.push(chunk);
+              reader.push(next.value);
             }
           }
           current = ctx;
@@ -119,6 +166,11 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
           objects[index]!.records = ctx.records;
           ctx.addTo(spool);
         } catch (err) {
+          if (err instanceof UnreadableObject) {
+            failures.push({ ref, reason: err.message });
+            opts.onUnreadable?.(ref.key, err.message);
+            return;
+          }
           throw new Error(`reading log object ${opts.source.url}${ref.key} failed: ${(err as Error).message}`);
         } finally {
           idle.push(reader);
@@ -126,13 +178,14 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
         records += objects[index]!.records;
         opts.onProgress?.(++done, todo.length, records);
       }).catch((err: unknown) => {
-        // The first failure stops the batch: nothing of it is committed, so a re-run parses it all again.
+        // Any other failure stops the batch: nothing of it is committed, so a re-run parses it all again.
         failure ??= err;
         queue.clear();
       });
     }
     await queue.onIdle();
     if (failure) throw failure;
+    if (failures.length) return { failures };
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     await opts.fence?.();
@@ -142,6 +195,17 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     await spool.discard();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A rejected line as the rejects file keeps it: the text, and when the bytes are not valid UTF-8
+ * (the text then holds U+FFFD for them), the original bytes too, in base64.
+ */
+export function rejectedLine(b: Buffer, start: number, end: number): { record: string; recordBase64?: string } {
+  const record = b.toString('utf8', start, end);
+  return Buffer.byteLength(record, 'utf8') === end - start && !record.includes('\uFFFD')
+    ? { record }
+    : { record, recordBase64: b.toString('base64', start, end) };
 }
 
 /** One object's records counted by day and outcome, handed to the spool once the object is read. */

@@ -26,11 +26,13 @@ export class DirectoryObjectSource implements ObjectSource {
     entries = entries.sort();
     for (const name of entries) {
       const path = join(dir, name);
-      const st = await stat(path);
-      if (st.isDirectory()) yield* this.walk(path);
-      else if (st.isFile()) {
-        yield { key: relative(this.root, path).split(sep).join('/'), size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
-      }
+      const key = relative(this.root, path).split(sep).join('/');
+      const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
+      // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
+      // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
+      if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
+      else if (st.isDirectory()) yield* this.walk(path);
+      else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
     }
   }
 

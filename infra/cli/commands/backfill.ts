@@ -2,6 +2,7 @@ import { withBackends } from '../../backends.js';
 import { ConfigError, parseDay, type Config } from '../../config.js';
 import { runBackfill } from '../../jobs/backfill.js';
 import { makeLog } from '../run-log.js';
+import { unreadableError } from './quarantine.js';
 
 export class SomeDaysFailed extends Error {}
 
@@ -18,6 +19,7 @@ export async function backfillCommand(config: Config, opts: BackfillCommandOptio
     runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan }));
   process.stdout.write(`backfill ${from}..${to}: ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed; `
     + `${s.pings} pings; ${s.parsedObjects} log objects parsed; ${s.scanned.length} tables scanned, ${s.consumedCapacity} RCU\n`);
+  if (s.unreadable.length && !s.failed.length) throw unreadableError(config.output.url, s.unreadable);
   if (s.failed.length) {
     throw new SomeDaysFailed(`${s.failed.length} of ${s.days} days failed: ${s.failed.map((f) => `${f.day} (${f.error})`).join('; ')}; run the same backfill again to retry them`);
   }

@@ -2,6 +2,7 @@ import { withBackends } from '../../backends.js';
 import { ConfigError, parseDay, type Config } from '../../config.js';
 import { runDailyJob } from '../../jobs/daily-job.js';
 import { makeLog } from '../run-log.js';
+import { unreadableError } from './quarantine.js';
 
 export interface RollupOptions { date?: string; dryRun?: boolean; wait: string; rescan?: boolean }
 
@@ -18,5 +19,6 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
       + `${summary.outputs.map((o) => `${o.table} ${o.rows} rows`).join(', ')}\n`);
+    if (summary.unreadable.length) throw unreadableError(config.output.url, summary.unreadable);
   }
 }

@@ -1,0 +1,85 @@
+/**
+ * Log objects that could not be read (a corrupt or truncated gzip, a file that cannot be opened, an
+ * object gone between list and get): `_state/quarantine.json`. One such object never stops the
+ * pipeline: the batch goes on without it, the object is recorded here with its key, etag and reason,
+ * and since no batch commits it, every later run tries it again, taking it in as soon as it reads.
+ * Until then the runs exit 4 and the manifests of the days it may hold name it. An operator who knows
+ * it is lost accepts it (`pingroll quarantine accept`): runs then skip it and exit 0, and the
+ * manifests say it was accepted as lost.
+ */
+import { addDays } from '../lib/utc-day.js';
+import type { ObjectStore } from './object-store/object-store.js';
+
+export const QUARANTINE_KEY = '_state/quarantine.json';
+
+/** Records are delivered up to two days late (more than that is rare, 0.001%): an object names its delivery day. */
+const DAYS_LATE = 2;
+
+export interface QuarantinedObject {
+  key: string;
+  etag: string;
+  size: number;
+  reason: string;
+  firstFailedAt: string;
+  lastFailedAt: string;
+  attempts: number;
+  /** The days its records may belong to (from the day in its name), or null: any day. */
+  days: string[] | null;
+  /** When an operator accepted it as lost; runs skip it from then on. */
+  acceptedLostAt?: string;
+}
+
+export class Quarantine {
+  private constructor(private readonly objects: Map<string, QuarantinedObject>) {}
+
+  static async load(store: ObjectStore): Promise<Quarantine> {
+    const body = await store.get(QUARANTINE_KEY);
+    const list = body ? (JSON.parse(body.toString('utf8')) as { objects: QuarantinedObject[] }).objects : [];
+    return new Quarantine(new Map(list.map((o) => [o.key, o])));
+  }
+
+  async save(store: ObjectStore): Promise<void> {
+    await store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
+  }
+
+  all(): QuarantinedObject[] {
+    return [...this.objects.values()].sort((a, b) => a.key.localeCompare(b.key));
+  }
+
+  /** Objects still failing, not accepted as lost. */
+  pending(): QuarantinedObject[] {
+    return this.all().filter((o) => !o.acceptedLostAt);
+  }
+
+  isAcceptedLost(key: string): boolean {
+    return Boolean(this.objects.get(key)?.acceptedLostAt);
+  }
+
+  /** An object failed to read (again). `day` is the day in its name, if any. */
+  failed(ref: { key: string; etag: string; size: number }, reason: string, day: string | null, now = new Date()): void {
+    const at = now.toISOString();
+    const was = this.objects.get(ref.key);
+    this.objects.set(ref.key, {
+      key: ref.key, etag: ref.etag, size: ref.size, reason, firstFailedAt: was?.firstFailedAt ?? at, lastFailedAt: at,
+      attempts: (was?.attempts ?? 0) + 1, days: day ? Array.from({ length: DAYS_LATE + 1 }, (_, i) => addDays(day, i - DAYS_LATE)) : null,
+    });
+  }
+
+  /** The object read at last (or was parsed by a committed batch): it leaves the quarantine. */
+  parsed(key: string): boolean {
+    return this.objects.delete(key);
+  }
+
+  /** Accepts objects as lost: the one named, or every pending one with `key` null. Returns those accepted. */
+  accept(key: string | null, now = new Date()): QuarantinedObject[] {
+    const chosen = key === null ? this.pending() : [this.objects.get(key)].filter((o): o is QuarantinedObject => Boolean(o && !o.acceptedLostAt));
+    for (const o of chosen) o.acceptedLostAt = now.toISOString();
+    return chosen;
+  }
+
+  /** The objects that may hold records of `day`: still failing, and accepted as lost. */
+  forDay(day: string): { quarantined: QuarantinedObject[]; acceptedLost: QuarantinedObject[] } {
+    const mayHold = this.all().filter((o) => o.days === null || o.days.includes(day));
+    return { quarantined: mayHold.filter((o) => !o.acceptedLostAt), acceptedLost: mayHold.filter((o) => o.acceptedLostAt) };
+  }
+}

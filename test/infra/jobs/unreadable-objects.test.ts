@@ -1,0 +1,130 @@
+/**
+ * One bad log object never stops the pipeline and is never silently lost: a corrupt or truncated
+ * gzip, a dangling link, an object gone between list and get are quarantined, retried by every run,
+ * named in the manifests, and taken in as soon as they read, or accepted as lost by an operator.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../infra/config.js';
+import type { ObjectSource } from '../../../ingest/object-source/object-source.js';
+import { memoryLog } from '../../../lib/log.js';
+import { Quarantine } from '../../../state/quarantine.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
+import { generateSample, objectBody, type LogObject } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, readDay, rm, runDay, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { startMoto } from '../../helpers/moto.js';
+import { expectedDay } from '../../helpers/oracle.js';
+
+const DAY = '2026-11-01';
+const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
+const roots: string[] = [];
+const root = (): string => {
+  const r = tempDir();
+  roots.push(r);
+  return r;
+};
+afterAll(async () => {
+  for (const r of roots) await rm(r, { recursive: true, force: true });
+});
+
+const truthOf = (objects: LogObject[]) => objects.flatMap((o) => o.truth);
+
+describe('unreadable log objects', () => {
+  it('are quarantined while every other object and the day go on; taken in once they read; accepted as lost by an operator', async () => {
+    const r = root();
+    const sample = generateSample({ date: DAY, sessions: 150, seed: 41, truth: true, recordsPerObject: 200, gzipShare: 0.5 });
+    const gz = sample.objects.filter((o) => o.gzip);
+    const [corrupt, truncated] = [gz[0]!, gz[1]!];
+    const good = sample.objects.filter((o) => o !== corrupt && o !== truncated);
+    await writeObjects(join(r, 'logs'), good);
+    await writeFile(join(r, 'logs', corrupt.key), Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(500, 7)]));
+    const body = objectBody(truncated);
+    await writeFile(join(r, 'logs', truncated.key), body.subarray(0, body.length >> 1));
+    const dangling = '2026-11-01-23-59-59-DANGLING';
+    await symlink(join(r, 'nowhere'), join(r, 'logs', dangling));
+
+    const first = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(first.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, truncated.key, dangling].sort());
+    expect(first.parsedObjects).toBe(good.length);
+    // The day is exact over every object that read.
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf(good), DAY));
+    const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
+    expect(manifest.quarantined.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, truncated.key, dangling].sort());
+
+    // The truncated object is delivered whole after all: the next run takes it in.
+    await writeFile(join(r, 'logs', truncated.key), body);
+    const second = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(second.parsedObjects).toBe(1);
+    expect(second.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, dangling].sort());
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf([...good, truncated]), DAY));
+    const q = await Quarantine.load(new DirectoryObjectStore(join(r, 'out')));
+    expect(q.pending().map((o) => [o.key, o.attempts])).toEqual([[corrupt.key, 2], [dangling, 2]].sort());
+
+    // As cron sees it: exit 4, and a last line that says what to do.
+    const env = { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(r, 'logs'), PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` };
+    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', timeout: 60_000 });
+    const run = cli('rollup', '--date', DAY);
+    expect(run.status).toBe(4);
+    expect(run.stderr.trim().split('\n').at(-1), run.stderr).toMatch(new RegExp(`^pingroll: completed, but 2 log objects could not be read \\(first: ${[corrupt.key, dangling].sort()[0]}: .*\\); they are listed in .*_state/quarantine.json .*pingroll quarantine accept KEY`));
+    expect(cli('quarantine', 'accept', '--all').stdout).toMatch(/accepted as lost: /);
+    const accepted = cli('rollup', '--date', DAY);
+    expect(accepted.status).toBe(0);
+    const after = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
+    expect(after.quarantined).toEqual([]);
+    expect(after.acceptedLost.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, dangling].sort());
+  });
+
+  it('quarantines an S3 object gone between list and get, and tries it by its key at every run', async () => {
+    const moto = await startMoto(['logs', 'out']);
+    // The SDK reads its own settings (region, credentials, endpoint) from the environment.
+    const restore = setEnv(moto.env);
+    try {
+      const sample = generateSample({ date: DAY, sessions: 40, seed: 43, truth: true, recordsPerObject: 200 });
+      const s3 = moto.client();
+      for (const o of sample.objects) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
+      const gone = sample.objects[1]!;
+      const config = loadConfig({ ...moto.env, PINGROLL_LOGS: 's3://logs/', PINGROLL_OUTPUT: 's3://out/run/', PINGROLL_WAREHOUSE: 'none' });
+      // Deleted after the run listed it, before it read it.
+      const deletingAfterList = (logs: ObjectSource): ObjectSource => Object.assign(Object.create(logs) as ObjectSource, {
+        list: async function* () {
+          for await (const ref of logs.list()) yield ref;
+          await s3.send(new DeleteObjectCommand({ Bucket: 'logs', Key: gone.key }));
+        },
+      });
+      const first = await runDay(config, { day: DAY, log: memoryLog() }, (b) => ({ ...b, logs: deletingAfterList(b.logs) }));
+      expect(first.unreadable).toEqual([{ key: gone.key, reason: expect.stringMatching(/NoSuchKey|does not exist|not found/i) }]);
+      const rest = sample.objects.filter((o) => o !== gone);
+      const store = new S3ObjectStore(s3, 'out', 'run/');
+      const local = root();
+      for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
+        await mkdir(join(local, t, `dt=${DAY}`), { recursive: true });
+        await store.download(`${t}/dt=${DAY}/part-00000.parquet`, join(local, t, `dt=${DAY}`, 'part-00000.parquet'));
+      }
+      expect(await readDay(local, DAY)).toEqual(expectedDay(truthOf(rest), DAY));
+      // Not listed any more, still tried by its key, still reported.
+      const second = await runDay(config, { day: DAY, log: memoryLog() });
+      expect(second.unreadable.map((u) => u.key)).toEqual([gone.key]);
+      expect((await Quarantine.load(store)).pending()[0]).toMatchObject({ key: gone.key, attempts: 2 });
+    } finally {
+      restore();
+      await moto.stop();
+    }
+  });
+
+  it('keeps a rejected line\'s original bytes when they are not valid UTF-8', async () => {
+    const r = root();
+    await mkdir(join(r, 'logs'), { recursive: true });
+    const line = Buffer.concat([Buffer.from('not a log line \u00e9 '), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('\n')]);
+    await writeFile(join(r, 'logs', '2026-11-01-10-00-00-BADBYTES'), line);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const rejects = gunzipSync(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'rejects.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rejects).toHaveLength(1);
+    expect(rejects[0].record).toContain('\uFFFD');
+    expect(Buffer.from(rejects[0].recordBase64, 'base64')).toEqual(line.subarray(0, line.length - 1));
+  });
+});
