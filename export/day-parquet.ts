@@ -1,7 +1,7 @@
 /**
- * Writes one rolled-up day (contract §6): each table as one Parquet file at
- * `<table>/dt=<day>/part-00000.parquet`, replaced whole (a reader sees the old day or the new one,
- * never a mix or a double), the day's rejects, and last the run manifest.
+ * The files of one rolled-up day (contract §6): each table as one Parquet file at
+ * `<table>/dt=<day>/part-00000.parquet`, and the day's rejects. They are published whole by
+ * publish-journal.ts.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +17,8 @@ export interface OutputFile {
   bytes: number;
   /** The local copy, for the warehouse load. */
   local: string;
+  /** Where the file waits in the store until the day is published (what Redshift COPYs). */
+  stagedKey?: string;
 }
 
 /** Where a table's Parquet of a day is published (contract §6): one file per day, replaced whole. */
@@ -36,24 +38,18 @@ export async function writeDayParquet(engine: DuckDBConnection, day: string, rol
   return out;
 }
 
-export async function publishParquet(store: ObjectStore, files: OutputFile[]): Promise<void> {
-  for (const f of files) await store.put(f.key, { file: f.local });
+export function rejectsKey(day: string): string {
+  return `_runs/dt=${day}/rejects.jsonl.gz`;
 }
 
-/** The day's rejects from every batch, as one gzip file (gzip members concatenate). */
-export async function publishRejects(store: ObjectStore, day: string, staged: string[]): Promise<{ key: string; bytes: number } | null> {
-  const key = `_runs/dt=${day}/rejects.jsonl.gz`;
-  if (staged.length === 0) {
-    await store.delete(key);
-    return null;
-  }
+/** The day's rejects from every batch, as one gzip file (gzip members concatenate), or null when there are none. */
+export async function dayRejects(store: ObjectStore, staged: string[]): Promise<Buffer | null> {
+  if (staged.length === 0) return null;
   const parts: Buffer[] = [];
   for (const s of staged) {
     const body = await store.get(s);
     if (!body) throw new Error(`staged rejects ${s} are missing from ${store.url}; the ledger names them`);
     parts.push(body);
   }
-  const body = Buffer.concat(parts);
-  await store.put(key, body);
-  return { key, bytes: body.length };
+  return Buffer.concat(parts);
 }

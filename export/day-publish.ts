@@ -1,6 +1,6 @@
 /**
- * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects and
- * warehouse rows, and last write its manifest.
+ * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects,
+ * warehouse rows and manifest, whole or not at all (publish-journal.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,8 +9,9 @@ import type { Log } from '../lib/log.js';
 import { rollupDay } from '../rollup/day-rollup.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import { publishParquet, publishRejects, writeDayParquet } from './day-parquet.js';
-import { writeManifest, type DayManifest } from './manifest.js';
+import { dayRejects, rejectsKey, writeDayParquet, type OutputFile } from './day-parquet.js';
+import { manifestKey, type DayManifest } from './manifest.js';
+import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
 import type { Warehouse } from './warehouse/warehouse.js';
 import type { Quarantine } from '../state/quarantine.js';
 
@@ -56,6 +57,25 @@ export class DayPublisher {
 
   constructor(private readonly opts: DayPublisherOptions) {}
 
+  /** Loads a day into the warehouse, one load at a time; null without a warehouse. */
+  private get loadWarehouse(): LoadWarehouse {
+    const { warehouse } = this.opts;
+    if (!warehouse) return null;
+    return (day: string, files: OutputFile[]) => {
+      const load = this.warehouseQueue.then(async () => {
+        await warehouse.init();
+        await warehouse.loadDay(day, files);
+      });
+      this.warehouseQueue = load.catch(() => {});
+      return load;
+    };
+  }
+
+  /** Completes the publication of days that runs killed while publishing left behind. */
+  recover(): Promise<string[]> {
+    return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
+  }
+
   /** Rolls up `day` from everything staged for it and publishes it; `engine` is the day's own. */
   async publish(engine: DuckDBConnection, day: string, ingest: IngestReport): Promise<PublishedDay> {
     const { store, warehouse, log, run } = this.opts;
@@ -93,27 +113,22 @@ export class DayPublisher {
 
       const rollup = await rollupDay(engine, day, files, outcomes);
       const outputs = await writeDayParquet(engine, day, rollup, dir);
-      await this.opts.fence?.();
-      await publishParquet(store, outputs);
-      const rejectsFile = await publishRejects(store, day, rejects);
-      if (warehouse) {
-        const load = this.warehouseQueue.then(async () => {
-          await warehouse.init();
-          await warehouse.loadDay(day, outputs);
-        });
-        this.warehouseQueue = load.catch(() => {});
-        await load;
-      }
+      const rejectsBody = await dayRejects(store, rejects);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
-      const manifest = await writeManifest(store, {
+      const manifest: DayManifest = {
         run, day, version: this.opts.version, startedAt: started, finishedAt: new Date().toISOString(),
         inputs, scannedThisRun: ingest.scanned, missingTables: ingest.missingTables,
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
-        outputs: outputSummary, rejects: rejectsFile, warehouse: warehouse?.description ?? 'none',
+        outputs: outputSummary, rejects: rejectsBody ? { key: rejectsKey(day), bytes: rejectsBody.length } : null,
+        warehouse: warehouse?.description ?? 'none',
         ...quarantinedFor(this.opts.quarantine, day),
-      });
+      };
+      await publishWhole(store, {
+        run, day, tables: outputs,
+        others: [{ key: rejectsKey(day), body: rejectsBody }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
+      }, this.loadWarehouse, this.opts.fence);
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
-      return { pings: rollup.pings, outputs: outputSummary, manifest };
+      return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -44,9 +44,3 @@ export async function readManifest(store: ObjectStore, day: string): Promise<Day
     return null;
   }
 }
-
-export async function writeManifest(store: ObjectStore, manifest: DayManifest): Promise<string> {
-  const key = manifestKey(manifest.day);
-  await store.put(key, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'));
-  return key;
-}

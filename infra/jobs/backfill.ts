@@ -67,6 +67,9 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
     const quarantine = await Quarantine.load(store);
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
+    // Before anything else: a run killed while publishing a day left it half published.
+    await publisher.recover();
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
@@ -82,7 +85,6 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
 
     const parallel = config.parallelDays;
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
     const queue = new PQueue({ concurrency: parallel });
     const started = Date.now();
     let finished = 0;

@@ -88,8 +88,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     log.info('run.start', { run, day, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
     const quarantine = await Quarantine.load(store);
-    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld(), quarantine }));
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
+    // Before anything else: a run killed while publishing a day left it half published.
+    await publisher.recover();
+    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld(), quarantine }));
     const published = await publisher.publish(engine, day, summary);
     Object.assign(summary, published);
     log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });

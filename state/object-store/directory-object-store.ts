@@ -93,6 +93,13 @@ export class DirectoryObjectStore implements ObjectStore {
     return out.sort();
   }
 
+  async move(from: string, to: string): Promise<void> {
+    const path = this.path(to);
+    await mkdir(dirname(path), { recursive: true });
+    await rename(this.path(from), path);
+    await syncDirOf(path);
+  }
+
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
   }

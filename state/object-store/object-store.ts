@@ -17,6 +17,8 @@ export interface ObjectStore {
   /** Keys under `prefix`, in order. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;
+  /** Puts the object at `from` under `to` (replacing it whole, as `put` does) and removes it from `from`. */
+  move(from: string, to: string): Promise<void>;
   /** Copies an object to a local file (DuckDB reads local files only: no httpfs here). */
   download(key: string, file: string): Promise<void>;
   /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded. */

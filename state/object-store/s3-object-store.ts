@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
+  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './object-store.js';
 
@@ -53,6 +53,12 @@ export class S3ObjectStore implements ObjectStore {
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
     return out.sort();
+  }
+
+  /** A server-side copy, then a delete: the object under `to` is replaced whole by the copy. */
+  async move(from: string, to: string): Promise<void> {
+    await this.s3.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.prefix + to, CopySource: encodeURI(`${this.bucket}/${this.prefix}${from}`) }));
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + from }));
   }
 
   async delete(key: string): Promise<void> {

@@ -90,16 +90,17 @@ export function runDays(config: Config, opts: BackfillOptions, wrap: Wrap = (b) 
  * A store that fails, as a crash at that instant would, at the first read or write whose key
  * `crashAt` picks; every other call goes to `inner`.
  */
-export function crashingStore(inner: ObjectStore, crashAt: (op: 'get' | 'put', key: string) => boolean, message = 'simulated crash'): ObjectStore {
+export function crashingStore(inner: ObjectStore, crashAt: (op: 'get' | 'put' | 'move', key: string) => boolean, message: string | (() => Error) = 'simulated crash'): ObjectStore {
   let crashed = false;
-  const check = (op: 'get' | 'put', key: string): void => {
+  const check = (op: 'get' | 'put' | 'move', key: string): void => {
     if (!crashed && crashAt(op, key)) {
       crashed = true;
-      throw new Error(message);
+      throw typeof message === 'string' ? new Error(message) : message();
     }
   };
   return Object.assign(Object.create(inner) as ObjectStore, {
     get: async (key: string) => (check('get', key), inner.get(key)),
     put: async (key: string, body: Buffer | { file: string }) => (check('put', key), inner.put(key, body)),
+    move: async (from: string, to: string) => (check('move', to), inner.move(from, to)),
   });
 }

@@ -115,11 +115,14 @@ export class RedshiftWarehouse implements Warehouse {
     this.initialized = true;
   }
 
-  /** Delete the day and COPY it, for each table, as one transaction. */
-  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Pick<OutputFile, 'table'>[]): string[] {
+  /**
+   * Delete the day and COPY it, for each table, as one transaction. COPY reads the file where it waits
+   * to be published (its staged key), or where it is published.
+   */
+  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey'>>): string[] {
     return files.flatMap((f) => [
       `DELETE FROM ${cfg.schema}.${f.table} WHERE day = '${day}'`,
-      `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.table}/dt=${day}/' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
+      `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.stagedKey ?? f.key}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
     ]);
   }
 

@@ -28,7 +28,7 @@ const ENV = {
 };
 const cfg = (): RedshiftConfig => loadConfig(ENV).redshift!;
 const output = { kind: 's3' as const, bucket: 'rollups', prefix: 'pingroll/', url: 's3://rollups/pingroll/' };
-const files = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((table) => ({ table })) as never[];
+const files = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((table) => ({ table, key: `${table}/dt=2026-11-01/part-00000.parquet` })) as never[];
 const fast = { sleep: async () => {}, firstPollMs: 1 };
 
 describe('configuration', () => {
@@ -79,11 +79,11 @@ describe('loading a day', () => {
     expect(batches[0]!.args[0].input).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev' });
     expect(batches[0]!.args[0].input.Sqls).toEqual([
       "DELETE FROM pingroll.daily_episode_stats WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_episode_stats FROM 's3://rollups/pingroll/daily_episode_stats/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+      "COPY pingroll.daily_episode_stats FROM 's3://rollups/pingroll/daily_episode_stats/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
       "DELETE FROM pingroll.daily_series_stats WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_series_stats FROM 's3://rollups/pingroll/daily_series_stats/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+      "COPY pingroll.daily_series_stats FROM 's3://rollups/pingroll/daily_series_stats/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
       "DELETE FROM pingroll.daily_ingest_audit WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_ingest_audit FROM 's3://rollups/pingroll/daily_ingest_audit/dt=2026-11-01/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
+      "COPY pingroll.daily_ingest_audit FROM 's3://rollups/pingroll/daily_ingest_audit/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
     ]);
     expect(rs.commandCalls(DescribeStatementCommand)).toHaveLength(3);
     expect(waits).toEqual([100, 150]); // backoff grows

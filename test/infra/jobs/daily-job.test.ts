@@ -3,6 +3,7 @@
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
 import { BATCHES } from '../../../state/ledger.js';
+import { PUBLISH_PREFIX } from '../../../export/publish-journal.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -143,16 +144,56 @@ describe('the daily job over a directory', () => {
 
   it.each([
     // The batch was committed before the crash: the re-run parses nothing.
-    ['between ingest and export', (key: string) => key.startsWith('daily_episode_stats/'), 0],
+    ['between ingest and export', 'put', (key: string) => key.startsWith(PUBLISH_PREFIX), 0],
     // Nothing was committed: the re-run parses every object again, and orphaned staging is ignored.
-    ['before the batch commit', (key: string) => key.startsWith(BATCHES), -1],
-  ] as const)('gives the result of one clean run after a crash %s', async (_when, crashAt, reparsed) => {
+    ['before the batch commit', 'put', (key: string) => key.startsWith(BATCHES), -1],
+    // The day's journal was written, one table moved into place: the next run completes the publication first.
+    ['inside the publish step', 'move', (key: string) => key.startsWith('daily_series_stats/'), 0],
+  ] as const)('gives the result of one clean run after a crash %s', async (_when, op, crashAt, reparsed) => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
-    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }, (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'put' && crashAt(key)) })))
+    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }, (b) => ({ ...b, store: crashingStore(b.store, (o, key) => o === op && crashAt(key)) })))
       .rejects.toThrow('simulated crash');
     const rerun = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(rerun.parsedObjects).toBe(reparsed < 0 ? sample.objects.length : reparsed);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+  });
+
+  it('completes a day a killed run left half published, whatever day the next run is for', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() },
+      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'move' && key.startsWith('daily_series_stats/')) }))).rejects.toThrow('simulated crash');
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    expect(await store.list(PUBLISH_PREFIX)).toContain(`${PUBLISH_PREFIX}dt=${DAY}.json`);
+    const log = memoryLog();
+    await runDay(dirConfig(r), { day: '2026-11-02', log });
+    expect(log.events.find((e) => e.event === 'publish.recover')?.fields).toMatchObject({ day: DAY });
+    expect(await store.list(PUBLISH_PREFIX)).toEqual([]);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+    expect(await query(`SELECT count(*)::INT AS n FROM daily_series_stats WHERE day = DATE '${DAY}'`, join(r, 'wh.duckdb'))).toEqual([{ n: expectedDay(sample.truth, DAY).series.length }]);
+  });
+
+  it('leaves the day as it was when the disk fills while publishing, and publishes it whole at the next run', async () => {
+    const r = root();
+    const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
+    const early = sorted.slice(0, Math.ceil(sorted.length / 2));
+    await writeObjects(join(r, 'logs'), early);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const before = await readDay(join(r, 'out'), DAY);
+    const manifest = await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8');
+    const warehouse = await query(`SELECT sum(pings)::BIGINT AS n FROM daily_episode_stats`, join(r, 'wh.duckdb'));
+    await writeObjects(join(r, 'logs'), sorted.slice(early.length));
+    // The disk fills as the second table's Parquet is staged.
+    const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() },
+      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'put' && key.startsWith(PUBLISH_PREFIX) && key.includes('daily_series_stats'), enospc) }))).rejects.toThrow(/ENOSPC/);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(before);
+    expect(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8')).toBe(manifest);
+    expect(await query(`SELECT sum(pings)::BIGINT AS n FROM daily_episode_stats`, join(r, 'wh.duckdb'))).toEqual(warehouse);
+    // Nothing staged for publishing is left behind, and the next run publishes the whole new day.
+    expect(await new DirectoryObjectStore(join(r, 'out')).list(PUBLISH_PREFIX)).toEqual([]);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 

@@ -1,0 +1,151 @@
+/**
+ * A day is published whole, or not at all (contract §6).
+ *
+ * 1. Every new file of the day (the tables' Parquet, the rejects, the manifest) is written first under
+ *    `_state/publish/dt=<day>/<run>/`, where no reader looks. A failure here (a full disk, S3) changes
+ *    nothing anyone sees; a later run removes what it left.
+ * 2. The journal `_state/publish/dt=<day>.json` names each staged file and where it goes.
+ * 3. The warehouse loads the day from the staged files, in one transaction. If it fails, the journal
+ *    and the staged files are removed: nothing of the day was replaced, and the run fails.
+ * 4. Each staged file is moved into place (a rename on a filesystem, a copy on S3), the manifest last,
+ *    then the journal is removed.
+ * A run killed after step 2 leaves the journal: the next run, before anything else, does steps 3 and 4
+ * again from the staged files (loading the warehouse again is harmless: it replaces the day).
+ *
+ * What readers see: the warehouse switches from the old day to the new in one transaction. Each
+ * Parquet file switches whole; the three tables and the manifest switch one after another within
+ * moments (step 4), the manifest last, so a manifest always describes files that are in place.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Log } from '../lib/log.js';
+import type { TableName } from '../rollup/day-rollup.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { OutputFile } from './day-parquet.js';
+
+export const PUBLISH_PREFIX = '_state/publish/';
+
+interface Journal {
+  run: string;
+  day: string;
+  createdAt: string;
+  /** Staged files and where they go, in order: the tables, the rejects, the manifest last. */
+  moves: Array<{ from: string; to: string }>;
+  /** Keys to remove (the day's old rejects, when it has none now). */
+  deletes: string[];
+  /** The tables' files, as the warehouse loads them. */
+  tables: Array<{ table: TableName; key: string; stagedKey: string; rows: number; bytes: number }>;
+}
+
+export function journalKey(day: string): string {
+  return `${PUBLISH_PREFIX}dt=${day}.json`;
+}
+
+function stagedPrefix(day: string, run: string): string {
+  return `${PUBLISH_PREFIX}dt=${day}/${run}/`;
+}
+
+/** Loads a day into the warehouse (in one transaction); null when there is no warehouse. */
+export type LoadWarehouse = ((day: string, files: OutputFile[]) => Promise<void>) | null;
+
+export interface DayFiles {
+  run: string;
+  day: string;
+  /** The tables' Parquet, written locally. */
+  tables: OutputFile[];
+  /** Other files and their bytes (the rejects, the manifest last); a null body removes the key. */
+  others: Array<{ key: string; body: Buffer | null }>;
+}
+
+/** Publishes a day's files and warehouse rows whole (steps 1-4 above). */
+export async function publishWhole(store: ObjectStore, files: DayFiles, loadWarehouse: LoadWarehouse, fence?: () => Promise<void>): Promise<void> {
+  const prefix = stagedPrefix(files.day, files.run);
+  const journal: Journal = { run: files.run, day: files.day, createdAt: new Date().toISOString(), moves: [], deletes: [], tables: [] };
+  try {
+    for (const f of files.tables) {
+      f.stagedKey = prefix + f.key;
+      await store.put(f.stagedKey, { file: f.local });
+      journal.moves.push({ from: f.stagedKey, to: f.key });
+      journal.tables.push({ table: f.table, key: f.key, stagedKey: f.stagedKey, rows: f.rows, bytes: f.bytes });
+    }
+    for (const o of files.others) {
+      if (o.body === null) {
+        journal.deletes.push(o.key);
+        continue;
+      }
+      await store.put(prefix + o.key, o.body);
+      journal.moves.push({ from: prefix + o.key, to: o.key });
+    }
+    await fence?.();
+    await store.put(journalKey(files.day), Buffer.from(JSON.stringify(journal, null, 2)));
+  } catch (err) {
+    await removeStaged(store, prefix);
+    throw err;
+  }
+  try {
+    await loadWarehouse?.(files.day, files.tables);
+  } catch (err) {
+    // Nothing of the day was replaced: take the publication back.
+    await store.delete(journalKey(files.day));
+    await removeStaged(store, prefix);
+    throw err;
+  }
+  await finish(store, journal);
+}
+
+/**
+ * Completes what runs killed while publishing left (steps 3 and 4 from the staged files), and removes
+ * staged files no journal names. Runs before anything else, under the run lock.
+ */
+export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWarehouse, workDir: string, log: Log): Promise<string[]> {
+  const keys = await store.list(PUBLISH_PREFIX);
+  const journals = keys.filter((k) => /^_state\/publish\/dt=\d{4}-\d{2}-\d{2}\.json$/.test(k));
+  const repaired: string[] = [];
+  const named = new Set<string>();
+  for (const key of journals) {
+    const body = await store.get(key);
+    if (!body) continue;
+    const journal = JSON.parse(body.toString('utf8')) as Journal;
+    named.add(stagedPrefix(journal.day, journal.run));
+    log.warn('publish.recover', { day: journal.day, run: journal.run, hint: 'a run was stopped while publishing this day; completing it from the files it staged' });
+    if (loadWarehouse) {
+      const dir = await mkdtemp(join(workDir, `recover-${journal.day}-`));
+      try {
+        const files: OutputFile[] = [];
+        for (const t of journal.tables) {
+          const local = join(dir, `${t.table}.parquet`);
+          // Staged files are moved away only after the load: if one is gone, the load already happened.
+          if ((await store.size(t.stagedKey)) === null) break;
+          await store.download(t.stagedKey, local);
+          files.push({ table: t.table, key: t.key, rows: t.rows, bytes: t.bytes, local, stagedKey: t.stagedKey });
+        }
+        if (files.length === journal.tables.length) await loadWarehouse(journal.day, files);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    await finish(store, journal);
+    repaired.push(journal.day);
+  }
+  // Files staged by runs stopped before they wrote their journal: nothing refers to them.
+  for (const key of keys) {
+    if (journals.includes(key)) continue;
+    const m = /^_state\/publish\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\//.exec(key);
+    if (m && !named.has(m[0])) await store.delete(key);
+  }
+  return repaired;
+}
+
+/** Step 4: each staged file into place (skipping those already moved), then the journal goes. */
+async function finish(store: ObjectStore, journal: Journal): Promise<void> {
+  for (const { from, to } of journal.moves) {
+    if ((await store.size(from)) !== null) await store.move(from, to);
+  }
+  for (const key of journal.deletes) await store.delete(key);
+  await store.delete(journalKey(journal.day));
+  await removeStaged(store, stagedPrefix(journal.day, journal.run));
+}
+
+async function removeStaged(store: ObjectStore, prefix: string): Promise<void> {
+  for (const key of await store.list(prefix)) await store.delete(key);
+}
