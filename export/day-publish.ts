@@ -113,6 +113,8 @@ export class DayPublisher {
 
       const rollup = await rollupDay(engine, day, files, outcomes);
       const outputs = await writeDayParquet(engine, day, rollup, dir);
+      // Temporary files a killed write left beside the day's files.
+      await store.removeTemporaries?.([...outputs.map((o) => o.key.slice(0, o.key.lastIndexOf('/') + 1)), `_runs/dt=${day}/`]);
       const rejectsBody = await dayRejects(store, rejects);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
       const manifest: DayManifest = {

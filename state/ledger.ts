@@ -11,6 +11,8 @@ import type { Outcome, Source } from '../ingest/ping-record.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
 export const BATCHES = '_state/batches/';
+/** Staged pings and rejects, by day: `_staging/dt=<day>/<batch or scan>...`. */
+export const STAGING = '_staging/';
 /** DynamoDB table scans: `_state/scans/<table>/<scan>.json`. Only a table's latest scan counts. */
 export const SCANS = '_state/scans/';
 
@@ -119,6 +121,20 @@ export class Ledger {
   async commitScan(store: ObjectStore, scan: TableScanCommit): Promise<void> {
     await store.put(`${SCANS}${scan.table}/${scan.scan}.json`, Buffer.from(JSON.stringify(scan)));
     this.scans.set(scan.table, scan);
+  }
+
+  /** Every staged file a commit names: every batch's, and each table's latest scan's (older scans are never read). */
+  stagedKeys(): Set<string> {
+    const keys = new Set<string>();
+    const add = (days: Record<string, StagedDay>): void => {
+      for (const d of Object.values(days)) {
+        for (const k of d.pings ?? []) keys.add(k);
+        if (d.rejects) keys.add(d.rejects);
+      }
+    };
+    for (const b of this.batches) add(b.days);
+    for (const s of this.scans.values()) add(s.days);
+    return keys;
   }
 
   /** Whether a log object was parsed by a committed batch. Log objects are never rewritten. */

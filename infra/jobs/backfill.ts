@@ -4,9 +4,10 @@
  * a time. Resumable: a day whose manifest names exactly the batches and scans it would read now is
  * skipped (unless `force`). One failed day does not stop the others.
  */
+import { removeLeftovers } from '../../state/leftovers.js';
+import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { DayPublisher } from '../../export/day-publish.js';
@@ -62,14 +63,16 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
   const lock = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, lockOptions(log, opts.waitSeconds));
-  const dir = await mkdtemp(join(tmpdir(), 'pingroll-backfill-'));
+  const dir = await makeWorkDir('backfill');
   try {
     log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
     const quarantine = await Quarantine.load(store);
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
-    // Before anything else: a run killed while publishing a day left it half published.
+    // Before anything else: a run killed while publishing a day left it half published; others left files.
     await publisher.recover();
+    const leftovers = await removeLeftovers(store, ledger);
+    if (leftovers.staged + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });

@@ -4,9 +4,10 @@
  * A re-run gives the same result as one clean run; objects that arrived late are picked up by the
  * next run of their day. The backends come from the composition root (infra/backends.ts).
  */
+import { removeLeftovers } from '../../state/leftovers.js';
+import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DayPublisher, type PublishedDay } from '../../export/day-publish.js';
@@ -82,15 +83,17 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   }
 
   const lock = await acquireLock(store, run, `rollup ${day}`, lockOptions(log, opts.waitSeconds));
-  const dir = await mkdtemp(join(tmpdir(), 'pingroll-run-'));
+  const dir = await makeWorkDir('run');
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
   try {
     log.info('run.start', { run, day, logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
     const quarantine = await Quarantine.load(store);
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
-    // Before anything else: a run killed while publishing a day left it half published.
+    // Before anything else: a run killed while publishing a day left it half published; others left files.
     await publisher.recover();
+    const leftovers = await removeLeftovers(store, ledger);
+    if (leftovers.staged + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
     Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld(), quarantine }));
     const published = await publisher.publish(engine, day, summary);
     Object.assign(summary, published);

@@ -3,9 +3,9 @@
  * each record to exactly one outcome, pings and rejects staged by the UTC day they belong to, then
  * committed (see ledger.ts).
  */
+import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -103,7 +103,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
 
 async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Omit<IngestResult, 'unreadable'> | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
-  const dir = await mkdtemp(join(tmpdir(), 'pingroll-ingest-'));
+  const dir = await makeWorkDir('ingest');
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
   const objects: InputObject[] = todo.map((r) => ({ key: r.key, size: r.size, etag: r.etag, records: 0 }));
   const fallbackDay = new Date().toISOString().slice(0, 10);
@@ -188,8 +188,14 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Omit<
     if (failures.length) return { failures };
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
-    await opts.fence?.();
-    await opts.ledger.commit(opts.store, commit);
+    try {
+      await opts.fence?.();
+      await opts.ledger.commit(opts.store, commit);
+    } catch (err) {
+      // Uncommitted, the staged files are nobody's: take them back, so that retries never pile them up.
+      for (const d of Object.values(days)) for (const key of [...(d.pings ?? []), ...(d.rejects ? [d.rejects] : [])]) await opts.store.delete(key).catch(() => {});
+      throw err;
+    }
     return { commit, objects: todo.length, records };
   } finally {
     await spool.discard();

@@ -4,8 +4,8 @@
  * read stages every day the table holds, not just the day being run), then committed as the table's
  * latest scan (see state/ledger.ts).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { makeWorkDir } from '../../lib/work-dir.js';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../../lib/log.js';
@@ -33,7 +33,7 @@ export interface ScanBatchOptions {
 export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCommit> {
   const { now } = opts;
   const scan = batchId(now);
-  const dir = await mkdtemp(join(tmpdir(), 'pingroll-scan-'));
+  const dir = await makeWorkDir('scan');
   const spool = new DaySpool(dir, opts.engine);
   const noTimeDay = firstDayOf(opts.table);
   try {

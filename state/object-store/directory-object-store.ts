@@ -4,6 +4,10 @@ import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
 import type { ObjectStore } from './object-store.js';
 
+/** What a write leaves while it is under way: `.<random>.tmp`. */
+const TEMPORARY_SUFFIX = '.tmp';
+const TEMPORARY = /^\.[0-9a-f]{12}\.tmp$/;
+
 /**
  * An object store in a local directory. A write goes to a hidden temporary file, synced, then renamed
  * over the name (and the directory synced): a reader sees the old bytes or the new ones, and what a
@@ -59,7 +63,7 @@ export class DirectoryObjectStore implements ObjectStore {
   /** `body` in a synced temporary file beside `path`. The name starts with a dot: globs like dt=*\/*.parquet never match it. */
   private async written(path: string, body: Buffer | { file: string }): Promise<string> {
     await mkdir(dirname(path), { recursive: true });
-    const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
+    const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}${TEMPORARY_SUFFIX}`);
     try {
       if (Buffer.isBuffer(body)) await writeFile(tmp, body);
       else await copyFile(body.file, tmp);
@@ -91,6 +95,22 @@ export class DirectoryObjectStore implements ObjectStore {
     };
     await walk(dir);
     return out.sort();
+  }
+
+  async removeTemporaries(prefixes: string[]): Promise<number> {
+    let removed = 0;
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        if (e.isDirectory()) await walk(join(dir, e.name));
+        else if (TEMPORARY.test(e.name)) {
+          await rm(join(dir, e.name), { force: true });
+          removed++;
+        }
+      }
+    };
+    for (const prefix of prefixes) await walk(this.path(prefix.replace(/\/$/, '')));
+    return removed;
   }
 
   async move(from: string, to: string): Promise<void> {

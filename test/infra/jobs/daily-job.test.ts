@@ -2,7 +2,7 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { BATCHES } from '../../../state/ledger.js';
+import { BATCHES, STAGING } from '../../../state/ledger.js';
 import { PUBLISH_PREFIX } from '../../../export/publish-journal.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -172,6 +172,30 @@ describe('the daily job over a directory', () => {
     expect(await store.list(PUBLISH_PREFIX)).toEqual([]);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
     expect(await query(`SELECT count(*)::INT AS n FROM daily_series_stats WHERE day = DATE '${DAY}'`, join(r, 'wh.duckdb'))).toEqual([{ n: expectedDay(sample.truth, DAY).series.length }]);
+  });
+
+  it('removes what killed runs left: staging no commit names, half-written files, work folders of dead processes', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    const committed = (await store.list(STAGING)).sort();
+    // A run killed before its batch commit, a write killed midway, a dead process's work folder.
+    await store.put(`${STAGING}dt=${DAY}/20261101T000000Z-deadbeef.parquet`, Buffer.from('PAR1'));
+    await writeFile(join(r, 'out', '_staging', `dt=${DAY}`, '.0123456789ab.tmp'), 'half');
+    const { mkdir } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dead = join(tmpdir(), `pingroll-run-${2 ** 22 + 4321}-leftover`);
+    await mkdir(join(dead, 'spill'), { recursive: true });
+    const log = memoryLog();
+    await runDay(dirConfig(r), { day: DAY, log });
+    // (Other dead processes' folders in TMPDIR may go too.)
+    expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, temporaries: 1, workDirs: expect.any(Number) });
+    expect((await store.list(STAGING)).sort()).toEqual(committed);
+    expect(await readdir(join(r, 'out', '_staging', `dt=${DAY}`))).not.toContain('.0123456789ab.tmp');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(dead)).toBe(false);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 
   it('leaves the day as it was when the disk fills while publishing, and publishes it whole at the next run', async () => {

@@ -1,0 +1,34 @@
+/**
+ * Local work folders in TMPDIR, named after the process that made them (`pingroll-<kind>-<pid>-...`),
+ * so that a later run can tell those of dead processes and remove them.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const WORK_DIR = /^pingroll-[a-z]+-(\d+)-/;
+
+export function makeWorkDir(kind: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `pingroll-${kind}-${process.pid}-`));
+}
+
+/** Removes the work folders of processes that are gone; returns how many. */
+export async function removeDeadWorkDirs(): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(WORK_DIR.exec(name)?.[1]);
+    if (!pid || alive(pid)) continue;
+    await rm(join(tmpdir(), name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
