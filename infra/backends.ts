@@ -38,8 +38,8 @@ export async function buildBackends(config: Config, log: Log): Promise<Backends>
 }
 
 /** Objects at a location (an S3 prefix or a directory), to list and stream. */
-export async function objectSourceAt(location: Location, config: Config): Promise<ObjectSource> {
-  if (location.kind !== 's3') return new DirectoryObjectSource(location.path);
+export async function objectSourceAt(location: Location, config: Config, setting = 'PINGROLL_LOGS'): Promise<ObjectSource> {
+  if (location.kind !== 's3') return new DirectoryObjectSource(location.path, setting);
   const [{ S3ObjectSource }, { makeS3Client }] = await Promise.all([import('../ingest/object-source/s3-object-source.js'), import('./aws/s3-client.js')]);
   return new S3ObjectSource(makeS3Client(config), location.bucket, location.prefix);
 }
@@ -65,7 +65,7 @@ export async function warehouseFor(config: Config, log?: Log): Promise<Warehouse
 /** The legacy tables' items: scanned with the configured segments and budget, or read from exports. */
 export async function itemSourcesFor(config: Config, log: Log): Promise<TableItemSources> {
   const [{ TableItemSources }, { makeDynamoClient }] = await Promise.all([import('../ingest/dynamodb/item-source.js'), import('./aws/dynamodb-client.js')]);
-  return new TableItemSources(makeDynamoClient(), config.ddbExports ? await objectSourceAt(config.ddbExports, config) : null, {
+  return new TableItemSources(makeDynamoClient(), config.ddbExports ? await objectSourceAt(config.ddbExports, config, 'PINGROLL_DDB_EXPORTS') : null, {
     segments: config.segments, maxRcu: config.maxRcu,
     onThrottle: (table, segment, attempt, waitMs) => log.info('table.throttled', { table, segment, attempt, waitMs }),
   });

@@ -17,3 +17,6 @@ export interface DirectoryLocation {
   path: string;
   url: string;
 }
+
+/** A location that cannot serve: missing, not a directory, a bucket that does not exist. A configuration error. */
+export class LocationError extends Error {}

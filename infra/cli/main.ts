@@ -7,8 +7,10 @@
  */
 import { Command, CommanderError } from 'commander';
 import { LockHeldError } from '../../state/run-lock.js';
+import { LocationError } from '../../lib/location.js';
 import { ConfigError, debugFrom, loadConfig } from '../config.js';
 import { codeVersion, gitRevision } from '../version.js';
+import { failureLine } from './failure-message.js';
 import { configFrom, withConfigOptions, withReadOptions, type ConfigOptions } from './config-options.js';
 import { backfillCommand } from './commands/backfill.js';
 import { generateCommand, type GenerateOptions } from './commands/generate.js';
@@ -157,20 +159,25 @@ export function reportFailure(err: unknown, debug: boolean): number {
     process.stderr.write(`pingroll: ${err.message}\n`);
     return 3;
   }
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof LocationError) {
     process.stderr.write(`pingroll: ${err.message}\n`);
     return 2;
   }
-  const e = err as NodeJS.ErrnoException;
-  if (e.code === 'ENOENT') {
-    process.stderr.write(`pingroll: no such file: ${e.path ?? e.message}; check the path and run again\n`);
-    return 1;
-  }
-  if (e.code === 'EPIPE') return 0;
-  process.stderr.write(`pingroll: ${e.message ?? String(err)}\n`);
-  if (debug) process.stderr.write(`${e.stack}\n`);
+  if ((err as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+  if (debug) process.stderr.write(`${(err as Error).stack}\n`);
+  process.stderr.write(`pingroll: ${failureLine(err)}\n`);
   return 1;
 }
+
+// Node's own warnings (the AWS SDK's 8-line notice that later releases need Node 22, among them) go
+// to stderr as a block of text; off a terminal stderr carries JSON lines only. The SDK versions are
+// pinned (package.json), so that notice is dropped; any other warning becomes one line.
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name === 'NodeVersionSupportWarning' || w.message.startsWith('NodeVersionSupportWarning')) return;
+  const text = w.message.split('\n')[0];
+  process.stderr.write(process.stderr.isTTY ? `warning: ${text}\n` : JSON.stringify({ ts: new Date().toISOString(), level: 'warn', event: 'node.warning', name: w.name, message: text }) + '\n');
+});
 
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);

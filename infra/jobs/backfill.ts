@@ -62,6 +62,9 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
+  // A location that cannot serve is a configuration error, found before anything is created.
+  await logs.check?.();
+  await store.check?.();
   const lock = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, lockOptions(log, opts.waitSeconds));
   const dir = await makeWorkDir('backfill');
   try {

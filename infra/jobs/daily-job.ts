@@ -82,6 +82,9 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
 
+  // A location that cannot serve is a configuration error, found before anything is created.
+  await logs.check?.();
+  await store.check?.();
   const lock = await acquireLock(store, run, `rollup ${day}`, lockOptions(log, opts.waitSeconds));
   const dir = await makeWorkDir('run');
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });

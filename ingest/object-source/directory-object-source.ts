@@ -1,11 +1,23 @@
 import { createReadStream } from 'node:fs';
 import { open, opendir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource, PlainObject } from './object-source.js';
 
 /** Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves). */
 export class DirectoryObjectSource implements ObjectSource {
-  constructor(private readonly root: string) {}
+  /** @param setting the configuration that names the directory, for messages. */
+  constructor(private readonly root: string, private readonly setting = 'PINGROLL_LOGS') {}
+
+  async check(): Promise<void> {
+    const st = await stat(this.root).catch((err: NodeJS.ErrnoException) => err);
+    if (st instanceof Error) {
+      throw new LocationError(st.code === 'ENOENT' || st.code === 'ENOTDIR'
+        ? `the directory ${this.root} does not exist; set ${this.setting} to where the access logs are (a directory or s3://bucket/prefix/)`
+        : `cannot read ${this.root} (${st.code}); check ${this.setting} and its permissions`);
+    }
+    if (!st.isDirectory()) throw new LocationError(`${this.root} is not a directory; set ${this.setting} to the directory that holds the access logs`);
+  }
 
   /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */
   get url(): string {

@@ -10,6 +10,8 @@ export interface ObjectRef {
 export interface ObjectSource {
   /** `s3://bucket/prefix/` or the directory, for logs and manifests. */
   readonly url: string;
+  /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
+  check?(): Promise<void>;
   /** Every log object below the root, in key order. Streams: never holds the whole listing. */
   list(): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */

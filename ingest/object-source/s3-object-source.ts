@@ -1,4 +1,5 @@
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 
 /**
@@ -9,6 +10,18 @@ export class S3ObjectSource implements ObjectSource {
   /** @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000). */
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000) {}
+
+  /** The bucket must exist and answer: one HeadBucket. */
+  async check(): Promise<void> {
+    try {
+      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404) throw new LocationError(`the bucket ${this.bucket} does not exist; check PINGROLL_LOGS (${this.url}) and AWS_REGION`);
+      if (status === 403) throw new LocationError(`access to the bucket ${this.bucket} is denied; check PINGROLL_LOGS (${this.url}) and the credentials' permissions`);
+      throw err;
+    }
+  }
 
   get url(): string {
     return `s3://${this.bucket}/${this.prefix}`;

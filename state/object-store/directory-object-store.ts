@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
+import { LocationError } from '../../lib/location.js';
 import type { ObjectStore } from './object-store.js';
 
 /** What a write leaves while it is under way: `.<random>.tmp`. */
@@ -15,6 +16,17 @@ const TEMPORARY = /^\.[0-9a-f]{12}\.tmp$/;
  */
 export class DirectoryObjectStore implements ObjectStore {
   constructor(private readonly root: string) {}
+
+  /** The directory may not exist yet (it is made as needed), but nothing else may stand there. */
+  async check(): Promise<void> {
+    const st = await stat(this.root).catch((err: NodeJS.ErrnoException) => err);
+    if (st instanceof Error) {
+      if (st.code === 'ENOENT') return;
+      throw new LocationError(st.code === 'ENOTDIR' ? `${this.root} cannot be a directory (a file stands on its path); check PINGROLL_OUTPUT`
+        : `cannot use ${this.root} (${st.code}); check PINGROLL_OUTPUT and its permissions`);
+    }
+    if (!st.isDirectory()) throw new LocationError(`PINGROLL_OUTPUT=${this.root} is a file, not a directory; set it to a directory (or s3://bucket/prefix/)`);
+  }
 
   /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */
   get url(): string {

@@ -8,6 +8,8 @@
  */
 export interface ObjectStore {
   readonly url: string;
+  /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
+  check?(): Promise<void>;
   /** The object's bytes, or null when there is none. */
   get(key: string): Promise<Buffer | null>;
   /** Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. */

@@ -42,10 +42,45 @@ describe('bad configuration fails before any work, with exit 2 and one line', ()
 });
 
 describe('run failures', () => {
-  it('exit 1 with one line when the logs are not where the configuration says', () => {
-    const r = pingroll(['rollup', '--date', '2026-11-01'], { PINGROLL_LOGS: join(root, 'nowhere') });
+  it('exit 2 with one line, before anything is created, when a location cannot serve', async () => {
+    const fresh = tempDir();
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await writeFile(join(fresh, 'a-file'), 'x');
+    await mkdir(join(fresh, 'logs'));
+    for (const [env, message] of [
+      [{ PINGROLL_LOGS: join(fresh, 'nowhere') }, /the directory .*nowhere does not exist; set PINGROLL_LOGS to where the access logs are/],
+      [{ PINGROLL_LOGS: join(fresh, 'a-file') }, /a-file is not a directory; set PINGROLL_LOGS/],
+      [{ PINGROLL_OUTPUT: join(fresh, 'a-file') }, /PINGROLL_OUTPUT=.*a-file is a file, not a directory/],
+      [{ PINGROLL_OUTPUT: join(fresh, 'a-file', 'out') }, /a-file\/out cannot be a directory \(a file stands on its path\); check PINGROLL_OUTPUT/],
+    ] as const) {
+      const r = pingroll(['rollup', '--date', '2026-11-01'], Object.assign({ PINGROLL_LOGS: join(fresh, 'logs'), PINGROLL_OUTPUT: join(fresh, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(fresh, 'wh.duckdb')}` }, env));
+      expect(r.code, JSON.stringify(env)).toBe(2);
+      expect(r.stderr.split('\n'), JSON.stringify(env)).toEqual([expect.stringMatching(message)]);
+    }
+    const { readdir } = await import('node:fs/promises');
+    expect((await readdir(fresh)).sort()).toEqual(['a-file', 'logs']);
+    await rm(fresh, { recursive: true, force: true });
+  });
+
+  it('one line that says what to do for AWS trouble, and off a terminal JSON lines only before it', () => {
+    const s3 = { PINGROLL_LOGS: 's3://logs/x/', HOME: '/nonexistent' };
+    const noRegion = pingroll(['rollup', '--date', '2026-11-01'], s3);
+    expect(noRegion.code).toBe(1);
+    expect(noRegion.stderr.split('\n').at(-1)).toBe('pingroll: no AWS region is set; set AWS_REGION (e.g. AWS_REGION=us-east-1) for the S3, DynamoDB and Redshift clients');
+    const refused = pingroll(['rollup', '--date', '2026-11-01'], { ...s3, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.split('\n').at(-1)).toMatch(/^pingroll: cannot reach 127\.0\.0\.1:1 \(ECONNREFUSED\); check the endpoint settings/);
+    for (const r of [noRegion, refused]) for (const line of r.stderr.split('\n').slice(0, -1)) expect(() => JSON.parse(line), line).not.toThrow();
+  });
+
+  it('read-only commands create nothing: top with a mistyped warehouse says so', async () => {
+    const fresh = tempDir();
+    const r = pingroll(['top', '--date', '2026-11-01'], { PINGROLL_WAREHOUSE: `duckdb:${join(fresh, 'typo', 'wh.duckdb')}` });
     expect(r.code).toBe(1);
-    expect(r.stderr.split('\n').at(-1)).toMatch(/the log directory .*nowhere does not exist; set PINGROLL_LOGS/);
+    expect(r.stderr).toMatch(/^pingroll: there is no warehouse at .*typo\/wh.duckdb: check PINGROLL_WAREHOUSE, or run make rollup/);
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(fresh)).toEqual([]);
+    await rm(fresh, { recursive: true, force: true });
   });
 
   it('exit 3 naming the holder when another run holds the lock, and a clean run once it is gone', async () => {
