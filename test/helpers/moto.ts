@@ -1,7 +1,8 @@
 /**
- * moto's S3 server for tests that need S3's conditional writes (`If-None-Match`), which s3rver
- * ignores: in its own process, bound to 127.0.0.1 on a free port, stopped after. moto is a Python
- * package (`pip install "moto[server]"`); `make test` installs it when it is missing.
+ * moto's S3 server for the tests: it honours S3's conditional writes (`If-None-Match`), which the
+ * run lock needs (s3rver ignores them). In its own process, bound to 127.0.0.1 on a free port,
+ * stopped after. moto is a Python package (`pip install "moto[server]"`); `make test` installs it
+ * when it is missing.
  */
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { startLocalServer } from './local-server.js';

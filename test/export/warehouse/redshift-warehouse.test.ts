@@ -17,7 +17,7 @@ import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
-import { startS3rver } from '../../helpers/s3rver.js';
+import { startMoto } from '../../helpers/moto.js';
 
 const rs = mockClient(RedshiftDataClient);
 beforeEach(() => rs.reset());
@@ -141,7 +141,7 @@ describe('make rollup with Redshift configured', () => {
   afterAll(async () => { for (const r of roots) await rm(r, { recursive: true, force: true }); });
 
   it('publishes Parquet to S3 and sends exactly one load batch for the day, after the tables are in place', async () => {
-    const s3 = await startS3rver(['logs', 'rollups']);
+    const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     try {
       const { makeS3Client } = await import('../../../infra/aws/s3-client.js');

@@ -1,5 +1,5 @@
 /**
- * The daily job through a real S3 API (s3rver): logs under one bucket's prefix, output under
+ * The daily job through a real S3 API (moto's server, which honours the lock's conditional writes): logs under one bucket's prefix, output under
  * another's, gzip with and without suffix, listings that take many pages.
  */
 import { LOCK_PREFIX } from '../../../state/run-lock.js';
@@ -16,16 +16,16 @@ import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { expectedDay } from '../../helpers/oracle.js';
 import { readDay, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
-import { startS3rver, type S3rver } from '../../helpers/s3rver.js';
+import { startMoto, type Moto } from '../../helpers/moto.js';
 
 const DAY = '2026-11-01';
-let s3: S3rver;
+let s3: Moto;
 let sample: Sample;
 let restoreEnv = (): void => {};
 const local = tempDir();
 
 beforeAll(async () => {
-  s3 = await startS3rver(['access-logs', 'rollups']);
+  s3 = await startMoto(['access-logs', 'rollups']);
   restoreEnv = setEnv(s3.env);
   sample = generateSample({ date: DAY, sessions: 250, seed: 23, truth: true, recordsPerObject: 400, prefix: 'logs/' });
 }, 60_000);
