@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo rollup backfill parse bench clean
+.PHONY: help install build test demo rollup backfill parse bench soak clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
@@ -16,6 +16,7 @@ help:
 	@echo "make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD  every day of a range, resumable"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                every benchmark; writes docs/benchmarks.md"
+	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
 
 # Install exactly the lock file, only when it changed since the last install. npm ci refuses a lock
 # whose optional per-platform packages the registry does not serve (npm/cli#9846: here only DuckDB's
@@ -75,6 +76,10 @@ backfill: $(BUILT)
 
 parse: $(BUILT)
 	@$(PINGROLL) parse $(FILE)
+
+# The reliability soak: hundreds of runs killed at random instants, concurrent runs, a corrupt object.
+soak: build
+	node dist/bench/soak.js $(or $(KILLS),200) $(or $(ROUNDS),30)
 
 # Every benchmark, each in its own process; the results table goes to docs/benchmarks.md.
 bench: build
