@@ -77,14 +77,19 @@ export function program(): Command {
     .argument('<action>', 'init'))
     .action(async (action: string, opts: ConfigOptions) => {
       if (action !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${action}')`);
-      const { warehouseFor } = await import('../backends.js');
+      const { objectStoreAt, warehouseFor } = await import('../backends.js');
       const { makeLog } = await import('./run-log.js');
-      const wh = await warehouseFor(configFrom(opts), makeLog());
+      const { acquireLock } = await import('../../state/run-lock.js');
+      const config = configFrom(opts);
+      const wh = await warehouseFor(config, makeLog());
       if (!wh) throw new ConfigError('PINGROLL_WAREHOUSE is none: there is no warehouse to initialize');
+      // Under the run lock: a run may be loading the warehouse, and one change must not undo the other.
+      const lock = await acquireLock(await objectStoreAt(config.output, config), `init-${process.pid}`, 'warehouse init');
       try {
         await wh.init();
       } finally {
         await wh.close();
+        await lock.release();
       }
       print(`${wh.description}: tables and views are in place\n`);
     });
