@@ -32,9 +32,18 @@ export interface QuarantinedObject {
 export class Quarantine {
   private constructor(private readonly objects: Map<string, QuarantinedObject>) {}
 
+  /**
+   * An unreadable file (it is written whole, but disks fail) is started afresh rather than stopping
+   * every run: its objects are retried anyway, since no batch commits them; only acceptances are lost.
+   */
   static async load(store: ObjectStore): Promise<Quarantine> {
     const body = await store.get(QUARANTINE_KEY);
-    const list = body ? (JSON.parse(body.toString('utf8')) as { objects: QuarantinedObject[] }).objects : [];
+    let list: QuarantinedObject[] = [];
+    try {
+      list = body ? (JSON.parse(body.toString('utf8')) as { objects: QuarantinedObject[] }).objects ?? [] : [];
+    } catch {
+      list = [];
+    }
     return new Quarantine(new Map(list.map((o) => [o.key, o])));
   }
 
