@@ -5,6 +5,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './process.js';
 
 const WORK_DIR = /^pingroll-[a-z]+-(\d+)-/;
 
@@ -17,18 +18,9 @@ export async function removeDeadWorkDirs(): Promise<number> {
   let removed = 0;
   for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
     const pid = Number(WORK_DIR.exec(name)?.[1]);
-    if (!pid || alive(pid)) continue;
+    if (!pid || processAlive(pid)) continue;
     await rm(join(tmpdir(), name), { recursive: true, force: true });
     removed++;
   }
   return removed;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -12,8 +12,8 @@
  * was taken over (it stalled past its lease) finds generation n+1 at its next renewal or commit
  * (`assertHeld`) and stops before it writes anything that counts.
  */
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { processAlive, processStart } from '../lib/process.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
 export const LOCK_PREFIX = '_state/lock/';
@@ -141,7 +141,7 @@ export function staleReason(h: Holder | null, now: number): string | null {
   if (!h) return 'the lock file is empty or unreadable';
   if (h.released) return 'released';
   if (h.host === hostname()) {
-    if (!alive(h.pid)) return `its process (pid ${h.pid}) is gone`;
+    if (!processAlive(h.pid)) return `its process (pid ${h.pid}) is gone`;
     if (h.pidStart && processStart(h.pid) !== h.pidStart) return `pid ${h.pid} is another process now`;
   }
   if (now > h.expiresAt + CLOCK_SKEW_MS) return `its lease expired at ${new Date(h.expiresAt).toISOString()}`;
@@ -165,26 +165,6 @@ function parseHolder(body: Buffer): Holder | null {
 
 function encode(h: Holder): Buffer {
   return Buffer.from(JSON.stringify(h));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A process's start time in ticks since boot (Linux /proc), or null. */
-export function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), from field 3 on; starttime is field 22.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

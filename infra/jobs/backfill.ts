@@ -4,26 +4,19 @@
  * a time. Resumable: a day whose manifest names exactly the batches and scans it would read now is
  * skipped (unless `force`). One failed day does not stop the others.
  */
-import { removeLeftovers } from '../../state/leftovers.js';
-import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import { DayPublisher } from '../../export/day-publish.js';
 import { readManifest } from '../../export/manifest.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import { daysFrom, dayNumber } from '../../lib/utc-day.js';
-import { Ledger } from '../../state/ledger.js';
-import { Quarantine } from '../../state/quarantine.js';
+import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { acquireLock } from '../../state/run-lock.js';
 import type { Backends } from '../backends.js';
 import { ConfigError, type Config } from '../config.js';
-import { codeVersion } from '../version.js';
-import { ingest, inputIds, lockOptions, type JobOptions, type JobSummary } from './daily-job.js';
+import { ingest, inputIds, withRun, type JobOptions, type JobSummary } from './daily-job.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   from: string;
@@ -58,30 +51,18 @@ export function daysBetween(from: string, to: string): string[] {
 
 export async function runBackfill(config: Config, backends: Backends, opts: BackfillOptions): Promise<BackfillSummary> {
   const { log } = opts;
-  const { logs, store, warehouse } = backends;
+  const { store } = backends;
   const days = daysBetween(opts.from, opts.to);
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
-  // A location that cannot serve is a configuration error, found before anything is created.
-  await logs.check?.();
-  await store.check?.();
-  const lock = await acquireLock(store, run, `backfill ${opts.from}..${opts.to}`, lockOptions(log, opts.waitSeconds));
-  const dir = await makeWorkDir('backfill');
-  try {
-    log.info('backfill.start', { run, from: opts.from, to: opts.to, days: days.length, logs: logs.url, output: store.url });
-    const ledger = await Ledger.load(store);
-    const quarantine = await Quarantine.load(store);
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
-    // Before anything else: a run killed while publishing a day left it half published; others left files.
-    await publisher.recover();
-    const leftovers = await removeLeftovers(store, ledger);
-    if (leftovers.staged + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
+  return withRun(backends, { run, command: `backfill ${opts.from}..${opts.to}`, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
+    start: ['backfill.start', { run, from: opts.from, to: opts.to, days: days.length }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
     let ingested: Awaited<ReturnType<typeof ingest>>;
     try {
-      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence: () => lock.assertHeld(), quarantine });
+      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence, quarantine });
     } finally {
       ingestEngine.closeSync();
     }
@@ -132,10 +113,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     log.info('backfill.done', { run, days: days.length, done: summary.done.length, skipped: summary.skipped.length, failed: summary.failed.map((f) => f.day),
       pings: summary.pings, parsedObjects: summary.parsedObjects, tablesScanned: summary.scanned.map((t) => t.table), consumedCapacity: summary.consumedCapacity });
     return summary;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-    await lock.release();
-  }
+  });
 }
 
 /** Whether the day's manifest names exactly the batches and scans the day would read now. */

@@ -4,8 +4,6 @@
  * A re-run gives the same result as one clean run; objects that arrived late are picked up by the
  * next run of their day. The backends come from the composition root (infra/backends.ts).
  */
-import { removeLeftovers } from '../../state/leftovers.js';
-import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,6 +23,8 @@ import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
+import { removeLeftovers } from '../../state/leftovers.js';
+import { makeWorkDir } from '../../lib/work-dir.js';
 
 export interface JobOptions {
   day: string;
@@ -82,28 +82,54 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
 
-  // A location that cannot serve is a configuration error, found before anything is created.
+  return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }] }, async (state) => {
+    const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+    try {
+      Object.assign(summary, await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine }));
+      Object.assign(summary, await state.publisher.publish(engine, day, summary));
+      log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
+      return summary;
+    } finally {
+      engine.closeSync();
+    }
+  });
+}
+
+/** What a run holds while it works. */
+export interface RunState {
+  ledger: Ledger;
+  quarantine: Quarantine;
+  publisher: DayPublisher;
+  /** Throws when the run lost its lock: called before every commit. */
+  fence: () => Promise<void>;
+  /** The run's local work folder. */
+  dir: string;
+}
+
+/**
+ * Every run starts the same way: the locations checked (a configuration error is found before
+ * anything is created), the lock taken, the state loaded, a day a killed run left half published
+ * completed, what dead runs left removed. `fn` then runs; the lock and the work folder are let go after.
+ */
+export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>] },
+  fn: (state: RunState) => Promise<T>): Promise<T> {
+  const { logs, store, warehouse } = backends;
+  const { run, log } = opts;
   await logs.check?.();
   await store.check?.();
-  const lock = await acquireLock(store, run, `rollup ${day}`, lockOptions(log, opts.waitSeconds));
-  const dir = await makeWorkDir('run');
-  const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+  const lock = await acquireLock(store, run, opts.command, lockOptions(log, opts.waitSeconds));
+  const dir = await makeWorkDir(opts.kind);
   try {
-    log.info('run.start', { run, day, logs: logs.url, output: store.url });
+    log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store);
     const quarantine = await Quarantine.load(store);
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence: () => lock.assertHeld(), quarantine });
-    // Before anything else: a run killed while publishing a day left it half published; others left files.
+    const fence = (): Promise<void> => lock.assertHeld();
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine });
     await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger);
     if (leftovers.staged + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
-    Object.assign(summary, await ingest(config, backends, ledger, engine, tables, { ...opts, fence: () => lock.assertHeld(), quarantine }));
-    const published = await publisher.publish(engine, day, summary);
-    Object.assign(summary, published);
-    log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
-    return summary;
+    return await fn({ ledger, quarantine, publisher, fence, dir });
   } finally {
-    engine.closeSync();
     await rm(dir, { recursive: true, force: true });
     await lock.release();
   }

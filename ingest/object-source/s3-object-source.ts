@@ -1,5 +1,5 @@
-import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { LocationError } from '../../lib/location.js';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 
 /**
@@ -11,16 +11,8 @@ export class S3ObjectSource implements ObjectSource {
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000) {}
 
-  /** The bucket must exist and answer: one HeadBucket. */
-  async check(): Promise<void> {
-    try {
-      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
-    } catch (err) {
-      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 404) throw new LocationError(`the bucket ${this.bucket} does not exist; check PINGROLL_LOGS (${this.url}) and AWS_REGION`);
-      if (status === 403) throw new LocationError(`access to the bucket ${this.bucket} is denied; check PINGROLL_LOGS (${this.url}) and the credentials' permissions`);
-      throw err;
-    }
+  check(): Promise<void> {
+    return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_LOGS');
   }
 
   get url(): string {

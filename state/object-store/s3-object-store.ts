@@ -1,27 +1,19 @@
 import { createReadStream, createWriteStream } from 'node:fs';
+import { checkBucket } from '../../lib/s3-bucket.js';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
-  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
+  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
-import { LocationError } from '../../lib/location.js';
 import type { ObjectStore } from './object-store.js';
 
 /** An output store under `s3://bucket/prefix/`. A PutObject replaces an object atomically. */
 export class S3ObjectStore implements ObjectStore {
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string) {}
 
-  /** The bucket must exist and answer: one HeadBucket. */
-  async check(): Promise<void> {
-    try {
-      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
-    } catch (err) {
-      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 404) throw new LocationError(`the bucket ${this.bucket} does not exist; check PINGROLL_OUTPUT (${this.url}) and AWS_REGION`);
-      if (status === 403) throw new LocationError(`access to the bucket ${this.bucket} is denied; check PINGROLL_OUTPUT (${this.url}) and the credentials' permissions`);
-      throw err;
-    }
+  check(): Promise<void> {
+    return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_OUTPUT');
   }
 
   get url(): string {

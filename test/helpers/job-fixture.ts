@@ -3,6 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll } from 'vitest';
 import { buildBackends, type Backends } from '../../infra/backends.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../infra/jobs/backfill.js';
@@ -12,6 +13,19 @@ import { objectBody, type LogObject } from '../../tools/sample/access-log-genera
 
 export function tempDir(prefix = 'pingroll-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Fresh temporary folders for one test file, all removed after it. */
+export function tempRoots(): () => string {
+  const roots: string[] = [];
+  afterAll(async () => {
+    for (const r of roots) await rm(r, { recursive: true, force: true });
+  });
+  return () => {
+    const r = tempDir();
+    roots.push(r);
+    return r;
+  };
 }
 
 export async function writeObjects(dir: string, objects: LogObject[]): Promise<void> {

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { acquireLock, LockHeldError, lockKey, LockLostError, LOCK_PREFIX, processStart, type Holder } from '../../state/run-lock.js';
+import { acquireLock, LockHeldError, lockKey, LockLostError, LOCK_PREFIX, type Holder } from '../../state/run-lock.js';
+import { processStart } from '../../lib/process.js';
 import { rm, tempDir } from '../helpers/job-fixture.js';
 import { startMoto, type Moto } from '../helpers/moto.js';
 

@@ -10,18 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, rm, runDay, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { dirConfig, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
-const roots: string[] = [];
-const root = (): string => {
-  const r = tempDir();
-  roots.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of roots) await rm(r, { recursive: true, force: true });
-});
+const root = tempRoots();
 
 /** Another process holding the warehouse open, read-only; `ask` sends it a line and reads its answer. */
 function analyst(file: string, sql: string) {

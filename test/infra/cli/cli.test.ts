@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { lockKey, processStart } from '../../../state/run-lock.js';
+import { lockKey } from '../../../state/run-lock.js';
+import { processStart } from '../../../lib/process.js';
 import { rm, tempDir, writeObjects } from '../../helpers/job-fixture.js';
 
 const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;

@@ -8,30 +8,21 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
 import { expectedDay } from '../../helpers/oracle.js';
-import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
 let sample: Sample;
-const roots: string[] = [];
-const root = (): string => {
-  const r = tempDir();
-  roots.push(r);
-  return r;
-};
+const root = tempRoots();
 
 beforeAll(() => {
   sample = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 500, lateShare: 0.2 });
 });
-afterAll(async () => {
-  for (const r of roots) await rm(r, { recursive: true, force: true });
-});
-
 describe('the daily job over a directory', () => {
   it('produces exactly the rollups of the contract in Parquet and in the warehouse', async () => {
     const r = root();

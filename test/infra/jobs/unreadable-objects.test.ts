@@ -16,21 +16,13 @@ import { Quarantine } from '../../../state/quarantine.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { generateSample, objectBody, type LogObject } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, readDay, rm, runDay, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { dirConfig, readDay, rm, runDay, setEnv, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 import { startMoto } from '../../helpers/moto.js';
 import { expectedDay } from '../../helpers/oracle.js';
 
 const DAY = '2026-11-01';
 const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
-const roots: string[] = [];
-const root = (): string => {
-  const r = tempDir();
-  roots.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of roots) await rm(r, { recursive: true, force: true });
-});
+const root = tempRoots();
 
 const truthOf = (objects: LogObject[]) => objects.flatMap((o) => o.truth);
 
