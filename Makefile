@@ -7,13 +7,14 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo rollup backfill parse bench soak clean
+.PHONY: help install build test demo rollup rollup-stale backfill parse bench soak clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
 	@echo "make test                 install, type-check and run the test suite"
 	@echo "make rollup DATE=YYYY-MM-DD  the daily job (ARGS='--dry-run' and more: see pingroll help)"
 	@echo "make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD  every day of a range, resumable"
+	@echo "make rollup-stale          the days late data changed since they were published"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                every benchmark; writes docs/benchmarks.md"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
@@ -70,6 +71,10 @@ demo: $(BUILT)
 
 rollup: $(BUILT)
 	@$(PINGROLL) rollup --date "$(DATE)" $(ARGS)
+
+# The days whose staged data changed since they were published (late objects), and only those.
+rollup-stale: $(BUILT)
+	@$(PINGROLL) backfill --stale $(ARGS)
 
 backfill: $(BUILT)
 	@$(PINGROLL) backfill --from "$(FROM)" --to "$(TO)" $(ARGS)

@@ -202,6 +202,17 @@ function parseWarehouse(value: string): WarehouseTarget {
   throw new ConfigError(`PINGROLL_WAREHOUSE='${value}' is not one of duckdb:<file>, redshift, none`);
 }
 
+/** A day that is over: today's (and later) logs are still arriving, so it cannot be rolled up yet. */
+export function pastDay(value: string | undefined, name = 'DATE', now = new Date()): string {
+  const day = parseDay(value, name);
+  const today = now.toISOString().slice(0, 10);
+  if (day >= today) {
+    const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    throw new ConfigError(`${name}=${day} is ${day === today ? 'today' : 'in the future'}: its logs are still arriving; the last day that can be rolled up is ${yesterday}`);
+  }
+  return day;
+}
+
 /** `YYYY-MM-DD`, a real calendar day. */
 export function parseDay(value: string | undefined, name = 'DATE'): string {
   const ms = value && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00Z') : NaN;

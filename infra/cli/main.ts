@@ -20,6 +20,7 @@ import { rollupCommand } from './commands/rollup.js';
 import { summarizeCommand } from './commands/summarize.js';
 import { topCommand } from './commands/top.js';
 import { quarantineCommand, UnreadableObjectsError } from './commands/quarantine.js';
+import { NotCompleteError, statusCommand } from './commands/status.js';
 
 /** What a command prints on stdout. */
 const print = (text: string): void => void process.stdout.write(text);
@@ -50,8 +51,20 @@ export function program(): Command {
     .option('--from <YYYY-MM-DD>', 'the first day')
     .option('--to <YYYY-MM-DD>', 'the last day')
     .option('--force', 'redo days whose inputs did not change')
+    .option('--stale', 'publish exactly the days whose staged data changed since they were published (FROM and TO optional)')
     .option('--days <n>', 'days rolled up at once (default 2)')))
     .action((opts: ConfigOptions & Parameters<typeof backfillCommand>[1]) => backfillCommand(configFrom(opts), opts));
+
+  withConfigOptions(p.command('status')
+    .description("each day's state (complete, stale, incomplete, never run); exit 0 only when every day is complete")
+    .option('--from <YYYY-MM-DD>', 'the first day (default: 29 days before --to)')
+    .option('--to <YYYY-MM-DD>', 'the last day (default: yesterday)')
+    .option('--json', 'one JSON object per day'))
+    .action(async (opts: ConfigOptions & { from?: string; to?: string; json?: boolean }) => {
+      const { text, complete } = await statusCommand(configFrom(opts), opts);
+      print(text);
+      if (!complete) throw new NotCompleteError('not every day in the range is complete (see the reasons above)');
+    });
 
   withConfigOptions(p.command('tables')
     .description('the legacy monthly tables: plan (their states), rotate (create next month\'s), retire (delete exported ones)')
@@ -155,6 +168,10 @@ export function reportFailure(err: unknown, debug: boolean): number {
     const text = err.message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
     process.stderr.write(`pingroll: ${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags\n`);
     return 2;
+  }
+  if (err instanceof NotCompleteError) {
+    process.stderr.write(`pingroll: ${err.message}\n`);
+    return 5;
   }
   if (err instanceof UnreadableObjectsError) {
     process.stderr.write(`pingroll: ${err.message}\n`);

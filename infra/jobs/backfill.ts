@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { readManifest } from '../../export/manifest.js';
+import { publishedDays } from './day-status.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
@@ -19,8 +20,14 @@ import { ConfigError, type Config } from '../config.js';
 import { ingest, inputIds, withRun, type JobOptions, type JobSummary } from './daily-job.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
-  from: string;
-  to: string;
+  /** The range; with `stale`, optional limits to it. */
+  from?: string;
+  to?: string;
+  /**
+   * Publish exactly the published days whose staged data changed since (after one ingest); days that
+   * are today or later are refused, with a warning.
+   */
+  stale?: boolean;
   log: Log;
   /** Publish days even when their manifest shows the same inputs. */
   force?: boolean;
@@ -32,6 +39,8 @@ export interface BackfillSummary {
   done: string[];
   skipped: string[];
   failed: Array<{ day: string; error: string }>;
+  /** With `stale`: stale days not published because they are today or later. */
+  refused: string[];
   pings: number;
   parsedObjects: number;
   scanned: JobSummary['scanned'];
@@ -52,11 +61,22 @@ export function daysBetween(from: string, to: string): string[] {
 export async function runBackfill(config: Config, backends: Backends, opts: BackfillOptions): Promise<BackfillSummary> {
   const { log } = opts;
   const { store } = backends;
-  const days = daysBetween(opts.from, opts.to);
+  if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('a backfill needs FROM and TO (or --stale)');
+  const range = opts.from && opts.to ? daysBetween(opts.from, opts.to) : null;
   const run = randomUUID();
-  const summary: BackfillSummary = { run, days: days.length, done: [], skipped: [], failed: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
-  return withRun(backends, { run, command: `backfill ${opts.from}..${opts.to}`, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
-    start: ['backfill.start', { run, from: opts.from, to: opts.to, days: days.length }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
+  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
+  const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
+  return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
+    start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
+    let days = range ?? [];
+    if (opts.stale) {
+      // The days ever published (in the range, if one was given); today's and later are still arriving.
+      const today = new Date(opts.now ?? Date.now()).toISOString().slice(0, 10);
+      const published = (await publishedDays(store)).filter((d) => !range || range.includes(d));
+      summary.refused = published.filter((d) => d >= today);
+      days = published.filter((d) => d < today);
+    }
+    summary.days = days.length;
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
@@ -108,6 +128,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       });
     }
     await queue.onIdle();
+    // A stale day that is today or later is named, not published: its logs are still arriving.
+    const refusedStale = [];
+    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day))) refusedStale.push(day);
+    summary.refused = refusedStale;
+    if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     for (const list of [summary.done, summary.skipped]) list.sort();
     summary.failed.sort((a, b) => a.day.localeCompare(b.day));
     log.info('backfill.done', { run, days: days.length, done: summary.done.length, skipped: summary.skipped.length, failed: summary.failed.map((f) => f.day),

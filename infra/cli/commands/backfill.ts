@@ -1,23 +1,28 @@
 import { withBackends } from '../../backends.js';
-import { ConfigError, parseDay, type Config } from '../../config.js';
+import { ConfigError, parseDay, pastDay, type Config } from '../../config.js';
 import { runBackfill } from '../../jobs/backfill.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
 export class SomeDaysFailed extends Error {}
 
-export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; wait: string; rescan?: boolean }
+export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; wait: string; rescan?: boolean; stale?: boolean }
 
 /** `pingroll backfill --from D --to D`: every day of a range; exit 1 naming the days that failed. */
 export async function backfillCommand(config: Config, opts: BackfillCommandOptions): Promise<void> {
-  if (!opts.from || !opts.to) throw new ConfigError('FROM and TO are required; run as make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD');
-  const from = parseDay(opts.from, 'FROM'), to = parseDay(opts.to, 'TO');
+  if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('FROM and TO are required; run as make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD (or make rollup-stale)');
+  if (Boolean(opts.from) !== Boolean(opts.to)) throw new ConfigError('give both FROM and TO, or neither with --stale');
+  const from = opts.from ? parseDay(opts.from, 'FROM') : undefined;
+  // A range must end before today; --stale names (and leaves) stale days of today or later itself.
+  const to = opts.to ? (opts.stale ? parseDay(opts.to, 'TO') : pastDay(opts.to, 'TO')) : undefined;
   const waitSeconds = Number(opts.wait);
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const s = await withBackends(config, log, (backends) =>
-    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan }));
-  process.stdout.write(`backfill ${from}..${to}: ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed; `
+    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan, stale: opts.stale }));
+  const what = opts.stale ? `stale days${from ? ` of ${from}..${to}` : ''}: ${s.done.length ? s.done.join(', ') : 'none'} republished;` : `backfill ${from}..${to}:`;
+  process.stdout.write(`${what} ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed`
+    + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}; `
     + `${s.pings} pings; ${s.parsedObjects} log objects parsed; ${s.scanned.length} tables scanned, ${s.consumedCapacity} RCU\n`);
   if (s.unreadable.length && !s.failed.length) throw unreadableError(config.output.url, s.unreadable);
   if (s.failed.length) {

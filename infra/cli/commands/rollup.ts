@@ -1,5 +1,5 @@
 import { withBackends } from '../../backends.js';
-import { ConfigError, parseDay, type Config } from '../../config.js';
+import { ConfigError, pastDay, type Config } from '../../config.js';
 import { runDailyJob } from '../../jobs/daily-job.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
@@ -9,7 +9,7 @@ export interface RollupOptions { date?: string; dryRun?: boolean; wait: string; 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
-  const day = parseDay(opts.date);
+  const day = pastDay(opts.date);
   const waitSeconds = Number(opts.wait);
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();

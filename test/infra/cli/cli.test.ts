@@ -42,6 +42,26 @@ describe('bad configuration fails before any work, with exit 2 and one line', ()
   });
 });
 
+describe('days that are not over, and status for monitoring', () => {
+  const today = new Date().toISOString().slice(0, 10);
+  it('refuses today and later days, saying which day is the last that can be rolled up', () => {
+    const r = pingroll(['rollup', '--date', today]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^pingroll: DATE=${today} is today: its logs are still arriving; the last day that can be rolled up is \\d{4}-\\d{2}-\\d{2}$`));
+    const b = pingroll(['backfill', '--from', '2026-11-01', '--to', '2999-01-01']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toMatch(/^pingroll: TO=2999-01-01 is in the future: its logs are still arriving/);
+  });
+
+  it('exits 5 while a day in the range is not complete, with each day\'s state on stdout', () => {
+    const fresh = tempDir();
+    const r = pingroll(['status', '--from', '2026-11-01', '--to', '2026-11-02', '--json'], { PINGROLL_OUTPUT: join(fresh, 'out') });
+    expect(r.code).toBe(5);
+    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l).state)).toEqual(['never run', 'never run']);
+    expect(r.stderr).toBe('pingroll: not every day in the range is complete (see the reasons above)');
+  });
+});
+
 describe('run failures', () => {
   it('exit 2 with one line, before anything is created, when a location cannot serve', async () => {
     const fresh = tempDir();

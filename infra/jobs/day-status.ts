@@ -1,0 +1,72 @@
+/**
+ * Which days are complete (`pingroll status`): each day has one state, decided from what is
+ * published (its manifest), what is staged now (the ledger) and what could not be read (the
+ * quarantine). Reading only: nothing is created or changed.
+ *
+ * - `never run`: the day was never published;
+ * - `stale`: staged data for the day has arrived since it was last published (the batches and table
+ *   scans it would read now differ from the ones its manifest names): run it again;
+ * - `incomplete`: quarantined log objects may hold records of it, a table that should hold it was
+ *   missing, or it ended less than DELIVERY_DELAY_MS ago (S3 delivers log records hours late);
+ * - `complete`.
+ */
+import { readManifest, type DayManifest } from '../../export/manifest.js';
+import { DAY_MS, dayStartMs } from '../../lib/utc-day.js';
+import type { Ledger } from '../../state/ledger.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
+import type { Quarantine } from '../../state/quarantine.js';
+
+export type DayState = 'complete' | 'stale' | 'incomplete' | 'never run';
+
+/** S3 delivers most log records within a few hours of the request: a day is not complete before this long after it ends. */
+export const DELIVERY_DELAY_MS = 3 * 3_600_000;
+
+export interface DayStatus {
+  day: string;
+  state: DayState;
+  /** The run that last published it, when, and its pings. */
+  run: string | null;
+  publishedAt: string | null;
+  pings: number | null;
+  reason: string;
+}
+
+export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, day: string, now: Date): Promise<DayStatus> {
+  const manifest = await readManifest(store, day);
+  const inputs = ledger.inputsFor(day);
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null };
+  if (!manifest) {
+    return { ...base, state: 'never run', reason: inputs.length ? `records of it are staged (${inputs.length} batches or scans); run make rollup DATE=${day}` : 'no record of it has been read or published' };
+  }
+  const arrived = newInputs(manifest, inputs.map((i) => i.id));
+  if (arrived !== null) return { ...base, state: 'stale', reason: `${arrived}; run make rollup-stale (or make rollup DATE=${day})` };
+  const { quarantined } = quarantine.forDay(day);
+  if (quarantined.length) {
+    return { ...base, state: 'incomplete', reason: `${quarantined.length} unreadable log object${quarantined.length > 1 ? 's' : ''} may hold records of it (first: ${quarantined[0]!.key}); see pingroll quarantine list` };
+  }
+  if (manifest.missingTables?.length) return { ...base, state: 'incomplete', reason: `the table${manifest.missingTables.length > 1 ? 's' : ''} ${manifest.missingTables.join(', ')} that should hold it did not exist` };
+  const readyAt = dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS;
+  if (now.getTime() < readyAt) {
+    return { ...base, state: 'incomplete', reason: `S3 may still deliver records of it until about ${new Date(readyAt).toISOString().slice(0, 16)}Z; run it again after that` };
+  }
+  return { ...base, state: 'complete', reason: '' };
+}
+
+/** What arrived since the manifest was written, in words; null when the day would read exactly what it read. */
+function newInputs(manifest: DayManifest, now: string[]): string | null {
+  const then = manifest.inputs?.batches ?? [];
+  if (JSON.stringify(then) === JSON.stringify(now)) return null;
+  const added = now.filter((id) => !then.includes(id)).length;
+  const gone = then.filter((id) => !now.includes(id)).length;
+  return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
+}
+
+/** Days with a manifest: every day ever published. */
+export async function publishedDays(store: ObjectStore): Promise<string[]> {
+  const days = new Set<string>();
+  for (const key of await store.list('_runs/')) {
+    const m = /^_runs\/dt=(\d{4}-\d{2}-\d{2})\/manifest\.json$/.exec(key);
+    if (m) days.add(m[1]!);
+  }
+  return [...days].sort();
+}

@@ -1,0 +1,62 @@
+/**
+ * Which days are complete, and re-running exactly the ones late data changed: `pingroll status` and
+ * `backfill --stale` on generated days with late objects and an unreadable one.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { statusCommand } from '../../../infra/cli/commands/status.js';
+import { memoryLog } from '../../../lib/log.js';
+import { generateSample, type LogObject } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, readDay, runDay, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { expectedDay } from '../../helpers/oracle.js';
+
+const root = tempRoots();
+const NOW = new Date('2026-11-10T06:00:00Z');
+const states = async (config: ReturnType<typeof dirConfig>, from: string, to: string, now = NOW) =>
+  (await statusCommand(config, { from, to, json: true }, now)).text.trim().split('\n').map((l) => JSON.parse(l) as { day: string; state: string; reason: string });
+
+describe('day status', () => {
+  it('names each day complete, stale, incomplete or never run; --stale republishes exactly the stale days', async () => {
+    const r = root();
+    const config = dirConfig(r);
+    const days = ['2026-11-01', '2026-11-02', '2026-11-03'] as const;
+    const samples = days.map((d, i) => generateSample({ date: d, sessions: 60, seed: 70 + i, truth: true, recordsPerObject: 200 }));
+    // The last two objects of the first two days arrive late.
+    const late: LogObject[] = [...samples[0]!.objects.slice(-2), ...samples[1]!.objects.slice(-2)];
+    const onTime = samples.flatMap((s) => s.objects).filter((o) => !late.includes(o));
+    await writeObjects(join(r, 'logs'), onTime);
+    const first = await runDays(config, { from: days[0], to: days[2], log: memoryLog(), now: NOW });
+    expect(first.done).toEqual(days);
+    expect((await states(config, '2026-11-01', '2026-11-04')).map((s) => s.state)).toEqual(['complete', 'complete', 'complete', 'never run']);
+
+    // The late objects are parsed by the next run (of any day): the days they hold are now stale.
+    await writeObjects(join(r, 'logs'), late);
+    await runDay(config, { day: days[2], log: memoryLog() });
+    const afterLate = await states(config, days[0], days[2]);
+    const stale = afterLate.filter((s) => s.state === 'stale').map((s) => s.day);
+    const lateDays = [...new Set(late.flatMap((o) => o.truth.map((t) => t.day)))].filter((d) => d !== days[2]).sort();
+    expect(lateDays.length).toBeGreaterThan(0);
+    expect(stale).toEqual(lateDays);
+    expect(afterLate.find((s) => s.state === 'stale')?.reason).toMatch(/staged since it was published; run make rollup-stale/);
+
+    // --stale publishes exactly those, and they come out exact over every record.
+    const republished = await runDays(config, { stale: true, log: memoryLog(), now: NOW });
+    expect(republished.done).toEqual(lateDays);
+    expect(republished.skipped).toEqual(days.filter((d) => !lateDays.includes(d)));
+    const truth = samples.flatMap((s) => s.truth);
+    for (const d of days) expect(await readDay(join(r, 'out'), d), d).toEqual(expectedDay(truth, d));
+    expect((await states(config, days[0], days[2])).map((s) => s.state)).toEqual(['complete', 'complete', 'complete']);
+
+    // An unreadable object delivered on the 2nd may hold records of the 31st to the 2nd.
+    await writeFile(join(r, 'logs', '2026-11-02-12-00-00-UNREADABLE.gz'), Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(100, 1)]));
+    await runDay(config, { day: days[2], log: memoryLog() });
+    const withBad = await states(config, days[0], days[2]);
+    expect(withBad.map((s) => s.state)).toEqual(['incomplete', 'incomplete', 'complete']);
+    expect(withBad[0]!.reason).toMatch(/1 unreadable log object may hold records of it \(first: 2026-11-02-12-00-00-UNREADABLE.gz\)/);
+
+    // A day just over is incomplete until S3's usual delivery delay has passed.
+    const justAfter = new Date('2026-11-04T01:00:00Z');
+    expect((await states(config, days[2], days[2], justAfter))[0]).toMatchObject({ state: 'incomplete', reason: expect.stringMatching(/S3 may still deliver records of it until about 2026-11-04T03:00Z/) });
+  });
+});
