@@ -10,8 +10,11 @@ import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
+/** The tables a day publishes: the rollup's, and `daily_runs`. */
+export type OutputTable = TableName | 'daily_runs';
+
 export interface OutputFile {
-  table: TableName;
+  table: OutputTable;
   key: string;
   rows: number;
   bytes: number;
@@ -22,7 +25,7 @@ export interface OutputFile {
 }
 
 /** Where a table's Parquet of a day is published (contract §6): one file per day, replaced whole. */
-export function outputKey(table: TableName, day: string): string {
+export function outputKey(table: OutputTable, day: string): string {
   return `${table}/dt=${day}/part-00000.parquet`;
 }
 

@@ -11,6 +11,7 @@ import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import { dayRejects, rejectsKey, writeDayParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
+import { publishedState, writeRunsParquet } from './day-runs.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
 import type { Warehouse } from './warehouse/warehouse.js';
 import type { Quarantine } from '../state/quarantine.js';
@@ -113,6 +114,12 @@ export class DayPublisher {
 
       const rollup = await rollupDay(engine, day, files, outcomes);
       const outputs = await writeDayParquet(engine, day, rollup, dir);
+      const { quarantined } = this.opts.quarantine?.forDay(day) ?? { quarantined: [] };
+      const publishedAt = new Date();
+      outputs.push(await writeRunsParquet(engine, {
+        day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objects.length, tablesRead: inputs.tables.length,
+        quarantinedObjects: quarantined.length, state: publishedState(day, quarantined.length, ingest.missingTables.length, publishedAt),
+      }, dir));
       // Temporary files a killed write left beside the day's files.
       await store.removeTemporaries?.([...outputs.map((o) => o.key.slice(0, o.key.lastIndexOf('/') + 1)), `_runs/dt=${day}/`]);
       const rejectsBody = await dayRejects(store, rejects);

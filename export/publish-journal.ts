@@ -19,9 +19,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Log } from '../lib/log.js';
-import type { TableName } from '../rollup/day-rollup.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import type { OutputFile } from './day-parquet.js';
+import type { OutputFile, OutputTable } from './day-parquet.js';
 
 export const PUBLISH_PREFIX = '_state/publish/';
 
@@ -34,7 +33,7 @@ interface Journal {
   /** Keys to remove (the day's old rejects, when it has none now). */
   deletes: string[];
   /** The tables' files, as the warehouse loads them. */
-  tables: Array<{ table: TableName; key: string; stagedKey: string; rows: number; bytes: number }>;
+  tables: Array<{ table: OutputTable; key: string; stagedKey: string; rows: number; bytes: number }>;
 }
 
 export function journalKey(day: string): string {

@@ -37,3 +37,10 @@ export function daysFrom(from: string, to: string): string[] {
 export function addDays(day: string, n: number): string {
   return dayName(dayNumber(day) + n);
 }
+
+/** The first day of the month `n` months after the one of a `YYYY-MM-DD`. */
+export function addMonths(day: string, n: number): string {
+  const d = new Date(`${day.slice(0, 7)}-01T00:00:00Z`);
+  d.setUTCMonth(d.getUTCMonth() + n);
+  return d.toISOString().slice(0, 10);
+}

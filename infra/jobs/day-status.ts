@@ -11,6 +11,7 @@
  * - `complete`.
  */
 import { readManifest, type DayManifest } from '../../export/manifest.js';
+import { DELIVERY_DELAY_MS } from '../../export/day-runs.js';
 import { DAY_MS, dayStartMs } from '../../lib/utc-day.js';
 import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
@@ -18,8 +19,6 @@ import type { Quarantine } from '../../state/quarantine.js';
 
 export type DayState = 'complete' | 'stale' | 'incomplete' | 'never run';
 
-/** S3 delivers most log records within a few hours of the request: a day is not complete before this long after it ends. */
-export const DELIVERY_DELAY_MS = 3 * 3_600_000;
 
 export interface DayStatus {
   day: string;

@@ -11,7 +11,8 @@
 -- zone maps skip all other blocks.
 -- Distribution: the two stats tables by series_id: the views and the licensors' statement group and
 -- window by series, which then happens on each slice without redistribution; series are many and
--- evenly used, so slices stay balanced. The audit table is a few rows a day: ALL (a copy on every node).
+-- evenly used, so slices stay balanced. The audit and runs tables are a few rows a day: ALL (a copy on
+-- every node).
 
 CREATE SCHEMA IF NOT EXISTS {schema};
 
@@ -46,4 +47,16 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_ingest_audit (
   source  VARCHAR(16) NOT NULL,
   outcome VARCHAR(16) NOT NULL,
   records BIGINT      NOT NULL
+) DISTSTYLE ALL SORTKEY (day);
+
+-- One row per published day, loaded with the day in the same transaction (contract §8).
+CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
+  day                 DATE        NOT NULL,
+  run                 VARCHAR(64) NOT NULL,
+  published_at        TIMESTAMP   NOT NULL,
+  code_version        VARCHAR(64) NOT NULL,
+  objects_read        BIGINT      NOT NULL,
+  tables_read         BIGINT      NOT NULL,
+  quarantined_objects BIGINT      NOT NULL,
+  state               VARCHAR(16) NOT NULL
 ) DISTSTYLE ALL SORTKEY (day);

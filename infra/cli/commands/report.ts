@@ -3,11 +3,15 @@ import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redsh
 import { warehouseFor } from '../../backends.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
 import { ConfigError, type Config } from '../../config.js';
+import { addDays, addMonths, daysFrom } from '../../../lib/utc-day.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
-/** The licensors' statement of a month: minutes watched per series and each one's share. */
-export function formatStatement(month: string, rows: StatementRow[], source: string): string {
+/** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
+export interface MonthCompleteness { days: number; complete: number; missing: string[]; incomplete: string[] }
+
+/** The licensors' statement of a month: minutes watched per series and each one's share, and the days it lacks. */
+export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null): string {
   const total = rows.reduce((n, r) => n + r.minutes_watched, 0);
   const lines = [`Minutes watched, ${month} (UTC), from ${source}`, '',
     `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'days'.padStart(5)}`];
@@ -16,11 +20,33 @@ export function formatStatement(month: string, rows: StatementRow[], source: str
   }
   lines.push(`${'total'.padEnd(32)} ${total.toLocaleString('en').padStart(14)} ${rows.length ? '100.00%' : '-'.padStart(8)}`);
   if (rows.length === 0) lines.push('', `(no rows for ${month}: roll its days up first, e.g. make backfill FROM=${month}-01 TO=...)`);
+  if (completeness) {
+    const c = completeness;
+    lines.push('', c.missing.length === 0 && c.incomplete.length === 0
+      ? `All ${c.days} days of ${month} so far are published complete.`
+      : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
+        + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
+        + ' see pingroll status');
+  }
   return lines.join('\n') + '\n';
 }
 
+/** The month's days up to yesterday (a month in progress counts its days so far) against daily_runs. */
+export function monthCompleteness(month: string, runs: Array<{ day: string; state: string }>, now: Date): MonthCompleteness {
+  const first = `${month}-01`;
+  const yesterday = addDays(now.toISOString().slice(0, 10), -1);
+  const days = daysFrom(first, addDays(addMonths(first, 1), -1)).filter((d) => d <= yesterday);
+  const state = new Map(runs.map((r) => [r.day, r.state]));
+  return {
+    days: days.length,
+    complete: days.filter((d) => state.get(d) === 'complete').length,
+    missing: days.filter((d) => !state.has(d)),
+    incomplete: days.filter((d) => state.has(d) && state.get(d) !== 'complete'),
+  };
+}
+
 /** `pingroll report --month YYYY-MM`: the licensors' statement from the configured warehouse. */
-export async function reportCommand(config: Config, opts: { month?: string }): Promise<string> {
+export async function reportCommand(config: Config, opts: { month?: string }, now = new Date()): Promise<string> {
   const month = opts.month;
   if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM');
   const wh = await warehouseFor(config);
@@ -32,7 +58,13 @@ export async function reportCommand(config: Config, opts: { month?: string }): P
     const rows = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number }>(
       `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
        WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`);
-    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description);
+    // daily_runs, where the warehouse has it (one not loaded since it came has not).
+    const next = addMonths(`${month}-01`, 1);
+    const runs = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
+      `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
+      .catch(() => null);
+    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description,
+      runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now));
   } finally {
     await wh.close();
   }

@@ -16,6 +16,7 @@ import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startMoto } from '../../helpers/moto.js';
 
@@ -52,13 +53,13 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day, and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
       expect(create).toMatch(/SORTKEY \(day\)$/);
       // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
-      if (table !== 'daily_ingest_audit') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
+      if (table !== 'daily_ingest_audit' && table !== 'daily_runs') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
     }
     // The same tables and views, as DuckDB runs them, must run: a typo in the shared file fails here.
     await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);
@@ -110,8 +111,12 @@ describe('loading a day', () => {
 });
 
 describe('the licensors\' statement from Redshift', () => {
-  it('reads every result page', async () => {
-    rs.on(ExecuteStatementCommand).resolves({ Id: 'q-1' });
+  it('reads every result page, and names the days daily_runs does not have complete', async () => {
+    rs.on(ExecuteStatementCommand).resolvesOnce({ Id: 'q-1' }).resolves({ Id: 'q-2' });
+    rs.on(GetStatementResultCommand, { Id: 'q-2', NextToken: undefined }).resolves({
+      ColumnMetadata: [{ name: 'day' }, { name: 'state' }],
+      Records: [[{ stringValue: '2026-11-01' }, { stringValue: 'complete' }], [{ stringValue: '2026-11-02' }, { stringValue: 'incomplete' }]],
+    });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     const cols = ['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched'].map((name) => ({ name }));
     rs.on(GetStatementResultCommand, { Id: 'q-1', NextToken: undefined }).resolves({
@@ -124,11 +129,13 @@ describe('the licensors\' statement from Redshift', () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'init' });
     const restore = setEnv(ENV);
     try {
-      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' });
+      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' }, new Date('2026-11-04T12:00:00Z'));
       expect(text).toMatch(/The Crown\s+3,000\s+75\.00%/);
       expect(text).toMatch(/s2\s+1,000\s+25\.00%/);
       expect(text).toMatch(/total\s+4,000/);
-      expect(rs.commandCalls(GetStatementResultCommand)).toHaveLength(2);
+      expect(rs.commandCalls(GetStatementResultCommand).filter((c) => c.args[0].input.Id === 'q-1')).toHaveLength(2);
+      expect(text).toContain('Not final: 1 of 3 days of 2026-11 so far are published complete; not published: 2026-11-03; incomplete: 2026-11-02');
+      expect(rs.commandCalls(ExecuteStatementCommand)[1]!.args[0].input.Sql).toMatch(/FROM pingroll\.daily_runs WHERE day >= DATE '2026-11-01' AND day < DATE '2026-12-01'/);
       expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_minutes\s+WHERE month = DATE '2026-11-01'/);
     } finally {
       restore();
@@ -158,7 +165,8 @@ describe('make rollup with Redshift configured', () => {
       const batches = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input.Sqls!);
       expect(batches).toHaveLength(2);
       expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);
-      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(3);
+      // The three tables and daily_runs, in one transaction.
+      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(4);
       // COPY reads what the run published.
       const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
-import { formatStatement } from '../../../infra/cli/commands/report.js';
+import { formatStatement, monthCompleteness } from '../../../infra/cli/commands/report.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { rm, runDays, tempDir } from '../../helpers/job-fixture.js';
 
 const root = tempDir();
@@ -55,7 +56,7 @@ const monthOf = (day: string): string => `${day.slice(0, 7)}-01`;
 
 describe('warehouse DDL', () => {
   it('creates the tables in the contract column order, and applies again without harm', async () => {
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS]] as const) {
       const rows = await wh.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`);
       expect(rows.map((r) => r.column_name)).toEqual([...cols]);
     }
@@ -117,6 +118,16 @@ describe("the licensors' statement", () => {
     expect(text).toMatch(/The Crown\s+3,000\s+75\.00%\s+30/);
     expect(text).toMatch(/total\s+4,000\s+100\.00%/);
   });
+
+  it("names the month's days that are not published, or not complete, from daily_runs", () => {
+    const runs = [{ day: '2026-11-01', state: 'complete' }, { day: '2026-11-02', state: 'incomplete' }, { day: '2026-11-04', state: 'complete' }];
+    // On the 5th: the month so far is the 1st to the 4th.
+    const c = monthCompleteness('2026-11', runs, new Date('2026-11-05T10:00:00Z'));
+    expect(c).toEqual({ days: 4, complete: 2, missing: ['2026-11-03'], incomplete: ['2026-11-02'] });
+    expect(formatStatement('2026-11', [], 'wh', c)).toContain('Not final: 2 of 4 days of 2026-11 so far are published complete; not published: 2026-11-03; incomplete: 2026-11-02; see pingroll status');
+    const all = monthCompleteness('2026-02', Array.from({ length: 28 }, (_, i) => ({ day: `2026-02-${String(i + 1).padStart(2, '0')}`, state: 'complete' })), new Date('2026-04-01T00:00:00Z'));
+    expect(formatStatement('2026-02', [], 'wh', all)).toContain('All 28 days of 2026-02 so far are published complete.');
+  });
 });
 
 describe('pingroll report on a generated month', () => {
@@ -146,7 +157,10 @@ describe('pingroll report on a generated month', () => {
     expect(minutes.size).toBeGreaterThan(3);
     const restore = setEnv({ PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` });
     try {
-      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' });
+      // Seen from December: every day of November is published (how complete each was depends on when it was).
+      const text = await reportCommand(loadConfig(process.env), { month: '2026-11' }, new Date('2026-12-05T00:00:00Z'));
+      expect(text).toMatch(/(All 30 days of 2026-11 so far are published complete\.|Not final: \d+ of 30 days of 2026-11 so far are published complete; incomplete: [-\d, ]+; see pingroll status)/);
+      expect(text).not.toContain('not published:');
       for (const [series, m] of minutes) {
         const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
         expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));

@@ -56,8 +56,14 @@ describe('the daily job over a directory', () => {
     const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
     expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
-      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length]]);
+      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_runs', 1]]);
     expect(manifest.inputs.objects.length).toBeGreaterThan(0);
+
+    // daily_runs: the day as it was published, in Parquet and in the warehouse alike.
+    const run = { day: DAY, run: summary.run, code_version: manifest.version, objects_read: manifest.inputs.objects.length, tables_read: 0, quarantined_objects: 0, state: 'complete' };
+    const runsFile = `read_parquet('${join(r, 'out', 'daily_runs', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
+    expect(await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, published_at) FROM ${runsFile}`)).toEqual([run]);
+    expect(await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, published_at) FROM daily_runs`, wh)).toEqual([run]);
   });
 
   it('stages a large batch in parts, made Parquet while parsing goes on, with the same result', async () => {

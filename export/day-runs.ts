@@ -1,0 +1,45 @@
+/**
+ * `daily_runs` (contract §8): one row per published day, saying how complete it was when published.
+ * It is published with the day's tables, in the same warehouse transaction, so that analysts and the
+ * licensors' statement can tell a complete day from one still waiting for data.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from '../lib/duckdb-engine.js';
+import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
+import { outputKey, type OutputFile } from './day-parquet.js';
+
+export const RUNS_TABLE = 'daily_runs';
+/** Column order of `daily_runs` (Redshift COPY matches Parquet columns by position). */
+export const RUNS_COLUMNS = ['day', 'run', 'published_at', 'code_version', 'objects_read', 'tables_read', 'quarantined_objects', 'state'] as const;
+
+/** S3 delivers most log records within a few hours of the request: a day is not complete before this long after it ends. */
+export const DELIVERY_DELAY_MS = 3 * 3_600_000;
+
+export interface RunRow {
+  day: string;
+  run: string;
+  publishedAt: Date;
+  codeVersion: string;
+  objectsRead: number;
+  tablesRead: number;
+  quarantinedObjects: number;
+  /** What the day was as it was published: complete, or incomplete (unreadable objects, a missing table, S3 still delivering). */
+  state: 'complete' | 'incomplete';
+}
+
+/** The state a day is published in. */
+export function publishedState(day: string, quarantined: number, missingTables: number, now: Date): RunRow['state'] {
+  return quarantined > 0 || missingTables > 0 || now.getTime() < dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS ? 'incomplete' : 'complete';
+}
+
+/** The day's `daily_runs` row as a Parquet file, written locally. */
+export async function writeRunsParquet(engine: DuckDBConnection, row: RunRow, dir: string): Promise<OutputFile> {
+  const local = join(dir, `${RUNS_TABLE}.parquet`);
+  await engine.run(`COPY (SELECT DATE ${sqlString(row.day)} AS day, ${sqlString(row.run)} AS run,
+      make_timestamp(${row.publishedAt.getTime() * 1000}) AS published_at, ${sqlString(row.codeVersion)} AS code_version,
+      ${row.objectsRead}::BIGINT AS objects_read, ${row.tablesRead}::BIGINT AS tables_read, ${row.quarantinedObjects}::BIGINT AS quarantined_objects,
+      ${sqlString(row.state)} AS state) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
+  return { table: RUNS_TABLE, key: outputKey(RUNS_TABLE, row.day), rows: 1, bytes: (await stat(local)).size, local };
+}
