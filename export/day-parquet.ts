@@ -10,8 +10,9 @@ import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
-/** The tables a day publishes: the rollup's, and `daily_runs`. */
-export type OutputTable = TableName | 'daily_runs';
+/** The tables pingroll publishes: the day's rollup, `daily_runs`, and the month's `monthly_series_stats`. */
+export type OutputTable = TableName | 'daily_runs' | 'monthly_series_stats';
+export const MONTH_TABLE = 'monthly_series_stats';
 
 export interface OutputFile {
   table: OutputTable;
@@ -22,6 +23,8 @@ export interface OutputFile {
   local: string;
   /** Where the file waits in the store until the day is published (what Redshift COPYs). */
   stagedKey?: string;
+  /** The column a load replaces by (`day`, or `month` for the monthly table). */
+  dateColumn?: 'day' | 'month';
 }
 
 /** Where a table's Parquet of a day is published (contract §6): one file per day, replaced whole. */

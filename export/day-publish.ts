@@ -2,14 +2,17 @@
  * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects,
  * warehouse rows and manifest, whole or not at all (publish-journal.ts).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../lib/log.js';
 import { rollupDay } from '../rollup/day-rollup.js';
+import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
+import { queryRows, sqlString } from '../lib/duckdb-engine.js';
+import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import { dayRejects, rejectsKey, writeDayParquet, type OutputFile } from './day-parquet.js';
+import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
@@ -77,39 +80,73 @@ export class DayPublisher {
     return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
   }
 
+  /** Everything staged for `day`: its files (local paths; a local store's read where they are), outcome counts, rejects and inputs. */
+  private async gather(day: string, dir: string) {
+    const { store } = this.opts;
+    const staged = this.opts.ledger.inputsFor(day);
+    const outcomes: Record<string, Record<string, number>> = {};
+    const files: string[] = [];
+    const rejects: string[] = [];
+    const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
+    for (const [i, { staged: s, objects, table }] of staged.entries()) {
+      for (const [src, counts] of Object.entries(s.outcomes)) {
+        const into = (outcomes[src] ??= {});
+        for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
+      }
+      for (const [k, key] of (s.pings ?? []).entries()) {
+        if ((await store.size(key)) === null) {
+          throw new Error(`the staged pings ${store.url}${key} are missing, though a batch commit names them: delete the commits `
+            + `that name files under _staging/dt=${day}/ from _state/batches/ and run again, which parses their log objects anew`);
+        }
+        // Staged files never change once committed: a local store's are read where they are.
+        let local = store.localFile?.(key);
+        if (!local) {
+          local = join(dir, `staged-${day}-${i}-${k}.parquet`);
+          await store.download(key, local);
+        }
+        files.push(local);
+      }
+      if (s.rejects) rejects.push(s.rejects);
+      for (const o of objects) inputs.objects.push({ key: o.key, size: o.size, etag: o.etag });
+      if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
+    }
+    return { staged, files, outcomes, rejects, inputs };
+  }
+
+  /**
+   * Rolls up a month (`monthly_series_stats`) from every day of it that has staged data, and
+   * publishes it whole like a day: its Parquet at `monthly_series_stats/dt=<month>-01/`, and its rows
+   * in the warehouse, in one transaction.
+   */
+  async publishMonth(engine: DuckDBConnection, month: string): Promise<{ series: number; days: number }> {
+    const dir = await mkdtemp(join(this.opts.workDir, `month-${month}-`));
+    try {
+      const days: StagedDayFiles[] = [];
+      for (const day of daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1))) {
+        const g = await this.gather(day, dir);
+        if (g.staged.length) days.push({ day, files: g.files, outcomes: g.outcomes });
+      }
+      const table = await rollupMonth(engine, month, days);
+      const local = join(dir, `${MONTH_TABLE}.parquet`);
+      await engine.run(`COPY (SELECT * FROM ${table}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
+      const [n] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${table}`);
+      const first = `${month}-01`;
+      const file: OutputFile = { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, first), rows: Number(n!.n), bytes: (await stat(local)).size, local, dateColumn: 'month' };
+      await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `month=${month}`, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
+      this.opts.log.info('month.done', { run: this.opts.run, month, series: file.rows, days: days.length });
+      return { series: file.rows, days: days.length };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
   /** Rolls up `day` from everything staged for it and publishes it; `engine` is the day's own. */
   async publish(engine: DuckDBConnection, day: string, ingest: IngestReport): Promise<PublishedDay> {
     const { store, warehouse, log, run } = this.opts;
     const started = new Date().toISOString();
     const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
     try {
-      const staged = this.opts.ledger.inputsFor(day);
-      const outcomes: Record<string, Record<string, number>> = {};
-      const files: string[] = [];
-      const rejects: string[] = [];
-      const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
-      for (const [i, { staged: s, objects, table }] of staged.entries()) {
-        for (const [src, counts] of Object.entries(s.outcomes)) {
-          const into = (outcomes[src] ??= {});
-          for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
-        }
-        for (const [k, key] of (s.pings ?? []).entries()) {
-          if ((await store.size(key)) === null) {
-            throw new Error(`the staged pings ${store.url}${key} are missing, though a batch commit names them: delete the commits `
-              + `that name files under _staging/dt=${day}/ from _state/batches/ and run again, which parses their log objects anew`);
-          }
-          // Staged files never change once committed: a local store's are read where they are.
-          let local = store.localFile?.(key);
-          if (!local) {
-            local = join(dir, `staged-${i}-${k}.parquet`);
-            await store.download(key, local);
-          }
-          files.push(local);
-        }
-        if (s.rejects) rejects.push(s.rejects);
-        for (const o of objects) inputs.objects.push({ key: o.key, size: o.size, etag: o.etag });
-        if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
-      }
+      const { staged, files, outcomes, rejects, inputs } = await this.gather(day, dir);
       if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
       const rollup = await rollupDay(engine, day, files, outcomes);

@@ -27,22 +27,27 @@ export const PUBLISH_PREFIX = '_state/publish/';
 interface Journal {
   run: string;
   day: string;
+  /** The journal's own name (`dt=<day>` or `month=YYYY-MM`); older journals have none. */
+  name?: string;
   createdAt: string;
   /** Staged files and where they go, in order: the tables, the rejects, the manifest last. */
   moves: Array<{ from: string; to: string }>;
   /** Keys to remove (the day's old rejects, when it has none now). */
   deletes: string[];
   /** The tables' files, as the warehouse loads them. */
-  tables: Array<{ table: OutputTable; key: string; stagedKey: string; rows: number; bytes: number }>;
+  tables: Array<{ table: OutputTable; key: string; stagedKey: string; rows: number; bytes: number; dateColumn?: 'day' | 'month' }>;
 }
 
-export function journalKey(day: string): string {
-  return `${PUBLISH_PREFIX}dt=${day}.json`;
+/** The journal of a publication: `dt=<day>` for a day, `month=YYYY-MM` for a month. */
+export function journalKey(name: string): string {
+  return `${PUBLISH_PREFIX}${/^\d{4}-\d{2}-\d{2}$/.test(name) ? `dt=${name}` : name}.json`;
 }
 
-function stagedPrefix(day: string, run: string): string {
-  return `${PUBLISH_PREFIX}dt=${day}/${run}/`;
+function stagedPrefix(name: string, run: string): string {
+  return `${PUBLISH_PREFIX}${/^\d{4}-\d{2}-\d{2}$/.test(name) ? `dt=${name}` : name}/${run}/`;
 }
+
+const nameOf = (j: Pick<Journal, 'day' | 'name'>): string => j.name ?? j.day;
 
 /** Loads a day into the warehouse (in one transaction); null when there is no warehouse. */
 export type LoadWarehouse = ((day: string, files: OutputFile[]) => Promise<void>) | null;
@@ -50,6 +55,8 @@ export type LoadWarehouse = ((day: string, files: OutputFile[]) => Promise<void>
 export interface DayFiles {
   run: string;
   day: string;
+  /** The journal's name, when not the day's (`dt=<day>`): `month=YYYY-MM` for a month. */
+  journal?: string;
   /** The tables' Parquet, written locally. */
   tables: OutputFile[];
   /** Other files and their bytes (the rejects, the manifest last); a null body removes the key. */
@@ -58,14 +65,15 @@ export interface DayFiles {
 
 /** Publishes a day's files and warehouse rows whole (steps 1-4 above). */
 export async function publishWhole(store: ObjectStore, files: DayFiles, loadWarehouse: LoadWarehouse, fence?: () => Promise<void>): Promise<void> {
-  const prefix = stagedPrefix(files.day, files.run);
-  const journal: Journal = { run: files.run, day: files.day, createdAt: new Date().toISOString(), moves: [], deletes: [], tables: [] };
+  const name = files.journal ?? files.day;
+  const prefix = stagedPrefix(name, files.run);
+  const journal: Journal = { run: files.run, day: files.day, name, createdAt: new Date().toISOString(), moves: [], deletes: [], tables: [] };
   try {
     for (const f of files.tables) {
       f.stagedKey = prefix + f.key;
       await store.put(f.stagedKey, { file: f.local });
       journal.moves.push({ from: f.stagedKey, to: f.key });
-      journal.tables.push({ table: f.table, key: f.key, stagedKey: f.stagedKey, rows: f.rows, bytes: f.bytes });
+      journal.tables.push({ table: f.table, key: f.key, stagedKey: f.stagedKey, rows: f.rows, bytes: f.bytes, ...(f.dateColumn ? { dateColumn: f.dateColumn } : {}) });
     }
     for (const o of files.others) {
       if (o.body === null) {
@@ -76,7 +84,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
       journal.moves.push({ from: prefix + o.key, to: o.key });
     }
     await fence?.();
-    await store.put(journalKey(files.day), Buffer.from(JSON.stringify(journal, null, 2)));
+    await store.put(journalKey(name), Buffer.from(JSON.stringify(journal, null, 2)));
   } catch (err) {
     await removeStaged(store, prefix);
     throw err;
@@ -85,7 +93,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
     await loadWarehouse?.(files.day, files.tables);
   } catch (err) {
     // Nothing of the day was replaced: take the publication back.
-    await store.delete(journalKey(files.day));
+    await store.delete(journalKey(name));
     await removeStaged(store, prefix);
     throw err;
   }
@@ -98,14 +106,14 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
  */
 export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWarehouse, workDir: string, log: Log): Promise<string[]> {
   const keys = await store.list(PUBLISH_PREFIX);
-  const journals = keys.filter((k) => /^_state\/publish\/dt=\d{4}-\d{2}-\d{2}\.json$/.test(k));
+  const journals = keys.filter((k) => /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|month=\d{4}-\d{2})\.json$/.test(k));
   const repaired: string[] = [];
   const named = new Set<string>();
   for (const key of journals) {
     const body = await store.get(key);
     if (!body) continue;
     const journal = JSON.parse(body.toString('utf8')) as Journal;
-    named.add(stagedPrefix(journal.day, journal.run));
+    named.add(stagedPrefix(nameOf(journal), journal.run));
     log.warn('publish.recover', { day: journal.day, run: journal.run, hint: 'a run was stopped while publishing this day; completing it from the files it staged' });
     if (loadWarehouse) {
       const dir = await mkdtemp(join(workDir, `recover-${journal.day}-`));
@@ -116,7 +124,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
           // Staged files are moved away only after the load: if one is gone, the load already happened.
           if ((await store.size(t.stagedKey)) === null) break;
           await store.download(t.stagedKey, local);
-          files.push({ table: t.table, key: t.key, rows: t.rows, bytes: t.bytes, local, stagedKey: t.stagedKey });
+          files.push({ table: t.table, key: t.key, rows: t.rows, bytes: t.bytes, local, stagedKey: t.stagedKey, ...(t.dateColumn ? { dateColumn: t.dateColumn } : {}) });
         }
         if (files.length === journal.tables.length) await loadWarehouse(journal.day, files);
       } finally {
@@ -129,7 +137,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
   // Files staged by runs stopped before they wrote their journal: nothing refers to them.
   for (const key of keys) {
     if (journals.includes(key)) continue;
-    const m = /^_state\/publish\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\//.exec(key);
+    const m = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|month=\d{4}-\d{2})\/[^/]+\//.exec(key);
     if (m && !named.has(m[0])) await store.delete(key);
   }
   return repaired;
@@ -141,8 +149,8 @@ async function finish(store: ObjectStore, journal: Journal): Promise<void> {
     if ((await store.size(from)) !== null) await store.move(from, to);
   }
   for (const key of journal.deletes) await store.delete(key);
-  await store.delete(journalKey(journal.day));
-  await removeStaged(store, stagedPrefix(journal.day, journal.run));
+  await store.delete(journalKey(nameOf(journal)));
+  await removeStaged(store, stagedPrefix(nameOf(journal), journal.run));
 }
 
 async function removeStaged(store: ObjectStore, prefix: string): Promise<void> {

@@ -41,8 +41,9 @@ export function program(): Command {
     .addHelpText('after', '\nConfiguration: PINGROLL_* environment variables, or the flags of the same name (pingroll <command> --help).');
 
   withReadOptions(withConfigOptions(p.command('rollup')
-    .description('ingest new log objects, roll up the day, write Parquet, manifest and warehouse rows')
+    .description('ingest new log objects, roll up the day, write Parquet, manifest and warehouse rows (or, with --month, the month\'s monthly_series_stats)')
     .option('--date <YYYY-MM-DD>', 'the UTC day')
+    .option('--month <YYYY-MM>', 'roll up the month (monthly_series_stats) instead of a day; the month must be over')
     .option('--dry-run', 'say what would be read and written; change nothing')))
     .action((opts: ConfigOptions & Parameters<typeof rollupCommand>[1]) => rollupCommand(configFrom(opts), opts));
 

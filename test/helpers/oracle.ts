@@ -17,21 +17,45 @@ export interface AuditRow { day: string; source: string; outcome: string; record
 
 const ts = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$/, '');
 
-export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
-  const records = truth.filter((t) => t.day === day);
-  const src = (r: TruthRecord): string => r.source ?? 's3';
-  const counts = new Map<string, number>();
-  for (const r of records) counts.set(`${src(r)}\u0000${r.outcome}`, (counts.get(`${src(r)}\u0000${r.outcome}`) ?? 0) + 1);
-  // Dedupe: one survivor per key: S3 over DynamoDB, then the earliest, then the smallest natural key.
+const src = (r: TruthRecord): string => r.source ?? 's3';
+
+/** The pings of a day that survive dedupe: one per key, S3 over DynamoDB, then the earliest, then the smallest natural key. */
+export function survivors(truth: TruthRecord[], day: string): TruthRecord[] {
   const rank = (r: TruthRecord): number => (src(r) === 's3' ? 0 : 1);
-  const survivors = new Map<string, TruthRecord>();
-  for (const r of records.filter((x) => x.outcome === 'ping')) {
-    const cur = survivors.get(r.dedupeKey!);
+  const kept = new Map<string, TruthRecord>();
+  for (const r of truth) {
+    if (r.day !== day || r.outcome !== 'ping') continue;
+    const cur = kept.get(r.dedupeKey!);
     const better = !cur || rank(r) < rank(cur) || (rank(r) === rank(cur) && (r.eventTimeMs < cur.eventTimeMs
       || (r.eventTimeMs === cur.eventTimeMs && r.naturalKey! < cur.naturalKey!)));
-    if (better) survivors.set(r.dedupeKey!, r);
+    if (better) kept.set(r.dedupeKey!, r);
   }
-  const pings = [...survivors.values()];
+  return [...kept.values()];
+}
+
+export interface MonthRow { month: string; series_id: string; episodes: number; pings: number; sessions: number; viewers: number; minutes_watched: number; days_watched: number }
+
+/** The month's series figures (contract §8): every day's survivors, distinct counts over the whole month. */
+export function expectedMonth(truth: TruthRecord[], month: string): MonthRow[] {
+  const days = [...new Set(truth.map((t) => t.day).filter((d) => d.startsWith(`${month}-`)))];
+  const bySeries = new Map<string, Array<TruthRecord & { keptOn: string }>>();
+  for (const day of days) for (const p of survivors(truth, day)) bySeries.set(p.series!, [...(bySeries.get(p.series!) ?? []), { ...p, keptOn: day }]);
+  return [...bySeries].map(([series_id, ps]) => ({
+    month: `${month}-01`, series_id,
+    episodes: new Set(ps.map((p) => p.episode)).size,
+    pings: ps.length,
+    sessions: new Set(ps.map((p) => p.session)).size,
+    viewers: new Set(ps.map((p) => p.user ?? `session:${p.session}`)).size,
+    minutes_watched: new Set(ps.map((p) => `${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`)).size,
+    days_watched: new Set(ps.map((p) => p.keptOn)).size,
+  })).sort((a, b) => (a.series_id < b.series_id ? -1 : 1));
+}
+
+export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
+  const records = truth.filter((t) => t.day === day);
+  const counts = new Map<string, number>();
+  for (const r of records) counts.set(`${src(r)}\u0000${r.outcome}`, (counts.get(`${src(r)}\u0000${r.outcome}`) ?? 0) + 1);
+  const pings = survivors(truth, day);
   for (const source of ['s3', 'dynamodb']) {
     const read = counts.get(`${source}\u0000ping`) ?? 0;
     const kept = pings.filter((p) => src(p) === source).length;

@@ -44,7 +44,7 @@ export class DuckDbWarehouse implements Warehouse {
       await db.run('BEGIN TRANSACTION');
       try {
         for (const f of files) {
-          await db.run(`DELETE FROM ${f.table} WHERE day = DATE ${sqlString(day)}`);
+          await db.run(`DELETE FROM ${f.table} WHERE ${f.dateColumn ?? 'day'} = DATE ${sqlString(day)}`);
           await db.run(`INSERT INTO ${f.table} SELECT * FROM read_parquet(${sqlString(f.local)})`);
         }
         await db.run('COMMIT');

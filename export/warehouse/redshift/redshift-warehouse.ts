@@ -119,9 +119,9 @@ export class RedshiftWarehouse implements Warehouse {
    * Delete the day and COPY it, for each table, as one transaction. COPY reads the file where it waits
    * to be published (its staged key), or where it is published.
    */
-  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey'>>): string[] {
+  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey' | 'dateColumn'>>): string[] {
     return files.flatMap((f) => [
-      `DELETE FROM ${cfg.schema}.${f.table} WHERE day = '${day}'`,
+      `DELETE FROM ${cfg.schema}.${f.table} WHERE ${f.dateColumn ?? 'day'} = '${day}'`,
       `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.stagedKey ?? f.key}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
     ]);
   }

@@ -60,3 +60,15 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   quarantined_objects BIGINT      NOT NULL,
   state               VARCHAR(16) NOT NULL
 ) DISTSTYLE ALL SORTKEY (day);
+
+-- The licensors' month per series (contract §8): distinct counts over the whole month.
+CREATE TABLE IF NOT EXISTS {schema}.monthly_series_stats (
+  month           DATE          NOT NULL,
+  series_id       VARCHAR(1024) NOT NULL,
+  episodes        BIGINT        NOT NULL,
+  pings           BIGINT        NOT NULL,
+  sessions        BIGINT        NOT NULL,
+  viewers         BIGINT        NOT NULL,
+  minutes_watched BIGINT        NOT NULL,
+  days_watched    BIGINT        NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (month);

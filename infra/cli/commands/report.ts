@@ -55,15 +55,24 @@ export async function reportCommand(config: Config, opts: { month?: string }, no
     // The embedded warehouse is only read (it may be held open by analysts, and a report creates nothing).
     if (!(wh instanceof DuckDbWarehouse)) await wh.init();
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
-    const rows = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number }>(
-      `SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
+    type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
+    const read = (sql: string): Promise<Row[]> => (wh as DuckDbWarehouse | RedshiftWarehouse).query<Row>(sql);
+    // The month's own table, once the month is rolled up (pingroll rollup --month); until then the
+    // daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
+    let rows = await read(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
+       FROM ${schema}monthly_series_stats WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`).catch(() => [] as Row[]);
+    let source = `${wh.description} (monthly_series_stats)`;
+    if (rows.length === 0) {
+      rows = await read(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
        WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`);
+      source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
+    }
     // daily_runs, where the warehouse has it (one not loaded since it came has not).
     const next = addMonths(`${month}-01`, 1);
     const runs = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
       `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
       .catch(() => null);
-    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), wh.description,
+    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), source,
       runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now));
   } finally {
     await wh.close();

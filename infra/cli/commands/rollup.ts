@@ -1,13 +1,16 @@
 import { withBackends } from '../../backends.js';
 import { ConfigError, pastDay, type Config } from '../../config.js';
 import { runDailyJob } from '../../jobs/daily-job.js';
+import { runMonthRollup } from '../../jobs/month-job.js';
+import { addDays, addMonths } from '../../../lib/utc-day.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
-export interface RollupOptions { date?: string; dryRun?: boolean; wait: string; rescan?: boolean }
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
+  if (opts.month !== undefined) return rollupMonthCommand(config, opts);
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
   const day = pastDay(opts.date);
   const waitSeconds = Number(opts.wait);
@@ -21,4 +24,19 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
       + `${summary.outputs.map((o) => `${o.table} ${o.rows} rows`).join(', ')}\n`);
     if (summary.unreadable.length) throw unreadableError(config.output.url, summary.unreadable);
   }
+}
+
+/** `pingroll rollup --month YYYY-MM`: the month's `monthly_series_stats`, once the month is over. */
+async function rollupMonthCommand(config: Config, opts: RollupOptions): Promise<void> {
+  const month = opts.month!;
+  if (opts.date) throw new ConfigError('give --date or --month, not both');
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
+  // Its last day must be over, as for a day: the licensors' month is final only then.
+  pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);
+  const waitSeconds = Number(opts.wait);
+  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
+  const log = makeLog();
+  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, log, waitSeconds }));
+  process.stdout.write(`${month}: monthly_series_stats ${s.series} rows from ${s.days} days; ${s.parsedObjects} newly parsed objects\n`);
+  if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
 }

@@ -17,6 +17,7 @@ import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
+import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startMoto } from '../../helpers/moto.js';
 
@@ -53,7 +54,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day, and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
@@ -136,7 +137,9 @@ describe('the licensors\' statement from Redshift', () => {
       expect(rs.commandCalls(GetStatementResultCommand).filter((c) => c.args[0].input.Id === 'q-1')).toHaveLength(2);
       expect(text).toContain('Not final: 1 of 3 days of 2026-11 so far are published complete; not published: 2026-11-03; incomplete: 2026-11-02');
       expect(rs.commandCalls(ExecuteStatementCommand)[1]!.args[0].input.Sql).toMatch(/FROM pingroll\.daily_runs WHERE day >= DATE '2026-11-01' AND day < DATE '2026-12-01'/);
-      expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_minutes\s+WHERE month = DATE '2026-11-01'/);
+      // The month's own table first (it answered here), daily_runs second.
+      expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_stats WHERE month = DATE '2026-11-01'/);
+      expect(text).toMatch(/from redshift:.* \(monthly_series_stats\)/);
     } finally {
       restore();
     }

@@ -1,0 +1,46 @@
+/**
+ * The licensors' month (`monthly_series_stats`): distinct counts over the whole month, from the staged
+ * pings with the day's dedupe, against an independent computation over the month's pings.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { withBackends } from '../../../infra/backends.js';
+import { reportCommand } from '../../../infra/cli/commands/report.js';
+import { runMonthRollup } from '../../../infra/jobs/month-job.js';
+import { memoryLog } from '../../../lib/log.js';
+import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, query, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { expectedDay, expectedMonth } from '../../helpers/oracle.js';
+
+const root = tempRoots();
+const DAYS = ['2026-10-01', '2026-10-02', '2026-10-15', '2026-10-31'];
+
+describe('monthly_series_stats', () => {
+  it('counts distinct episodes, sessions and viewers over the month, not summed from days', async () => {
+    const r = root();
+    const config = dirConfig(r);
+    const samples = DAYS.map((date, i) => generateSample({ date, sessions: 50, seed: 300 + i, truth: true, series: 4, recordsPerObject: 300, prefix: `${date}/` }));
+    for (const s of samples) await writeObjects(join(r, 'logs'), s.objects);
+    const truth = samples.flatMap((s) => s.truth);
+    const want = expectedMonth(truth, '2026-10');
+    // The fixture must make the month differ from sums of days, or the test proves little.
+    const summedViewers = (series: string) => DAYS.reduce((n, d) => n + (expectedDay(truth, d).series.find((x) => x.series_id === series)?.viewers ?? 0), 0);
+    expect(want.some((m) => m.viewers < summedViewers(m.series_id))).toBe(true);
+
+    const s = await withBackends(config, memoryLog(), (b) => runMonthRollup(config, b, { month: '2026-10', log: memoryLog() }));
+    expect(s.series).toBe(want.length);
+    const file = `read_parquet('${join(r, 'out', 'monthly_series_stats', 'dt=2026-10-01', 'part-00000.parquet')}', hive_partitioning = false)`;
+    const cols = 'month::VARCHAR AS month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched';
+    expect(await query(`SELECT ${cols} FROM ${file} ORDER BY series_id`)).toEqual(want);
+    expect(await query(`SELECT ${cols} FROM monthly_series_stats ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(want);
+
+    // The licensors' statement reads the month's own table now.
+    const text = await reportCommand(config, { month: '2026-10' }, new Date('2026-11-05T00:00:00Z'));
+    expect(text).toMatch(/from duckdb:.*\(monthly_series_stats\)/);
+    for (const m of want) expect(text).toMatch(new RegExp(`${m.series_id}\\s+${m.minutes_watched.toLocaleString('en')}\\s`));
+
+    // Run again: the month is replaced, not added to.
+    await withBackends(config, memoryLog(), (b) => runMonthRollup(config, b, { month: '2026-10', log: memoryLog() }));
+    expect(await query(`SELECT ${cols} FROM monthly_series_stats ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(want);
+  });
+});
