@@ -52,13 +52,13 @@ describe('configuration', () => {
 });
 
 describe('DDL', () => {
-  it('declares the tables in the contract column order, sorted by day, and parses as SQL', async () => {
+  it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
     for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
-      expect(create).toMatch(/SORTKEY \(day\)$/);
+      expect(create).toMatch(table === 'monthly_series_stats' ? /SORTKEY \(month\)$/ : /SORTKEY \(day\)$/);
       // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
       if (table !== 'daily_ingest_audit' && table !== 'daily_runs') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
     }
