@@ -12,7 +12,8 @@ import { publishedDays } from './day-status.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
-import { daysFrom, dayNumber } from '../../lib/utc-day.js';
+import { addDays, addMonths, daysFrom, dayNumber } from '../../lib/utc-day.js';
+import { MONTH_TABLE, outputKey } from '../../export/day-parquet.js';
 import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import type { Backends } from '../backends.js';
@@ -41,6 +42,8 @@ export interface BackfillSummary {
   failed: Array<{ day: string; error: string }>;
   /** With `stale`: stale days not published because they are today or later. */
   refused: string[];
+  /** With `stale`: months rolled up again because days of theirs were (only months rolled up before, and over). */
+  months: string[];
   pings: number;
   parsedObjects: number;
   scanned: JobSummary['scanned'];
@@ -64,7 +67,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('a backfill needs FROM and TO (or --stale)');
   const range = opts.from && opts.to ? daysBetween(opts.from, opts.to) : null;
   const run = randomUUID();
-  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
+  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
   return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
@@ -133,6 +136,21 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of summary.refused) if (!(await sameInputs(store, ledger, day))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
+    if (opts.stale) {
+      // A month whose days changed is rolled up again, if it was rolled up before (and is over).
+      const today = new Date(opts.now ?? Date.now()).toISOString().slice(0, 10);
+      for (const month of [...new Set(summary.done.map((d) => d.slice(0, 7)))].sort()) {
+        if (addDays(addMonths(`${month}-01`, 1), -1) >= today) continue;
+        if ((await store.size(outputKey(MONTH_TABLE, `${month}-01`))) === null) continue;
+        const engine = await openEngine({ tempDir: join(dir, `spill-${month}`), memoryLimitMb: config.memoryLimitMb });
+        try {
+          await publisher.publishMonth(engine, month);
+          summary.months.push(month);
+        } finally {
+          engine.closeSync();
+        }
+      }
+    }
     for (const list of [summary.done, summary.skipped]) list.sort();
     summary.failed.sort((a, b) => a.day.localeCompare(b.day));
     log.info('backfill.done', { run, days: days.length, done: summary.done.length, skipped: summary.skipped.length, failed: summary.failed.map((f) => f.day),

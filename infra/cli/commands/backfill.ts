@@ -22,7 +22,8 @@ export async function backfillCommand(config: Config, opts: BackfillCommandOptio
     runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan, stale: opts.stale }));
   const what = opts.stale ? `stale days${from ? ` of ${from}..${to}` : ''}: ${s.done.length ? s.done.join(', ') : 'none'} republished;` : `backfill ${from}..${to}:`;
   process.stdout.write(`${what} ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed`
-    + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}; `
+    + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}`
+    + `${s.months.length ? `; months rolled up again: ${s.months.join(', ')}` : ''}; `
     + `${s.pings} pings; ${s.parsedObjects} log objects parsed; ${s.scanned.length} tables scanned, ${s.consumedCapacity} RCU\n`);
   if (s.unreadable.length && !s.failed.length) throw unreadableError(config.output.url, s.unreadable);
   if (s.failed.length) {

@@ -45,10 +45,22 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
   };
 }
 
-/** `pingroll report --month YYYY-MM`: the licensors' statement from the configured warehouse. */
-export async function reportCommand(config: Config, opts: { month?: string }, now = new Date()): Promise<string> {
+export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break). */
+export function statementCsv(rows: StatementRow[]): string {
+  const field = (v: string | number): string => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  return ['series_id,minutes_watched,share_of_month,pings,days_watched', ...rows.map((r) =>
+    [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched].map(field).join(','))].join('\r\n') + '\r\n';
+}
+
+/** `pingroll report --month YYYY-MM [--format table|csv|json]`: the licensors' statement from the configured warehouse. */
+export async function reportCommand(config: Config, opts: { month?: string; format?: string }, now = new Date()): Promise<string> {
   const month = opts.month;
   if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM');
+  const format = (opts.format ?? 'table') as ReportFormat;
+  if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
@@ -72,8 +84,11 @@ export async function reportCommand(config: Config, opts: { month?: string }, no
     const runs = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
       `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
       .catch(() => null);
-    return formatStatement(month, rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) })), source,
-      runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now));
+    const statement = rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) }));
+    const completeness = runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
+    if (format === 'csv') return statementCsv(statement);
+    if (format === 'json') return JSON.stringify({ month, source, rows: statement, completeness }, null, 2) + '\n';
+    return formatStatement(month, statement, source, completeness);
   } finally {
     await wh.close();
   }

@@ -9,7 +9,7 @@ import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { runMonthRollup } from '../../../infra/jobs/month-job.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, query, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { dirConfig, query, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 import { expectedDay, expectedMonth } from '../../helpers/oracle.js';
 
 const root = tempRoots();
@@ -39,8 +39,27 @@ describe('monthly_series_stats', () => {
     expect(text).toMatch(/from duckdb:.*\(monthly_series_stats\)/);
     for (const m of want) expect(text).toMatch(new RegExp(`${m.series_id}\\s+${m.minutes_watched.toLocaleString('en')}\\s`));
 
+    // The same statement as CSV and JSON, for spreadsheets and programs.
+    const csv = await reportCommand(config, { month: '2026-10', format: 'csv' }, new Date('2026-11-05T00:00:00Z'));
+    expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched');
+    expect(csv.trim().split('\r\n')).toHaveLength(want.length + 1);
+    const json = JSON.parse(await reportCommand(config, { month: '2026-10', format: 'json' }, new Date('2026-11-05T00:00:00Z')));
+    expect(json.rows.map((x: { series_id: string; minutes_watched: number; days_watched: number }) => [x.series_id, x.minutes_watched, x.days_watched]).sort())
+      .toEqual(want.map((m) => [m.series_id, m.minutes_watched, m.days_watched]).sort());
+    expect(json.rows.reduce((n: number, x: { share_of_month: number }) => n + x.share_of_month, 0)).toBeCloseTo(1, 9);
+
     // Run again: the month is replaced, not added to.
     await withBackends(config, memoryLog(), (b) => runMonthRollup(config, b, { month: '2026-10', log: memoryLog() }));
     expect(await query(`SELECT ${cols} FROM monthly_series_stats ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(want);
+
+    // Late objects of a day of the month: rollup-stale republishes the day and rolls the month up again.
+    const now = new Date('2026-11-05T00:00:00Z');
+    await runDays(config, { from: DAYS[0], to: DAYS[0], log: memoryLog(), now });
+    const late = generateSample({ date: DAYS[0]!, sessions: 20, seed: 399, truth: true, series: 4, recordsPerObject: 300, prefix: 'late/' });
+    await writeObjects(join(r, 'logs'), late.objects);
+    const stale = await runDays(config, { stale: true, log: memoryLog(), now });
+    expect(stale.done).toContain(DAYS[0]);
+    expect(stale.months).toEqual(['2026-10']);
+    expect(await query(`SELECT ${cols} FROM monthly_series_stats ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(expectedMonth([...truth, ...late.truth], '2026-10'));
   });
 });
