@@ -21,8 +21,10 @@ export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sess
 export const SERIES_COLUMNS = ['day', 'series_id', 'episodes', 'pings', 'sessions', 'viewers', 'minutes_watched',
   'first_ping_at', 'last_ping_at'] as const;
 export const AUDIT_COLUMNS = ['day', 'source', 'outcome', 'records'] as const;
+/** pingroll's own addition: the day by UTC hour, for the report's chart of minutes watched by hour. */
+export const HOURLY_COLUMNS = ['day', 'hour', 'minutes_watched'] as const;
 
-export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'] as const;
+export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats'] as const;
 export type TableName = (typeof TABLES)[number];
 
 export interface DayRollup {
@@ -129,12 +131,26 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   }
   audit.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
   const values = audit.map(([s, o, n]) => `(DATE ${sqlString(day)}, ${sqlString(s)}, ${sqlString(o)}, ${n}::BIGINT)`);
+  // By UTC hour: distinct (session, minute) within each hour, from each session's 64-minute blocks
+  // (OR-ed over series and episodes), each block's bits masked to the part of the hour it covers.
+  // Exact: every minute of the day lies in one block and one hour. Hours with no minute are left out.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_hourly AS
+    WITH blocks AS (SELECT session, block, bit_or(minutes) AS minutes FROM session_blocks GROUP BY session, block),
+    spans AS (
+      SELECT b.minutes, h.hour,
+             greatest(b.block * 64, h.hour * 60) - b.block * 64 AS lo, least(b.block * 64 + 63, h.hour * 60 + 59) - b.block * 64 AS hi
+      FROM blocks b JOIN range(24) h(hour) ON h.hour * 60 <= b.block * 64 + 63 AND b.block * 64 <= h.hour * 60 + 59)
+    SELECT DATE ${sqlString(day)} AS day, hour::BIGINT AS hour, minutes::BIGINT AS minutes_watched FROM (
+      SELECT hour, sum(bit_count(minutes & (((1::UBIGINT << (hi - lo + 1)::UBIGINT) - 1::UBIGINT) << lo::UBIGINT))) AS minutes FROM spans GROUP BY hour)
+    WHERE minutes > 0
+    ORDER BY hour`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
   const pings = kept.reduce((n, k) => n + Number(k.n), 0);
   return {
-    tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit' },
+    tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly' },
     pings, duplicates,
   };
 }

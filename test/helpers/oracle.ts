@@ -98,3 +98,15 @@ export function expectedDay(truth: TruthRecord[], day: string): { episodes: Epis
     a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : (a.episode_id ?? '') < (b.episode_id ?? '') ? -1 : (a.episode_id ?? '') > (b.episode_id ?? '') ? 1 : 0;
   return { episodes: episodes.sort(byKey), series: series.sort(byKey), audit };
 }
+
+/** A day's minutes watched by UTC hour: distinct (session, minute) of the survivors within each hour. */
+export function expectedHourly(truth: TruthRecord[], day: string): Array<{ day: string; hour: number; minutes_watched: number }> {
+  const byHour = new Map<number, Set<string>>();
+  for (const p of survivors(truth, day)) {
+    const minute = Math.floor(p.eventTimeMs / 60000);
+    const hour = new Date(p.eventTimeMs).getUTCHours();
+    if (!byHour.has(hour)) byHour.set(hour, new Set());
+    byHour.get(hour)!.add(`${p.session}\u0000${minute}`);
+  }
+  return [...byHour].sort((a, b) => a[0] - b[0]).map(([hour, set]) => ({ day, hour, minutes_watched: set.size }));
+}

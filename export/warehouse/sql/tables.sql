@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_ingest_audit (
   records BIGINT      NOT NULL
 ) DISTSTYLE ALL SORTKEY (day);
 
+-- pingroll's own: the day's minutes watched by UTC hour (distinct session-minutes within each hour).
+CREATE TABLE IF NOT EXISTS {schema}.daily_hourly_stats (
+  day             DATE   NOT NULL,
+  hour            BIGINT NOT NULL,
+  minutes_watched BIGINT NOT NULL
+) DISTSTYLE ALL SORTKEY (day);
+
 -- One row per published day, loaded with the day in the same transaction (contract §8).
 CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   day                 DATE        NOT NULL,

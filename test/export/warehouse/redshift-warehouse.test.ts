@@ -15,7 +15,7 @@ import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
@@ -54,13 +54,13 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
       expect(create).toMatch(table === 'monthly_series_stats' ? /SORTKEY \(month\)$/ : /SORTKEY \(day\)$/);
       // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
-      if (table !== 'daily_ingest_audit' && table !== 'daily_runs') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
+      if (table !== 'daily_ingest_audit' && table !== 'daily_runs' && table !== 'daily_hourly_stats') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
     }
     // The same tables and views, as DuckDB runs them, must run: a typo in the shared file fails here.
     await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);
@@ -168,8 +168,8 @@ describe('make rollup with Redshift configured', () => {
       const batches = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input.Sqls!);
       expect(batches).toHaveLength(2);
       expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);
-      // The three tables and daily_runs, in one transaction.
-      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(4);
+      // The day's four tables and daily_runs, in one transaction.
+      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(5);
       // COPY reads what the run published.
       const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');

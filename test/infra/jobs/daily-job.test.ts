@@ -13,7 +13,7 @@ import { generateSample, type Sample } from '../../../tools/sample/access-log-ge
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
-import { expectedDay } from '../../helpers/oracle.js';
+import { expectedDay, expectedHourly } from '../../helpers/oracle.js';
 import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -56,7 +56,12 @@ describe('the daily job over a directory', () => {
     const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
     expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
-      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_runs', 1]]);
+      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length], ['daily_runs', 1]]);
+
+    // By hour: distinct session-minutes within each hour, and they add up to the day's minutes.
+    const hourly = await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM read_parquet('${join(r, 'out', 'daily_hourly_stats', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false) ORDER BY hour`);
+    expect(hourly).toEqual(expectedHourly(sample.truth, DAY));
+    expect(await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM daily_hourly_stats ORDER BY hour`, wh)).toEqual(hourly);
     expect(manifest.inputs.objects.length).toBeGreaterThan(0);
 
     // daily_runs: the day as it was published, in Parquet and in the warehouse alike.
