@@ -111,8 +111,10 @@ export function program(): Command {
   withConfigOptions(p.command('report')
     .description("the licensors' statement: minutes watched per series and share of the month")
     .option('--month <YYYY-MM>', 'the month')
-    .option('--format <format>', 'table, csv or json', 'table'))
-    .action(async (opts: ConfigOptions & { month?: string; format?: string }) => print(await reportCommand(configFrom(opts), opts)));
+    .option('--date <YYYY-MM-DD>', 'with --html: the day')
+    .option('--format <format>', 'table, csv or json', 'table')
+    .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
+    .action(async (opts: ConfigOptions & { month?: string; format?: string; date?: string; html?: string }) => print(await reportCommand(configFrom(opts), opts)));
 
   withConfigOptions(p.command('top')
     .description("the day's top episodes by minutes watched, from the DuckDB warehouse")

@@ -2,7 +2,8 @@ import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehou
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../backends.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
-import { ConfigError, type Config } from '../../config.js';
+import { ConfigError, parseDay, type Config } from '../../config.js';
+import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../../lib/utc-day.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
@@ -56,9 +57,10 @@ export function statementCsv(rows: StatementRow[]): string {
 }
 
 /** `pingroll report --month YYYY-MM [--format table|csv|json]`: the licensors' statement from the configured warehouse. */
-export async function reportCommand(config: Config, opts: { month?: string; format?: string }, now = new Date()): Promise<string> {
+export async function reportCommand(config: Config, opts: { month?: string; format?: string; date?: string; html?: string }, now = new Date()): Promise<string> {
+  if (opts.html !== undefined) return htmlReportCommand(config, opts);
   const month = opts.month;
-  if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM');
+  if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
   const format = (opts.format ?? 'table') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
   const wh = await warehouseFor(config);
@@ -89,6 +91,24 @@ export async function reportCommand(config: Config, opts: { month?: string; form
     if (format === 'csv') return statementCsv(statement);
     if (format === 'json') return JSON.stringify({ month, source, rows: statement, completeness }, null, 2) + '\n';
     return formatStatement(month, statement, source, completeness);
+  } finally {
+    await wh.close();
+  }
+}
+
+/** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */
+async function htmlReportCommand(config: Config, opts: { month?: string; date?: string; html?: string }): Promise<string> {
+  if (Boolean(opts.month) === Boolean(opts.date)) throw new ConfigError('report --html FILE needs --date YYYY-MM-DD or --month YYYY-MM (one of them)');
+  if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) throw new ConfigError(`--month=${opts.month} is not a month; give it as YYYY-MM`);
+  const day = opts.date ? parseDay(opts.date, '--date') : null;
+  const wh = await warehouseFor(config);
+  if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
+  try {
+    const schema = config.redshift ? `${config.redshift.schema}.` : '';
+    const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
+    const page = day ? await dayPage(readable, schema, day) : await monthPage(readable, schema, opts.month!);
+    const { bytes } = await writeReportPage(opts.html!, page);
+    return `wrote ${opts.html} (${Math.round(bytes / 1024)} KiB, ${page.charts.length} charts; self-contained: open it anywhere)\n`;
   } finally {
     await wh.close();
   }

@@ -1,0 +1,135 @@
+/**
+ * `pingroll report --date D --html FILE` and `--month M --html FILE`: a self-contained HTML page
+ * with charts, read from the warehouse (DuckDB or Redshift, the same SQL). Self-contained: the chart
+ * library (chart.js, its UMD build) and the data are inlined, so the page opens with no network.
+ */
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
+import { sqlString } from '../../../lib/duckdb-engine.js';
+import { addMonths } from '../../../lib/utc-day.js';
+
+type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
+
+interface Chart { id: string; title: string; type: 'bar' | 'line' | 'doughnut'; labels: string[]; values: number[]; horizontal?: boolean }
+
+export interface ReportPage { title: string; subtitle: string; facts: Array<[string, string]>; charts: Chart[] }
+
+const num = (v: unknown): number => Number(v ?? 0);
+
+/** The day's page: minutes by hour, top series and episodes, the source mix, the audit. */
+export async function dayPage(wh: Readable, schema: string, day: string): Promise<ReportPage> {
+  const d = `DATE ${sqlString(day)}`;
+  const q = <T>(sql: string) => wh.query<T>(sql);
+  const hourly = await q<{ hour: unknown; minutes_watched: unknown }>(`SELECT hour, minutes_watched FROM ${schema}daily_hourly_stats WHERE day = ${d} ORDER BY hour`);
+  const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.minutes_watched));
+  const series = await q<{ label: string; v: unknown }>(`SELECT series_id AS label, minutes_watched AS v FROM ${schema}daily_series_stats WHERE day = ${d} ORDER BY minutes_watched DESC, series_id LIMIT 10`);
+  const episodes = await q<{ label: string; v: unknown }>(`SELECT series_id || ' / ' || episode_id AS label, minutes_watched AS v FROM ${schema}daily_episode_stats WHERE day = ${d} ORDER BY minutes_watched DESC, series_id, episode_id LIMIT 10`);
+  const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE day = ${d}`);
+  const audit = await q<{ label: string; v: unknown }>(`SELECT source || ' ' || outcome AS label, records AS v FROM ${schema}daily_ingest_audit WHERE day = ${d} ORDER BY source, outcome`);
+  const runs = await q<{ state: string; published_at: unknown }>(`SELECT state, CAST(published_at AS VARCHAR(32)) AS published_at FROM ${schema}daily_runs WHERE day = ${d}`).catch(() => []);
+  return {
+    title: `pingroll: ${day}`,
+    subtitle: `${wh.description}; UTC`,
+    // The day's minutes: distinct session-minutes, which the hours add up to (episode rows would count a minute twice).
+    facts: [['pings', num(mix?.pings).toLocaleString('en')], ['minutes watched', byHour.reduce((a, b) => a + b, 0).toLocaleString('en')],
+      ['state', runs[0] ? `${runs[0].state} (published ${String(runs[0].published_at).slice(0, 19)})` : 'not published']],
+    charts: [
+      { id: 'by-hour', title: 'Minutes watched by hour (UTC)', type: 'bar', labels: byHour.map((_, h) => String(h).padStart(2, '0')), values: byHour },
+      { id: 'top-series', title: 'Top series by minutes watched', type: 'bar', horizontal: true, labels: series.map((r) => r.label), values: series.map((r) => num(r.v)) },
+      { id: 'top-episodes', title: 'Top episodes by minutes watched', type: 'bar', horizontal: true, labels: episodes.map((r) => r.label), values: episodes.map((r) => num(r.v)) },
+      { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] },
+      { id: 'audit', title: 'Records read, by outcome', type: 'bar', horizontal: true, labels: audit.map((r) => r.label), values: audit.map((r) => num(r.v)) },
+    ],
+  };
+}
+
+/** The month's page: the daily trend, minutes by hour, top series and episodes, the source mix, the audit. */
+export async function monthPage(wh: Readable, schema: string, month: string): Promise<ReportPage> {
+  const range = `day >= DATE ${sqlString(`${month}-01`)} AND day < DATE ${sqlString(addMonths(`${month}-01`, 1))}`;
+  const q = <T>(sql: string) => wh.query<T>(sql);
+  const trend = await q<{ label: string; v: unknown }>(`SELECT CAST(day AS VARCHAR(10)) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${range} GROUP BY day ORDER BY day`);
+  const hourly = await q<{ hour: unknown; v: unknown }>(`SELECT hour, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${range} GROUP BY hour ORDER BY hour`);
+  const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.v));
+  const series = await q<{ label: string; v: unknown }>(`SELECT series_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${range} GROUP BY series_id ORDER BY v DESC, series_id LIMIT 10`);
+  const episodes = await q<{ label: string; v: unknown }>(`SELECT series_id || ' / ' || episode_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_episode_stats WHERE ${range} GROUP BY series_id, episode_id ORDER BY v DESC, label LIMIT 10`);
+  const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${range}`);
+  const audit = await q<{ label: string; v: unknown }>(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${range} GROUP BY source, outcome ORDER BY source, outcome`);
+  return {
+    title: `pingroll: ${month}`,
+    subtitle: `${wh.description}; UTC; ${trend.length} days with rows`,
+    facts: [['pings', num(mix?.pings).toLocaleString('en')], ['minutes watched', byHour.reduce((a, b) => a + b, 0).toLocaleString('en')], ['days with rows', String(trend.length)]],
+    charts: [
+      { id: 'trend', title: 'Minutes watched per day', type: 'line', labels: trend.map((r) => String(r.label)), values: trend.map((r) => num(r.v)) },
+      { id: 'by-hour', title: 'Minutes watched by hour (UTC), the month', type: 'bar', labels: byHour.map((_, h) => String(h).padStart(2, '0')), values: byHour },
+      { id: 'top-series', title: 'Top series by minutes watched', type: 'bar', horizontal: true, labels: series.map((r) => r.label), values: series.map((r) => num(r.v)) },
+      { id: 'top-episodes', title: 'Top episodes by minutes watched', type: 'bar', horizontal: true, labels: episodes.map((r) => r.label), values: episodes.map((r) => num(r.v)) },
+      { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] },
+      { id: 'audit', title: 'Records read, by outcome', type: 'bar', horizontal: true, labels: audit.map((r) => r.label), values: audit.map((r) => num(r.v)) },
+    ],
+  };
+}
+
+let chartJs: string | null = null;
+/** chart.js's UMD build, to inline (the package exports only its module builds; the UMD file sits beside them). */
+function chartLibrary(): string {
+  chartJs ??= readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8');
+  return chartJs;
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page, whole: style, data, the chart library and the script that draws, inlined. */
+export function renderPage(page: ReportPage): string {
+  // JSON inside a script element: `<` escaped so no value can close the element.
+  const data = JSON.stringify(page.charts).replace(/</g, '\\u003c');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1d2430; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; } .sub { color: #5b6575; margin-bottom: 16px; }
+.facts { display: flex; gap: 24px; margin-bottom: 16px; } .facts div { background: #f2f4f8; padding: 8px 12px; border-radius: 6px; }
+.facts b { display: block; font-size: 18px; }
+.grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
+figure { margin: 0; border: 1px solid #e2e6ee; border-radius: 6px; padding: 12px; } figcaption { font-weight: 600; margin-bottom: 8px; }
+.chart { position: relative; height: 280px; }
+</style></head>
+<body data-charts="0">
+<h1>${escapeHtml(page.title)}</h1><div class="sub">${escapeHtml(page.subtitle)}</div>
+<div class="facts">${page.facts.map(([k, v]) => `<div>${escapeHtml(k)}<b>${escapeHtml(v)}</b></div>`).join('')}</div>
+<div class="grid">${page.charts.map((c) => `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption><div class="chart"><canvas></canvas></div></figure>`).join('\n')}</div>
+<script type="application/json" id="pingroll-data">${data}</script>
+<script>${chartLibrary()}</script>
+<script>
+(function () {
+  var charts = JSON.parse(document.getElementById('pingroll-data').textContent);
+  var colors = ['#2f6fdb', '#e0803a', '#3aa56b', '#c2455a', '#7a5cc7', '#2aa1b3', '#b58b22', '#6b7280', '#d45fa6', '#4c8c2b'];
+  var drawn = 0;
+  charts.forEach(function (c) {
+    var canvas = document.querySelector('#' + c.id + ' canvas');
+    new Chart(canvas, {
+      type: c.type,
+      data: { labels: c.labels, datasets: [{ label: c.title, data: c.values, borderColor: colors[0], tension: 0.2,
+        backgroundColor: c.type === 'doughnut' ? colors.slice(0, c.values.length) : colors[0] }] },
+      options: { animation: false, responsive: true, maintainAspectRatio: false, indexAxis: c.horizontal ? 'y' : 'x',
+        plugins: { legend: { display: c.type === 'doughnut' } } }
+    });
+    canvas.setAttribute('data-drawn', 'true');
+    drawn++;
+  });
+  document.body.setAttribute('data-charts', String(drawn));
+})();
+</script>
+</body></html>
+`;
+}
+
+export async function writeReportPage(file: string, page: ReportPage): Promise<{ bytes: number }> {
+  const html = renderPage(page);
+  await writeFile(file, html);
+  return { bytes: Buffer.byteLength(html) };
+}

@@ -1,0 +1,56 @@
+/**
+ * The HTML report as a person sees it: rendered by a real headless Chromium (Debian's `chromium`),
+ * whose DOM must hold every chart drawn, and whose screenshot must show them. Skipped, with a message,
+ * where no Chromium is installed (`apt-get install chromium`).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reportCommand } from '../../../infra/cli/commands/report.js';
+import { memoryLog } from '../../../lib/log.js';
+import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+
+const root = tempRoots();
+const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0) ?? null;
+if (!chromium) process.stderr.write('html-report.test: no Chromium on this machine (apt-get install chromium): the rendering test is skipped\n');
+
+/** Headless Chromium with no network, no first-run work, its own profile. */
+function headless(profile: string, ...args: string[]): string {
+  return execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, '--window-size=1280,1500', '--virtual-time-budget=5000', ...args],
+  { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+describe('the HTML report', () => {
+  it('is one self-contained file: the data and the chart library inlined, nothing fetched', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 60, seed: 21 }).objects);
+    const config = dirConfig(r);
+    await runDay(config, { day: '2026-11-01', log: memoryLog() });
+    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 5 charts; self-contained/);
+    const html = await readFile(join(r, 'day.html'), 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|<img[^>]+src=/);
+    expect(html).toContain('Minutes watched by hour (UTC)');
+  });
+
+  it.skipIf(!chromium)('renders every chart in headless Chromium, day and month', async () => {
+    const r = root();
+    for (const d of ['2026-10-30', '2026-10-31']) await writeObjects(join(r, 'logs'), generateSample({ date: d, sessions: 60, seed: 22, prefix: `${d}/` }).objects);
+    const config = dirConfig(r);
+    for (const d of ['2026-10-30', '2026-10-31']) await runDay(config, { day: d, log: memoryLog() });
+    for (const [opts, charts] of [[{ date: '2026-10-31' }, 5], [{ month: '2026-10' }, 6]] as const) {
+      const file = join(r, `${Object.values(opts)[0]}.html`);
+      await reportCommand(config, { ...opts, html: file });
+      const dom = headless(join(r, `profile-${charts}`), '--dump-dom', `file://${file}`);
+      // The page's script marks each canvas it drew on, and counts them on the body.
+      expect(dom).toContain(`data-charts="${charts}"`);
+      expect(dom.match(/<canvas[^>]*data-drawn="true"/g)).toHaveLength(charts);
+      const png = join(r, `${charts}.png`);
+      headless(join(r, `shot-${charts}`), `--screenshot=${png}`, `file://${file}`);
+      // A page of charts, not a blank one (a blank 1280x1500 PNG is a few KiB).
+      expect((await stat(png)).size).toBeGreaterThan(40_000);
+    }
+  });
+});
