@@ -229,11 +229,16 @@ describe('with DynamoDB Local', () => {
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...truth], DAY));
   });
 
-  it('reports a missing table and goes on', async () => {
+  it('reports a missing table and goes on; the day is incomplete, and says why', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects.slice(0, 1));
-    const summary = await runDay(dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' }), { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    const summary = await runDay(config, { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
     expect(summary.missingTables).toEqual(['pings_2026_12']);
+    const { statusCommand } = await import('../../../infra/cli/commands/status.js');
+    const { text, complete } = await statusCommand(config, { from: '2026-11-30', to: '2026-11-30', json: true }, new Date('2026-12-05T00:00:00Z'));
+    expect(complete).toBe(false);
+    expect(JSON.parse(text)).toMatchObject({ day: '2026-11-30', state: 'incomplete', reason: 'the table pings_2026_12 that should hold it did not exist' });
   });
 
   it('completes a scan exactly through throttling the SDK gave up on', async () => {
