@@ -58,6 +58,8 @@ export interface PublishedDay {
 export class DayPublisher {
   /** Warehouse loads one at a time: one connection, one transaction at a time. */
   private warehouseQueue: Promise<unknown> = Promise.resolve();
+  /** The warehouse's tables are made sure of once a run, not before every load. */
+  private warehouseReady: Promise<void> | null = null;
 
   constructor(private readonly opts: DayPublisherOptions) {}
 
@@ -67,7 +69,10 @@ export class DayPublisher {
     if (!warehouse) return null;
     return (day: string, files: OutputFile[]) => {
       const load = this.warehouseQueue.then(async () => {
-        await warehouse.init();
+        await (this.warehouseReady ??= warehouse.init().catch((err: unknown) => {
+          this.warehouseReady = null;
+          throw err;
+        }));
         await warehouse.loadDay(day, files);
       });
       this.warehouseQueue = load.catch(() => {});

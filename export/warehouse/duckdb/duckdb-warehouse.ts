@@ -34,9 +34,12 @@ export class DuckDbWarehouse implements Warehouse {
     return `duckdb:${this.file}`;
   }
 
+  /** Every change runs the DDL first: once one has, init has nothing left to do. */
+  private initialized = false;
+
   /** Creates the tables and views when missing. Idempotent. */
   async init(): Promise<void> {
-    await this.change(async () => {});
+    if (!this.initialized) await this.change(async () => {});
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
@@ -99,6 +102,7 @@ export class DuckDbWarehouse implements Warehouse {
       await syncFile(next);
       await rename(next, this.file);
       await syncDirOf(this.file);
+      this.initialized = true;
     } catch (err) {
       await rm(next, { force: true });
       await rm(`${next}.wal`, { force: true });
