@@ -19,8 +19,8 @@ import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-jo
 import type { Warehouse } from './warehouse/warehouse.js';
 import type { Quarantine } from '../state/quarantine.js';
 
-function quarantinedFor(quarantine: Quarantine | undefined, day: string): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
-  const { quarantined, acceptedLost } = quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
+/** The day's unreadable objects, as its manifest names them. */
+function manifestQuarantine({ quarantined, acceptedLost }: ReturnType<Quarantine['forDay']>): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
   return {
     quarantined: quarantined.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, since: o.firstFailedAt })),
     acceptedLost: acceptedLost.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, acceptedAt: o.acceptedLostAt! })),
@@ -156,11 +156,11 @@ export class DayPublisher {
 
       const rollup = await rollupDay(engine, day, files, outcomes);
       const outputs = await writeDayParquet(engine, day, rollup, dir);
-      const { quarantined } = this.opts.quarantine?.forDay(day) ?? { quarantined: [] };
+      const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
       const publishedAt = new Date();
       outputs.push(await writeRunsParquet(engine, {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objects.length, tablesRead: inputs.tables.length,
-        quarantinedObjects: quarantined.length, state: publishedState(day, quarantined.length, ingest.missingTables.length, publishedAt),
+        quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
       }, dir));
       // Temporary files a killed write left beside the day's files.
       await store.removeTemporaries?.([...outputs.map((o) => o.key.slice(0, o.key.lastIndexOf('/') + 1)), `_runs/dt=${day}/`]);
@@ -172,7 +172,7 @@ export class DayPublisher {
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
         outputs: outputSummary, rejects: rejectsBody ? { key: rejectsKey(day), bytes: rejectsBody.length } : null,
         warehouse: warehouse?.description ?? 'none',
-        ...quarantinedFor(this.opts.quarantine, day),
+        ...manifestQuarantine(held),
       };
       await publishWhole(store, {
         run, day, tables: outputs,

@@ -29,9 +29,23 @@ export interface RunRow {
   state: 'complete' | 'incomplete';
 }
 
+/**
+ * Why a published day is not complete, or null when it is: unreadable log objects may hold records
+ * of it, a table that should hold it was missing, or S3 may still be delivering its records. The one
+ * rule `daily_runs` (as a day is published) and `pingroll status` (at any time) both follow.
+ */
+export function incompleteReason(day: string, quarantinedKeys: string[], missingTables: string[], now: Date): string | null {
+  const n = quarantinedKeys.length;
+  if (n) return `${n} unreadable log object${n > 1 ? 's' : ''} may hold records of it (first: ${quarantinedKeys[0]}); see pingroll quarantine list`;
+  if (missingTables.length) return `the table${missingTables.length > 1 ? 's' : ''} ${missingTables.join(', ')} that should hold it did not exist`;
+  const readyAt = dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS;
+  if (now.getTime() < readyAt) return `S3 may still deliver records of it until about ${new Date(readyAt).toISOString().slice(0, 16)}Z; run it again after that`;
+  return null;
+}
+
 /** The state a day is published in. */
-export function publishedState(day: string, quarantined: number, missingTables: number, now: Date): RunRow['state'] {
-  return quarantined > 0 || missingTables > 0 || now.getTime() < dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS ? 'incomplete' : 'complete';
+export function publishedState(day: string, quarantinedKeys: string[], missingTables: string[], now: Date): RunRow['state'] {
+  return incompleteReason(day, quarantinedKeys, missingTables, now) === null ? 'complete' : 'incomplete';
 }
 
 /** The day's `daily_runs` row as a Parquet file, written locally. */

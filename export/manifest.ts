@@ -30,6 +30,18 @@ export interface DayManifest {
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;
 }
 
+/**
+ * What the day would read now (the ids of its batches and table scans) that its manifest does not
+ * name, in words; null when it would read exactly what it was published from.
+ */
+export function inputsChanged(manifest: DayManifest, now: string[]): string | null {
+  const then = manifest.inputs?.batches ?? [];
+  if (JSON.stringify(then) === JSON.stringify(now)) return null;
+  const added = now.filter((id) => !then.includes(id)).length;
+  const gone = then.filter((id) => !now.includes(id)).length;
+  return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
+}
+
 export function manifestKey(day: string): string {
   return `_runs/dt=${day}/manifest.json`;
 }

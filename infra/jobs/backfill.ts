@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import { readManifest } from '../../export/manifest.js';
+import { inputsChanged, readManifest } from '../../export/manifest.js';
 import { publishedDays } from './day-status.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
@@ -162,5 +162,5 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
 /** Whether the day's manifest names exactly the batches and scans the day would read now. */
 async function sameInputs(store: ObjectStore, ledger: Ledger, day: string): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  return manifest !== null && JSON.stringify(manifest.inputs?.batches ?? null) === JSON.stringify(inputIds(ledger, day));
+  return manifest !== null && inputsChanged(manifest, inputIds(ledger, day)) === null;
 }

@@ -10,9 +10,8 @@
  *   missing, or it ended less than DELIVERY_DELAY_MS ago (S3 delivers log records hours late);
  * - `complete`.
  */
-import { readManifest, type DayManifest } from '../../export/manifest.js';
-import { DELIVERY_DELAY_MS } from '../../export/day-runs.js';
-import { DAY_MS, dayStartMs } from '../../lib/utc-day.js';
+import { inputsChanged, readManifest } from '../../export/manifest.js';
+import { incompleteReason } from '../../export/day-runs.js';
 import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import type { Quarantine } from '../../state/quarantine.js';
@@ -37,27 +36,10 @@ export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: 
   if (!manifest) {
     return { ...base, state: 'never run', reason: inputs.length ? `records of it are staged (${inputs.length} batches or scans); run make rollup DATE=${day}` : 'no record of it has been read or published' };
   }
-  const arrived = newInputs(manifest, inputs.map((i) => i.id));
+  const arrived = inputsChanged(manifest, inputs.map((i) => i.id));
   if (arrived !== null) return { ...base, state: 'stale', reason: `${arrived}; run make rollup-stale (or make rollup DATE=${day})` };
-  const { quarantined } = quarantine.forDay(day);
-  if (quarantined.length) {
-    return { ...base, state: 'incomplete', reason: `${quarantined.length} unreadable log object${quarantined.length > 1 ? 's' : ''} may hold records of it (first: ${quarantined[0]!.key}); see pingroll quarantine list` };
-  }
-  if (manifest.missingTables?.length) return { ...base, state: 'incomplete', reason: `the table${manifest.missingTables.length > 1 ? 's' : ''} ${manifest.missingTables.join(', ')} that should hold it did not exist` };
-  const readyAt = dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS;
-  if (now.getTime() < readyAt) {
-    return { ...base, state: 'incomplete', reason: `S3 may still deliver records of it until about ${new Date(readyAt).toISOString().slice(0, 16)}Z; run it again after that` };
-  }
-  return { ...base, state: 'complete', reason: '' };
-}
-
-/** What arrived since the manifest was written, in words; null when the day would read exactly what it read. */
-function newInputs(manifest: DayManifest, now: string[]): string | null {
-  const then = manifest.inputs?.batches ?? [];
-  if (JSON.stringify(then) === JSON.stringify(now)) return null;
-  const added = now.filter((id) => !then.includes(id)).length;
-  const gone = then.filter((id) => !now.includes(id)).length;
-  return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
+  const reason = incompleteReason(day, quarantine.forDay(day).quarantined.map((o) => o.key), manifest.missingTables ?? [], now);
+  return reason === null ? { ...base, state: 'complete', reason: '' } : { ...base, state: 'incomplete', reason };
 }
 
 /** Days with a manifest: every day ever published. */
