@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows, sqlString } from '../lib/duckdb-engine.js';
+import { sqlString } from '../lib/duckdb-engine.js';
 import { TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
@@ -32,15 +32,23 @@ export function outputKey(table: OutputTable, day: string): string {
   return `${table}/dt=${day}/part-00000.parquet`;
 }
 
-/** The Parquet files of a day, written locally (DuckDB COPY: DATE as DATE, BIGINT as INT64, TIMESTAMP as INT64 µs). */
+/**
+ * A query's rows as the local Parquet file of one table's partition (DuckDB COPY: DATE as DATE, BIGINT
+ * as INT64, TIMESTAMP as INT64 µs), to publish at `outputKey(table, partition)`.
+ */
+export async function writeParquet(engine: DuckDBConnection, select: string, table: OutputTable, partition: string, dir: string,
+  dateColumn?: OutputFile['dateColumn']): Promise<OutputFile> {
+  const local = join(dir, `${table}.parquet`);
+  // COPY answers with the number of rows it wrote.
+  const written = await engine.runAndReadAll(`COPY (${select}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
+  const rows = Number(written.getRows()[0]![0] as bigint);
+  return { table, key: outputKey(table, partition), rows, bytes: (await stat(local)).size, local, ...(dateColumn ? { dateColumn } : {}) };
+}
+
+/** The rollup's tables of a day, written locally. */
 export async function writeDayParquet(engine: DuckDBConnection, day: string, rollup: DayRollup, dir: string): Promise<OutputFile[]> {
   const out: OutputFile[] = [];
-  for (const table of TABLES) {
-    const local = join(dir, `${table}.parquet`);
-    await engine.run(`COPY (SELECT * FROM ${rollup.tables[table]}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
-    const n = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${rollup.tables[table]}`);
-    out.push({ table, key: outputKey(table, day), rows: Number(n[0]!.n), bytes: (await stat(local)).size, local });
-  }
+  for (const table of TABLES) out.push(await writeParquet(engine, `SELECT * FROM ${rollup.tables[table]}`, table, day, dir));
   return out;
 }
 

@@ -2,17 +2,16 @@
  * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects,
  * warehouse rows and manifest, whole or not at all (publish-journal.ts).
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../lib/log.js';
 import { rollupDay } from '../rollup/day-rollup.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
-import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, type OutputFile } from './day-parquet.js';
+import { dayRejects, MONTH_TABLE, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
@@ -132,11 +131,8 @@ export class DayPublisher {
         if (g.staged.length) days.push({ day, files: g.files, outcomes: g.outcomes });
       }
       const table = await rollupMonth(engine, month, days);
-      const local = join(dir, `${MONTH_TABLE}.parquet`);
-      await engine.run(`COPY (SELECT * FROM ${table}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
-      const [n] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${table}`);
       const first = `${month}-01`;
-      const file: OutputFile = { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, first), rows: Number(n!.n), bytes: (await stat(local)).size, local, dateColumn: 'month' };
+      const file = await writeParquet(engine, `SELECT * FROM ${table}`, MONTH_TABLE, first, dir, 'month');
       await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `month=${month}`, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
       this.opts.log.info('month.done', { run: this.opts.run, month, series: file.rows, days: days.length });
       return { series: file.rows, days: days.length };

@@ -3,12 +3,10 @@
  * It is published with the day's tables, in the same warehouse transaction, so that analysts and the
  * licensors' statement can tell a complete day from one still waiting for data.
  */
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { outputKey, type OutputFile } from './day-parquet.js';
+import { writeParquet, type OutputFile } from './day-parquet.js';
 
 export const RUNS_TABLE = 'daily_runs';
 /** Column order of `daily_runs` (Redshift COPY matches Parquet columns by position). */
@@ -49,11 +47,9 @@ export function publishedState(day: string, quarantinedKeys: string[], missingTa
 }
 
 /** The day's `daily_runs` row as a Parquet file, written locally. */
-export async function writeRunsParquet(engine: DuckDBConnection, row: RunRow, dir: string): Promise<OutputFile> {
-  const local = join(dir, `${RUNS_TABLE}.parquet`);
-  await engine.run(`COPY (SELECT DATE ${sqlString(row.day)} AS day, ${sqlString(row.run)} AS run,
+export function writeRunsParquet(engine: DuckDBConnection, row: RunRow, dir: string): Promise<OutputFile> {
+  return writeParquet(engine, `SELECT DATE ${sqlString(row.day)} AS day, ${sqlString(row.run)} AS run,
       make_timestamp(${row.publishedAt.getTime() * 1000}) AS published_at, ${sqlString(row.codeVersion)} AS code_version,
       ${row.objectsRead}::BIGINT AS objects_read, ${row.tablesRead}::BIGINT AS tables_read, ${row.quarantinedObjects}::BIGINT AS quarantined_objects,
-      ${sqlString(row.state)} AS state) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
-  return { table: RUNS_TABLE, key: outputKey(RUNS_TABLE, row.day), rows: 1, bytes: (await stat(local)).size, local };
+      ${sqlString(row.state)} AS state`, RUNS_TABLE, row.day, dir);
 }
