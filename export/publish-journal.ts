@@ -97,7 +97,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
     await removeStaged(store, prefix);
     throw err;
   }
-  await finish(store, journal);
+  await finish(store, journal, false);
 }
 
 /**
@@ -131,7 +131,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
         await rm(dir, { recursive: true, force: true });
       }
     }
-    await finish(store, journal);
+    await finish(store, journal, true);
     repaired.push(journal.day);
   }
   // Files staged by runs stopped before they wrote their journal: nothing refers to them.
@@ -143,10 +143,13 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
   return repaired;
 }
 
-/** Step 4: each staged file into place (skipping those already moved), then the journal goes. */
-async function finish(store: ObjectStore, journal: Journal): Promise<void> {
+/**
+ * Step 4: each staged file into place, then the journal goes. Completing a killed run's publication
+ * (`recovering`), files it had moved already are passed over; publishing, every staged file is there.
+ */
+async function finish(store: ObjectStore, journal: Journal, recovering: boolean): Promise<void> {
   for (const { from, to } of journal.moves) {
-    if ((await store.size(from)) !== null) await store.move(from, to);
+    if (!recovering || (await store.size(from)) !== null) await store.move(from, to);
   }
   for (const key of journal.deletes) await store.delete(key);
   await store.delete(journalKey(nameOf(journal)));

@@ -30,6 +30,9 @@ export interface QuarantinedObject {
 }
 
 export class Quarantine {
+  /** Whether anything changed since it was loaded (or saved): a run that changed nothing writes nothing. */
+  changed = false;
+
   private constructor(private readonly objects: Map<string, QuarantinedObject>) {}
 
   /**
@@ -49,6 +52,7 @@ export class Quarantine {
 
   async save(store: ObjectStore): Promise<void> {
     await store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
+    this.changed = false;
   }
 
   all(): QuarantinedObject[] {
@@ -68,6 +72,7 @@ export class Quarantine {
   failed(ref: { key: string; etag: string; size: number }, reason: string, day: string | null, now = new Date()): void {
     const at = now.toISOString();
     const was = this.objects.get(ref.key);
+    this.changed = true;
     this.objects.set(ref.key, {
       key: ref.key, etag: ref.etag, size: ref.size, reason, firstFailedAt: was?.firstFailedAt ?? at, lastFailedAt: at,
       attempts: (was?.attempts ?? 0) + 1, days: day ? Array.from({ length: DAYS_LATE + 1 }, (_, i) => addDays(day, i - DAYS_LATE)) : null,
@@ -76,13 +81,16 @@ export class Quarantine {
 
   /** The object read at last (or was parsed by a committed batch): it leaves the quarantine. */
   parsed(key: string): boolean {
-    return this.objects.delete(key);
+    const removed = this.objects.delete(key);
+    this.changed ||= removed;
+    return removed;
   }
 
   /** Accepts objects as lost: the one named, or every pending one with `key` null. Returns those accepted. */
   accept(key: string | null, now = new Date()): QuarantinedObject[] {
     const chosen = key === null ? this.pending() : [this.objects.get(key)].filter((o): o is QuarantinedObject => Boolean(o && !o.acceptedLostAt));
     for (const o of chosen) o.acceptedLostAt = now.toISOString();
+    this.changed ||= chosen.length > 0;
     return chosen;
   }
 

@@ -65,10 +65,9 @@ const GENERATION = /(\d{12})\.json$/;
 
 export async function acquireLock(store: ObjectStore, run: string, command: string, opts: LockOptions = {}): Promise<RunLock> {
   const leaseMs = opts.leaseMs ?? LEASE_MS;
-  const me = (): Holder => ({
-    run, host: hostname(), pid: process.pid, pidStart: processStart(process.pid), since, command, expiresAt: Date.now() + leaseMs,
-  });
-  const since = new Date().toISOString();
+  // Who this run is does not change while it renews its lease: only when the lease ends.
+  const holder = { run, host: hostname(), pid: process.pid, pidStart: processStart(process.pid), since: new Date().toISOString(), command };
+  const me = (): Holder => ({ ...holder, expiresAt: Date.now() + leaseMs });
   const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
   let told = false;
   for (;;) {
@@ -102,11 +101,12 @@ function holdLease(store: ObjectStore, key: string, generation: number, me: () =
   let expiresAt = Date.now() + leaseMs;
   let renewing: Promise<void> = Promise.resolve();
   const taken = async (): Promise<boolean> => (await store.size(lockKey(generation + 1))) !== null;
+  const takenOver = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
   const renew = async (): Promise<void> => {
     if (lost) return;
     try {
       if (await taken()) {
-        lost = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
+        lost = takenOver;
         return;
       }
       const next = me();
@@ -122,7 +122,7 @@ function holdLease(store: ObjectStore, key: string, generation: number, me: () =
     key,
     async assertHeld() {
       await renewing;
-      if (!lost && await taken()) lost = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
+      if (!lost && await taken()) lost = takenOver;
       if (!lost && Date.now() > expiresAt) lost = `its lease ran out at ${new Date(expiresAt).toISOString()} (renewals failed)`;
       if (lost) throw new LockLostError(`this run lost the lock on ${store.url}: ${lost}; it stopped before changing anything more. Run again`);
     },

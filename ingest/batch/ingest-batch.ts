@@ -96,7 +96,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
     // Entries a committed batch parsed already (a run killed between its commit and this save).
     for (const o of quarantine.all()) if (opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
-    await quarantine.save(opts.store);
+    if (quarantine.changed) await quarantine.save(opts.store);
   }
   return { ...result, unreadable };
 }
