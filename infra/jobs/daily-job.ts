@@ -156,7 +156,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   });
   log.info('ingest.done', { objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
-  // Still unreadable: this run's failures (the quarantine also holds those accepted as lost).
+  // Still unreadable: every object the quarantine holds that no operator accepted as lost.
   const out: IngestSummary = {
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [],
     unreadable: opts.quarantine.pending().map((o) => ({ key: o.key, reason: o.reason })),

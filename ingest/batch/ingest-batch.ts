@@ -34,8 +34,8 @@ export interface IngestOptions {
   onProgress?: (done: number, total: number, records: number) => void;
   /** Called just before the commit; throws when the run may no longer commit (it lost the run lock). */
   fence?: () => Promise<void>;
-  /** Unreadable objects are recorded here (and accepted-lost ones skipped); saved after the batch. */
-  quarantine?: Quarantine;
+  /** Unreadable objects are recorded here (and accepted-lost ones skipped); saved after the batch when it changed. */
+  quarantine: Quarantine;
   /** Called for each object that could not be read. */
   onUnreadable?: (key: string, reason: string) => void;
 }
@@ -45,8 +45,6 @@ export interface IngestResult {
   commit: BatchCommit | null;
   objects: number;
   records: number;
-  /** Objects that could not be read this time (quarantined). */
-  unreadable: Array<{ key: string; reason: string }>;
 }
 
 /** Log objects no committed batch has parsed and no operator has accepted as lost, in key order. */
@@ -73,35 +71,29 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   let todo = await newObjects(opts.source, opts.ledger, quarantine);
   // A quarantined object the listing no longer shows (gone between list and get) is tried by its key.
   const listed = new Set(todo.map((r) => r.key));
-  for (const o of quarantine?.pending() ?? []) {
+  for (const o of quarantine.pending()) {
     if (!listed.has(o.key) && !opts.ledger.hasParsed(o.key)) todo.push({ key: o.key, etag: o.etag, size: o.size });
   }
   todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const unreadable: Array<{ key: string; reason: string }> = [];
-  let result: Omit<IngestResult, 'unreadable'> = { commit: null, objects: 0, records: 0 };
+  let result: IngestResult = { commit: null, objects: 0, records: 0 };
   while (todo.length > 0) {
     const attempt = await parseBatch(opts, todo);
     if ('commit' in attempt) {
       result = attempt;
       break;
     }
-    for (const f of attempt.failures) {
-      unreadable.push({ key: f.ref.key, reason: f.reason });
-      quarantine?.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
-    }
+    for (const f of attempt.failures) quarantine.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
     const failed = new Set(attempt.failures.map((f) => f.ref.key));
     todo = todo.filter((r) => !failed.has(r.key));
   }
-  if (quarantine) {
-    for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
-    // Entries a committed batch parsed already (a run killed between its commit and this save).
-    for (const o of quarantine.all()) if (opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
-    if (quarantine.changed) await quarantine.save(opts.store);
-  }
-  return { ...result, unreadable };
+  for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
+  // Entries a committed batch parsed already (a run killed between its commit and this save).
+  for (const o of quarantine.all()) if (opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
+  if (quarantine.changed) await quarantine.save(opts.store);
+  return result;
 }
 
-async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Omit<IngestResult, 'unreadable'> | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
+async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<IngestResult | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
