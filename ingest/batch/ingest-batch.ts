@@ -48,9 +48,9 @@ export interface IngestResult {
 }
 
 /** Log objects no committed batch has parsed and no operator has accepted as lost, in key order. */
-export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine?: Quarantine | null): Promise<ObjectRef[]> {
+export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine): Promise<ObjectRef[]> {
   const todo: ObjectRef[] = [];
-  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key) && !quarantine?.isAcceptedLost(ref.key)) todo.push(ref);
+  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
   return todo;
 }
 

@@ -20,56 +20,59 @@ export interface ReportPage { title: string; subtitle: string; facts: Array<[str
 
 const num = (v: unknown): number => Number(v ?? 0);
 
+/**
+ * What both pages show over their days (`where`, on `day`): minutes by hour, the top series and
+ * episodes, the source mix and the audit, with the pings and the minutes watched in all. Sums over
+ * one day are the day's rows themselves.
+ */
+async function breakdown(wh: Readable, schema: string, where: string, hourTitle: string) {
+  const q = <T>(sql: string) => wh.query<T>(sql);
+  const rows = (sql: string) => q<{ label: string; v: unknown }>(sql);
+  const hourly = await q<{ hour: unknown; v: unknown }>(`SELECT hour, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${where} GROUP BY hour ORDER BY hour`);
+  const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.v));
+  const series = await rows(`SELECT series_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${where} GROUP BY series_id ORDER BY v DESC, series_id LIMIT 10`);
+  const episodes = await rows(`SELECT series_id || ' / ' || episode_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_episode_stats WHERE ${where} GROUP BY series_id, episode_id ORDER BY v DESC, label LIMIT 10`);
+  const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${where}`);
+  const audit = await rows(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${where} GROUP BY source, outcome ORDER BY source, outcome`);
+  const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
+  return {
+    pings: num(mix?.pings),
+    // Distinct session-minutes, which the hours add up to (episode rows would count a minute twice).
+    minutes: byHour.reduce((x, y) => x + y, 0),
+    hours: { id: 'by-hour', title: hourTitle, type: 'bar', labels: byHour.map((_, h) => String(h).padStart(2, '0')), values: byHour } as Chart,
+    rest: [
+      bars('top-series', 'Top series by minutes watched', series),
+      bars('top-episodes', 'Top episodes by minutes watched', episodes),
+      { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] } as Chart,
+      bars('audit', 'Records read, by outcome', audit),
+    ],
+  };
+}
+
 /** The day's page: minutes by hour, top series and episodes, the source mix, the audit. */
 export async function dayPage(wh: Readable, schema: string, day: string): Promise<ReportPage> {
-  const d = `DATE ${sqlString(day)}`;
-  const q = <T>(sql: string) => wh.query<T>(sql);
-  const hourly = await q<{ hour: unknown; minutes_watched: unknown }>(`SELECT hour, minutes_watched FROM ${schema}daily_hourly_stats WHERE day = ${d} ORDER BY hour`);
-  const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.minutes_watched));
-  const series = await q<{ label: string; v: unknown }>(`SELECT series_id AS label, minutes_watched AS v FROM ${schema}daily_series_stats WHERE day = ${d} ORDER BY minutes_watched DESC, series_id LIMIT 10`);
-  const episodes = await q<{ label: string; v: unknown }>(`SELECT series_id || ' / ' || episode_id AS label, minutes_watched AS v FROM ${schema}daily_episode_stats WHERE day = ${d} ORDER BY minutes_watched DESC, series_id, episode_id LIMIT 10`);
-  const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE day = ${d}`);
-  const audit = await q<{ label: string; v: unknown }>(`SELECT source || ' ' || outcome AS label, records AS v FROM ${schema}daily_ingest_audit WHERE day = ${d} ORDER BY source, outcome`);
-  const runs = await q<{ state: string; published_at: unknown }>(`SELECT state, CAST(published_at AS VARCHAR(32)) AS published_at FROM ${schema}daily_runs WHERE day = ${d}`).catch(() => []);
+  const where = `day = DATE ${sqlString(day)}`;
+  const b = await breakdown(wh, schema, where, 'Minutes watched by hour (UTC)');
+  const runs = await wh.query<{ state: string; published_at: unknown }>(`SELECT state, CAST(published_at AS VARCHAR(32)) AS published_at FROM ${schema}daily_runs WHERE ${where}`).catch(() => []);
   return {
     title: `pingroll: ${day}`,
     subtitle: `${wh.description}; UTC`,
-    // The day's minutes: distinct session-minutes, which the hours add up to (episode rows would count a minute twice).
-    facts: [['pings', num(mix?.pings).toLocaleString('en')], ['minutes watched', byHour.reduce((a, b) => a + b, 0).toLocaleString('en')],
+    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')],
       ['state', runs[0] ? `${runs[0].state} (published ${String(runs[0].published_at).slice(0, 19)})` : 'not published']],
-    charts: [
-      { id: 'by-hour', title: 'Minutes watched by hour (UTC)', type: 'bar', labels: byHour.map((_, h) => String(h).padStart(2, '0')), values: byHour },
-      { id: 'top-series', title: 'Top series by minutes watched', type: 'bar', horizontal: true, labels: series.map((r) => r.label), values: series.map((r) => num(r.v)) },
-      { id: 'top-episodes', title: 'Top episodes by minutes watched', type: 'bar', horizontal: true, labels: episodes.map((r) => r.label), values: episodes.map((r) => num(r.v)) },
-      { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] },
-      { id: 'audit', title: 'Records read, by outcome', type: 'bar', horizontal: true, labels: audit.map((r) => r.label), values: audit.map((r) => num(r.v)) },
-    ],
+    charts: [b.hours, ...b.rest],
   };
 }
 
 /** The month's page: the daily trend, minutes by hour, top series and episodes, the source mix, the audit. */
 export async function monthPage(wh: Readable, schema: string, month: string): Promise<ReportPage> {
-  const range = `day >= DATE ${sqlString(`${month}-01`)} AND day < DATE ${sqlString(addMonths(`${month}-01`, 1))}`;
-  const q = <T>(sql: string) => wh.query<T>(sql);
-  const trend = await q<{ label: string; v: unknown }>(`SELECT CAST(day AS VARCHAR(10)) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${range} GROUP BY day ORDER BY day`);
-  const hourly = await q<{ hour: unknown; v: unknown }>(`SELECT hour, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${range} GROUP BY hour ORDER BY hour`);
-  const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.v));
-  const series = await q<{ label: string; v: unknown }>(`SELECT series_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${range} GROUP BY series_id ORDER BY v DESC, series_id LIMIT 10`);
-  const episodes = await q<{ label: string; v: unknown }>(`SELECT series_id || ' / ' || episode_id AS label, SUM(minutes_watched) AS v FROM ${schema}daily_episode_stats WHERE ${range} GROUP BY series_id, episode_id ORDER BY v DESC, label LIMIT 10`);
-  const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${range}`);
-  const audit = await q<{ label: string; v: unknown }>(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${range} GROUP BY source, outcome ORDER BY source, outcome`);
+  const where = `day >= DATE ${sqlString(`${month}-01`)} AND day < DATE ${sqlString(addMonths(`${month}-01`, 1))}`;
+  const trend = await wh.query<{ label: string; v: unknown }>(`SELECT CAST(day AS VARCHAR(10)) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${where} GROUP BY day ORDER BY day`);
+  const b = await breakdown(wh, schema, where, 'Minutes watched by hour (UTC), the month');
   return {
     title: `pingroll: ${month}`,
     subtitle: `${wh.description}; UTC; ${trend.length} days with rows`,
-    facts: [['pings', num(mix?.pings).toLocaleString('en')], ['minutes watched', byHour.reduce((a, b) => a + b, 0).toLocaleString('en')], ['days with rows', String(trend.length)]],
-    charts: [
-      { id: 'trend', title: 'Minutes watched per day', type: 'line', labels: trend.map((r) => String(r.label)), values: trend.map((r) => num(r.v)) },
-      { id: 'by-hour', title: 'Minutes watched by hour (UTC), the month', type: 'bar', labels: byHour.map((_, h) => String(h).padStart(2, '0')), values: byHour },
-      { id: 'top-series', title: 'Top series by minutes watched', type: 'bar', horizontal: true, labels: series.map((r) => r.label), values: series.map((r) => num(r.v)) },
-      { id: 'top-episodes', title: 'Top episodes by minutes watched', type: 'bar', horizontal: true, labels: episodes.map((r) => r.label), values: episodes.map((r) => num(r.v)) },
-      { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] },
-      { id: 'audit', title: 'Records read, by outcome', type: 'bar', horizontal: true, labels: audit.map((r) => r.label), values: audit.map((r) => num(r.v)) },
-    ],
+    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')], ['days with rows', String(trend.length)]],
+    charts: [{ id: 'trend', title: 'Minutes watched per day', type: 'line', labels: trend.map((r) => String(r.label)), values: trend.map((r) => num(r.v)) }, b.hours, ...b.rest],
   };
 }
 
