@@ -7,6 +7,7 @@
  * ConfigError whose message says which setting and what it takes.
  */
 import type { Location } from '../lib/location.js';
+import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
 
 export class ConfigError extends Error {}
@@ -207,8 +208,7 @@ export function pastDay(value: string | undefined, name = 'DATE', now = new Date
   const day = parseDay(value, name);
   const today = now.toISOString().slice(0, 10);
   if (day >= today) {
-    const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-    throw new ConfigError(`${name}=${day} is ${day === today ? 'today' : 'in the future'}: its logs are still arriving; the last day that can be rolled up is ${yesterday}`);
+    throw new ConfigError(`${name}=${day} is ${day === today ? 'today' : 'in the future'}: its logs are still arriving; the last day that can be rolled up is ${addDays(today, -1)}`);
   }
   return day;
 }

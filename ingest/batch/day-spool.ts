@@ -16,7 +16,7 @@ import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import type { StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
-import { dayName } from '../../lib/utc-day.js';
+import { DAY_MS, dayName } from '../../lib/utc-day.js';
 
 /** A rejected record, as kept in the rejects file (contract §3). */
 export interface Reject {
@@ -148,7 +148,7 @@ export class DaySpool {
   private async toParquetByDay(csvPath: string): Promise<void> {
     const dir = csvPath.replace(/\.csv$/, '');
     const written = await this.engine.runAndReadAll(`COPY (
-        SELECT *, event_ms // 86400000 AS day_number
+        SELECT *, event_ms // ${DAY_MS} AS day_number
         FROM read_csv(${sqlString(csvPath)}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS}))
       TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION lz4, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {

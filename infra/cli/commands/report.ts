@@ -1,4 +1,4 @@
-import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
+import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../backends.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
@@ -66,8 +66,7 @@ export async function reportCommand(config: Config, opts: { month?: string; form
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
-    // The embedded warehouse is only read (it may be held open by analysts, and a report creates nothing).
-    if (!(wh instanceof DuckDbWarehouse)) await wh.init();
+    // A report only reads: it creates nothing, in either warehouse (a missing table is said, not made).
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
     const read = (sql: string): Promise<Row[]> => (wh as DuckDbWarehouse | RedshiftWarehouse).query<Row>(sql);

@@ -140,6 +140,8 @@ describe('the licensors\' statement from Redshift', () => {
       // The month's own table first (it answered here), daily_runs second.
       expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_stats WHERE month = DATE '2026-11-01'/);
       expect(text).toMatch(/from redshift:.* \(monthly_series_stats\)/);
+      // A report only reads: no DDL batch is sent.
+      expect(rs.commandCalls(BatchExecuteStatementCommand)).toHaveLength(0);
     } finally {
       restore();
     }
