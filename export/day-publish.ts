@@ -9,7 +9,7 @@ import type { Log } from '../lib/log.js';
 import { rollupDay } from '../rollup/day-rollup.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
-import type { Ledger } from '../state/ledger.js';
+import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import { dayRejects, MONTH_TABLE, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
@@ -87,20 +87,20 @@ export class DayPublisher {
   /** Everything staged for `day`: its files (local paths; a local store's read where they are), outcome counts, rejects and inputs. */
   private async gather(day: string, dir: string) {
     const { store } = this.opts;
-    const staged = this.opts.ledger.inputsFor(day);
+    const staged = await this.opts.ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
     const rejects: string[] = [];
     const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
-    for (const [i, { staged: s, objects, table }] of staged.entries()) {
+    for (const [i, { id, staged: s, objects, table }] of staged.entries()) {
       for (const [src, counts] of Object.entries(s.outcomes)) {
         const into = (outcomes[src] ??= {});
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
       }
       for (const [k, key] of (s.pings ?? []).entries()) {
         if ((await store.size(key)) === null) {
-          throw new Error(`the staged pings ${store.url}${key} are missing, though a batch commit names them: delete the commits `
-            + `that name files under _staging/dt=${day}/ from _state/batches/ and run again, which parses their log objects anew`);
+          throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
+            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.json and ${PARSED}*/${id}.json and run again with --reconcile, which parses its log objects anew`));
         }
         // Staged files never change once committed: a local store's are read where they are.
         let local = store.localFile?.(key);
@@ -158,8 +158,6 @@ export class DayPublisher {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objects.length, tablesRead: inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
       }, dir));
-      // Temporary files a killed write left beside the day's files.
-      await store.removeTemporaries?.([...outputs.map((o) => o.key.slice(0, o.key.lastIndexOf('/') + 1)), `_runs/dt=${day}/`]);
       const rejectsBody = await dayRejects(store, rejects);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
       const manifest: DayManifest = {

@@ -33,6 +33,12 @@ export interface Config {
   memoryLimitMb: number;
   /** Log objects read at once (`--concurrency`). */
   concurrency: number;
+  /**
+   * How far before the latest delivery time a listing saw the next listing starts (`--list-margin`,
+   * minutes): an object that became visible later than this after the time in its name is found only
+   * by a full listing (`--reconcile`).
+   */
+  listMarginMs: number;
   /** Parallel Scan segments per table (`--segments`). */
   segments: number;
   /** Read capacity units per second for table scans, at most (`--max-rcu`); null for no limit. */
@@ -55,6 +61,7 @@ export interface ConfigFlags {
   warehouse?: string | undefined;
   memoryLimit?: string | undefined;
   concurrency?: string | undefined;
+  listMargin?: string | undefined;
   segments?: string | undefined;
   maxRcu?: string | undefined;
   days?: string | undefined;
@@ -69,6 +76,7 @@ export const DEFAULTS = {
   warehouse: 'duckdb:./data/warehouse.duckdb',
   memoryLimit: '2GB',
   concurrency: 4,
+  listMarginMinutes: 60,
   segments: 4,
   parallelDays: 2,
 } as const;
@@ -90,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     redshift: null,
     memoryLimitMb: parseMemoryLimit(pick(flags.memoryLimit, 'PINGROLL_MEMORY_LIMIT', DEFAULTS.memoryLimit)),
     concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 64),
+    listMarginMs: wholeNumber(flags.listMargin, DEFAULTS.listMarginMinutes, '--list-margin', 0, 7 * 24 * 60) * 60_000,
     segments: wholeNumber(flags.segments, DEFAULTS.segments, '--segments', 1, 1000),
     maxRcu: positiveOrNull(flags.maxRcu),
     parallelDays: wholeNumber(flags.days, DEFAULTS.parallelDays, '--days', 1, 16),

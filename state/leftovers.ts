@@ -1,24 +1,18 @@
 /**
  * What dead runs left behind, removed by the next run that holds the lock (so that no other run is
- * writing): staged files no commit names (a run killed before its batch commit), temporary files of
- * writes killed midway, and local work folders of processes that are gone. (Files staged for a day's
- * publication are the publish journal's to clean: export/publish-journal.ts.)
+ * writing): batch commits not compacted yet, staging of batches and scans that never committed
+ * (Ledger.tidy), temporary files of writes killed midway, and local work folders of processes that
+ * are gone. (Files staged for a day's publication are the publish journal's to clean:
+ * export/publish-journal.ts.) What it reads follows what crashed, not the history.
  */
 import { removeDeadWorkDirs } from '../lib/work-dir.js';
-import { BATCHES, SCANS, STAGING, type Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
-export interface Leftovers { staged: number; temporaries: number; workDirs: number }
+export interface Leftovers { staged: number; compacted: number; temporaries: number; workDirs: number }
 
 export async function removeLeftovers(store: ObjectStore, ledger: Ledger): Promise<Leftovers> {
-  const named = ledger.stagedKeys();
-  let staged = 0;
-  for (const key of await store.list(STAGING)) {
-    if (named.has(key)) continue;
-    await store.delete(key);
-    staged++;
-  }
-  // Not _state/lock/: this run's own lease renewals write there as it goes.
-  const temporaries = (await store.removeTemporaries?.([STAGING, BATCHES, SCANS])) ?? 0;
-  return { staged, temporaries, workDirs: await removeDeadWorkDirs() };
+  const { staged, compacted } = await ledger.tidy();
+  const temporaries = (await store.removeTemporaries?.()) ?? 0;
+  return { staged, compacted, temporaries, workDirs: await removeDeadWorkDirs() };
 }

@@ -14,6 +14,7 @@ export interface ConfigOptions {
   warehouse?: string;
   memoryLimit?: string;
   concurrency?: string;
+  listMargin?: string;
   segments?: string;
   maxRcu?: string;
   days?: string;
@@ -34,6 +35,8 @@ export function withConfigOptions(cmd: Command): Command {
 export function withReadOptions(cmd: Command): Command {
   return cmd
     .option('--concurrency <n>', 'log objects read at once (default 4)')
+    .option('--list-margin <minutes>', 'list logs from this long before the latest delivery time seen (default 60)')
+    .option('--reconcile', 'list every log object, not only those that can be new (finds objects that appeared late)')
     .option('--segments <n>', 'parallel scan segments per table (default 4)')
     .option('--max-rcu <n>', 'read capacity units per second for table scans, at most')
     .option('--rescan', 'read closed DynamoDB tables again')

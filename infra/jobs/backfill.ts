@@ -162,5 +162,5 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
 /** Whether the day's manifest names exactly the batches and scans the day would read now. */
 async function sameInputs(store: ObjectStore, ledger: Ledger, day: string): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  return manifest !== null && inputsChanged(manifest, inputIds(ledger, day)) === null;
+  return manifest !== null && inputsChanged(manifest, await inputIds(ledger, day)) === null;
 }

@@ -20,6 +20,7 @@ import type { Log } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
 import { acquireLock, type LockOptions } from '../../state/run-lock.js';
 import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
+import { loadListing } from '../../state/listing-state.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
@@ -34,6 +35,8 @@ export interface JobOptions {
   waitSeconds?: number;
   /** Read closed tables again even if they were read after their month ended. */
   rescan?: boolean;
+  /** List every log object, not only those the listing window can hold. */
+  reconcile?: boolean;
   /** The run's clock (tables are closed relative to it); tests set it. */
   now?: Date;
   /** Bytes of staged rows per part (a part is made Parquet while parsing goes on); tests make it small. */
@@ -69,10 +72,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
-    const todo = await newObjects(logs, ledger, await Quarantine.load(store));
-    const staged = ledger.inputsFor(day);
+    const { todo, full } = await newObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile });
+    const staged = await ledger.inputsFor(day);
     log.info('dry-run', {
-      day, logs: logs.url, output: store.url,
+      day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
       objectsToParse: todo.length, bytesToParse: todo.reduce((n, o) => n + o.size, 0),
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
       tables: tables.map((t) => `${t.name}: ${ledger.latestScan(t.name)?.closed && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
@@ -127,7 +130,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine });
     await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger);
-    if (leftovers.staged + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
+    if (leftovers.staged + leftovers.compacted + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
     return await fn({ ledger, quarantine, publisher, fence, dir });
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -146,15 +149,15 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine }): Promise<IngestSummary> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine }): Promise<IngestSummary> {
   const { log } = opts;
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
-    fence: opts.fence, quarantine: opts.quarantine,
+    fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile },
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
-  log.info('ingest.done', { objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
   // Still unreadable: every object the quarantine holds that no operator accepted as lost.
   const out: IngestSummary = {
@@ -172,6 +175,6 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
 }
 
 /** The ids of the batches and scans a day's rollup would read now. */
-export function inputIds(ledger: Ledger, day: string): string[] {
-  return ledger.inputsFor(day).map((i) => i.id);
+export async function inputIds(ledger: Ledger, day: string): Promise<string[]> {
+  return (await ledger.inputsFor(day)).map((i) => i.id);
 }

@@ -31,7 +31,7 @@ export interface DayStatus {
 
 export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, day: string, now: Date): Promise<DayStatus> {
   const manifest = await readManifest(store, day);
-  const inputs = ledger.inputsFor(day);
+  const inputs = await ledger.inputsFor(day);
   const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null };
   if (!manifest) {
     return { ...base, state: 'never run', reason: inputs.length ? `records of it are staged (${inputs.length} batches or scans); run make rollup DATE=${day}` : 'no record of it has been read or published' };

@@ -14,7 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
-import type { StagedDay } from '../../state/ledger.js';
+import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
 
@@ -179,9 +179,10 @@ export class DaySpool {
 
   /**
    * Writes each day's pings as Parquet and its rejects as gzip JSON lines under
-   * `_staging/dt=<day>/`, and returns what the batch commit records of them.
+   * `_staging/<batch>/dt=<day>/`, and returns what the batch commit records of them.
    */
   async stage(store: ObjectStore, batch: string): Promise<Record<string, StagedDay>> {
+    const prefix = stagingPrefix(batch);
     if (this.part) this.convertPart();
     await this.converting;
     const out: Record<string, StagedDay> = {};
@@ -192,13 +193,13 @@ export class DaySpool {
       if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
       const pings: string[] = [];
       for (const [k, part] of parts.entries()) {
-        const key = `_staging/dt=${day}/${batch}${parts.length > 1 ? `-${k}` : ''}.parquet`;
+        const key = `${prefix}dt=${day}/part-${k}.parquet`;
         await store.put(key, { file: part.file });
         pings.push(key);
       }
       let rejects: string | null = null;
       if (d.rejects.length) {
-        rejects = `_staging/dt=${day}/${batch}.rejects.jsonl.gz`;
+        rejects = `${prefix}dt=${day}/rejects.jsonl.gz`;
         await store.put(rejects, gzipSync(Buffer.from(d.rejects.join('\n') + '\n')));
       }
       out[day] = { pings: pings.length ? pings : null, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };

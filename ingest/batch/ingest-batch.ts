@@ -15,7 +15,9 @@ import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.j
 import { gunzipIfNeeded } from '../object-source/gzip.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool } from './day-spool.js';
-import { Ledger, type BatchCommit, type InputObject } from '../../state/ledger.js';
+import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
+import { loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
+import { ListingTracker, windowFrom } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
 import { dayOf } from '../../lib/utc-day.js';
@@ -38,6 +40,8 @@ export interface IngestOptions {
   quarantine: Quarantine;
   /** Called for each object that could not be read. */
   onUnreadable?: (key: string, reason: string) => void;
+  /** The listing margin and whether to list everything (the state is read from the store). */
+  listing: Omit<Listing, 'state'>;
 }
 
 export interface IngestResult {
@@ -45,13 +49,44 @@ export interface IngestResult {
   commit: BatchCommit | null;
   objects: number;
   records: number;
+  /** Objects the listing returned, and whether it was full. */
+  listed?: { objects: number; full: boolean };
 }
 
-/** Log objects no committed batch has parsed and no operator has accepted as lost, in key order. */
-export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine): Promise<ObjectRef[]> {
+/** What a listing found: the objects to parse, and the listing state to save once they are committed. */
+export interface NewObjects {
+  todo: ObjectRef[];
+  /** Objects the listing returned (new or not). */
+  listed: number;
+  /** Whether the listing was full (no window). */
+  full: boolean;
+  next: ListingState & { changed: boolean };
+}
+
+/**
+ * Log objects no committed batch has parsed and no operator has accepted as lost, in key order: of
+ * those the listing window can hold (listing-window.ts), or of every object with `full`.
+ */
+export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing): Promise<NewObjects> {
+  const window = windowFrom(listing.state, listing.marginMs, listing.full ?? false);
+  const tracker = new ListingTracker(listing.state, window === undefined);
   const todo: ObjectRef[] = [];
-  for await (const ref of source.list()) if (!ledger.hasParsed(ref.key) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
-  return todo;
+  let listed = 0;
+  for await (const ref of source.list(window)) {
+    listed++;
+    tracker.saw(ref.key);
+    if (!(await ledger.hasParsed(ref.key)) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
+  }
+  todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const next = tracker.next();
+  return { todo, listed, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+}
+
+/** How a run lists: the saved state, the margin for late-visible objects, and whether to list everything. */
+export interface Listing {
+  state: ListingState;
+  marginMs: number;
+  full?: boolean | undefined;
 }
 
 export function batchId(now = new Date()): string {
@@ -68,11 +103,12 @@ class UnreadableObject extends Error {}
  */
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
-  let todo = await newObjects(opts.source, opts.ledger, quarantine);
-  // A quarantined object the listing no longer shows (gone between list and get) is tried by its key.
+  const found = await newObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store) });
+  let todo = found.todo;
+  // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const listed = new Set(todo.map((r) => r.key));
   for (const o of quarantine.pending()) {
-    if (!listed.has(o.key) && !opts.ledger.hasParsed(o.key)) todo.push({ key: o.key, etag: o.etag, size: o.size });
+    if (!listed.has(o.key) && !(await opts.ledger.hasParsed(o.key))) todo.push({ key: o.key, etag: o.etag, size: o.size });
   }
   todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let result: IngestResult = { commit: null, objects: 0, records: 0 };
@@ -88,9 +124,15 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   }
   for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
   // Entries a committed batch parsed already (a run killed between its commit and this save).
-  for (const o of quarantine.all()) if (opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
+  for (const o of quarantine.all()) if (await opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
   if (quarantine.changed) await quarantine.save(opts.store);
-  return result;
+  // Only now is everything the listing found committed or quarantined: the next listing may start after it.
+  if (found.next.changed) {
+    await opts.fence?.();
+    const { changed: _, ...state } = found.next;
+    await saveListing(opts.store, state);
+  }
+  return { ...result, listed: { objects: found.listed, full: found.full } };
 }
 
 async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<IngestResult | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
@@ -178,16 +220,19 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Inges
     await queue.onIdle();
     if (failure) throw failure;
     if (failures.length) return { failures };
+    // The intent names the staging to remove should the run die before its commit (Ledger.tidy).
+    await opts.ledger.intend(batch, batchKey(batch));
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     try {
       await opts.fence?.();
-      await opts.ledger.commit(opts.store, commit);
+      await opts.ledger.commit(commit);
     } catch (err) {
       // Uncommitted, the staged files are nobody's: take them back, so that retries never pile them up.
-      for (const d of Object.values(days)) for (const key of [...(d.pings ?? []), ...(d.rejects ? [d.rejects] : [])]) await opts.store.delete(key).catch(() => {});
+      for (const key of stagedFiles(days)) await opts.store.delete(key).catch(() => {});
       throw err;
     }
+    await opts.ledger.compact();
     return { commit, objects: todo.length, records };
   } finally {
     await spool.discard();

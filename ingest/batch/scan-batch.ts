@@ -11,7 +11,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../../lib/log.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import type { Ledger, TableScanCommit } from '../../state/ledger.js';
+import { scanCommitKey, type Ledger, type TableScanCommit } from '../../state/ledger.js';
 import { classifyItem, type Item } from '../dynamodb/item-rules.js';
 import type { ItemSource, TableItemSources } from '../dynamodb/item-source.js';
 import { firstDayOf, isClosed, type MonthlyTable } from '../dynamodb/monthly-tables.js';
@@ -50,6 +50,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
         }
       }
     });
+    await opts.ledger.intend(scan, scanCommitKey(opts.table.name, scan));
     const days = await spool.stage(opts.store, scan);
     const commit: TableScanCommit = {
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
@@ -57,7 +58,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
       ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
     };
     await opts.fence?.();
-    await opts.ledger.commitScan(opts.store, commit);
+    await opts.ledger.commitScan(commit);
     return commit;
   } finally {
     await spool.discard();

@@ -3,6 +3,16 @@ import { open, opendir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource, PlainObject } from './object-source.js';
+import { beforeWindow, firstDateFolder, type ListWindow } from './listing-window.js';
+
+const ACCOUNT_TREE = /^\d{12}\//;
+const DATE_FOLDER = /^\d{12}\/[^/]+\/[^/]+\/(\d{4}(?:\/\d{2}(?:\/\d{2})?)?)$/;
+
+/** Whether `key` is a PartitionedPrefix date folder (`YYYY`, `YYYY/MM` or `YYYY/MM/DD`) wholly before `first` (`YYYY/MM/DD`). */
+function dateFolderBefore(key: string, first: string): boolean {
+  const m = DATE_FOLDER.exec(key);
+  return m !== null && m[1]! < first.slice(0, m[1]!.length);
+}
 
 /** Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves). */
 export class DirectoryObjectSource implements ObjectSource {
@@ -24,11 +34,16 @@ export class DirectoryObjectSource implements ObjectSource {
     return this.root.endsWith('/') ? this.root : `${this.root}/`;
   }
 
-  async *list(): AsyncIterable<ObjectRef> {
-    yield* this.walk(this.root);
+  /**
+   * Every file, in key order; with a window, SimplePrefix names older than it are passed over
+   * unexamined (their names are still read: a directory has no StartAfter) and PartitionedPrefix date
+   * folders before its first are not entered.
+   */
+  async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
+    yield* this.walk(this.root, window ? { window, firstFolder: firstDateFolder(window) } : null);
   }
 
-  private async *walk(dir: string): AsyncIterable<ObjectRef> {
+  private async *walk(dir: string, skip: { window: ListWindow; firstFolder: string } | null): AsyncIterable<ObjectRef> {
     let entries: string[] = [];
     const handle = await opendir(dir).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
@@ -39,11 +54,14 @@ export class DirectoryObjectSource implements ObjectSource {
     for (const name of entries) {
       const path = join(dir, name);
       const key = relative(this.root, path).split(sep).join('/');
+      // Inside an account folder (PartitionedPrefix), date folders before the window's first are passed
+      // over; anywhere else, SimplePrefix names before its stamp.
+      if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder) : beforeWindow(name, skip.window))) continue;
       const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
       // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
       // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
       if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
-      else if (st.isDirectory()) yield* this.walk(path);
+      else if (st.isDirectory()) yield* this.walk(path, skip);
       else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
     }
   }

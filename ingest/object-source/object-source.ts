@@ -1,4 +1,6 @@
 /** Where access-log objects come from: an S3 prefix or a local directory. */
+import type { ListWindow } from './listing-window.js';
+
 export interface ObjectRef {
   /** Key relative to the source's root (S3 key, or path below the directory). */
   key: string;
@@ -12,8 +14,11 @@ export interface ObjectSource {
   readonly url: string;
   /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
   check?(): Promise<void>;
-  /** Every log object below the root, in key order. Streams: never holds the whole listing. */
-  list(): AsyncIterable<ObjectRef>;
+  /**
+   * Every log object below the root, or with a window only those that can be new since it
+   * (listing-window.ts). Streams: never holds the whole listing.
+   */
+  list(window?: ListWindow): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
   /**

@@ -1,6 +1,7 @@
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
+import { isAccountFolder, partitionStartAfter, nameStamp, type ListWindow } from './listing-window.js';
 
 /**
  * Log objects under `s3://bucket/prefix/`: listed page by page (ListObjectsV2 returns keys in order,
@@ -19,14 +20,60 @@ export class S3ObjectSource implements ObjectSource {
     return `s3://${this.bucket}/${this.prefix}`;
   }
 
-  async *list(): AsyncIterable<ObjectRef> {
+  /**
+   * Every log object, or with a window only those that can be new (see listing-window.ts): the
+   * SimplePrefix keys after the window's stamp, and each account folder's date folders from the
+   * window's first one. The requests it takes follow the window, not how much history the prefix holds.
+   */
+  async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
+    if (!window) {
+      yield* this.pages({ Prefix: this.prefix });
+      return;
+    }
+    const stamp = nameStamp(window.sinceMs);
+    const found = new Set<string>();
+    // SimplePrefix keys after the stamp (with none seen at the top before, the top holds only
+    // folders: all of them, in one request); folders collapse to one entry each.
+    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', ...(window.folders.includes('') ? { StartAfter: this.prefix + stamp } : {}) }, found);
+    for (const folder of window.folders.filter((f) => f !== '')) {
+      yield* this.pages({ Prefix: this.prefix + folder, Delimiter: '/', StartAfter: this.prefix + folder + stamp });
+      found.delete(folder);
+    }
+    const startAfter = partitionStartAfter(window);
+    for (const folder of [...new Set([...window.accounts, ...found])].sort()) {
+      // A folder of neither kind, new to the listing, is listed whole: what it holds decides how the next listing goes.
+      if (!isAccountFolder(folder)) {
+        if (!window.folders.includes(folder)) yield* this.pages({ Prefix: this.prefix + folder });
+        continue;
+      }
+      for (const region of await this.folders(this.prefix + folder)) {
+        for (const bucket of await this.folders(region)) yield* this.pages({ Prefix: bucket, StartAfter: bucket + startAfter });
+      }
+    }
+  }
+
+  /** The sub-folders of a folder (full keys, ending in `/`). */
+  private async folders(prefix: string): Promise<string[]> {
+    const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token, MaxKeys: this.pageSize }));
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: this.pageSize }));
+      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) out.push(p.Prefix);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return out;
+  }
+
+  /** The objects of a listing, page by page; folders it collapses are added to `folders` (relative to the prefix). */
+  private async *pages(request: { Prefix: string; Delimiter?: string; StartAfter?: string }, folders?: Set<string>): AsyncIterable<ObjectRef> {
+    let token: string | undefined;
+    do {
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...request, ContinuationToken: token, MaxKeys: this.pageSize }));
       for (const o of page.Contents ?? []) {
         if (!o.Key || o.Key.endsWith('/')) continue;
         yield { key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, etag: (o.ETag ?? '').replace(/"/g, '') };
       }
+      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders?.add(p.Prefix.slice(this.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   }

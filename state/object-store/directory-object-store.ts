@@ -3,16 +3,19 @@ import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile }
 import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
 import { LocationError } from '../../lib/location.js';
+import { processAlive } from '../../lib/process.js';
 import type { ObjectStore } from './object-store.js';
 
-/** What a write leaves while it is under way: `.<random>.tmp`. */
-const TEMPORARY_SUFFIX = '.tmp';
-const TEMPORARY = /^\.[0-9a-f]{12}\.tmp$/;
+/** Where writes under way are: `<root>/.tmp/<pid>-<random>`, hidden from listings. */
+const TEMPORARIES = '.tmp';
+const TEMPORARY = /^(\d+)-[0-9a-f]{12}$/;
 
 /**
- * An object store in a local directory. A write goes to a hidden temporary file, synced, then renamed
- * over the name (and the directory synced): a reader sees the old bytes or the new ones, and what a
- * rename published survives a power cut.
+ * An object store in a local directory. A write goes to a temporary file in the root's `.tmp/`
+ * folder, synced, then renamed over the name (and the directory synced): a reader sees the old bytes
+ * or the new ones, and what a rename published survives a power cut. A write killed midway leaves its
+ * temporary there, named by its process, to be removed once that process is gone: in one folder, not
+ * beside the files, so that finding them never walks the output.
  */
 export class DirectoryObjectStore implements ObjectStore {
   constructor(private readonly root: string) {}
@@ -72,10 +75,11 @@ export class DirectoryObjectStore implements ObjectStore {
     }
   }
 
-  /** `body` in a synced temporary file beside `path`. The name starts with a dot: globs like dt=*\/*.parquet never match it. */
+  /** `body` in a synced temporary file (the same filesystem as `path`, to be renamed there). */
   private async written(path: string, body: Buffer | { file: string }): Promise<string> {
     await mkdir(dirname(path), { recursive: true });
-    const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}${TEMPORARY_SUFFIX}`);
+    await mkdir(join(this.root, TEMPORARIES), { recursive: true });
+    const tmp = join(this.root, TEMPORARIES, `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       if (Buffer.isBuffer(body)) await writeFile(tmp, body);
       else await copyFile(body.file, tmp);
@@ -109,19 +113,15 @@ export class DirectoryObjectStore implements ObjectStore {
     return out.sort();
   }
 
-  async removeTemporaries(prefixes: string[]): Promise<number> {
+  /** Temporaries of processes that are gone (a live one, this run's lease renewal or a waiting run, may be writing). */
+  async removeTemporaries(): Promise<number> {
     let removed = 0;
-    const walk = async (dir: string): Promise<void> => {
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      for (const e of entries) {
-        if (e.isDirectory()) await walk(join(dir, e.name));
-        else if (TEMPORARY.test(e.name)) {
-          await rm(join(dir, e.name), { force: true });
-          removed++;
-        }
-      }
-    };
-    for (const prefix of prefixes) await walk(this.path(prefix.replace(/\/$/, '')));
+    for (const name of await readdir(join(this.root, TEMPORARIES)).catch(() => [])) {
+      const m = TEMPORARY.exec(name);
+      if (!m || processAlive(Number(m[1]))) continue;
+      await rm(join(this.root, TEMPORARIES, name), { force: true });
+      removed++;
+    }
     return removed;
   }
 

@@ -26,10 +26,10 @@ export interface ObjectStore {
   /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded. */
   localFile?(key: string): string;
   /**
-   * Removes what writes killed midway left under the prefixes (a directory's temporary files; S3 writes
-   * are whole or nothing, so it has none). Returns how many.
+   * Removes what writes killed midway left (a directory's temporary files; S3 writes are whole or
+   * nothing, so it has none). Returns how many.
    */
-  removeTemporaries?(prefixes: string[]): Promise<number>;
+  removeTemporaries?(): Promise<number>;
   /** Size in bytes of an object, or null. */
   size(key: string): Promise<number | null>;
 }

@@ -100,13 +100,15 @@ export function runDays(config: Config, opts: BackfillOptions, wrap: Wrap = (b) 
   return onBackends(config, opts.log, wrap, (b) => runBackfill(config, b, opts));
 }
 
+type StoreOp = 'get' | 'put' | 'move' | 'list';
+
 /**
  * A store that fails, as a crash at that instant would, at the first read or write whose key
- * `crashAt` picks; every other call goes to `inner`.
+ * `crashAt` picks; every other call goes to `inner`. (A `crashAt` that never picks one sees every call.)
  */
-export function crashingStore(inner: ObjectStore, crashAt: (op: 'get' | 'put' | 'move', key: string) => boolean, message: string | (() => Error) = 'simulated crash'): ObjectStore {
+export function crashingStore(inner: ObjectStore, crashAt: (op: StoreOp, key: string) => boolean, message: string | (() => Error) = 'simulated crash'): ObjectStore {
   let crashed = false;
-  const check = (op: 'get' | 'put' | 'move', key: string): void => {
+  const check = (op: StoreOp, key: string): void => {
     if (!crashed && crashAt(op, key)) {
       crashed = true;
       throw typeof message === 'string' ? new Error(message) : message();
@@ -116,5 +118,6 @@ export function crashingStore(inner: ObjectStore, crashAt: (op: 'get' | 'put' | 
     get: async (key: string) => (check('get', key), inner.get(key)),
     put: async (key: string, body: Buffer | { file: string }) => (check('put', key), inner.put(key, body)),
     move: async (from: string, to: string) => (check('move', to), inner.move(from, to)),
+    list: async (prefix: string) => (check('list', prefix), inner.list(prefix)),
   });
 }

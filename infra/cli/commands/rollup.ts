@@ -6,7 +6,7 @@ import { addDays, addMonths } from '../../../lib/utc-day.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
-export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean }
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; reconcile?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
@@ -17,7 +17,7 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const summary = await withBackends(config, log, (backends) =>
-    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan }));
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile }));
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `

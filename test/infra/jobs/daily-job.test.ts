@@ -2,7 +2,7 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { BATCHES, STAGING } from '../../../state/ledger.js';
+import { BATCHES, DAYS, INTENTS, PARSED, STAGING } from '../../../state/ledger.js';
 import { PUBLISH_PREFIX } from '../../../export/publish-journal.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -78,7 +78,8 @@ describe('the daily job over a directory', () => {
     const want = expectedDay(sample.truth, DAY);
     const got = await readDay(join(r, 'out'), DAY);
     expect(got).toMatchObject({ episodes: want.episodes, series: want.series, audit: want.audit });
-    const staged = (await readdir(join(r, 'out', '_staging', `dt=${DAY}`))).filter((f) => f.endsWith('.parquet'));
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    const staged = (await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'));
     expect(staged.length).toBeGreaterThan(3);
   });
 
@@ -98,11 +99,17 @@ describe('the daily job over a directory', () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
-    const staged = join(r, 'out', '_staging', `dt=${DAY}`);
-    const parquet = (await readdir(staged)).find((f) => f.endsWith('.parquet'))!;
-    await rm(join(staged, parquet));
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    const parquet = (await store.list(STAGING)).find((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'))!;
+    const batch = parquet.split('/')[1]!;
+    await store.delete(parquet);
     await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }))
-      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete the commits .* and run again`));
+      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.json and _state/parsed/\\*/${batch}\\.json and run again with --reconcile`));
+    // Doing what it says repairs the day.
+    for (const key of [...await store.list('_state/days/'), ...await store.list('_state/parsed/')]) if (key.endsWith(`/${batch}.json`)) await store.delete(key);
+    const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
+    expect(again.parsedObjects).toBe(sample.objects.length);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 
   it('reads batch commits written before staging came in parts (one file per day, not a list)', async () => {
@@ -149,6 +156,9 @@ describe('the daily job over a directory', () => {
     ['between ingest and export', 'put', (key: string) => key.startsWith(PUBLISH_PREFIX), 0],
     // Nothing was committed: the re-run parses every object again, and orphaned staging is ignored.
     ['before the batch commit', 'put', (key: string) => key.startsWith(BATCHES), -1],
+    // Committed, not compacted (or compacted halfway): the next run compacts it and parses nothing.
+    ['between the batch commit and its compaction', 'put', (key: string) => key.startsWith(DAYS), 0],
+    ['halfway through the compaction', 'put', (key: string) => key.startsWith(PARSED), 0],
     // The day's journal was written, one table moved into place: the next run completes the publication first.
     ['inside the publish step', 'move', (key: string) => key.startsWith('daily_series_stats/'), 0],
   ] as const)('gives the result of one clean run after a crash %s', async (_when, op, crashAt, reparsed) => {
@@ -158,6 +168,40 @@ describe('the daily job over a directory', () => {
       .rejects.toThrow('simulated crash');
     const rerun = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(rerun.parsedObjects).toBe(reparsed < 0 ? sample.objects.length : reparsed);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+  });
+
+  it('lists and reads only what can be new: a no-op run after three days reads no earlier day of the ledger', async () => {
+    const r = root();
+    const days = ['2026-11-01', '2026-11-02', '2026-11-03'];
+    const samples = days.map((date, i) => generateSample({ date, sessions: 60, seed: 40 + i, truth: true, recordsPerObject: 300 }));
+    for (const [i, day] of days.entries()) {
+      await writeObjects(join(r, 'logs'), samples[i]!.objects);
+      await runDay(dirConfig(r), { day, log: memoryLog() });
+    }
+    const seen: string[] = [];
+    const log = memoryLog();
+    const again = await runDay(dirConfig(r), { day: '2026-11-03', log }, (b) => ({ ...b, store: crashingStore(b.store, (op, key) => (seen.push(`${op} ${key}`), false)) }));
+    expect(again.parsedObjects).toBe(0);
+    // The listing skipped every object named before the window (the last day, less an hour's margin).
+    const listed = log.events.find((e) => e.event === 'ingest.done')!.fields;
+    expect(listed).toMatchObject({ fullListing: false });
+    expect(listed.listed).toBeLessThan(samples[2]!.objects.length);
+    const ledgerReads = seen.filter((s) => /^(get|list) _state\/(parsed|days|batches)\//.test(s));
+    expect(ledgerReads.length).toBeGreaterThan(0);
+    expect(ledgerReads.filter((s) => s.includes('2026-11-01'))).toEqual([]);
+  });
+
+  it('finds an object that appeared long after the time in its name only with --reconcile', async () => {
+    const r = root();
+    const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
+    const [straggler, ...rest] = sorted;
+    await writeObjects(join(r, 'logs'), rest);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    await writeObjects(join(r, 'logs'), [straggler!]);
+    expect((await runDay(dirConfig(r), { day: DAY, log: memoryLog() })).parsedObjects).toBe(0);
+    const reconciled = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
+    expect(reconciled.parsedObjects).toBe(1);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 
@@ -176,27 +220,31 @@ describe('the daily job over a directory', () => {
     expect(await query(`SELECT count(*)::INT AS n FROM daily_series_stats WHERE day = DATE '${DAY}'`, join(r, 'wh.duckdb'))).toEqual([{ n: expectedDay(sample.truth, DAY).series.length }]);
   });
 
-  it('removes what killed runs left: staging no commit names, half-written files, work folders of dead processes', async () => {
+  it('removes what killed runs left: staging of a batch that never committed, a commit not compacted, half-written files, work folders of dead processes', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     const store = new DirectoryObjectStore(join(r, 'out'));
     const committed = (await store.list(STAGING)).sort();
-    // A run killed before its batch commit, a write killed midway, a dead process's work folder.
-    await store.put(`${STAGING}dt=${DAY}/20261101T000000Z-deadbeef.parquet`, Buffer.from('PAR1'));
-    await writeFile(join(r, 'out', '_staging', `dt=${DAY}`, '.0123456789ab.tmp'), 'half');
+    // A run killed before its batch commit (its intent and a staged part), a write killed midway
+    // (by a process that is gone), a dead process's work folder.
+    const dead = 2 ** 22 + 4321;
+    await store.put(`${INTENTS}20261101T000000Z-deadbeef.json`, Buffer.from(JSON.stringify({ id: '20261101T000000Z-deadbeef', commit: `${BATCHES}20261101T000000Z-deadbeef.json` })));
+    await store.put(`${STAGING}20261101T000000Z-deadbeef/dt=${DAY}/part-0.parquet`, Buffer.from('PAR1'));
+    await writeFile(join(r, 'out', '.tmp', `${dead}-0123456789ab`), 'half');
     const { mkdir } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
-    const dead = join(tmpdir(), `pingroll-run-${2 ** 22 + 4321}-leftover`);
-    await mkdir(join(dead, 'spill'), { recursive: true });
+    const deadDir = join(tmpdir(), `pingroll-run-${dead}-leftover`);
+    await mkdir(join(deadDir, 'spill'), { recursive: true });
     const log = memoryLog();
     await runDay(dirConfig(r), { day: DAY, log });
     // (Other dead processes' folders in TMPDIR may go too.)
-    expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, temporaries: 1, workDirs: expect.any(Number) });
+    expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, compacted: 0, temporaries: 1, workDirs: expect.any(Number) });
     expect((await store.list(STAGING)).sort()).toEqual(committed);
-    expect(await readdir(join(r, 'out', '_staging', `dt=${DAY}`))).not.toContain('.0123456789ab.tmp');
+    expect(await store.list(INTENTS)).toEqual([]);
+    expect(await readdir(join(r, 'out', '.tmp'))).toEqual([]);
     const { existsSync } = await import('node:fs');
-    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(deadDir)).toBe(false);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 

@@ -1,0 +1,39 @@
+/**
+ * Where the next listing of the logs can start (`_state/listing.json`), so that a run lists what can
+ * be new instead of the whole history (ingest/object-source/listing-window.ts). Saved after the batch
+ * that parsed what the listing found is committed: a crash before leaves the old state, and the next
+ * run lists that stretch again (the ledger knows what it parsed). No state, or a lost one, means one
+ * full listing.
+ */
+import type { ObjectStore } from './object-store/object-store.js';
+
+export const LISTING_KEY = '_state/listing.json';
+
+export interface ListingState {
+  /** The latest delivery time named by an object a listing saw (capped at the listing's own time), ISO; null before any. */
+  watermark: string | null;
+  /** PartitionedPrefix account folders seen (`123456789012/`). */
+  accounts: string[];
+  /** Folders (relative, `` for the top) where SimplePrefix names have been seen. */
+  folders: string[];
+  /** Whether keys of neither shape were seen: then every listing is full. */
+  other: boolean;
+  /** When the logs were last listed whole. */
+  fullListingAt: string | null;
+}
+
+export const NO_LISTING: ListingState = { watermark: null, accounts: [], folders: [], other: false, fullListingAt: null };
+
+/** The saved state; a missing or unreadable one is none (the next listing is full, which repairs it). */
+export async function loadListing(store: ObjectStore): Promise<ListingState> {
+  const body = await store.get(LISTING_KEY);
+  try {
+    return body ? { ...NO_LISTING, ...(JSON.parse(body.toString('utf8')) as Partial<ListingState>) } : NO_LISTING;
+  } catch {
+    return NO_LISTING;
+  }
+}
+
+export async function saveListing(store: ObjectStore, state: ListingState): Promise<void> {
+  await store.put(LISTING_KEY, Buffer.from(JSON.stringify(state, null, 2) + '\n'));
+}
