@@ -55,8 +55,10 @@ export class DirectoryObjectSource implements ObjectSource {
       const path = join(dir, name);
       const key = relative(this.root, path).split(sep).join('/');
       // Inside an account folder (PartitionedPrefix), date folders before the window's first are passed
-      // over; anywhere else, SimplePrefix names before its stamp.
-      if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder) : beforeWindow(name, skip.window))) continue;
+      // over; in a folder known to hold SimplePrefix names, names before its stamp. A folder new to the
+      // listing is listed whole, as over S3.
+      if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder)
+        : skip.window.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.window))) continue;
       const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
       // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
       // and the run quarantines it (with the reason) instead of stopping or passing over it silently.

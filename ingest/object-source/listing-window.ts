@@ -68,7 +68,7 @@ function dateFolder(day: number): string {
   return dayName(day).replace(/-/g, '/');
 }
 
-/** Whether a SimplePrefix name is older than the window (its stamp sorts before the window's). */
+/** Whether a SimplePrefix name is older than the window (its stamp sorts before the window's): in a folder known to hold such names, it was seen. */
 export function beforeWindow(name: string, window: ListWindow): boolean {
   return STAMP.test(name) && name < nameStamp(window.sinceMs);
 }

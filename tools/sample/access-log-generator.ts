@@ -323,6 +323,16 @@ export function generateSample(opts: SampleOptions): Sample {
   return { objects, records, bytes, truth };
 }
 
+/**
+ * The object as if S3 had delivered it at `deliveredMs` instead: named by that time, and its records
+ * without a readable time belonging to that day (contract §5). What a late delivery really looks like.
+ */
+export function redeliver(o: LogObject, deliveredMs: number): LogObject {
+  const slash = o.key.lastIndexOf('/') + 1;
+  const key = `${o.key.slice(0, slash)}${objectKeyTime(deliveredMs)}${o.key.slice(slash + objectKeyTime(o.deliveredMs).length)}`;
+  return { ...o, key, deliveredMs, truth: o.truth.map((t) => (Number.isNaN(t.eventTimeMs) ? { ...t, day: dayOf(deliveredMs) } : t)) };
+}
+
 /** An object's bytes as stored: gzip-compressed when the sample says so. */
 export function objectBody(o: LogObject): Buffer {
   const raw = Buffer.from(o.text, 'utf8');
