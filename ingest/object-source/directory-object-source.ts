@@ -5,6 +5,8 @@ import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource, PlainObject } from './object-source.js';
 import { beforeWindow, firstDateFolder, type ListWindow } from './listing-window.js';
 
+/** Entries examined at once while listing. */
+const STATS_AT_ONCE = 64;
 const ACCOUNT_TREE = /^\d{12}\//;
 const DATE_FOLDER = /^\d{12}\/[^/]+\/[^/]+\/(\d{4}(?:\/\d{2}(?:\/\d{2})?)?)$/;
 
@@ -51,6 +53,7 @@ export class DirectoryObjectSource implements ObjectSource {
     });
     for await (const e of handle) if (!e.name.startsWith('.')) entries.push(e.name);
     entries = entries.sort();
+    const keep: Array<{ name: string; path: string; key: string }> = [];
     for (const name of entries) {
       const path = join(dir, name);
       const key = relative(this.root, path).split(sep).join('/');
@@ -59,12 +62,20 @@ export class DirectoryObjectSource implements ObjectSource {
       // listing is listed whole, as over S3.
       if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder)
         : skip.window.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.window))) continue;
-      const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
-      // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
-      // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
-      if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
-      else if (st.isDirectory()) yield* this.walk(path, skip);
-      else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+      keep.push({ name, path, key });
+    }
+    // Examined STATS_AT_ONCE at a time: one by one, each stat waits its turn on the thread pool.
+    for (let i = 0; i < keep.length; i += STATS_AT_ONCE) {
+      const chunk = keep.slice(i, i + STATS_AT_ONCE);
+      const stats = await Promise.all(chunk.map(({ path }) => stat(path).catch((err: NodeJS.ErrnoException) => err)));
+      for (const [j, { path, key }] of chunk.entries()) {
+        const st = stats[j]!;
+        // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
+        // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
+        if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
+        else if (st.isDirectory()) yield* this.walk(path, skip);
+        else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+      }
     }
   }
 

@@ -1,0 +1,157 @@
+/**
+ * `make bench` (history part): does a run's cost follow new data, not history? `pingroll rollup` (a
+ * cold process) on an output whose ledger already holds 10k, 100k or 1M parsed log objects (made
+ * cheaply, in the ledger's own format: the compacted indexes a year of runs would leave), over a log
+ * directory that holds those objects too (empty files, PartitionedPrefix layout, 10,000 a day), plus:
+ * - a run with 100 new objects (parsed, staged, the day rolled up and published);
+ * - a no-op run right after (nothing new; the day published again).
+ * Interleaved passes, medians, each against the 10k history measured in the same pass.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generateSample, objectBody, redeliver } from '../tools/sample/access-log-generator.js';
+import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
+import { DAYS, PARSED, type StagedDay } from '../state/ledger.js';
+import { LISTING_KEY, type ListingState } from '../state/listing-state.js';
+import { nameStamp } from '../ingest/object-source/listing-window.js';
+import { BENCH_DIR } from './bench-data.js';
+
+const DAY = '2026-11-01';
+const PER_DAY = 10_000;
+const HISTORIES = [10_000, 100_000, 1_000_000];
+const ACCOUNT = '123456789012/us-east-1/media-pings/';
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+const folder = (day: string): string => `${ACCOUNT}${day.replace(/-/g, '/')}/`;
+
+/** The log directory and the output's ledger for `n` objects of history (made once, kept under .bench/). */
+async function makeHistory(n: number): Promise<string> {
+  const dir = join(BENCH_DIR, `history-${n}`);
+  if (existsSync(join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const days = Math.ceil(n / PER_DAY);
+  let made = 0;
+  let last = 0;
+  for (let d = days; d >= 1; d--) {
+    const day = addDays(DAY, -d);
+    const count = Math.min(PER_DAY, n - made);
+    const logDir = join(dir, 'logs', folder(day));
+    await mkdir(logDir, { recursive: true });
+    const keys: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const at = dayStartMs(day) + Math.floor((i * DAY_MS) / count);
+      const name = `${nameStamp(at)}-${(made + i).toString(16).toUpperCase().padStart(16, '0')}`;
+      keys.push(folder(day) + name);
+      await writeFile(join(logDir, name), '');
+      last = at;
+    }
+    made += count;
+    // Two runs a day parsed them: each run's batch, compacted.
+    for (const [b, part] of [keys.slice(0, keys.length >> 1), keys.slice(keys.length >> 1)].entries()) {
+      const batch = `${day.replace(/-/g, '')}T0${b}0000Z-hist${b}`;
+      await put(dir, `${PARSED}${day}/${batch}.json`, { batch, keys: part });
+      const objects = part.map((key) => ({ key, size: 1200, etag: '0123456789abcdef0123456789abcdef', records: 3 }));
+      const staged: StagedDay = { pings: [`_staging/${batch}/dt=${day}/part-0.parquet`], pingCount: part.length * 3, rejects: null, outcomes: { s3: { ping: part.length * 3 } }, inputs: objects.map((_, i) => i) };
+      await put(dir, `${DAYS}dt=${day}/${batch}.json`, { batch, staged, objects });
+    }
+    process.stderr.write(`\rhistory ${n}: ${made} objects`);
+  }
+  process.stderr.write('\n');
+  const listing: ListingState = { watermark: new Date(last).toISOString(), accounts: ['123456789012/'], folders: [], other: false, fullListingAt: new Date(last).toISOString() };
+  await put(dir, LISTING_KEY, listing);
+  await writeFile(join(dir, 'ready'), '');
+  return dir;
+}
+
+async function put(dir: string, key: string, value: unknown): Promise<void> {
+  const path = join(dir, 'out', key);
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, JSON.stringify(value));
+}
+
+/** 100 new objects of DAY, delivered after the history, in its date folder. */
+function newObjects(): Array<{ key: string; body: Buffer }> {
+  const sample = generateSample({ date: DAY, sessions: 300, seed: 77, recordsPerObject: 80, gzipShare: 0, prefix: folder(DAY) });
+  return sample.objects.slice(0, 100).map((o, i) => {
+    const r = redeliver(o, dayStartMs(DAY) + 3_600_000 + i * 1000);
+    return { key: r.key, body: objectBody(r) };
+  });
+}
+
+/** Puts the history back as it was made: the new objects and everything runs wrote removed. */
+async function reset(dir: string, n: number): Promise<void> {
+  await rm(join(dir, 'logs', folder(DAY)), { recursive: true, force: true });
+  await rm(join(dir, 'wh.duckdb'), { force: true });
+  for (const top of await readdir(join(dir, 'out'))) if (top !== '_state') await rm(join(dir, 'out', top), { recursive: true, force: true });
+  await rm(join(dir, 'out', '_state', 'days', `dt=${DAY}`), { recursive: true, force: true });
+  for (const sub of ['batches', 'intents', 'lock', 'publish', 'scans']) await rm(join(dir, 'out', '_state', sub), { recursive: true, force: true });
+  for (const d of await readdir(join(dir, 'out', '_state', 'parsed'))) if (d >= DAY) await rm(join(dir, 'out', '_state', 'parsed', d), { recursive: true, force: true });
+  await rm(join(dir, 'out', '_state', 'quarantine.json'), { force: true });
+  await cp(join(BENCH_DIR, `history-${n}.listing.json`), join(dir, 'out', LISTING_KEY));
+}
+
+interface Run { seconds: number; rssMiB: number; listed: number; parsed: number }
+
+function rollup(dir: string): Run {
+  const report = join(BENCH_DIR, `report-${process.pid}.json`);
+  const r = spawnSync(process.execPath, ['--import', join(ROOT, 'bench/report-rss.mjs'), join(ROOT, 'bin/pingroll.js'), 'rollup', '--date', DAY], {
+    env: { ...process.env, BENCH_REPORT: report, PINGROLL_LOGS: join(dir, 'logs'), PINGROLL_OUTPUT: join(dir, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(dir, 'wh.duckdb')}` },
+    encoding: 'utf8', maxBuffer: 1 << 26,
+  });
+  if (r.status !== 0) throw new Error(`rollup failed: ${r.stderr.slice(-2000)}`);
+  const rep = JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number; seconds: number };
+  const done = r.stderr.split('\n').find((l) => l.includes('"ingest.done"'));
+  const fields = done ? (JSON.parse(done) as { listed: number; objects: number }) : { listed: NaN, objects: NaN };
+  return { seconds: rep.seconds, rssMiB: rep.maxRssKiB / 1024, listed: fields.listed, parsed: fields.objects };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  await mkdir(BENCH_DIR, { recursive: true });
+  const dirs = new Map<number, string>();
+  for (const n of HISTORIES) {
+    const dir = await makeHistory(n);
+    dirs.set(n, dir);
+    if (!existsSync(join(BENCH_DIR, `history-${n}.listing.json`))) await cp(join(dir, 'out', LISTING_KEY), join(BENCH_DIR, `history-${n}.listing.json`));
+  }
+  const fresh = newObjects();
+  const passes = Number(process.env.BENCH_PASSES ?? 5);
+  const runs = new Map<number, { fresh: Run[]; noop: Run[] }>(HISTORIES.map((n) => [n, { fresh: [], noop: [] }]));
+  for (let p = 0; p < passes; p++) {
+    // Each pass in another order: drift on a shared machine lands on every history alike.
+    const order = p % 2 ? [...HISTORIES].reverse() : HISTORIES;
+    for (const n of order) {
+      const dir = dirs.get(n)!;
+      await reset(dir, n);
+      for (const o of fresh) {
+        await mkdir(join(dir, 'logs', o.key, '..'), { recursive: true });
+        await writeFile(join(dir, 'logs', o.key), o.body);
+      }
+      runs.get(n)!.fresh.push(rollup(dir));
+      runs.get(n)!.noop.push(rollup(dir));
+    }
+    process.stderr.write(`pass ${p + 1}/${passes}\n`);
+  }
+  for (const n of HISTORIES) await reset(dirs.get(n)!, n);
+  const base = runs.get(HISTORIES[0]!)!;
+  const lines = [
+    `history bench: ${passes} interleaved passes, medians; ${PER_DAY.toLocaleString('en')} log objects a day of history (PartitionedPrefix folders in a directory), its ledger compacted by day; node ${process.version}`,
+    '',
+    '| objects of history | 100-new run s | vs 10k | no-op run s | vs 10k | objects listed (no-op) | peak RSS MiB (100-new) |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const n of HISTORIES) {
+    const r = runs.get(n)!;
+    const f = median(r.fresh.map((x) => x.seconds)), z = median(r.noop.map((x) => x.seconds));
+    const fr = median(r.fresh.map((x, i) => x.seconds / base.fresh[i]!.seconds)), zr = median(r.noop.map((x, i) => x.seconds / base.noop[i]!.seconds));
+    if (r.fresh.some((x) => x.parsed !== 100) || r.noop.some((x) => x.parsed !== 0)) throw new Error(`history ${n}: parsed ${r.fresh.map((x) => x.parsed)} then ${r.noop.map((x) => x.parsed)}, not 100 then 0`);
+    lines.push(`| ${n.toLocaleString('en')} | ${f.toFixed(2)} | ${fr.toFixed(2)}x | ${z.toFixed(2)} | ${zr.toFixed(2)}x | ${r.noop[0]!.listed.toLocaleString('en')} | ${Math.round(median(r.fresh.map((x) => x.rssMiB)))} |`);
+  }
+  lines.push('', 'A run lists whole the date folders from two days before the day of the last delivery it saw, less the margin (an event-time folder takes records up to two days late): three days of objects at most, whatever the history; the 10k history has one day of them.');
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
