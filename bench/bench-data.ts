@@ -38,3 +38,51 @@ export async function benchLogFile(minRecords: number, date = '2026-11-01'): Pro
   process.stderr.write('\n');
   return { path, records };
 }
+
+/**
+ * The same records as `baseDir`'s log objects, delivered as `objects` objects of S3-like sizes: sizes
+ * spread log-normally (a few KB to a few MB at 3,000 objects for 1M records), SimplePrefix names at
+ * times across each delivery day. Records keep their order, and each stays in an object delivered the
+ * day its original was (a record without a readable time belongs to its object's day), so the day's
+ * expected tables are the same whatever the count.
+ */
+export async function rechunkedLogDir(baseDir: string, objects: number): Promise<string> {
+  const dir = `${baseDir}-as-${objects}-objects`;
+  if (existsSync(`${dir}.ready`)) return dir;
+  const { readdir, rm } = await import('node:fs/promises');
+  const { dayInObjectName } = await import('../ingest/object-source/object-source.js');
+  const { nameStamp } = await import('../ingest/object-source/listing-window.js');
+  const { DAY_MS, dayStartMs } = await import('../lib/utc-day.js');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const byDay = new Map<string, Buffer[]>();
+  for (const shard of (await readdir(baseDir)).sort()) {
+    for (const name of (await readdir(join(baseDir, shard))).sort()) {
+      const day = dayInObjectName(name)!;
+      byDay.set(day, [...(byDay.get(day) ?? []), await readFile(join(baseDir, shard, name))]);
+    }
+  }
+  const total = [...byDay.values()].reduce((n, bs) => n + bs.reduce((m, b) => m + b.length, 0), 0);
+  let seed = 12345;
+  const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  let made = 0;
+  for (const [day, parts] of [...byDay].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const text = Buffer.concat(parts);
+    const n = Math.max(1, Math.round((objects * text.length) / total));
+    // Log-normal weights: most objects small, a few large, as S3's log delivery makes them.
+    const weights = Array.from({ length: n }, () => Math.exp(1.1 * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())));
+    const sum = weights.reduce((a, b) => a + b, 0);
+    let start = 0, acc = 0;
+    for (let i = 0; i < n && start < text.length; i++) {
+      acc += weights[i]!;
+      let end = i === n - 1 ? text.length : Math.floor((text.length * acc) / sum);
+      end = end >= text.length ? text.length : text.indexOf(0x0a, Math.max(end, start)) + 1 || text.length;
+      if (end <= start) continue;
+      const at = dayStartMs(day) + Math.floor((i * DAY_MS) / n);
+      await writeFile(join(dir, `${nameStamp(at)}-${(made++).toString(16).toUpperCase().padStart(16, '0')}`), text.subarray(start, end));
+      start = end;
+    }
+  }
+  await writeFile(`${dir}.ready`, String(made));
+  return dir;
+}

@@ -1,18 +1,20 @@
 /**
- * `make bench` (end-to-end part): one generated day of at least 1M access-log records through
- * `pingroll rollup`, beside DuckDB running the Athena regex plus the same dedupe and rollup SQL over
- * the same files (duckdb-regex-baseline.ts), each in its own process, interleaved over 7 passes;
- * then a 20M-ping day through the rollup stage (rollup-20m.ts). Wall time and peak RSS per process.
+ * `make bench` (end-to-end part): one generated day of at least 1M access-log records, delivered as
+ * 3,000 objects of S3-like sizes, through `make rollup` as cron runs it (a cold process), beside
+ * DuckDB running the Athena regex plus the same dedupe and rollup SQL over the same files
+ * (duckdb-regex-baseline.ts), each in its own process, interleaved passes; the same records as 20,
+ * 300 and 30,000 objects; then a 20M-ping day through the rollup stage (rollup-20m.ts). Wall time
+ * and peak RSS per process.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { generateSample, writeSample, type Sample, type TruthRecord } from '../tools/sample/access-log-generator.js';
 import { expectedDay } from '../test/helpers/oracle.js';
 import { readDay } from '../test/helpers/job-fixture.js';
-import { BENCH_DIR } from './bench-data.js';
+import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 
 const DAY = '2026-11-01';
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -64,60 +66,99 @@ async function expectedTables(dir: string, records: number): Promise<DayTables> 
 
 interface Measured { seconds: number; maxRssMiB: number; stdout: string }
 
-function measure(args: string[], env: Record<string, string> = {}): Measured {
+/** A cold process, its wall time and peak RSS: node with the RSS reporter, or `make`, whose node child reports through NODE_OPTIONS. */
+function measure(command: string, args: string[], env: Record<string, string> = {}): Measured {
   const report = join(BENCH_DIR, `report-${process.pid}.json`);
-  const r = spawnSync(process.execPath, ['--import', node('bench/report-rss.mjs'), ...args], {
-    env: { ...process.env, ...env, BENCH_REPORT: report }, encoding: 'utf8', maxBuffer: 1 << 26,
+  const reporter = `--import ${node('bench/report-rss.mjs')}`;
+  const viaMake = command === 'make';
+  const started = process.hrtime.bigint();
+  const r = spawnSync(viaMake ? 'make' : process.execPath, viaMake ? args : ['--import', node('bench/report-rss.mjs'), ...args], {
+    cwd: ROOT, env: { ...process.env, ...env, BENCH_REPORT: report, ...(viaMake ? { NODE_OPTIONS: reporter } : {}) }, encoding: 'utf8', maxBuffer: 1 << 26,
   });
-  if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr.slice(-2000)}`);
-  const rep = JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number; seconds: number };
-  return { seconds: rep.seconds, maxRssMiB: rep.maxRssKiB / 1024, stdout: r.stdout };
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${r.stderr.slice(-2000)}`);
+  const rep = JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number };
+  return { seconds, maxRssMiB: rep.maxRssKiB / 1024, stdout: r.stdout };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** `make rollup` over `dir`, into a fresh output, and the baseline over the same files: one pass. */
+function pass(dir: string): { ours: Measured; base: Measured } {
+  const out = join(BENCH_DIR, 'job-out');
+  spawnSync('rm', ['-rf', out, join(BENCH_DIR, 'baseline-out')]);
+  const ours = measure('make', ['-s', 'rollup', `DATE=${DAY}`], {
+    PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`,
+  });
+  const base = measure('node', [node('dist/bench/duckdb-regex-baseline.js'), dir, DAY, join(BENCH_DIR, 'baseline-out')]);
+  return { ours, base };
+}
+
+const SHAPE = 3000;
+const SWEEP = [20, 300, 3000, 30000];
+
 async function main(): Promise<void> {
   await mkdir(BENCH_DIR, { recursive: true });
-  const { dir, records } = await benchLogDir(1_000_000);
-  const passes = Number(process.env.BENCH_PASSES ?? 7);
-  const ours: Measured[] = [], base: Measured[] = [];
+  const { dir: shards, records } = await benchLogDir(1_000_000);
+  const dirs = new Map<number, string>();
+  for (const n of SWEEP) dirs.set(n, await rechunkedLogDir(shards, n));
+  const passes = Number(process.env.BENCH_PASSES ?? 5);
+  const runs = new Map<number, Array<{ ours: Measured; base: Measured }>>(SWEEP.map((n) => [n, []]));
+  let exact = true;
   for (let p = 0; p < passes; p++) {
-    const out = join(BENCH_DIR, 'job-out');
-    await rm(out, { recursive: true, force: true });
-    ours.push(measure([node('bin/pingroll.js'), 'rollup', '--date', DAY], {
-      PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`,
-    }));
-    await rm(join(BENCH_DIR, 'baseline-out'), { recursive: true, force: true });
-    base.push(measure([node('dist/bench/duckdb-regex-baseline.js'), dir, DAY, join(BENCH_DIR, 'baseline-out')]));
+    for (const n of p % 2 ? [...SWEEP].reverse() : SWEEP) {
+      // The sweep's other shapes take three passes; the bench's own day every pass.
+      if (n !== SHAPE && p >= 3) continue;
+      runs.get(n)!.push(pass(dirs.get(n)!));
+      // Exact, not only fast: the three tables against the generator's truth, at every shape.
+      if (runs.get(n)!.length === 1) {
+        const got = await readDay(join(BENCH_DIR, 'job-out', 'out'), DAY);
+        const want = await expectedTables(shards, records);
+        const same = (['episodes', 'series', 'audit'] as const).every((t) => isDeepStrictEqual(got[t], want[t]));
+        if (!same) process.stderr.write(`${n} objects: pingroll's tables differ from the truth\n`);
+        exact &&= same;
+      }
+    }
     process.stderr.write(`pass ${p + 1}/${passes}\n`);
   }
-  const oursPings = Number(/: (\d+) pings/.exec(ours[0]!.stdout)?.[1]);
-  // Exact, not only fast: the last pass's three tables against the generator's truth.
-  const got = await readDay(join(BENCH_DIR, 'job-out', 'out'), DAY);
-  const want = await expectedTables(dir, records);
-  const exact = (['episodes', 'series', 'audit'] as const).every((t) => isDeepStrictEqual(got[t], want[t]));
   if (!exact) process.exitCode = 1;
-  const basePings = (JSON.parse(base[0]!.stdout) as { pings: number }).pings;
-  const ratio = median(base.map((b, i) => b.seconds / ours[i]!.seconds));
+  const main = runs.get(SHAPE)!;
+  const oursPings = Number(/: (\d+) pings/.exec(main[0]!.ours.stdout)?.[1]);
+  const basePings = (JSON.parse(main[0]!.base.stdout) as { pings: number }).pings;
+  const ratio = (rs: Array<{ ours: Measured; base: Measured }>): number => median(rs.map((r) => r.base.seconds / r.ours.seconds));
+  const sizes = (n: number): string => {
+    const s = readdirSync(dirs.get(n)!).map((f) => statSync(join(dirs.get(n)!, f)).size).sort((a, b) => a - b);
+    const kb = (b: number): string => (b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MB` : `${Math.max(1, Math.round(b / 1024))} KB`);
+    return `${kb(s[0]!)} / ${kb(s[s.length >> 1]!)} / ${kb(s[s.length - 1]!)}`;
+  };
 
   const staged = join(BENCH_DIR, 'staged-20m.parquet');
   spawnSync(process.execPath, [node('dist/bench/rollup-20m.js'), staged, DAY, join(BENCH_DIR, 'big-out'), '20000000'], { env: { ...process.env, BENCH_MAKE_ONLY: '1' }, stdio: 'inherit' });
   await rm(join(BENCH_DIR, 'big-out'), { recursive: true, force: true });
-  const big = measure([node('dist/bench/rollup-20m.js'), staged, DAY, join(BENCH_DIR, 'big-out'), '20000000']);
+  const big = measure('node', [node('dist/bench/rollup-20m.js'), staged, DAY, join(BENCH_DIR, 'big-out'), '20000000']);
   const bigOut = JSON.parse(big.stdout) as { pings: number; duplicates: Record<string, number> };
 
   const row = (name: string, ms: Measured[], pings: number): string =>
     `| ${name} | ${median(ms.map((m) => m.seconds)).toFixed(2)} | ${Math.round(median(ms.map((m) => m.maxRssMiB)))} | ${pings.toLocaleString('en')} |`;
   process.stdout.write([
-    `job bench: ${records.toLocaleString('en')} access-log records of ${DAY} (uncompressed), node ${process.version}, ${passes} interleaved passes, medians`,
+    `job bench: ${records.toLocaleString('en')} access-log records of ${DAY} (uncompressed) in ${SHAPE.toLocaleString('en')} objects (smallest / median / largest: ${sizes(SHAPE)}), node ${process.version}, ${main.length} interleaved passes, medians`,
     '',
     '| job | wall s | peak RSS MiB | pings counted |',
     '|---|---:|---:|---:|',
-    row('pingroll rollup (ingest, rollup, Parquet, DuckDB warehouse)', ours, oursPings),
-    row('DuckDB: Athena regex + the same dedupe and rollup SQL', base, basePings),
+    row('`make rollup` (ingest, rollup, Parquet, DuckDB warehouse), cold', main.map((r) => r.ours), oursPings),
+    row('DuckDB: Athena regex + the same dedupe and rollup SQL', main.map((r) => r.base), basePings),
     '',
-    `pingroll is ${ratio.toFixed(2)}x the speed of the DuckDB-regex baseline, and counts ${(oursPings - basePings).toLocaleString('en')} pings the regex loses`,
-    exact ? 'pingroll\'s three tables equal the ones the generator\'s truth gives, row for row' : 'pingroll\'s tables DIFFER from the generator\'s truth: a bug',
+    `pingroll is ${ratio(main).toFixed(2)}x the speed of the DuckDB-regex baseline, and counts ${(oursPings - basePings).toLocaleString('en')} pings the regex loses`,
+    exact ? 'pingroll\'s three tables equal the ones the generator\'s truth gives, row for row, at every object count' : 'pingroll\'s tables DIFFER from the generator\'s truth: a bug',
+    '',
+    'The same records as more or fewer objects (3 passes each, the 3,000 every pass):',
+    '',
+    '| objects | smallest / median / largest | `make rollup` s | baseline s | ratio | peak RSS MiB |',
+    '|---:|---|---:|---:|---:|---:|',
+    ...SWEEP.map((n) => {
+      const rs = runs.get(n)!;
+      return `| ${n.toLocaleString('en')} | ${sizes(n)} | ${median(rs.map((r) => r.ours.seconds)).toFixed(2)} | ${median(rs.map((r) => r.base.seconds)).toFixed(2)} | ${ratio(rs).toFixed(2)}x | ${Math.round(median(rs.map((r) => r.ours.maxRssMiB)))} |`;
+    }),
     '',
     `20M-ping day, rollup stage (dedupe, both aggregates, Parquet): ${big.seconds.toFixed(1)} s, peak RSS ${Math.round(big.maxRssMiB)} MiB, ${bigOut.pings.toLocaleString('en')} pings after ${Object.values(bigOut.duplicates)[0]?.toLocaleString('en')} duplicates`,
   ].join('\n') + '\n');
