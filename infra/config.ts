@@ -31,8 +31,10 @@ export interface Config {
   redshift: RedshiftConfig | null;
   /** DuckDB's memory limit for a run, in MB (`PINGROLL_MEMORY_LIMIT`); a backfill shares it among its days. */
   memoryLimitMb: number;
-  /** Log objects read at once (`--concurrency`). */
+  /** Remote log objects fetched at once, at most (`--concurrency`); the 64 MB read budget bounds them too. */
   concurrency: number;
+  /** Parsing threads (`--parse-threads`): a number (0: the run's own thread), or `auto`, one per core for a batch of 32 MB or more. */
+  parseThreads: number | 'auto';
   /**
    * How far before the latest delivery time a listing saw the next listing starts (`--list-margin`,
    * minutes): an object that became visible later than this after the time in its name is found only
@@ -61,6 +63,7 @@ export interface ConfigFlags {
   warehouse?: string | undefined;
   memoryLimit?: string | undefined;
   concurrency?: string | undefined;
+  parseThreads?: string | undefined;
   listMargin?: string | undefined;
   segments?: string | undefined;
   maxRcu?: string | undefined;
@@ -75,7 +78,8 @@ export const DEFAULTS = {
   output: './data/out',
   warehouse: 'duckdb:./data/warehouse.duckdb',
   memoryLimit: '2GB',
-  concurrency: 4,
+  concurrency: 64,
+  parseThreads: 'auto',
   listMarginMinutes: 60,
   segments: 4,
   parallelDays: 2,
@@ -97,7 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
     redshift: null,
     memoryLimitMb: parseMemoryLimit(pick(flags.memoryLimit, 'PINGROLL_MEMORY_LIMIT', DEFAULTS.memoryLimit)),
-    concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 64),
+    concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 1024),
+    parseThreads: flags.parseThreads === undefined || flags.parseThreads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(flags.parseThreads, 0, '--parse-threads', 0, 64),
     listMarginMs: wholeNumber(flags.listMargin, DEFAULTS.listMarginMinutes, '--list-margin', 0, 7 * 24 * 60) * 60_000,
     segments: wholeNumber(flags.segments, DEFAULTS.segments, '--segments', 1, 1000),
     maxRcu: positiveOrNull(flags.maxRcu),

@@ -36,7 +36,7 @@ const BUFFER = 4 << 20;
 /** Appends at least this large are written straight from the caller's bytes. */
 const DIRECT = 64 << 10;
 /** CSV bytes per part: about 250,000 pings. */
-const PART_BYTES = 32 << 20;
+export const PART_BYTES = 32 << 20;
 
 
 /** Appends to a file through a buffer, in large synchronous writes. */
@@ -134,10 +134,20 @@ export class DaySpool {
     const part = this.part!;
     this.part = null;
     part.close();
+    this.addPart(part.path);
+  }
+
+  /** A complete part file of staged rows written elsewhere (a parser), each row counted as a ping of its day: queued for conversion. */
+  addPart(csvPath: string): void {
     const previous = this.converting;
-    this.converting = previous.then(() => this.toParquetByDay(part.path));
+    this.converting = previous.then(() => this.toParquetByDay(csvPath));
     // A failure surfaces where the chain is awaited; this keeps it from being an unhandled rejection meanwhile.
     this.converting.catch(() => {});
+  }
+
+  /** Renumbers the inputs counted so far (`to` maps each old number to its new one; a number it lacks is dropped). */
+  renumberInputs(to: Map<number, number>): void {
+    for (const d of this.days.values()) d.inputs = new Set([...d.inputs].flatMap((i) => (to.has(i) ? [to.get(i)!] : [])));
   }
 
   /**
@@ -169,6 +179,11 @@ export class DaySpool {
 
   addReject(day: string, reject: Reject, input: number): void {
     this.count(day, reject.source, reject.outcome, input);
+    this.keepReject(day, reject);
+  }
+
+  /** Keeps a rejected record of `day` for its rejects file (counted apart, with `count`). */
+  keepReject(day: string, reject: Reject): void {
     const record = reject.record.length > RECORD_LIMIT ? reject.record.slice(0, RECORD_LIMIT) : reject.record;
     this.day(day).rejects.push(JSON.stringify({ ...reject, record }));
   }

@@ -6,21 +6,19 @@
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
-import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
-import { gunzipIfNeeded } from '../object-source/gzip.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
-import { DaySpool } from './day-spool.js';
+import { DaySpool, PART_BYTES } from './day-spool.js';
+import type { ParsedObject, ParseTask } from './object-parser.js';
+import { parsers } from './parse-pool.js';
 import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
 import { loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
 import { ListingTracker, windowFrom } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
-import { dayOf } from '../../lib/utc-day.js';
 
 export interface IngestOptions {
   source: ObjectSource;
@@ -28,8 +26,10 @@ export interface IngestOptions {
   ledger: Ledger;
   pingKeys: readonly string[];
   engine: DuckDBConnection;
-  /** Objects read at once (I/O overlaps; parsing is one thread). */
+  /** Remote objects fetched at once, at most (the read budget bounds them too). */
   concurrency: number;
+  /** Parsing threads: 0 parses in the run's own thread; `auto` one per core for a batch large enough. */
+  parseThreads: number | 'auto';
   /** Bytes of staged rows per part (see DaySpool). */
   partBytes?: number;
   /** Called after each object. */
@@ -93,18 +93,15 @@ export function batchId(now = new Date()): string {
   return `${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`;
 }
 
-/** A log object that could not be read; anything else that fails stops the batch. */
-class UnreadableObject extends Error {}
-
 /**
  * Parses every new log object as one batch and commits it. An object that cannot be read does not
- * stop the batch: the batch is parsed again without it (its records may already be among the staged
- * rows of the objects read beside it), and it is quarantined, to be tried again by the next run.
+ * stop the batch: its records count for nothing (its rows are taken back), it is quarantined and
+ * left out of the commit, to be tried again by the next run.
  */
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
   const found = await newObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store) });
-  let todo = found.todo;
+  const todo = found.todo;
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const listed = new Set(todo.map((r) => r.key));
   for (const o of quarantine.pending()) {
@@ -112,15 +109,13 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   }
   todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let result: IngestResult = { commit: null, objects: 0, records: 0 };
-  while (todo.length > 0) {
-    const attempt = await parseBatch(opts, todo);
-    if ('commit' in attempt) {
-      result = attempt;
-      break;
+  if (todo.length > 0) {
+    const parsed = await parseBatch(opts, todo);
+    for (const f of parsed.failures) {
+      quarantine.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
+      opts.onUnreadable?.(f.ref.key, f.reason);
     }
-    for (const f of attempt.failures) quarantine.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
-    const failed = new Set(attempt.failures.map((f) => f.ref.key));
-    todo = todo.filter((r) => !failed.has(r.key));
+    result = parsed.result;
   }
   for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
   // Entries a committed batch parsed already (a run killed between its commit and this save).
@@ -135,91 +130,80 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   return { ...result, listed: { objects: found.listed, full: found.full } };
 }
 
-async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<IngestResult | { failures: Array<{ ref: ObjectRef; reason: string }> }> {
+/** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */
+export const READ_BUDGET_BYTES = 64 << 20;
+
+async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ result: IngestResult; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
-  const objects: InputObject[] = todo.map((r) => ({ key: r.key, size: r.size, etag: r.etag, records: 0 }));
+  const partBytes = opts.partBytes ?? PART_BYTES;
+  const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path) });
   const fallbackDay = new Date().toISOString().slice(0, 10);
-  // One scanner per concurrent read: each holds its object's partial line between chunks.
-  const idle: AccessLogRecordReader[] = [];
-  let current = new ObjectTally(0, '', fallbackDay);
-  let done = 0, records = 0;
+  const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
+  const failed = new Set<number>();
+  let done = 0, total = 0;
   try {
-    const queue = new PQueue({ concurrency: opts.concurrency });
+    // A local file is read by the parser itself; a remote object is fetched whole first, as many at
+    // once as the read budget holds (by their listed sizes), up to `concurrency` requests, so that
+    // first-byte latency overlaps instead of adding up.
+    const local = opts.source.localFile !== undefined;
+    const budget = new ByteBudget(READ_BUDGET_BYTES);
+    const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
+    const unreadable = (index: number, reason: string): void => {
+      failures.push({ ref: todo[index]!, reason });
+      failed.add(index);
+    };
     for (let index = 0; index < todo.length; index++) {
       queue.add(async () => {
         const ref = todo[index]!;
-        const ctx = new ObjectTally(index, ref.key, dayInObjectName(ref.key) ?? fallbackDay);
-        // The ping rules run in WebAssembly, write each ping's staged row there and count the pings,
-        // not_ping and http_error records by day; JavaScript sees only the rest (the rejects, and any
-        // record of a day more than a month from its object's) and keeps them.
-        const reader = idle.pop() ?? new AccessLogRecordReader((r) => {
-          const c = current;
-          const outcome = r.outcome;
-          c.records++;
-          // A record without a readable time belongs to the day in its object's name (contract §5); so
-          // does a malformed one, none of whose fields is trusted.
-          const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
-          if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome);
-          else spool.addReject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) }, c.index);
-        }, { pingKeys: opts.pingKeys, onRows: (rows) => spool.appendPingRows(rows) });
-        reader.reset();
-        reader.startTally(ctx.day);
-        try {
-          // Chunks of concurrent objects interleave: each scan runs to completion synchronously,
-          // and `current` names the object whose records it hands over. Only what the source
-          // throws means the object is unreadable; a failure of the scanner or the spool is not its fault.
-          const unreadable = (err: unknown): UnreadableObject => new UnreadableObject((err as Error).message.split('\n')[0]);
-          const plain = await opts.source.openPlain?.(ref).catch((err: unknown) => { throw unreadable(err); }) ?? null;
-          if (plain) {
-            try {
-              for (;;) {
-                const n = await plain.read(reader.inputSpace(READ_BYTES)).catch((err: unknown) => { throw unreadable(err); });
-                if (n === 0) break;
-                current = ctx;
-                reader.scanRead(n);
-              }
-            } finally {
-              await plain.close();
-            }
-          } else {
-            const chunks = gunzipIfNeeded(await opts.source.open(ref).catch((err: unknown) => { throw unreadable(err); }))[Symbol.asyncIterator]();
-            for (;;) {
-              const next = await chunks.next().catch((err: unknown) => { throw unreadable(err); });
-              if (next.done) break;
-              current = ctx;
-              reader.push(next.value);
-            }
-          }
-          current = ctx;
-          reader.finish();
-          for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => ctx.add(day, outcome, n));
-          objects[index]!.records = ctx.records;
-          ctx.addTo(spool);
-        } catch (err) {
-          if (err instanceof UnreadableObject) {
-            failures.push({ ref, reason: err.message });
-            opts.onUnreadable?.(ref.key, err.message);
+        const day = dayInObjectName(ref.key) ?? fallbackDay;
+        let task: ParseTask;
+        let held = 0;
+        if (local) task = { index, key: ref.key, day, file: opts.source.localFile!(ref) };
+        else {
+          held = await budget.take(ref.size);
+          try {
+            task = { index, key: ref.key, day, bytes: await fetchWhole(opts.source, ref) };
+          } catch (err) {
+            budget.give(held);
+            // Only what the source throws means the object is unreadable.
+            unreadable(index, (err as Error).message.split('\n')[0]!);
             return;
           }
-          throw new Error(`reading log object ${opts.source.url}${ref.key} failed: ${(err as Error).message}`);
-        } finally {
-          idle.push(reader);
         }
-        records += objects[index]!.records;
-        opts.onProgress?.(++done, todo.length, records);
+        let parsed: ParsedObject;
+        try {
+          parsed = await pool.parse(task);
+        } finally {
+          budget.give(held);
+        }
+        if (parsed.unreadable !== undefined) {
+          unreadable(index, parsed.unreadable);
+          return;
+        }
+        for (const [d, counts] of parsed.counts) counts.forEach((n, k) => { if (n > 0) spool.count(d, 's3', OUTCOMES[k]!, index, n); });
+        for (const { day: d, reject } of parsed.rejects) spool.keepReject(d, reject);
+        records[index] = parsed.records;
+        total += parsed.records;
+        opts.onProgress?.(++done, todo.length, total);
       }).catch((err: unknown) => {
         // Any other failure stops the batch: nothing of it is committed, so a re-run parses it all again.
-        failure ??= err;
+        failure ??= new Error(`reading log object ${opts.source.url}${todo[index]!.key} failed: ${(err as Error).message}`);
         queue.clear();
       });
     }
     await queue.onIdle();
     if (failure) throw failure;
-    if (failures.length) return { failures };
+    await pool.flush();
+    // The commit lists the objects read; an unreadable one is left out, and inputs renumbered to match.
+    const kept = todo.flatMap((ref, i) => (failed.has(i) ? [] : [{ ref, i }]));
+    spool.renumberInputs(new Map(kept.map(({ i }, j) => [i, j])));
+    const objects: InputObject[] = kept.map(({ ref, i }) => ({ key: ref.key, size: ref.size, etag: ref.etag, records: records[i]! }));
+    if (objects.length === 0) return { result: { commit: null, objects: 0, records: 0 }, failures };
     // The intent names the staging to remove should the run die before its commit (Ledger.tidy).
     await opts.ledger.intend(batch, batchKey(batch));
     const days = await spool.stage(opts.store, batch);
@@ -233,53 +217,57 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<Inges
       throw err;
     }
     await opts.ledger.compact();
-    return { commit, objects: todo.length, records };
+    return { result: { commit, objects: objects.length, records: total }, failures };
   } finally {
+    await pool.close();
     await spool.discard();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/**
- * A rejected line as the rejects file keeps it: the text, and when the bytes are not valid UTF-8
- * (the text then holds U+FFFD for them), the original bytes too, in base64.
- */
-export function rejectedLine(b: Buffer, start: number, end: number): { record: string; recordBase64?: string } {
-  const record = b.toString('utf8', start, end);
-  return Buffer.byteLength(record, 'utf8') === end - start && !record.includes('\uFFFD')
-    ? { record }
-    : { record, recordBase64: b.toString('base64', start, end) };
+/** Parsing threads for a batch: one per core, unless the batch is small enough that starting them costs more than they save. */
+function autoThreads(todo: ObjectRef[]): number {
+  const bytes = todo.reduce((n, r) => n + r.size, 0);
+  return bytes < AUTO_THREADS_FROM_BYTES ? 0 : Math.min(availableParallelism(), MAX_THREADS);
 }
 
-/** One object's records counted by day and outcome, handed to the spool once the object is read. */
-class ObjectTally {
-  records = 0;
-  private readonly byDay = new Map<string, number[]>();
-  private lastDay = '';
-  private last: number[] = [];
+/** Below this many bytes to parse a batch is parsed in the run's own thread (starting a thread takes ~40 ms). */
+const AUTO_THREADS_FROM_BYTES = 32 << 20;
+const MAX_THREADS = 16;
 
-  constructor(readonly index: number, readonly key: string, readonly day: string) {}
+/** An object's bytes as stored, in a buffer of its own (it moves to a parsing thread without a copy). */
+async function fetchWhole(source: ObjectSource, ref: ObjectRef): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of await source.open(ref)) {
+    chunks.push(c);
+    size += c.length;
+  }
+  const out = new Uint8Array(new ArrayBuffer(size));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
 
-  /** `n` records of `day` with `outcome`, counted elsewhere (the WebAssembly tally). */
-  add(day: string, outcome: number, n: number): void {
-    if (n === 0) return;
-    this.records += n;
-    this.count(day, outcome, n);
+/** Bytes that may be held at once; one object larger than the whole budget is let through alone. */
+class ByteBudget {
+  private used = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async take(bytes: number): Promise<number> {
+    while (this.used > 0 && this.used + bytes > this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.used += bytes;
+    return bytes;
   }
 
-  count(day: string, outcome: number, n = 1): void {
-    if (day !== this.lastDay) {
-      let counts = this.byDay.get(day);
-      if (!counts) this.byDay.set(day, counts = OUTCOMES.map(() => 0));
-      this.lastDay = day;
-      this.last = counts;
-    }
-    this.last[outcome]! += n;
-  }
-
-  addTo(spool: DaySpool): void {
-    for (const [day, counts] of this.byDay) {
-      counts.forEach((n, k) => { if (n > 0) spool.count(day, 's3', OUTCOMES[k]!, this.index, n); });
-    }
+  give(bytes: number): void {
+    if (bytes === 0) return;
+    this.used -= bytes;
+    for (const w of this.waiting.splice(0)) w();
   }
 }

@@ -21,17 +21,8 @@ export interface ObjectSource {
   list(window?: ListWindow): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
-  /**
-   * Where the source can, an uncompressed object as a file to read with `read` straight into the
-   * caller's memory; null for a compressed one (stream it with `open`).
-   */
-  openPlain?(ref: ObjectRef): Promise<PlainObject | null>;
-}
-
-/** An uncompressed object read in place: `read` fills `into` from where the last read ended, 0 at the end. */
-export interface PlainObject {
-  read(into: Uint8Array): Promise<number>;
-  close(): Promise<void>;
+  /** Where the object is a local file: its path, for a parser to read in place (no fetch, no copy). */
+  localFile?(ref: ObjectRef): string;
 }
 
 /**

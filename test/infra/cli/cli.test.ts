@@ -32,7 +32,8 @@ describe('bad configuration fails before any work, with exit 2 and one line', ()
     [['rollup', '--date', '2026-11-01'], { PINGROLL_DDB_TABLES: 'pings' }, /PINGROLL_DDB_TABLES='pings' must contain \{yyyy\} and \{mm\}/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_OUTPUT: 's3://Bad_Bucket/x' }, /PINGROLL_OUTPUT=s3:\/\/Bad_Bucket\/x is not a valid s3:\/\/bucket\/prefix\//],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_PING_KEYS: ' , ' }, /PINGROLL_PING_KEYS=' , ' names no key/],
-    [['rollup', '--date', '2026-11-01', '--concurrency', '0'], {}, /--concurrency=0 must be a whole number from 1 to 64/],
+    [['rollup', '--date', '2026-11-01', '--concurrency', '0'], {}, /--concurrency=0 must be a whole number from 1 to 1024/],
+    [['rollup', '--date', '2026-11-01', '--parse-threads', 'many'], {}, /--parse-threads=many must be a whole number from 0 to 64/],
     [['rollup', '--date', '2026-11-01', '--no-such-flag'], {}, /Unknown option '--no-such-flag'/],
   ] as const)('%j %j', (args, env, message) => {
     const r = pingroll([...args], { ...env });

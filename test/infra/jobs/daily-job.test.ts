@@ -83,6 +83,18 @@ describe('the daily job over a directory', () => {
     expect(staged.length).toBeGreaterThan(3);
   });
 
+  it('parses in threads with the same result as in the run\'s own thread', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const summary = await runDay({ ...dirConfig(r), parseThreads: 2 }, { day: DAY, log: memoryLog(), stagingPartBytes: 64 * 1024 });
+    expect(summary.parsedObjects).toBe(sample.objects.length);
+    const want = expectedDay(sample.truth, DAY);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    // Each thread wrote parts of its own, all staged.
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    expect((await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet')).length).toBeGreaterThan(3);
+  });
+
   it('changes nothing when run again', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);

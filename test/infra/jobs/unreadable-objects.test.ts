@@ -27,8 +27,9 @@ const root = tempRoots();
 const truthOf = (objects: LogObject[]) => objects.flatMap((o) => o.truth);
 
 describe('unreadable log objects', () => {
-  it('are quarantined while every other object and the day go on; taken in once they read; accepted as lost by an operator', async () => {
+  it.each([['in the run\'s own thread', 0], ['in parsing threads', 2]])('are quarantined while every other object and the day go on; taken in once they read; accepted as lost by an operator (parsed %s)', async (_where, threads) => {
     const r = root();
+    const config = { ...dirConfig(r), parseThreads: threads };
     const sample = generateSample({ date: DAY, sessions: 150, seed: 41, truth: true, recordsPerObject: 200, gzipShare: 0.5 });
     const gz = sample.objects.filter((o) => o.gzip);
     const [corrupt, truncated] = [gz[0]!, gz[1]!];
@@ -40,7 +41,7 @@ describe('unreadable log objects', () => {
     const dangling = '2026-11-01-23-59-59-DANGLING';
     await symlink(join(r, 'nowhere'), join(r, 'logs', dangling));
 
-    const first = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const first = await runDay(config, { day: DAY, log: memoryLog() });
     expect(first.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, truncated.key, dangling].sort());
     expect(first.parsedObjects).toBe(good.length);
     // The day is exact over every object that read.
@@ -50,7 +51,7 @@ describe('unreadable log objects', () => {
 
     // The truncated object is delivered whole after all: the next run takes it in.
     await writeFile(join(r, 'logs', truncated.key), body);
-    const second = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const second = await runDay(config, { day: DAY, log: memoryLog() });
     expect(second.parsedObjects).toBe(1);
     expect(second.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, dangling].sort());
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf([...good, truncated]), DAY));

@@ -1,0 +1,244 @@
+/**
+ * Parses whole log objects, one at a time and synchronously: a local file read straight into the
+ * scanner's memory, or an object's bytes already fetched; gzip or not. Every record gets one outcome:
+ * the WebAssembly ping rules write each ping's staged row and count pings, not_ping and http_error
+ * records by day; this code sees only the rest (the rejects, and any record of a day more than a month
+ * from its object's) and keeps them. Staged rows go to CSV part files of PART_BYTES, handed over as
+ * each fills (DuckDB makes them Parquet while parsing goes on).
+ *
+ * The same parser runs in a worker thread (parse-worker.ts: one per core) or in the run's own thread.
+ */
+import { closeSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
+import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
+import { OUTCOMES } from '../ping-record.js';
+import { dayOf } from '../../lib/utc-day.js';
+import type { Reject } from './day-spool.js';
+
+/** One object to parse: a local file, or its bytes as stored. `day` is the day in its name (or the run's). */
+export interface ParseTask {
+  index: number;
+  key: string;
+  day: string;
+  file?: string;
+  bytes?: Uint8Array;
+}
+
+/** What one object held. `unreadable` says why it could not be read (its records then count for nothing). */
+export interface ParsedObject {
+  index: number;
+  records: number;
+  /** Records by day, each day's counts in OUTCOMES order. */
+  counts: Array<[string, number[]]>;
+  rejects: Array<{ day: string; reject: Reject }>;
+  unreadable?: string;
+}
+
+export interface ObjectParserOptions {
+  pingKeys: readonly string[];
+  /** Where part files go, and what their names start with. */
+  dir: string;
+  name: string;
+  /** CSV bytes per part. */
+  partBytes: number;
+  /** A part file is complete: its rows are the staged rows of the pings counted so far and not yet handed over. */
+  onPart: (path: string) => void;
+}
+
+const BUFFER = 4 << 20;
+
+/** A file that cannot be opened or read, or a gzip that does not inflate: the object is unreadable, nothing else is wrong. */
+class Unreadable extends Error {}
+
+export class ObjectParser {
+  private readonly reader: AccessLogRecordReader;
+  private current: ParsedTally | null = null;
+  private part: { fd: number; path: string; size: number } | null = null;
+  private parts = 0;
+  private readonly buf = Buffer.allocUnsafe(BUFFER);
+  private used = 0;
+
+  constructor(private readonly opts: ObjectParserOptions) {
+    this.reader = new AccessLogRecordReader((r) => {
+      const c = this.current!;
+      // A record without a readable time belongs to the day in its object's name (contract §5); so
+      // does a malformed one, none of whose fields is trusted.
+      const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
+      const outcome = r.outcome;
+      if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome, 1);
+      else {
+        c.rejects.push({ day, reject: { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) } });
+        c.count(day, outcome, 1);
+      }
+    }, { pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows) });
+  }
+
+  parse(task: ParseTask): ParsedObject {
+    const tally = new ParsedTally(task.key, task.day);
+    this.current = tally;
+    const reader = this.reader;
+    reader.reset();
+    reader.startTally(task.day);
+    const rowsBefore = this.used + (this.part?.size ?? 0);
+    try {
+      if (task.file !== undefined) this.readFile(task.file);
+      else this.readBytes(task.bytes!);
+      reader.finish();
+    } catch (err) {
+      reader.endTally();
+      // Rows of a half-read object must not stay staged: they go, and the object counts for nothing.
+      this.truncateTo(rowsBefore);
+      if (err instanceof Unreadable) return { index: task.index, records: 0, counts: [], rejects: [], unreadable: err.message };
+      throw err;
+    }
+    for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
+    this.current = null;
+    if (this.partSize() >= this.opts.partBytes) this.endPart();
+    let records = 0;
+    for (const counts of tally.byDay.values()) for (const n of counts) records += n;
+    return { index: task.index, records, counts: [...tally.byDay], rejects: tally.rejects };
+  }
+
+  /** Hands over the part being written, if any: call after the last object. */
+  flush(): void {
+    if (this.partSize() > 0) this.endPart();
+  }
+
+  private readFile(path: string): void {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (err) {
+      throw new Unreadable(firstLine(err));
+    }
+    try {
+      const magic = Buffer.alloc(2);
+      if (readOr(fd, magic, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b) {
+        let bytes: Buffer;
+        try {
+          bytes = readFileSync(fd);
+        } catch (err) {
+          throw new Unreadable(firstLine(err));
+        }
+        this.readBytes(bytes);
+        return;
+      }
+      for (;;) {
+        const into = this.reader.inputSpace(READ_BYTES);
+        const n = readOr(fd, into, null);
+        if (n === 0) break;
+        this.reader.scanRead(n);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Bytes as stored: inflated first when they start with gzip's magic bytes (whatever the name). */
+  private readBytes(bytes: Uint8Array): void {
+    let plain = bytes;
+    if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      try {
+        plain = gunzipSync(bytes);
+      } catch (err) {
+        throw new Unreadable(firstLine(err));
+      }
+    }
+    for (let at = 0; at < plain.length; at += READ_BYTES) this.reader.push(plain.subarray(at, Math.min(plain.length, at + READ_BYTES)));
+  }
+
+  private append(rows: Uint8Array): void {
+    if (this.used + rows.length > BUFFER) this.drain();
+    if (rows.length > BUFFER) {
+      this.write(rows);
+      return;
+    }
+    this.buf.set(rows, this.used);
+    this.used += rows.length;
+  }
+
+  private partSize(): number {
+    return (this.part?.size ?? 0) + this.used;
+  }
+
+  private drain(): void {
+    if (this.used === 0) return;
+    this.write(this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private write(bytes: Uint8Array): void {
+    if (!this.part) {
+      const path = join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`);
+      this.part = { fd: openSync(path, 'w'), path, size: 0 };
+    }
+    for (let off = 0; off < bytes.length;) off += writeSync(this.part.fd, bytes, off);
+    this.part.size += bytes.length;
+  }
+
+  /** Drops rows appended after `size` bytes of the part (an object that turned out unreadable midway). */
+  private truncateTo(size: number): void {
+    const onDisk = this.part?.size ?? 0;
+    if (size >= onDisk) {
+      this.used = size - onDisk;
+      return;
+    }
+    // Rows already written to the file: cut the file back (rare: the object was larger than the buffer).
+    ftruncateSync(this.part!.fd, size);
+    this.part!.size = size;
+    this.used = 0;
+  }
+
+  private endPart(): void {
+    this.drain();
+    const part = this.part!;
+    closeSync(part.fd);
+    this.part = null;
+    this.opts.onPart(part.path);
+  }
+}
+
+function readOr(fd: number, into: Uint8Array, position: number | null): number {
+  try {
+    return readSync(fd, into, 0, into.length, position);
+  } catch (err) {
+    throw new Unreadable(firstLine(err));
+  }
+}
+
+function firstLine(err: unknown): string {
+  return (err as Error).message.split('\n')[0]!;
+}
+
+/**
+ * A rejected line as the rejects file keeps it: the text, and when the bytes are not valid UTF-8
+ * (the text then holds U+FFFD for them), the original bytes too, in base64.
+ */
+export function rejectedLine(b: Buffer, start: number, end: number): { record: string; recordBase64?: string } {
+  const record = b.toString('utf8', start, end);
+  return Buffer.byteLength(record, 'utf8') === end - start && !record.includes('\uFFFD')
+    ? { record }
+    : { record, recordBase64: b.toString('base64', start, end) };
+}
+
+/** One object's records counted by day and outcome. */
+class ParsedTally {
+  readonly byDay = new Map<string, number[]>();
+  readonly rejects: Array<{ day: string; reject: Reject }> = [];
+  private lastDay = '';
+  private last: number[] = [];
+
+  constructor(readonly key: string, readonly day: string) {}
+
+  count(day: string, outcome: number, n: number): void {
+    if (day !== this.lastDay) {
+      let counts = this.byDay.get(day);
+      if (!counts) this.byDay.set(day, counts = OUTCOMES.map(() => 0));
+      this.lastDay = day;
+      this.last = counts;
+    }
+    this.last[outcome]! += n;
+  }
+}
