@@ -7,9 +7,12 @@ import type { Config } from '../config.js';
  * LocalStack), requests use path-style addressing and send checksums only when an operation
  * requires them: such servers store streamed uploads with the SDK's chunk framing otherwise.
  */
-export function makeS3Client(config: Pick<Config, 's3EndpointOverride'>): S3Client {
+export function makeS3Client(config: Pick<Config, 's3EndpointOverride'> & Partial<Pick<Config, 'concurrency'>>): S3Client {
+  // Enough connections for every fetch the run allows at once (the SDK's default is 50).
+  const maxSockets = Math.max(50, config.concurrency ?? 0);
   return new S3Client({
     ...(config.s3EndpointOverride ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
     maxAttempts: 5,
+    requestHandler: { httpAgent: { maxSockets }, httpsAgent: { maxSockets } },
   });
 }

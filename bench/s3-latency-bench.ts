@@ -1,0 +1,133 @@
+/**
+ * `make bench` (S3 part): the job bench's day (1M records in 3,000 objects) read over the S3 API with
+ * S3's first-byte latency, against the same day from a directory. The objects are in moto's S3 server
+ * behind a proxy that answers every request after a set delay (moto spends ~8 ms of CPU per GET, one
+ * at a time: too slow to time 3,000 of them directly): the proxy passes each request to moto once and
+ * replays its answer from memory after that, the delay before every answer. `make rollup` runs cold,
+ * with the default reads in flight, and with 4 (latency adding up), interleaved passes.
+ */
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { startMoto } from '../test/helpers/moto.js';
+import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+
+const DAY = '2026-11-01';
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** A proxy to `target` that answers after `latencyMs` (settable), replaying GET answers it has seen. */
+async function latencyProxy(target: string): Promise<{ url: string; setLatency(ms: number): void; close(): void }> {
+  const cache = new Map<string, { status: number; headers: IncomingHttpHeaders; body: Buffer }>();
+  let latency = 0;
+  // To moto one request at a time, each on a connection of its own (it serves one connection at a time).
+  const toMoto = new Agent({ keepAlive: false, maxSockets: 1 });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const key = `${req.method} ${req.url}`;
+      const reply = (a: { status: number; headers: IncomingHttpHeaders; body: Buffer }): void => {
+        setTimeout(() => {
+          res.writeHead(a.status, a.headers);
+          res.end(a.body);
+        }, latency);
+      };
+      const hit = req.method === 'GET' ? cache.get(key) : undefined;
+      if (hit) return reply(hit);
+      const up = request(`${target}${req.url}`, { method: req.method, headers: req.headers, agent: toMoto }, (r) => {
+        const body: Buffer[] = [];
+        r.on('data', (c: Buffer) => body.push(c));
+        r.on('end', () => {
+          // The body is replayed whole: framing headers are the proxy's own to set.
+          const headers = { ...r.headers };
+          for (const h of ['transfer-encoding', 'connection', 'keep-alive', 'content-length']) delete headers[h];
+          const answer = { status: r.statusCode ?? 500, headers: { ...headers, 'content-length': String(Buffer.concat(body).length) }, body: Buffer.concat(body) };
+          if (req.method === 'GET' && answer.status === 200) cache.set(key, answer);
+          reply(answer);
+        });
+      });
+      up.on('error', () => { res.writeHead(502); res.end(); });
+      up.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, setLatency: (ms) => { latency = ms; }, close: () => server.close() };
+}
+
+interface Run { seconds: number; pings: number }
+
+/** `make rollup`, cold, in a child process (awaited, not synchronously: the proxy answers from this process). */
+async function rollup(env: Record<string, string>, args = ''): Promise<Run> {
+  const out = join(BENCH_DIR, 's3-job-out');
+  await rm(out, { recursive: true, force: true });
+  const started = process.hrtime.bigint();
+  const child = spawn('make', ['-s', 'rollup', `DATE=${DAY}`, ...(args ? [`ARGS=${args}`] : [])], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` },
+  });
+  let stdout = '', stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-4000); });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (code !== 0) throw new Error(`make rollup failed: ${stderr.slice(-2000)}`);
+  return { seconds, pings: Number(/: (\d+) pings/.exec(stdout)?.[1]) };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dir = await rechunkedLogDir(join(BENCH_DIR, `logs-${DAY}-1000000`), Number(process.env.BENCH_OBJECTS ?? 3000));
+  const files = readdirSync(dir).sort();
+  const moto = await startMoto(['logs']);
+  const proxy = await latencyProxy(moto.endpoint);
+  try {
+    process.stderr.write(`uploading ${files.length} objects to moto\n`);
+    // moto's server does not answer `Expect: 100-continue`, which the SDK sends with bodies over 2 MB.
+    const client = new S3Client({ endpoint: moto.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'moto', secretAccessKey: 'moto' },
+      requestChecksumCalculation: 'WHEN_REQUIRED', expectContinueHeader: false });
+    // One request at a time: moto serves one connection at a time, and a kept-alive one blocks the rest.
+    const uploads = new PQueue({ concurrency: 1 });
+    for (const f of files) void uploads.add(() => client.send(new PutObjectCommand({ Bucket: 'logs', Key: `access/${f}`, Body: readFileSync(join(dir, f)) })));
+    await uploads.onIdle();
+    const s3env = { ...moto.env, AWS_ENDPOINT_URL_S3: proxy.url, PINGROLL_LOGS: 's3://logs/access/' };
+    // One run through the proxy with no delay fills its replay cache.
+    await rollup(s3env);
+    const shapes = [
+      { name: 'directory (the same files)', latency: 0, env: { PINGROLL_LOGS: dir }, args: '' },
+      { name: 'S3 API, 30 ms first-byte latency, default reads in flight (64)', latency: 30, env: s3env, args: '' },
+      { name: 'S3 API, 50 ms first-byte latency, default reads in flight (64)', latency: 50, env: s3env, args: '' },
+      { name: 'S3 API, 30 ms first-byte latency, 4 reads in flight', latency: 30, env: s3env, args: '--concurrency 4' },
+    ];
+    const passes = Number(process.env.BENCH_PASSES ?? 3);
+    const runs = shapes.map(() => [] as Run[]);
+    for (let p = 0; p < passes; p++) {
+      for (const i of p % 2 ? [...shapes.keys()].reverse() : [...shapes.keys()]) {
+        proxy.setLatency(shapes[i]!.latency);
+        runs[i]!.push(await rollup(shapes[i]!.env, shapes[i]!.args));
+      }
+      process.stderr.write(`pass ${p + 1}/${passes}\n`);
+    }
+    const same = runs.every((rs) => rs.every((r) => r.pings === runs[0]![0]!.pings));
+    if (!same) process.exitCode = 1;
+    process.stdout.write([
+      `S3 latency bench: the job bench's day (${files.length.toLocaleString('en')} objects) through \`make rollup\`, cold, ${passes} interleaved passes, medians; the ratio is to the directory run of the same pass`,
+      '',
+      '| logs | wall s | vs directory |',
+      '|---|---:|---:|',
+      ...shapes.map((s, i) => `| ${s.name} | ${median(runs[i]!.map((r) => r.seconds)).toFixed(2)} | ${median(runs[i]!.map((r, p) => r.seconds / runs[0]![p]!.seconds)).toFixed(2)}x |`),
+      '',
+      same ? `every run counted the same ${runs[0]![0]!.pings.toLocaleString('en')} pings` : 'the runs DIFFER in the pings they counted: a bug',
+    ].join('\n') + '\n');
+  } finally {
+    proxy.close();
+    await moto.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
