@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo rollup rollup-stale backfill parse bench soak clean
+.PHONY: help install build test demo rollup rollup-stale backfill parse bench busy-day soak clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
@@ -17,6 +17,7 @@ help:
 	@echo "make rollup-stale          the days late data changed since they were published"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                every benchmark; writes docs/benchmarks.md"
+	@echo "make busy-day             50M pings through make rollup, once: time and peak RSS"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
 
 # Install exactly the lock file, only when it changed since the last install. npm ci refuses a lock
@@ -86,6 +87,10 @@ soak: build
 # Every benchmark, each in its own process; the results table goes to docs/benchmarks.md.
 bench: build
 	node dist/bench/run-all.js
+
+# A busy day end to end, once: 50M pings through make rollup, its time and peak RSS (many minutes, ~22 GB under .bench/).
+busy-day: build
+	node dist/bench/busy-day.js $(PINGS)
 
 clean:
 	rm -rf dist data .bench

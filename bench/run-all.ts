@@ -14,6 +14,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const BENCHES = [
   { title: 'Parser', script: 'dist/bench/parser-bench.js', about: 'The access-log scanner against the regex AWS documents for Athena and against a raw newline scan (the floor), on one generated day, interleaved passes.' },
   { title: 'Daily job', script: 'dist/bench/job-bench.js', about: '`pingroll rollup` as cron runs it (a cold process) against DuckDB running the Athena regex and the same rollup SQL, on the same files, interleaved passes; the tables checked row for row against the generator\'s truth; then a 20M-ping day through the rollup stage.' },
+  { title: 'S3 latency', script: 'dist/bench/s3-latency-bench.js', about: 'The daily job\'s day read over the S3 API (moto behind a proxy that answers after 30 or 50 ms) against the same files from a directory, with the default reads in flight and with 4.' },
   { title: 'History', script: 'dist/bench/history-bench.js', about: 'Whether a run costs what is new or what came before: `pingroll rollup` with 100 new log objects, then a no-op run, over 10k, 100k and 1M objects of history (in the log directory and in the ledger), interleaved passes.' },
   { title: 'DynamoDB', script: 'dist/bench/dynamodb-bench.js', about: 'Scans of a monthly table against DynamoDB Local 3.3, and the read capacity of a month\'s backfill.' },
 ] as const;

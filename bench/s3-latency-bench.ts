@@ -21,7 +21,7 @@ const DAY = '2026-11-01';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** A proxy to `target` that answers after `latencyMs` (settable), replaying GET answers it has seen. */
-async function latencyProxy(target: string): Promise<{ url: string; setLatency(ms: number): void; close(): void }> {
+export async function latencyProxy(target: string): Promise<{ url: string; setLatency(ms: number): void; close(): void }> {
   const cache = new Map<string, { status: number; headers: IncomingHttpHeaders; body: Buffer }>();
   let latency = 0;
   // To moto one request at a time, each on a connection of its own (it serves one connection at a time).

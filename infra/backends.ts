@@ -40,8 +40,8 @@ export async function buildBackends(config: Config, log: Log): Promise<Backends>
 /** Objects at a location (an S3 prefix or a directory), to list and stream. */
 export async function objectSourceAt(location: Location, config: Config, setting = 'PINGROLL_LOGS'): Promise<ObjectSource> {
   if (location.kind !== 's3') return new DirectoryObjectSource(location.path, setting);
-  const [{ S3ObjectSource }, { makeS3Client }] = await Promise.all([import('../ingest/object-source/s3-object-source.js'), import('./aws/s3-client.js')]);
-  return new S3ObjectSource(makeS3Client(config), location.bucket, location.prefix);
+  const [{ S3ObjectSource }, { s3ClientConfig }] = await Promise.all([import('../ingest/object-source/s3-object-source.js'), import('./aws/s3-client.js')]);
+  return S3ObjectSource.from({ client: s3ClientConfig(config), bucket: location.bucket, prefix: location.prefix });
 }
 
 export async function objectStoreAt(location: Location, config: Config): Promise<ObjectStore> {

@@ -1,4 +1,4 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 
 /**
@@ -8,11 +8,16 @@ import type { Config } from '../config.js';
  * requires them: such servers store streamed uploads with the SDK's chunk framing otherwise.
  */
 export function makeS3Client(config: Pick<Config, 's3EndpointOverride'> & Partial<Pick<Config, 'concurrency'>>): S3Client {
+  return new S3Client(s3ClientConfig(config));
+}
+
+/** The client's settings as plain data: a parsing thread makes its own client from them. */
+export function s3ClientConfig(config: Pick<Config, 's3EndpointOverride'> & Partial<Pick<Config, 'concurrency'>>): S3ClientConfig {
   // Enough connections for every fetch the run allows at once (the SDK's default is 50).
   const maxSockets = Math.max(50, config.concurrency ?? 0);
-  return new S3Client({
+  return {
     ...(config.s3EndpointOverride ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
     maxAttempts: 5,
     requestHandler: { httpAgent: { maxSockets }, httpsAgent: { maxSockets } },
-  });
+  };
 }

@@ -10,7 +10,8 @@ import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
+import { dayInObjectName, fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
+import type { S3SourceSpec } from '../object-source/s3-object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
@@ -139,16 +140,17 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
   const partBytes = opts.partBytes ?? PART_BYTES;
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path) });
+  const spec = (opts.source as { spec?: S3SourceSpec }).spec;
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path), source: spec });
   const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();
   let done = 0, total = 0;
   try {
-    // A local file is read by the parser itself; a remote object is fetched whole first, as many at
-    // once as the read budget holds (by their listed sizes), up to `concurrency` requests, so that
-    // first-byte latency overlaps instead of adding up.
+    // A local file is read by the parser itself; a remote object is fetched whole first (by the
+    // parsing thread it goes to, or here), as many at once as the read budget holds (by their listed
+    // sizes), up to `concurrency` requests, so that first-byte latency overlaps instead of adding up.
     const local = opts.source.localFile !== undefined;
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
@@ -161,18 +163,21 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
       queue.add(async () => {
         const ref = todo[index]!;
         const day = dayInObjectName(ref.key) ?? fallbackDay;
-        let task: ParseTask;
+        let task: ParseTask & { fetch?: ObjectRef };
         let held = 0;
         if (local) task = { index, key: ref.key, day, file: opts.source.localFile!(ref) };
         else {
           held = await budget.take(ref.size);
-          try {
-            task = { index, key: ref.key, day, bytes: await fetchWhole(opts.source, ref) };
-          } catch (err) {
-            budget.give(held);
-            // Only what the source throws means the object is unreadable.
-            unreadable(index, (err as Error).message.split('\n')[0]!);
-            return;
+          if (pool.fetches) task = { index, key: ref.key, day, fetch: ref };
+          else {
+            try {
+              task = { index, key: ref.key, day, bytes: await fetchObject(opts.source, ref) };
+            } catch (err) {
+              budget.give(held);
+              // Only what the source throws means the object is unreadable.
+              unreadable(index, (err as Error).message.split('\n')[0]!);
+              return;
+            }
           }
         }
         let parsed: ParsedObject;
@@ -234,23 +239,6 @@ function autoThreads(todo: ObjectRef[]): number {
 /** Below this many bytes to parse a batch is parsed in the run's own thread (starting a thread takes ~40 ms). */
 const AUTO_THREADS_FROM_BYTES = 32 << 20;
 const MAX_THREADS = 16;
-
-/** An object's bytes as stored, in a buffer of its own (it moves to a parsing thread without a copy). */
-async function fetchWhole(source: ObjectSource, ref: ObjectRef): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const c of await source.open(ref)) {
-    chunks.push(c);
-    size += c.length;
-  }
-  const out = new Uint8Array(new ArrayBuffer(size));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
 
 /** Bytes that may be held at once; one object larger than the whole budget is let through alone. */
 class ByteBudget {

@@ -5,19 +5,29 @@
  */
 import { Worker } from 'node:worker_threads';
 import { projectFile } from '../../lib/project-file.js';
+import type { ObjectRef } from '../object-source/object-source.js';
+import type { S3SourceSpec } from '../object-source/s3-object-source.js';
 import { ObjectParser, type ObjectParserOptions, type ParsedObject, type ParseTask } from './object-parser.js';
 
 export interface Parsers {
-  /** Parses one object; rejects only when parsing itself failed (a bug, or out of memory), not for an unreadable object. */
-  parse(task: ParseTask): Promise<ParsedObject>;
-  /** Tasks that may wait at each parser so that none idles: how many to keep in hand. */
+  /**
+   * Parses one object (fetching it first when handed `fetch`: threads made with a source only);
+   * rejects only when parsing itself failed (a bug, or out of memory), not for an unreadable object.
+   */
+  parse(task: ParseTask & { fetch?: ObjectRef }): Promise<ParsedObject>;
+  /** Tasks to keep in hand so that no parser idles. */
   readonly slots: number;
+  /** Whether the parsers fetch remote objects themselves. */
+  readonly fetches: boolean;
   /** Hands over every part still being written. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
-type PoolOptions = Omit<ObjectParserOptions, 'name'>;
+type PoolOptions = Omit<ObjectParserOptions, 'name'> & {
+  /** Remote logs the threads fetch from themselves (objects handed over by reference); without it, they are handed bytes or files. */
+  source?: S3SourceSpec | undefined;
+};
 
 /** `threads` parsing threads, or the run's own thread with 0. */
 export function parsers(threads: number, opts: PoolOptions): Parsers {
@@ -27,6 +37,7 @@ export function parsers(threads: number, opts: PoolOptions): Parsers {
 class InlineParsers implements Parsers {
   private readonly parser: ObjectParser;
   readonly slots = 1;
+  readonly fetches = false;
 
   constructor(opts: PoolOptions) {
     this.parser = new ObjectParser({ ...opts, name: 'rows' });
@@ -46,25 +57,38 @@ class InlineParsers implements Parsers {
 const WORKER = 'dist/ingest/batch/parse-worker.js';
 
 interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void }
+interface Thread { worker: Worker; tasks: Map<number, Waiting>; flushes: Waiting[] }
 
 class WorkerParsers implements Parsers {
-  private readonly threads: Array<{ worker: Worker; waiting: Waiting[] }> = [];
+  private readonly threads: Thread[] = [];
   private broken: Error | null = null;
   readonly slots: number;
+  readonly fetches: boolean;
 
   constructor(count: number, opts: PoolOptions) {
     this.slots = count * 2;
+    this.fetches = opts.source !== undefined;
     for (let i = 0; i < count; i++) {
-      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes } });
-      const thread = { worker, waiting: [] as Waiting[] };
-      worker.on('message', (msg: { part?: string; result?: ParsedObject; failed?: string; flushed?: true }) => {
+      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: opts.source } });
+      const thread: Thread = { worker, tasks: new Map(), flushes: [] };
+      worker.on('message', (msg: { part?: string; index?: number; result?: ParsedObject; failed?: string; flushed?: true }) => {
         if (msg.part !== undefined) opts.onPart(msg.part);
-        else if (msg.failed !== undefined) thread.waiting.shift()?.reject(new Error(msg.failed));
-        else thread.waiting.shift()?.resolve(msg.result);
+        else if (msg.flushed) {
+          const w = thread.flushes.shift();
+          if (msg.failed !== undefined) w?.reject(new Error(msg.failed));
+          else w?.resolve(undefined);
+        } else {
+          const w = thread.tasks.get(msg.index!);
+          thread.tasks.delete(msg.index!);
+          if (msg.failed !== undefined) w?.reject(new Error(msg.failed));
+          else w?.resolve(msg.result);
+        }
       });
       const fail = (err: Error): void => {
         this.broken ??= err;
-        for (const w of thread.waiting.splice(0)) w.reject(err);
+        for (const w of [...thread.tasks.values(), ...thread.flushes]) w.reject(err);
+        thread.tasks.clear();
+        thread.flushes.length = 0;
       };
       worker.on('error', fail);
       worker.on('exit', (code) => fail(new Error(`a parsing thread stopped (exit code ${code})`)));
@@ -72,25 +96,25 @@ class WorkerParsers implements Parsers {
     }
   }
 
-  /** To the thread with the fewest tasks waiting; an object's bytes move to it without a copy. */
-  parse(task: ParseTask): Promise<ParsedObject> {
-    const thread = this.threads.reduce((a, b) => (b.waiting.length < a.waiting.length ? b : a));
-    return this.send(thread, { task }, task.bytes ? [task.bytes.buffer as ArrayBuffer] : []) as Promise<ParsedObject>;
+  /** To the thread with the fewest tasks in hand; an object's bytes move to it without a copy. */
+  parse(task: ParseTask & { fetch?: ObjectRef }): Promise<ParsedObject> {
+    if (this.broken) return Promise.reject(this.broken);
+    const thread = this.threads.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
+    return new Promise((resolve, reject) => {
+      thread.tasks.set(task.index, { resolve: resolve as (v: unknown) => void, reject });
+      thread.worker.postMessage({ task }, task.bytes ? [task.bytes.buffer as ArrayBuffer] : []);
+    });
   }
 
   async flush(): Promise<void> {
-    await Promise.all(this.threads.map((t) => this.send(t, { flush: true }, [])));
+    if (this.broken) throw this.broken;
+    await Promise.all(this.threads.map((t) => new Promise((resolve, reject) => {
+      t.flushes.push({ resolve, reject });
+      t.worker.postMessage({ flush: true });
+    })));
   }
 
   async close(): Promise<void> {
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
-  }
-
-  private send(thread: { worker: Worker; waiting: Waiting[] }, msg: unknown, transfer: ArrayBuffer[]): Promise<unknown> {
-    if (this.broken) return Promise.reject(this.broken);
-    return new Promise((resolve, reject) => {
-      thread.waiting.push({ resolve, reject });
-      thread.worker.postMessage(msg, transfer);
-    });
   }
 }

@@ -1,24 +1,45 @@
 /**
- * A parsing thread (parse-pool.ts): an ObjectParser of its own, fed one task at a time by the run's
- * thread. Messages back, in order: `{ part }` when a part file is complete, then `{ result }` or
- * `{ failed }` for the task; `{ flushed }` after a flush.
+ * A parsing thread (parse-pool.ts): an ObjectParser of its own, and for S3 logs a client of its own
+ * that fetches the objects handed to it (their requests then cost this thread's core, not the run's).
+ * Messages back: `{ part }` when a part file is complete (always before the result of the object that
+ * filled it), `{ index, result }` or `{ index, failed }` per task, `{ flushed }` after a flush.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { fetchObject, type ObjectRef } from '../object-source/object-source.js';
+import { S3ObjectSource, type S3SourceSpec } from '../object-source/s3-object-source.js';
 import { ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
-const { pingKeys, dir, name, partBytes } = workerData as { pingKeys: string[]; dir: string; name: string; partBytes: number };
+const { pingKeys, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
 const parser = new ObjectParser({ pingKeys, dir, name, partBytes, onPart: (part) => port.postMessage({ part }) });
+const source = spec ? S3ObjectSource.from(spec) : null;
 
-port.on('message', (msg: { task?: ParseTask; flush?: true }) => {
-  try {
-    if (msg.flush) {
+port.on('message', (msg: { task?: ParseTask & { fetch?: ObjectRef }; flush?: true }) => {
+  if (msg.flush) {
+    try {
       parser.flush();
       port.postMessage({ flushed: true });
-    } else {
-      port.postMessage({ result: parser.parse(msg.task!) });
+    } catch (err) {
+      port.postMessage({ flushed: true, failed: (err as Error).message });
     }
-  } catch (err) {
-    port.postMessage({ failed: (err as Error).message });
+    return;
   }
+  void handle(msg.task!);
 });
+
+async function handle(task: ParseTask & { fetch?: ObjectRef }): Promise<void> {
+  if (task.fetch) {
+    try {
+      task.bytes = await fetchObject(source!, task.fetch);
+    } catch (err) {
+      // What the source throws means the object is unreadable.
+      port.postMessage({ index: task.index, result: { index: task.index, records: 0, counts: [], rejects: [], unreadable: (err as Error).message.split('\n')[0] } });
+      return;
+    }
+  }
+  try {
+    port.postMessage({ index: task.index, result: parser.parse(task) });
+  } catch (err) {
+    port.postMessage({ index: task.index, failed: (err as Error).message });
+  }
+}

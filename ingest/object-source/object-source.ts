@@ -26,6 +26,25 @@ export interface ObjectSource {
 }
 
 /**
+ * An object's bytes as stored, in a buffer of its own (it can move to a parsing thread without a
+ * copy): filled as the stream comes when the listed size is right, which it nearly always is.
+ */
+export async function fetchObject(source: ObjectSource, ref: ObjectRef): Promise<Uint8Array> {
+  let out = new Uint8Array(new ArrayBuffer(ref.size));
+  let at = 0;
+  for await (const c of await source.open(ref)) {
+    if (at + c.length > out.length) {
+      const grown = new Uint8Array(new ArrayBuffer(Math.max(at + c.length, out.length * 2)));
+      grown.set(out.subarray(0, at));
+      out = grown;
+    }
+    out.set(c, at);
+    at += c.length;
+  }
+  return at === out.length ? out : out.slice(0, at);
+}
+
+/**
  * The UTC day in a log object's name (contract §2): delivery time for SimplePrefix
  * (`<prefix>YYYY-MM-DD-hh-mm-ss-<unique>`), and the `/YYYY/MM/DD/` of PartitionedPrefix. Null when the
  * name holds no date.

@@ -1,4 +1,7 @@
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+
+/** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
+export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 import { isAccountFolder, partitionStartAfter, nameStamp, type ListWindow } from './listing-window.js';
@@ -8,9 +11,19 @@ import { isAccountFolder, partitionStartAfter, nameStamp, type ListWindow } from
  * 1000 at a time, so the listing is never held whole), read as streams.
  */
 export class S3ObjectSource implements ObjectSource {
+  /** How to make this source again in another thread, when it was made from plain settings (`from`). */
+  spec?: S3SourceSpec;
+
   /** @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000). */
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000) {}
+
+  /** A source from plain settings, which a parsing thread can make again (`spec`). */
+  static from(spec: S3SourceSpec): S3ObjectSource {
+    const source = new S3ObjectSource(new S3Client(spec.client), spec.bucket, spec.prefix);
+    source.spec = spec;
+    return source;
+  }
 
   check(): Promise<void> {
     return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_LOGS');

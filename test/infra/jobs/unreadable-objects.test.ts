@@ -72,7 +72,7 @@ describe('unreadable log objects', () => {
     expect(after.acceptedLost.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, dangling].sort());
   });
 
-  it('quarantines an S3 object gone between list and get, and tries it by its key at every run', async () => {
+  it.each([['in the run\'s own thread', 0], ['by parsing threads', 2]])('quarantines an S3 object gone between list and get, and tries it by its key at every run (fetched %s)', async (_where, threads) => {
     const moto = await startMoto(['logs', 'out']);
     // The SDK reads its own settings (region, credentials, endpoint) from the environment.
     const restore = setEnv(moto.env);
@@ -81,7 +81,7 @@ describe('unreadable log objects', () => {
       const s3 = moto.client();
       for (const o of sample.objects) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
       const gone = sample.objects[1]!;
-      const config = loadConfig({ ...moto.env, PINGROLL_LOGS: 's3://logs/', PINGROLL_OUTPUT: 's3://out/run/', PINGROLL_WAREHOUSE: 'none' });
+      const config = { ...loadConfig({ ...moto.env, PINGROLL_LOGS: 's3://logs/', PINGROLL_OUTPUT: 's3://out/run/', PINGROLL_WAREHOUSE: 'none' }), parseThreads: threads };
       // Deleted after the run listed it, before it read it.
       const deletingAfterList = (logs: ObjectSource): ObjectSource => Object.assign(Object.create(logs) as ObjectSource, {
         list: async function* () {

@@ -1,0 +1,66 @@
+/**
+ * A busy day end to end, once (a script, not a test; it takes many minutes): at least 50 million pings
+ * through `make rollup` as cron runs it, its wall time and peak RSS (the process's, DuckDB and the
+ * parsing threads included). The day is the job bench's 3,000 objects copied as many times as it
+ * takes, each copy's ping and session IDs made its own (their first two hex digits replaced by the
+ * copy's number), so every copy adds its pings instead of repeating them. Usage: node
+ * dist/bench/busy-day.js [min pings, default 50000000]
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+
+const DAY = '2026-11-01';
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** Pings in one copy of the bench day (measured by the job bench: 908,180). */
+const PINGS_PER_COPY = 908_180;
+
+async function main(): Promise<void> {
+  const want = Number(process.argv[2] ?? 50_000_000);
+  const copies = Math.ceil(want / PINGS_PER_COPY);
+  if (copies > 256) throw new Error('at most 256 copies (two hex digits)');
+  const base = await rechunkedLogDir(join(BENCH_DIR, `logs-${DAY}-1000000`), 3000);
+  const dir = join(BENCH_DIR, `busy-day-${copies}-copies`);
+  if (!existsSync(`${dir}.ready`)) {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const files = readdirSync(base).sort();
+    for (let k = 0; k < copies; k++) {
+      const hex = k.toString(16).padStart(2, '0');
+      for (const f of files) {
+        const text = (await readFile(join(base, f))).toString('latin1').replace(/x-(ping|session)=[0-9a-f]{2}/g, `x-$1=${hex}`);
+        // The same delivery times, a name of its own per copy.
+        await writeFile(join(dir, `${f.slice(0, -2)}${hex}`), Buffer.from(text, 'latin1'));
+      }
+      process.stderr.write(`\rwriting copy ${k + 1}/${copies}`);
+    }
+    process.stderr.write('\n');
+    await writeFile(`${dir}.ready`, '');
+  }
+  const out = join(BENCH_DIR, 'busy-day-out');
+  await rm(out, { recursive: true, force: true });
+  const report = join(BENCH_DIR, `report-busy-${process.pid}.json`);
+  const started = process.hrtime.bigint();
+  const r = spawnSync('make', ['-s', 'rollup', `DATE=${DAY}`], {
+    cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: `--import ${join(ROOT, 'bench/report-rss.mjs')}`, BENCH_REPORT: report,
+      PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` },
+  });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (r.status !== 0) throw new Error(`make rollup failed (exit ${r.status})`);
+  const rss = (JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number }).maxRssKiB / 1024;
+  const pings = Number(/: (\d+) pings/.exec(r.stdout)?.[1]);
+  const objects = readdirSync(dir).length;
+  const exact = pings === copies * PINGS_PER_COPY;
+  process.stdout.write([
+    `busy day: ${objects.toLocaleString('en')} log objects (${copies} copies of the job bench's day), one \`make rollup\`, cold, default settings (PINGROLL_MEMORY_LIMIT 2GB), node ${process.version}`,
+    '',
+    `${pings.toLocaleString('en')} pings in ${seconds.toFixed(0)} s, peak RSS ${Math.round(rss).toLocaleString('en')} MiB`,
+    exact ? `exactly ${copies} x ${PINGS_PER_COPY.toLocaleString('en')} pings, as the copies hold` : `expected ${(copies * PINGS_PER_COPY).toLocaleString('en')} pings: a bug`,
+  ].join('\n') + '\n');
+  if (!exact || rss > 4096) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
