@@ -2,8 +2,8 @@
  * A busy day end to end, once (a script, not a test; it takes many minutes): at least 50 million pings
  * through `make rollup` as cron runs it, its wall time and peak RSS (the process's, DuckDB and the
  * parsing threads included). The day is the job bench's 3,000 objects copied as many times as it
- * takes, each copy's ping and session IDs made its own (their first two hex digits replaced by the
- * copy's number), so every copy adds its pings instead of repeating them. Usage: node
+ * takes, each copy's ping, session and request IDs made its own (their first two hex digits replaced
+ * by the copy's number), so every copy adds its pings instead of repeating them. Usage: node
  * dist/bench/busy-day.js [min pings, default 50000000]
  */
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const copies = Math.ceil(want / PINGS_PER_COPY);
   if (copies > 256) throw new Error('at most 256 copies (two hex digits)');
   const base = await rechunkedLogDir(join(BENCH_DIR, `logs-${DAY}-1000000`), 3000);
-  const dir = join(BENCH_DIR, `busy-day-${copies}-copies`);
+  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-v2`);
   if (!existsSync(`${dir}.ready`)) {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -30,7 +30,10 @@ async function main(): Promise<void> {
     for (let k = 0; k < copies; k++) {
       const hex = k.toString(16).padStart(2, '0');
       for (const f of files) {
-        const text = (await readFile(join(base, f))).toString('latin1').replace(/x-(ping|session)=[0-9a-f]{2}/g, `x-$1=${hex}`);
+        const text = (await readFile(join(base, f))).toString('latin1')
+          .replace(/x-(ping|session)=[0-9a-f]{2}/g, `x-$1=${hex}`)
+          // A ping without an id is told apart by its request ID: each copy's are its own too.
+          .replace(/ [0-9A-F]{2}([0-9A-F]{14}) (REST|WEBSITE)\./g, ` ${hex.toUpperCase()}$1 $2.`);
         // The same delivery times, a name of its own per copy.
         await writeFile(join(dir, `${f.slice(0, -2)}${hex}`), Buffer.from(text, 'latin1'));
       }
