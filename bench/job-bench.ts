@@ -83,13 +83,19 @@ function measure(command: string, args: string[], env: Record<string, string> = 
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** `make rollup` over `dir`, into a fresh output, and the baseline over the same files: one pass. */
-function pass(dir: string): { ours: Measured; base: Measured } {
+/** `make rollup` over `dir` (with `args`), into a fresh output. */
+function ourRun(dir: string, args = ''): Measured {
   const out = join(BENCH_DIR, 'job-out');
-  spawnSync('rm', ['-rf', out, join(BENCH_DIR, 'baseline-out')]);
-  const ours = measure('make', ['-s', 'rollup', `DATE=${DAY}`], {
+  spawnSync('rm', ['-rf', out]);
+  return measure('make', ['-s', 'rollup', `DATE=${DAY}`, ...(args ? [`ARGS=${args}`] : [])], {
     PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`,
   });
+}
+
+/** `make rollup` over `dir`, and the baseline over the same files: one pass. */
+function pass(dir: string): { ours: Measured; base: Measured } {
+  const ours = ourRun(dir);
+  spawnSync('rm', ['-rf', join(BENCH_DIR, 'baseline-out')]);
   const base = measure('node', [node('dist/bench/duckdb-regex-baseline.js'), dir, DAY, join(BENCH_DIR, 'baseline-out')]);
   return { ours, base };
 }
@@ -132,6 +138,11 @@ async function main(): Promise<void> {
     return `${kb(s[0]!)} / ${kb(s[s.length >> 1]!)} / ${kb(s[s.length - 1]!)}`;
   };
 
+  // Parsing threads: none (the run's own thread), one, two; interleaved, against none in the same pass.
+  const THREADS = [0, 1, 2];
+  const byThreads = THREADS.map(() => [] as Measured[]);
+  for (let p = 0; p < 3; p++) for (const [i, t] of (p % 2 ? [...THREADS.entries()].reverse() : [...THREADS.entries()])) byThreads[i]!.push(ourRun(dirs.get(SHAPE)!, `--parse-threads ${t}`));
+
   const staged = join(BENCH_DIR, 'staged-20m.parquet');
   spawnSync(process.execPath, [node('dist/bench/rollup-20m.js'), staged, DAY, join(BENCH_DIR, 'big-out'), '20000000'], { env: { ...process.env, BENCH_MAKE_ONLY: '1' }, stdio: 'inherit' });
   await rm(join(BENCH_DIR, 'big-out'), { recursive: true, force: true });
@@ -159,6 +170,12 @@ async function main(): Promise<void> {
       const rs = runs.get(n)!;
       return `| ${n.toLocaleString('en')} | ${sizes(n)} | ${median(rs.map((r) => r.ours.seconds)).toFixed(2)} | ${median(rs.map((r) => r.base.seconds)).toFixed(2)} | ${ratio(rs).toFixed(2)}x | ${Math.round(median(rs.map((r) => r.ours.maxRssMiB)))} |`;
     }),
+    '',
+    'Parsing threads (`--parse-threads`), the 3,000-object day, 3 interleaved passes:',
+    '',
+    '| parsing threads | `make rollup` s | vs none | peak RSS MiB |',
+    '|---:|---:|---:|---:|',
+    ...THREADS.map((t, i) => `| ${t === 0 ? '0 (the run\'s own thread)' : t} | ${median(byThreads[i]!.map((m) => m.seconds)).toFixed(2)} | ${median(byThreads[i]!.map((m, p) => byThreads[0]![p]!.seconds / m.seconds)).toFixed(2)}x | ${Math.round(median(byThreads[i]!.map((m) => m.maxRssMiB)))} |`),
     '',
     `20M-ping day, rollup stage (dedupe, both aggregates, Parquet): ${big.seconds.toFixed(1)} s, peak RSS ${Math.round(big.maxRssMiB)} MiB, ${bigOut.pings.toLocaleString('en')} pings after ${Object.values(bigOut.duplicates)[0]?.toLocaleString('en')} duplicates`,
   ].join('\n') + '\n');

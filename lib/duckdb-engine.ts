@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as DuckDBApi from '@duckdb/node-api';
@@ -14,6 +14,7 @@ export const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-a
 export interface EngineOptions {
   /** DuckDB's memory limit in MB (from `PINGROLL_MEMORY_LIMIT`); beyond it, aggregations spill to `tempDir`. */
   memoryLimitMb: number;
+  /** DuckDB's threads: one per core unless said (on a 16-core host the staging conversions and the rollup use them all). */
   threads?: number;
   tempDir?: string;
 }
@@ -25,7 +26,7 @@ export interface EngineOptions {
 export async function openEngine(opts: EngineOptions): Promise<DuckDBConnection> {
   const instance = await DuckDBInstance.create(':memory:', {
     memory_limit: `${opts.memoryLimitMb}MB`,
-    threads: String(opts.threads ?? 2),
+    threads: String(opts.threads ?? availableParallelism()),
     temp_directory: opts.tempDir ?? mkdtempSync(join(tmpdir(), 'pingroll-spill-')),
     preserve_insertion_order: 'false',
   });
