@@ -216,7 +216,9 @@ export class Ledger {
       const byDay = new Map<string, string[]>();
       for (const o of commit.objects) {
         const day = dayInObjectName(o.key) ?? UNDATED;
-        byDay.set(day, [...(byDay.get(day) ?? []), o.key]);
+        const keys = byDay.get(day);
+        if (keys) keys.push(o.key);
+        else byDay.set(day, [o.key]);
       }
       for (const [day, keys] of byDay) {
         await this.store.put(`${PARSED}${day}/${commit.batch}.json`, Buffer.from(JSON.stringify({ batch: commit.batch, keys } satisfies ParsedEntry)));

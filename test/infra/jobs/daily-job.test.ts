@@ -80,7 +80,8 @@ describe('the daily job over a directory', () => {
     expect(got).toMatchObject({ episodes: want.episodes, series: want.series, audit: want.audit });
     const store = new DirectoryObjectStore(join(r, 'out'));
     const staged = (await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'));
-    expect(staged.length).toBeGreaterThan(3);
+    // Converted more than once: parts while parsing went on, those that came meanwhile together.
+    expect(staged.length).toBeGreaterThan(1);
   });
 
   it('parses in threads with the same result as in the run\'s own thread', async () => {
@@ -92,7 +93,7 @@ describe('the daily job over a directory', () => {
     expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
     // Each thread wrote parts of its own, all staged.
     const store = new DirectoryObjectStore(join(r, 'out'));
-    expect((await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet')).length).toBeGreaterThan(3);
+    expect((await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet')).length).toBeGreaterThan(1);
   });
 
   it('changes nothing when run again', async () => {
