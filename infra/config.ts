@@ -33,7 +33,7 @@ export interface Config {
   memoryLimitMb: number;
   /** Remote log objects fetched at once, at most (`--concurrency`); the 64 MB read budget bounds them too. */
   concurrency: number;
-  /** Parsing threads (`--parse-threads`): a number (0: the run's own thread), or `auto`, one per core for a batch of 32 MB or more. */
+  /** Parsing threads (`--parse-threads`): a number (0: the run's own thread), or `auto`: with 4 cores or more, one per core but one, for a batch of 32 MB or more. */
   parseThreads: number | 'auto';
   /**
    * How far before the latest delivery time a listing saw the next listing starts (`--list-margin`,

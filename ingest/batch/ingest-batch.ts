@@ -230,10 +230,16 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
   }
 }
 
-/** Parsing threads for a batch: one per core, unless the batch is small enough that starting them costs more than they save. */
+/**
+ * Parsing threads for a batch: with 4 cores or more, one per core but the one the run's thread and
+ * DuckDB share; none on fewer (on 2 cores, 2 threads ran the job bench's day 7% slower than none:
+ * DuckDB's conversions and rollup already use both cores), nor for a batch so small that starting
+ * them costs more than they save.
+ */
 function autoThreads(todo: ObjectRef[]): number {
   const bytes = todo.reduce((n, r) => n + r.size, 0);
-  return bytes < AUTO_THREADS_FROM_BYTES ? 0 : Math.min(availableParallelism(), MAX_THREADS);
+  const cores = availableParallelism();
+  return bytes < AUTO_THREADS_FROM_BYTES || cores < 4 ? 0 : Math.min(cores - 1, MAX_THREADS);
 }
 
 /** Below this many bytes to parse a batch is parsed in the run's own thread (starting a thread takes ~40 ms). */
