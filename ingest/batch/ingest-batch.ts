@@ -232,8 +232,8 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
 
 /**
  * Parsing threads for a batch: with 4 cores or more, one per core but the one the run's thread and
- * DuckDB share; none on fewer (on 2 cores, 2 threads ran the job bench's day 7% slower than none:
- * DuckDB's conversions and rollup already use both cores), nor for a batch so small that starting
+ * DuckDB share; none on fewer (on 2 cores, 2 threads ran the job bench's day at 0.93x to 1.07x the
+ * speed of none: DuckDB's conversions and rollup already use both cores), nor for a batch so small that starting
  * them costs more than they save.
  */
 function autoThreads(todo: ObjectRef[]): number {
