@@ -154,6 +154,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
+    onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile },
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
