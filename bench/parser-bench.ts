@@ -30,11 +30,10 @@ async function timed(fn: () => Promise<Omit<Pass, 'seconds'>>): Promise<Pass> {
 /**
  * Every reader reads the file this way: synchronous reads of READ_BYTES (ingest's read size, 256 KiB;
  * the newline scan is as fast with it as with 1 MiB reads) into memory it reuses (`into` says where
- * the next read goes), each handed to `onRead`. Synchronous, not ingest's asynchronous
- * `DirectoryObjectSource.openPlain`: that one copies on a libuv worker thread, which in the daily job
- * overlaps with parsing other objects (the job is faster with it), but for one stream only makes
- * every reader fetch each cache line from the other core (measured: the newline scan ~2x, the
- * scanner and the regex 1.1-1.5x slower that way). The floor should be the cheapest way to the bytes.
+ * the next read goes), each handed to `onRead`. Synchronous, as ingest's ObjectParser reads a local
+ * file too: an asynchronous read copies on a libuv worker thread, which for one stream makes every
+ * reader fetch each cache line from the other core (measured: the newline scan ~2x, the scanner and
+ * the regex 1.1-1.5x slower that way). The floor should be the cheapest way to the bytes.
  */
 function readFile(path: string, into: () => Uint8Array, onRead: (n: number) => void): void {
   const fd = openSync(path, 'r');

@@ -120,8 +120,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // The staged pings are the pings the commits counted; anything else means a broken staging file.
     const counted = outcomes[s.source]?.ping ?? 0;
     if (counted !== Number(s.records)) {
-      throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}): the files under _staging/dt=${day}/ `
-        + `are damaged; delete the batch commits that name them from _state/batches/ and run again, which parses their log objects anew`);
+      throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}): the files under _staging/*/dt=${day}/ `
+        + `are damaged; delete the batches' entries (_state/days/dt=*/<batch>.json and _state/parsed/*/<batch>.json) and run again with --reconcile, which parses their log objects anew`);
     }
   }
   const audit: Array<[string, string, number]> = [];
