@@ -1,10 +1,10 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-
-/** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
-export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 import { isAccountFolder, partitionStartAfter, nameStamp, type ListWindow } from './listing-window.js';
+
+/** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
+export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
 
 /**
  * Log objects under `s3://bucket/prefix/`: listed page by page (ListObjectsV2 returns keys in order,
@@ -56,25 +56,20 @@ export class S3ObjectSource implements ObjectSource {
     for (const folder of [...new Set([...window.accounts, ...found])].sort()) {
       // A folder of neither kind, new to the listing, is listed whole: what it holds decides how the next listing goes.
       if (!isAccountFolder(folder)) {
-        if (!window.folders.includes(folder)) yield* this.pages({ Prefix: this.prefix + folder });
+        yield* this.pages({ Prefix: this.prefix + folder });
         continue;
       }
-      for (const region of await this.folders(this.prefix + folder)) {
-        for (const bucket of await this.folders(region)) yield* this.pages({ Prefix: bucket, StartAfter: bucket + startAfter });
+      for (const region of await this.folders(folder)) {
+        for (const bucket of await this.folders(region)) yield* this.pages({ Prefix: this.prefix + bucket, StartAfter: this.prefix + bucket + startAfter });
       }
     }
   }
 
-  /** The sub-folders of a folder (full keys, ending in `/`). */
-  private async folders(prefix: string): Promise<string[]> {
-    const out: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: this.pageSize }));
-      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) out.push(p.Prefix);
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-    return out;
+  /** The sub-folders of a folder, relative to the prefix (ending in `/`). */
+  private async folders(folder: string): Promise<string[]> {
+    const found = new Set<string>();
+    for await (const _ of this.pages({ Prefix: this.prefix + folder, Delimiter: '/' }, found));
+    return [...found].sort();
   }
 
   /** The objects of a listing, page by page; folders it collapses are added to `folders` (relative to the prefix). */
