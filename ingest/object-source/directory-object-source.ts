@@ -3,7 +3,7 @@ import { opendir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
-import { beforeWindow, firstDateFolder, type ListWindow } from './listing-window.js';
+import { beforeWindow, firstDateFolder, nameStamp, type ListWindow } from './listing-window.js';
 
 /** Entries examined at once while listing. */
 const STATS_AT_ONCE = 64;
@@ -42,10 +42,10 @@ export class DirectoryObjectSource implements ObjectSource {
    * folders before its first are not entered.
    */
   async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
-    yield* this.walk(this.root, window ? { window, firstFolder: firstDateFolder(window) } : null);
+    yield* this.walk(this.root, window ? { folders: window.folders, stamp: nameStamp(window.sinceMs), firstFolder: firstDateFolder(window) } : null);
   }
 
-  private async *walk(dir: string, skip: { window: ListWindow; firstFolder: string } | null): AsyncIterable<ObjectRef> {
+  private async *walk(dir: string, skip: { folders: string[]; stamp: string; firstFolder: string } | null): AsyncIterable<ObjectRef> {
     let entries: string[] = [];
     const handle = await opendir(dir).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
@@ -61,7 +61,7 @@ export class DirectoryObjectSource implements ObjectSource {
       // over; in a folder known to hold SimplePrefix names, names before its stamp. A folder new to the
       // listing is listed whole, as over S3.
       if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder)
-        : skip.window.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.window))) continue;
+        : skip.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.stamp))) continue;
       keep.push({ name, path, key });
     }
     // Examined STATS_AT_ONCE at a time: one by one, each stat waits its turn on the thread pool.

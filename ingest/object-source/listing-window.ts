@@ -10,6 +10,7 @@
  * a full listing (`--reconcile`, or a run with no listing state).
  */
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
+import { NAME_STAMP } from './object-source.js';
 
 export interface ListWindow {
   /** Every object named (delivered) before this time, in ms, was seen by an earlier listing. */
@@ -26,7 +27,6 @@ export interface ListWindow {
 /** Date folders of PartitionedPrefix (event-time) logs listed whole before the window's day: records arrive up to two days late. */
 export const PARTITION_LATE_DAYS = 2;
 
-const STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-/;
 const ACCOUNT = /^(\d{12})\/[^/]+\/[^/]+\/\d{4}\/\d{2}\/\d{2}\//;
 
 /** `YYYY-MM-DD-hh-mm-ss`, the time as it starts a SimplePrefix name. */
@@ -36,7 +36,7 @@ export function nameStamp(ms: number): string {
 
 /** The delivery time in an object's name, in ms, or null when its name holds none. */
 export function nameTimeMs(key: string): number | null {
-  const m = STAMP.exec(key.slice(key.lastIndexOf('/') + 1));
+  const m = NAME_STAMP.exec(key.slice(key.lastIndexOf('/') + 1));
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : null;
 }
 
@@ -68,9 +68,9 @@ function dateFolder(day: number): string {
   return dayName(day).replace(/-/g, '/');
 }
 
-/** Whether a SimplePrefix name is older than the window (its stamp sorts before the window's): in a folder known to hold such names, it was seen. */
-export function beforeWindow(name: string, window: ListWindow): boolean {
-  return STAMP.test(name) && name < nameStamp(window.sinceMs);
+/** Whether a SimplePrefix name is older than the window, whose `nameStamp` is `stamp`: in a folder known to hold such names, it was seen. */
+export function beforeWindow(name: string, stamp: string): boolean {
+  return NAME_STAMP.test(name) && name < stamp;
 }
 
 /** What the listing state holds (state/listing-state.ts). */

@@ -44,14 +44,16 @@ export async function fetchObject(source: ObjectSource, ref: ObjectRef): Promise
   return at === out.length ? out : out.slice(0, at);
 }
 
+/** The delivery time that starts a log object's base name: `YYYY-MM-DD-hh-mm-ss-` (contract §2). */
+export const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-/;
+
 /**
  * The UTC day in a log object's name (contract §2): delivery time for SimplePrefix
  * (`<prefix>YYYY-MM-DD-hh-mm-ss-<unique>`), and the `/YYYY/MM/DD/` of PartitionedPrefix. Null when the
  * name holds no date.
  */
 export function dayInObjectName(key: string): string | null {
-  const base = key.slice(key.lastIndexOf('/') + 1);
-  const m = /^(\d{4})-(\d{2})-(\d{2})-\d{2}-\d{2}-\d{2}-/.exec(base);
+  const m = NAME_STAMP.exec(key.slice(key.lastIndexOf('/') + 1));
   if (m) return `${m[1]}-${m[2]}-${m[3]}`;
   const p = /(?:^|\/)(\d{4})\/(\d{2})\/(\d{2})\//.exec(key);
   return p ? `${p[1]}-${p[2]}-${p[3]}` : null;
