@@ -10,8 +10,7 @@ import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { dayInObjectName, fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
-import type { S3SourceSpec } from '../object-source/s3-object-source.js';
+import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
@@ -142,46 +141,26 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
   const partBytes = opts.partBytes ?? PART_BYTES;
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
-  const spec = (opts.source as { spec?: S3SourceSpec }).spec;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path), source: spec });
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();
   let done = 0, total = 0;
   try {
-    // A local file is read by the parser itself; a remote object is fetched whole first (by the
-    // parsing thread it goes to, or here), as many at once as the read budget holds (by their listed
-    // sizes), up to `concurrency` requests, so that first-byte latency overlaps instead of adding up.
+    // A local file is read by the parser itself; a remote object is fetched whole first (parse-pool.ts),
+    // as many at once as the read budget holds (by their listed sizes), up to `concurrency` requests,
+    // so that first-byte latency overlaps instead of adding up.
     const local = opts.source.localFile !== undefined;
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
-    const unreadable = (index: number, reason: string): void => {
-      failures.push({ ref: todo[index]!, reason });
-      failed.add(index);
-    };
     for (let index = 0; index < todo.length; index++) {
       queue.add(async () => {
         const ref = todo[index]!;
         const day = dayInObjectName(ref.key) ?? fallbackDay;
-        let task: ParseTask & { fetch?: ObjectRef };
-        let held = 0;
-        if (local) task = { index, key: ref.key, day, file: opts.source.localFile!(ref) };
-        else {
-          held = await budget.take(ref.size);
-          if (pool.fetches) task = { index, key: ref.key, day, fetch: ref };
-          else {
-            try {
-              task = { index, key: ref.key, day, bytes: await fetchObject(opts.source, ref) };
-            } catch (err) {
-              budget.give(held);
-              // Only what the source throws means the object is unreadable.
-              unreadable(index, (err as Error).message.split('\n')[0]!);
-              return;
-            }
-          }
-        }
+        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref) } : { index, key: ref.key, day, fetch: ref };
+        const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {
           parsed = await pool.parse(task);
@@ -189,7 +168,8 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
           budget.give(held);
         }
         if (parsed.unreadable !== undefined) {
-          unreadable(index, parsed.unreadable);
+          failures.push({ ref, reason: parsed.unreadable });
+          failed.add(index);
           return;
         }
         for (const [d, counts] of parsed.counts) counts.forEach((n, k) => { if (n > 0) spool.count(d, 's3', OUTCOMES[k]!, index, n); });

@@ -14,16 +14,19 @@ import { gunzipSync } from 'node:zlib';
 import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
 import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
 import { OUTCOMES } from '../ping-record.js';
+import { isGzip } from '../object-source/gzip.js';
+import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { Reject } from './day-spool.js';
 
-/** One object to parse: a local file, or its bytes as stored. `day` is the day in its name (or the run's). */
+/** One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is the day in its name (or the run's). */
 export interface ParseTask {
   index: number;
   key: string;
   day: string;
   file?: string;
   bytes?: Uint8Array;
+  fetch?: ObjectRef;
 }
 
 /** What one object held. `unreadable` says why it could not be read (its records then count for nothing). */
@@ -49,6 +52,19 @@ export interface ObjectParserOptions {
 
 const BUFFER = 4 << 20;
 
+/**
+ * A task to fetch, with its bytes from `source` (any other task as it is); or, when the source throws,
+ * the object's result as unreadable: only what the source throws means that.
+ */
+export async function fetched(source: ObjectSource, task: ParseTask): Promise<ParseTask | ParsedObject> {
+  if (!task.fetch) return task;
+  try {
+    return { index: task.index, key: task.key, day: task.day, bytes: await fetchObject(source, task.fetch) };
+  } catch (err) {
+    return { index: task.index, records: 0, counts: [], rejects: [], unreadable: firstLine(err) };
+  }
+}
+
 /** A file that cannot be opened or read, or a gzip that does not inflate: the object is unreadable, nothing else is wrong. */
 class Unreadable extends Error {}
 
@@ -67,10 +83,9 @@ export class ObjectParser {
       // does a malformed one, none of whose fields is trusted.
       const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
       const outcome = r.outcome;
-      if (outcome === O_PING || outcome === O_NOT_PING || outcome === O_HTTP_ERROR) c.count(day, outcome, 1);
-      else {
+      c.count(day, outcome, 1);
+      if (outcome !== O_PING && outcome !== O_NOT_PING && outcome !== O_HTTP_ERROR) {
         c.rejects.push({ day, reject: { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) } });
-        c.count(day, outcome, 1);
       }
     }, { pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows) });
   }
@@ -115,7 +130,7 @@ export class ObjectParser {
     }
     try {
       const magic = Buffer.alloc(2);
-      if (readOr(fd, magic, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b) {
+      if (isGzip(magic.subarray(0, readOr(fd, magic, 0)))) {
         let bytes: Buffer;
         try {
           bytes = readFileSync(fd);
@@ -139,7 +154,7 @@ export class ObjectParser {
   /** Bytes as stored: inflated first when they start with gzip's magic bytes (whatever the name). */
   private readBytes(bytes: Uint8Array): void {
     let plain = bytes;
-    if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    if (isGzip(bytes)) {
       try {
         plain = gunzipSync(bytes);
       } catch (err) {

@@ -5,28 +5,26 @@
  */
 import { Worker } from 'node:worker_threads';
 import { projectFile } from '../../lib/project-file.js';
-import type { ObjectRef } from '../object-source/object-source.js';
+import type { ObjectSource } from '../object-source/object-source.js';
 import type { S3SourceSpec } from '../object-source/s3-object-source.js';
-import { ObjectParser, type ObjectParserOptions, type ParsedObject, type ParseTask } from './object-parser.js';
+import { fetched, ObjectParser, type ObjectParserOptions, type ParsedObject, type ParseTask } from './object-parser.js';
 
 export interface Parsers {
   /**
-   * Parses one object (fetching it first when handed `fetch`: threads made with a source only);
-   * rejects only when parsing itself failed (a bug, or out of memory), not for an unreadable object.
+   * Parses one object, fetching it from the source first when the task says `fetch`; rejects only
+   * when parsing itself failed (a bug, or out of memory), not for an unreadable object.
    */
-  parse(task: ParseTask & { fetch?: ObjectRef }): Promise<ParsedObject>;
+  parse(task: ParseTask): Promise<ParsedObject>;
   /** Tasks to keep in hand so that no parser idles. */
   readonly slots: number;
-  /** Whether the parsers fetch remote objects themselves. */
-  readonly fetches: boolean;
   /** Hands over every part still being written. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
 type PoolOptions = Omit<ObjectParserOptions, 'name'> & {
-  /** Remote logs the threads fetch from themselves (objects handed over by reference); without it, they are handed bytes or files. */
-  source?: S3SourceSpec | undefined;
+  /** Where objects to fetch come from. A source a thread can make again (S3, `spec`) is fetched by the threads themselves. */
+  source: ObjectSource;
 };
 
 /** `threads` parsing threads, or the run's own thread with 0. */
@@ -37,14 +35,14 @@ export function parsers(threads: number, opts: PoolOptions): Parsers {
 class InlineParsers implements Parsers {
   private readonly parser: ObjectParser;
   readonly slots = 1;
-  readonly fetches = false;
 
-  constructor(opts: PoolOptions) {
+  constructor(private readonly opts: PoolOptions) {
     this.parser = new ObjectParser({ ...opts, name: 'rows' });
   }
 
   async parse(task: ParseTask): Promise<ParsedObject> {
-    return this.parser.parse(task);
+    const ready = await fetched(this.opts.source, task);
+    return 'records' in ready ? ready : this.parser.parse(ready);
   }
 
   async flush(): Promise<void> {
@@ -63,13 +61,14 @@ class WorkerParsers implements Parsers {
   private readonly threads: Thread[] = [];
   private broken: Error | null = null;
   readonly slots: number;
-  readonly fetches: boolean;
+  /** Set when the threads fetch for themselves; otherwise objects are fetched here and their bytes handed over. */
+  private readonly spec: S3SourceSpec | undefined;
 
-  constructor(count: number, opts: PoolOptions) {
+  constructor(count: number, private readonly opts: PoolOptions) {
     this.slots = count * 2;
-    this.fetches = opts.source !== undefined;
+    this.spec = (opts.source as { spec?: S3SourceSpec }).spec;
     for (let i = 0; i < count; i++) {
-      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: opts.source } });
+      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
       const thread: Thread = { worker, tasks: new Map(), flushes: [] };
       worker.on('message', (msg: { part?: string; index?: number; result?: ParsedObject; failed?: string; flushed?: true }) => {
         if (msg.part !== undefined) opts.onPart(msg.part);
@@ -97,8 +96,13 @@ class WorkerParsers implements Parsers {
   }
 
   /** To the thread with the fewest tasks in hand; an object's bytes move to it without a copy. */
-  parse(task: ParseTask & { fetch?: ObjectRef }): Promise<ParsedObject> {
-    if (this.broken) return Promise.reject(this.broken);
+  async parse(task: ParseTask): Promise<ParsedObject> {
+    if (!this.spec) {
+      const ready = await fetched(this.opts.source, task);
+      if ('records' in ready) return ready;
+      task = ready;
+    }
+    if (this.broken) throw this.broken;
     const thread = this.threads.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
     return new Promise((resolve, reject) => {
       thread.tasks.set(task.index, { resolve: resolve as (v: unknown) => void, reject });

@@ -5,16 +5,15 @@
  * filled it), `{ index, result }` or `{ index, failed }` per task, `{ flushed }` after a flush.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { fetchObject, type ObjectRef } from '../object-source/object-source.js';
 import { S3ObjectSource, type S3SourceSpec } from '../object-source/s3-object-source.js';
-import { ObjectParser, type ParseTask } from './object-parser.js';
+import { fetched, ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
 const { pingKeys, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
 const parser = new ObjectParser({ pingKeys, dir, name, partBytes, onPart: (part) => port.postMessage({ part }) });
 const source = spec ? S3ObjectSource.from(spec) : null;
 
-port.on('message', (msg: { task?: ParseTask & { fetch?: ObjectRef }; flush?: true }) => {
+port.on('message', (msg: { task?: ParseTask; flush?: true }) => {
   if (msg.flush) {
     try {
       parser.flush();
@@ -27,18 +26,10 @@ port.on('message', (msg: { task?: ParseTask & { fetch?: ObjectRef }; flush?: tru
   void handle(msg.task!);
 });
 
-async function handle(task: ParseTask & { fetch?: ObjectRef }): Promise<void> {
-  if (task.fetch) {
-    try {
-      task.bytes = await fetchObject(source!, task.fetch);
-    } catch (err) {
-      // What the source throws means the object is unreadable.
-      port.postMessage({ index: task.index, result: { index: task.index, records: 0, counts: [], rejects: [], unreadable: (err as Error).message.split('\n')[0] } });
-      return;
-    }
-  }
+async function handle(task: ParseTask): Promise<void> {
+  const ready = await fetched(source!, task);
   try {
-    port.postMessage({ index: task.index, result: parser.parse(task) });
+    port.postMessage({ index: task.index, result: 'records' in ready ? ready : parser.parse(ready) });
   } catch (err) {
     port.postMessage({ index: task.index, failed: (err as Error).message });
   }

@@ -1,6 +1,11 @@
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 
+/** Whether bytes start with gzip's magic bytes (S3 log objects may be compressed with or without a `.gz` suffix). */
+export function isGzip(b: Uint8Array): boolean {
+  return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+}
+
 /**
  * Chunks of a possibly gzip-compressed stream, decompressed when it starts with gzip's magic bytes
  * (S3 log objects may be compressed with or without a `.gz` suffix).
@@ -19,7 +24,7 @@ export async function* gunzipIfNeeded(input: AsyncIterable<Uint8Array>): AsyncGe
     head = head.length === 0 ? Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength) : Buffer.concat([head, r.value]);
   }
   const rest: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => it };
-  if (head[0] !== 0x1f || head[1] !== 0x8b) {
+  if (!isGzip(head)) {
     yield head;
     for await (const c of rest) yield Buffer.from(c.buffer, c.byteOffset, c.byteLength);
     return;
