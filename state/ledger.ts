@@ -114,9 +114,13 @@ export interface Tidied { staged: number; compacted: number }
 export class Ledger {
   /** Parsed keys by delivery day, loaded as asked for, the least recently asked dropped past PARSED_DAYS_CACHED. */
   private readonly parsedDays = new Map<string, Set<string>>();
+  /** The keys of commits not compacted yet (no index has them). */
+  private readonly pendingKeys = new Set<string>();
 
   private constructor(private readonly store: ObjectStore, private readonly pending: BatchCommit[],
-    private readonly scans: Map<string, TableScanCommit>, private readonly superseded: TableScanCommit[]) {}
+    private readonly scans: Map<string, TableScanCommit>, private readonly superseded: TableScanCommit[]) {
+    for (const c of pending) for (const o of c.objects) this.pendingKeys.add(o.key);
+  }
 
   /** Reads the scans and any commit not yet compacted; nothing else until asked. Writes nothing. */
   static async load(store: ObjectStore): Promise<Ledger> {
@@ -152,16 +156,16 @@ export class Ledger {
   /** Everything staged for `day`: every S3 batch, and each table's latest scan. Reads the day's own index only. */
   async inputsFor(day: string): Promise<DayInput[]> {
     const out = new Map<string, DayInput>();
+    const add = (id: string, staged: StagedDay, objects: InputObject[]): void => {
+      out.set(id, { id, staged, objects: staged.inputs.map((i) => objects[i]!).filter(Boolean), table: null });
+    };
     for (const key of await this.store.list(`${DAYS}dt=${day}/`)) {
       const entry = await readJson<DayEntry>(this.store, key);
       if (!entry) continue;
       stagedAsLists({ [day]: entry.staged });
-      out.set(entry.batch, { id: entry.batch, staged: entry.staged, objects: entry.staged.inputs.map((i) => entry.objects[i]!).filter(Boolean), table: null });
+      add(entry.batch, entry.staged, entry.objects);
     }
-    for (const commit of this.pending) {
-      const staged = commit.days[day];
-      if (staged) out.set(commit.batch, { id: commit.batch, staged, objects: staged.inputs.map((i) => commit.objects[i]!).filter(Boolean), table: null });
-    }
+    for (const commit of this.pending) if (commit.days[day]) add(commit.batch, commit.days[day], commit.objects);
     const batches = [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
       const staged = scan.days[day];
@@ -172,7 +176,7 @@ export class Ledger {
 
   /** Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its delivery day's index once. */
   async hasParsed(key: string): Promise<boolean> {
-    if (this.pending.length && this.pending.some((c) => c.objects.some((o) => o.key === key))) return true;
+    if (this.pendingKeys.has(key)) return true;
     return (await this.parsedOn(dayInObjectName(key) ?? UNDATED)).has(key);
   }
 
@@ -201,6 +205,7 @@ export class Ledger {
   async commit(commit: BatchCommit): Promise<void> {
     await this.store.put(batchKey(commit.batch), Buffer.from(JSON.stringify(commit)));
     this.pending.push(commit);
+    for (const o of commit.objects) this.pendingKeys.add(o.key);
   }
 
   /** Folds every committed batch into the day indexes, then lets go of its intent and its commit file. */
@@ -228,6 +233,7 @@ export class Ledger {
       await this.store.delete(`${INTENTS}${commit.batch}.json`);
       await this.store.delete(batchKey(commit.batch));
       this.pending.shift();
+      for (const o of commit.objects) this.pendingKeys.delete(o.key);
       compacted++;
     }
     return compacted;
