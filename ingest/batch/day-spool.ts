@@ -6,7 +6,6 @@
  * against its count and puts the files in the output store. Memory stays flat whatever the batch's
  * size: rows go to disk as they come, in 4 MB writes.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -16,6 +15,7 @@ import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
+import { RowFile } from './row-file.js';
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
 
 /** A rejected record, as kept in the rejects file (contract §3). */
@@ -32,56 +32,9 @@ export interface Reject {
 }
 
 const RECORD_LIMIT = 16 * 1024;
-const BUFFER = 4 << 20;
-/** Appends at least this large are written straight from the caller's bytes. */
-const DIRECT = 64 << 10;
 /** CSV bytes per part: about 250,000 pings. */
 export const PART_BYTES = 32 << 20;
 
-
-/** Appends to a file through a buffer, in large synchronous writes. */
-class RowFile {
-  private readonly fd: number;
-  private readonly buf = Buffer.allocUnsafe(BUFFER);
-  private used = 0;
-  private open = true;
-  /** Bytes appended. */
-  size = 0;
-
-  constructor(readonly path: string) {
-    this.fd = openSync(path, 'w');
-  }
-
-  append(bytes: Uint8Array): void {
-    this.size += bytes.length;
-    // Large pieces (the rows of a whole scan call) go to the file as they are, without a copy.
-    if (bytes.length >= DIRECT) {
-      this.flush();
-      writeAll(this.fd, bytes);
-      return;
-    }
-    if (this.used + bytes.length > BUFFER) this.flush();
-    this.buf.set(bytes, this.used);
-    this.used += bytes.length;
-  }
-
-  private flush(): void {
-    writeAll(this.fd, this.buf.subarray(0, this.used));
-    this.used = 0;
-  }
-
-  /** Flushes and closes the file; safe to call again. */
-  close(): void {
-    if (!this.open) return;
-    this.open = false;
-    this.flush();
-    closeSync(this.fd);
-  }
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
-}
 
 interface Day {
   pings: number;

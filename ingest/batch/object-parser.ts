@@ -8,7 +8,7 @@
  *
  * The same parser runs in a worker thread (parse-worker.ts: one per core) or in the run's own thread.
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
@@ -18,6 +18,7 @@ import { isGzip } from '../object-source/gzip.js';
 import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { Reject } from './day-spool.js';
+import { RowFile } from './row-file.js';
 
 /** One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is the day in its name (or the run's). */
 export interface ParseTask {
@@ -50,7 +51,6 @@ export interface ObjectParserOptions {
   onPart: (path: string) => void;
 }
 
-const BUFFER = 4 << 20;
 
 /**
  * A task to fetch, with its bytes from `source` (any other task as it is); or, when the source throws,
@@ -71,10 +71,8 @@ class Unreadable extends Error {}
 export class ObjectParser {
   private readonly reader: AccessLogRecordReader;
   private current: ParsedTally | null = null;
-  private part: { fd: number; path: string; size: number } | null = null;
+  private part: RowFile | null = null;
   private parts = 0;
-  private readonly buf = Buffer.allocUnsafe(BUFFER);
-  private used = 0;
 
   constructor(private readonly opts: ObjectParserOptions) {
     this.reader = new AccessLogRecordReader((r) => {
@@ -96,7 +94,7 @@ export class ObjectParser {
     const reader = this.reader;
     reader.reset();
     reader.startTally(task.day);
-    const rowsBefore = this.used + (this.part?.size ?? 0);
+    const rowsBefore = this.part?.size ?? 0;
     try {
       if (task.file !== undefined) this.readFile(task.file);
       else this.readBytes(task.bytes!);
@@ -104,13 +102,13 @@ export class ObjectParser {
     } catch (err) {
       reader.endTally();
       // Rows of a half-read object must not stay staged: they go, and the object counts for nothing.
-      this.truncateTo(rowsBefore);
+      this.part?.truncate(rowsBefore);
       if (err instanceof Unreadable) return { index: task.index, records: 0, counts: [], rejects: [], unreadable: err.message };
       throw err;
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
-    if (this.partSize() >= this.opts.partBytes) this.endPart();
+    if ((this.part?.size ?? 0) >= this.opts.partBytes) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
     return { index: task.index, records, counts: [...tally.byDay], rejects: tally.rejects };
@@ -118,7 +116,9 @@ export class ObjectParser {
 
   /** Hands over the part being written, if any: call after the last object. */
   flush(): void {
-    if (this.partSize() > 0) this.endPart();
+    if (this.part?.size) this.endPart();
+    else this.part?.close();
+    this.part = null;
   }
 
   private readFile(path: string): void {
@@ -165,51 +165,13 @@ export class ObjectParser {
   }
 
   private append(rows: Uint8Array): void {
-    if (this.used + rows.length > BUFFER) this.drain();
-    if (rows.length > BUFFER) {
-      this.write(rows);
-      return;
-    }
-    this.buf.set(rows, this.used);
-    this.used += rows.length;
-  }
-
-  private partSize(): number {
-    return (this.part?.size ?? 0) + this.used;
-  }
-
-  private drain(): void {
-    if (this.used === 0) return;
-    this.write(this.buf.subarray(0, this.used));
-    this.used = 0;
-  }
-
-  private write(bytes: Uint8Array): void {
-    if (!this.part) {
-      const path = join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`);
-      this.part = { fd: openSync(path, 'w'), path, size: 0 };
-    }
-    for (let off = 0; off < bytes.length;) off += writeSync(this.part.fd, bytes, off);
-    this.part.size += bytes.length;
-  }
-
-  /** Drops rows appended after `size` bytes of the part (an object that turned out unreadable midway). */
-  private truncateTo(size: number): void {
-    const onDisk = this.part?.size ?? 0;
-    if (size >= onDisk) {
-      this.used = size - onDisk;
-      return;
-    }
-    // Rows already written to the file: cut the file back (rare: the object was larger than the buffer).
-    ftruncateSync(this.part!.fd, size);
-    this.part!.size = size;
-    this.used = 0;
+    this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`));
+    this.part.append(rows);
   }
 
   private endPart(): void {
-    this.drain();
     const part = this.part!;
-    closeSync(part.fd);
+    part.close();
     this.part = null;
     this.opts.onPart(part.path);
   }
