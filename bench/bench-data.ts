@@ -59,7 +59,10 @@ export async function rechunkedLogDir(baseDir: string, objects: number): Promise
   for (const shard of (await readdir(baseDir)).sort()) {
     for (const name of (await readdir(join(baseDir, shard))).sort()) {
       const day = dayInObjectName(name)!;
-      byDay.set(day, [...(byDay.get(day) ?? []), await readFile(join(baseDir, shard, name))]);
+      const body = await readFile(join(baseDir, shard, name));
+      const parts = byDay.get(day);
+      if (parts) parts.push(body);
+      else byDay.set(day, [body]);
     }
   }
   const total = [...byDay.values()].reduce((n, bs) => n + bs.reduce((m, b) => m + b.length, 0), 0);

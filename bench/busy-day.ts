@@ -6,14 +6,13 @@
  * by the copy's number), so every copy adds its pings instead of repeating them. Usage: node
  * dist/bench/busy-day.js [min pings, default 50000000]
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { measure } from './cold-run.js';
 
 const DAY = '2026-11-01';
-const ROOT = new URL('../../', import.meta.url).pathname;
 /** Pings in one copy of the bench day (measured by the job bench: 908,180). */
 const PINGS_PER_COPY = 908_180;
 
@@ -44,16 +43,9 @@ async function main(): Promise<void> {
   }
   const out = join(BENCH_DIR, 'busy-day-out');
   await rm(out, { recursive: true, force: true });
-  const report = join(BENCH_DIR, `report-busy-${process.pid}.json`);
-  const started = process.hrtime.bigint();
-  const r = spawnSync('make', ['-s', 'rollup', `DATE=${DAY}`], {
-    cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_OPTIONS: `--import ${join(ROOT, 'bench/report-rss.mjs')}`, BENCH_REPORT: report,
-      PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` },
-  });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (r.status !== 0) throw new Error(`make rollup failed (exit ${r.status})`);
-  const rss = (JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number }).maxRssKiB / 1024;
+  const r = measure('make', ['-s', 'rollup', `DATE=${DAY}`],
+    { PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` }, { showStderr: true });
+  const { seconds, maxRssMiB: rss } = r;
   const pings = Number(/: (\d+) pings/.exec(r.stdout)?.[1]);
   const objects = readdirSync(dir).length;
   const exact = pings === copies * PINGS_PER_COPY;

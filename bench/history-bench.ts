@@ -7,8 +7,7 @@
  * - a no-op run right after (nothing new; the day published again).
  * Interleaved passes, medians, each against the 10k history measured in the same pass.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateSample, objectBody, redeliver } from '../tools/sample/access-log-generator.js';
@@ -17,12 +16,12 @@ import { DAYS, PARSED, type StagedDay } from '../state/ledger.js';
 import { LISTING_KEY, type ListingState } from '../state/listing-state.js';
 import { nameStamp } from '../ingest/object-source/listing-window.js';
 import { BENCH_DIR } from './bench-data.js';
+import { measure, median, ROOT } from './cold-run.js';
 
 const DAY = '2026-11-01';
 const PER_DAY = 10_000;
 const HISTORIES = [10_000, 100_000, 1_000_000];
 const ACCOUNT = '123456789012/us-east-1/media-pings/';
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 const folder = (day: string): string => `${ACCOUNT}${day.replace(/-/g, '/')}/`;
 
@@ -95,19 +94,12 @@ async function reset(dir: string, n: number): Promise<void> {
 interface Run { seconds: number; rssMiB: number; listed: number; parsed: number }
 
 function rollup(dir: string): Run {
-  const report = join(BENCH_DIR, `report-${process.pid}.json`);
-  const r = spawnSync(process.execPath, ['--import', join(ROOT, 'bench/report-rss.mjs'), join(ROOT, 'bin/pingroll.js'), 'rollup', '--date', DAY], {
-    env: { ...process.env, BENCH_REPORT: report, PINGROLL_LOGS: join(dir, 'logs'), PINGROLL_OUTPUT: join(dir, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(dir, 'wh.duckdb')}` },
-    encoding: 'utf8', maxBuffer: 1 << 26,
-  });
-  if (r.status !== 0) throw new Error(`rollup failed: ${r.stderr.slice(-2000)}`);
-  const rep = JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number; seconds: number };
+  const r = measure('node', [join(ROOT, 'bin/pingroll.js'), 'rollup', '--date', DAY],
+    { PINGROLL_LOGS: join(dir, 'logs'), PINGROLL_OUTPUT: join(dir, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(dir, 'wh.duckdb')}` });
   const done = r.stderr.split('\n').find((l) => l.includes('"ingest.done"'));
   const fields = done ? (JSON.parse(done) as { listed: number; objects: number }) : { listed: NaN, objects: NaN };
-  return { seconds: rep.seconds, rssMiB: rep.maxRssKiB / 1024, listed: fields.listed, parsed: fields.objects };
+  return { seconds: r.seconds, rssMiB: r.maxRssMiB, listed: fields.listed, parsed: fields.objects };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   await mkdir(BENCH_DIR, { recursive: true });

@@ -7,7 +7,7 @@
  * and peak RSS per process.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -15,9 +15,9 @@ import { generateSample, writeSample, type Sample, type TruthRecord } from '../t
 import { expectedDay } from '../test/helpers/oracle.js';
 import { readDay } from '../test/helpers/job-fixture.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { measure, median, ROOT, type Measured } from './cold-run.js';
 
 const DAY = '2026-11-01';
-const ROOT = new URL('../../', import.meta.url).pathname;
 const node = (script: string): string => join(ROOT, script);
 
 /** A directory of log objects for DAY, at least `minRecords` records, uncompressed (DuckDB detects gzip only by suffix). */
@@ -64,24 +64,6 @@ async function expectedTables(dir: string, records: number): Promise<DayTables> 
   return want;
 }
 
-interface Measured { seconds: number; maxRssMiB: number; stdout: string }
-
-/** A cold process, its wall time and peak RSS: node with the RSS reporter, or `make`, whose node child reports through NODE_OPTIONS. */
-function measure(command: string, args: string[], env: Record<string, string> = {}): Measured {
-  const report = join(BENCH_DIR, `report-${process.pid}.json`);
-  const reporter = `--import ${node('bench/report-rss.mjs')}`;
-  const viaMake = command === 'make';
-  const started = process.hrtime.bigint();
-  const r = spawnSync(viaMake ? 'make' : process.execPath, viaMake ? args : ['--import', node('bench/report-rss.mjs'), ...args], {
-    cwd: ROOT, env: { ...process.env, ...env, BENCH_REPORT: report, ...(viaMake ? { NODE_OPTIONS: reporter } : {}) }, encoding: 'utf8', maxBuffer: 1 << 26,
-  });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${r.stderr.slice(-2000)}`);
-  const rep = JSON.parse(readFileSync(report, 'utf8')) as { maxRssKiB: number };
-  return { seconds, maxRssMiB: rep.maxRssKiB / 1024, stdout: r.stdout };
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** `make rollup` over `dir` (with `args`), into a fresh output. */
 function ourRun(dir: string, args = ''): Measured {

@@ -16,6 +16,7 @@ import { PingRules } from '../test/ingest/access-log/reference/ping-rules.js';
 import { ATHENA_REGEX } from './athena-regex.js';
 import { LineSplitter } from './line-splitter.js';
 import { RecordSpans } from '../test/ingest/access-log/reference/record-scanner.js';
+import { median } from './cold-run.js';
 import { benchLogFile } from './bench-data.js';
 
 interface Pass { seconds: number; lines: number; unparsed: number }
@@ -106,7 +107,6 @@ export const referenceScanner: Runner = (path) => {
   return overLines(path, (b, s, e) => spans.scan(b, s, e) === 0);
 };
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const { path, records } = await benchLogFile(1_000_000);

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startMoto } from '../test/helpers/moto.js';
+import { median } from './cold-run.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 
 const DAY = '2026-11-01';
@@ -82,7 +83,6 @@ async function rollup(env: Record<string, string>, args = ''): Promise<Run> {
   return { seconds, pings: Number(/: (\d+) pings/.exec(stdout)?.[1]), proxyCpu: (used.user + used.system) / 1e6 };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const dir = await rechunkedLogDir(join(BENCH_DIR, `logs-${DAY}-1000000`), Number(process.env.BENCH_OBJECTS ?? 3000));
