@@ -116,6 +116,8 @@ export class Ledger {
   private readonly parsedDays = new Map<string, Set<string>>();
   /** The keys of commits not compacted yet (no index has them). */
   private readonly pendingKeys = new Set<string>();
+  /** Days' index entries read so far; a compaction forgets the days it wrote. */
+  private readonly dayEntries = new Map<string, Promise<DayEntry[]>>();
 
   private constructor(private readonly store: ObjectStore, private readonly pending: BatchCommit[],
     private readonly scans: Map<string, TableScanCommit>, private readonly superseded: TableScanCommit[]) {
@@ -159,12 +161,7 @@ export class Ledger {
     const add = (id: string, staged: StagedDay, objects: InputObject[]): void => {
       out.set(id, { id, staged, objects: staged.inputs.map((i) => objects[i]!).filter(Boolean), table: null });
     };
-    for (const key of await this.store.list(`${DAYS}dt=${day}/`)) {
-      const entry = await readJson<DayEntry>(this.store, key);
-      if (!entry) continue;
-      stagedAsLists({ [day]: entry.staged });
-      add(entry.batch, entry.staged, entry.objects);
-    }
+    for (const entry of await (this.dayEntries.get(day) ?? this.readDay(day))) add(entry.batch, entry.staged, entry.objects);
     for (const commit of this.pending) if (commit.days[day]) add(commit.batch, commit.days[day], commit.objects);
     const batches = [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
@@ -172,6 +169,23 @@ export class Ledger {
       if (staged) batches.push({ id: scan.scan, staged, objects: [], table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
     }
     return batches;
+  }
+
+  /** A day's compacted batch entries, read once a run (a backfill asks for a day before publishing it and while publishing it). */
+  private readDay(day: string): Promise<DayEntry[]> {
+    const read = (async () => {
+      const entries: DayEntry[] = [];
+      for (const key of await this.store.list(`${DAYS}dt=${day}/`)) {
+        const entry = await readJson<DayEntry>(this.store, key);
+        if (!entry) continue;
+        stagedAsLists({ [day]: entry.staged });
+        entries.push(entry);
+      }
+      return entries;
+    })();
+    this.dayEntries.set(day, read);
+    read.catch(() => this.dayEntries.delete(day));
+    return read;
   }
 
   /** Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its delivery day's index once. */
@@ -217,6 +231,7 @@ export class Ledger {
         const objects = staged.inputs.map((i) => commit.objects[i]!);
         const entry: DayEntry = { batch: commit.batch, staged: { ...staged, inputs: objects.map((_, i) => i) }, objects };
         await this.store.put(`${DAYS}dt=${day}/${commit.batch}.json`, Buffer.from(JSON.stringify(entry)));
+        this.dayEntries.delete(day);
       }
       const byDay = new Map<string, string[]>();
       for (const o of commit.objects) {
