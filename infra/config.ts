@@ -9,6 +9,7 @@
 import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
+import { MAX_SHARDS, type Shard } from '../ingest/batch/shard.js';
 
 export class ConfigError extends Error {}
 
@@ -234,4 +235,41 @@ export function parseDay(value: string | undefined, name = 'DATE'): string {
     throw new ConfigError(`${name}=${value ?? ''} is not a day; give it as YYYY-MM-DD (e.g. ${name}=2026-11-01)`);
   }
   return value;
+}
+
+/**
+ * The shard `pingroll ingest` is (ingest/batch/shard.ts): `--shard I/N`; else the environment's, when
+ * it runs as a child of an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX and AWS_BATCH_JOB_ARRAY_SIZE,
+ * both set by Batch) or as a Kubernetes indexed Job (JOB_COMPLETION_INDEX, set by Kubernetes, with
+ * PINGROLL_SHARDS set by the Job to its `completions`: Kubernetes does not pass that on); else none.
+ */
+export function shardFrom(flag: string | undefined, env: NodeJS.ProcessEnv): Shard | null {
+  if (flag !== undefined) return parseShard(flag);
+  return shardFromEnv(env);
+}
+
+/** `I/N`, 0 <= I < N. */
+function parseShard(text: string, what = '--shard'): Shard {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  const shard = m ? { index: Number(m[1]), count: Number(m[2]) } : null;
+  if (!shard || shard.count < 1 || shard.count > MAX_SHARDS || shard.index >= shard.count) {
+    throw new ConfigError(`${what}=${text} is not a shard; give it as I/N, with N from 1 to ${MAX_SHARDS} and I from 0 to N-1 (e.g. 0/8)`);
+  }
+  return shard;
+}
+
+/** The shard the environment names (AWS Batch array job, Kubernetes indexed Job), or null when it names none. */
+function shardFromEnv(env: NodeJS.ProcessEnv): Shard | null {
+  const batchIndex = env.AWS_BATCH_JOB_ARRAY_INDEX;
+  if (batchIndex !== undefined && batchIndex !== '') {
+    const size = env.AWS_BATCH_JOB_ARRAY_SIZE ?? env.PINGROLL_SHARDS;
+    if (!size) throw new ConfigError('AWS_BATCH_JOB_ARRAY_INDEX is set but AWS_BATCH_JOB_ARRAY_SIZE is not: run the ingest as an array job, or give --shard I/N');
+    return parseShard(`${batchIndex}/${size}`, 'AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE');
+  }
+  const k8sIndex = env.JOB_COMPLETION_INDEX;
+  if (k8sIndex !== undefined && k8sIndex !== '') {
+    if (!env.PINGROLL_SHARDS) throw new ConfigError('JOB_COMPLETION_INDEX is set but PINGROLL_SHARDS is not: set it to the indexed Job\'s completions, or give --shard I/N');
+    return parseShard(`${k8sIndex}/${env.PINGROLL_SHARDS}`, 'JOB_COMPLETION_INDEX/PINGROLL_SHARDS');
+  }
+  return null;
 }

@@ -106,7 +106,7 @@ interface DayEntry { batch: string; staged: StagedDay; objects: InputObject[] }
 interface ParsedEntry { batch: string; keys: string[] }
 
 /** `_state/intents/<id>.json`: the commit file that makes the staging under `_staging/<id>/` count. */
-interface Intent { id: string; commit: string; at: string }
+interface Intent { id: string; commit: string; at: string; owner?: string }
 
 /** What tidying removed: staged files of dead batches and superseded scans. */
 export interface Tidied { staged: number; compacted: number }
@@ -210,9 +210,12 @@ export class Ledger {
     return keys;
   }
 
-  /** Records that `id` is about to stage under `_staging/<id>/`, to be committed by writing `commit`. */
-  async intend(id: string, commit: string): Promise<void> {
-    await this.store.put(`${INTENTS}${id}.json`, Buffer.from(JSON.stringify({ id, commit, at: new Date().toISOString() } satisfies Intent)));
+  /**
+   * Records that `id` is about to stage under `_staging/<id>/`, to be committed by writing `commit`.
+   * `owner` names the shard of a sharded ingest that writes it (see `tidy`).
+   */
+  async intend(id: string, commit: string, owner?: string): Promise<void> {
+    await this.store.put(`${INTENTS}${id}.json`, Buffer.from(JSON.stringify({ id, commit, at: new Date().toISOString(), ...(owner ? { owner } : {}) } satisfies Intent)));
   }
 
   /** The batch's commit point. Compact it next (`compact`); a crash in between leaves it for the next run's `tidy`. */
@@ -266,13 +269,16 @@ export class Ledger {
 
   /**
    * Repairs what a crash left (run holding the lock): compacts commits left uncompacted, removes the
-   * staging of batches and scans that never committed, and scans replaced by a later one.
+   * staging of batches and scans that never committed, and scans replaced by a later one. A shard of a
+   * sharded ingest (`shard`, holding its own lock) removes only its own dead batches: the other
+   * shards' intents may be batches staging right now.
    */
-  async tidy(): Promise<Tidied> {
+  async tidy(shard?: string): Promise<Tidied> {
     const compacted = await this.compact();
     let staged = 0;
     for (const key of await this.store.list(INTENTS)) {
       const intent = await readJson<Intent>(this.store, key);
+      if (shard !== undefined && intent?.owner !== shard) continue;
       if (intent && (await this.store.size(intent.commit)) !== null) {
         await this.store.delete(key); // committed; only the intent's removal was cut short
         continue;
@@ -284,7 +290,7 @@ export class Ledger {
       }
       await this.store.delete(key);
     }
-    staged += await this.removeSuperseded();
+    if (shard === undefined) staged += await this.removeSuperseded();
     return { staged, compacted };
   }
 

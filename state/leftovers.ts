@@ -11,8 +11,9 @@ import type { ObjectStore } from './object-store/object-store.js';
 
 export interface Leftovers { staged: number; compacted: number; temporaries: number; workDirs: number }
 
-export async function removeLeftovers(store: ObjectStore, ledger: Ledger): Promise<Leftovers> {
-  const { staged, compacted } = await ledger.tidy();
+/** `shard`: the run is that shard of a sharded ingest, and removes only its own dead batches (see Ledger.tidy). */
+export async function removeLeftovers(store: ObjectStore, ledger: Ledger, shard?: string): Promise<Leftovers> {
+  const { staged, compacted } = await ledger.tidy(shard);
   const temporaries = (await store.removeTemporaries?.()) ?? 0;
   return { staged, compacted, temporaries, workDirs: await removeDeadWorkDirs() };
 }

@@ -9,6 +9,14 @@ import type { ObjectStore } from './object-store/object-store.js';
 
 export const LISTING_KEY = '_state/listing.json';
 
+/**
+ * Where a listing's state is kept: a shard of a sharded ingest keeps its own (a shard that fails must
+ * not move the others' window past what it did not commit).
+ */
+export function listingKey(shard: string | null = null): string {
+  return shard === null ? LISTING_KEY : `_state/listing-shards/${shard}.json`;
+}
+
 export interface ListingState {
   /** The latest delivery time named by an object a listing saw (capped at the listing's own time), ISO; null before any. */
   watermark: string | null;
@@ -25,8 +33,8 @@ export interface ListingState {
 export const NO_LISTING: ListingState = { watermark: null, accounts: [], folders: [], other: false, fullListingAt: null };
 
 /** The saved state; a missing or unreadable one is none (the next listing is full, which repairs it). */
-export async function loadListing(store: ObjectStore): Promise<ListingState> {
-  const body = await store.get(LISTING_KEY);
+export async function loadListing(store: ObjectStore, key = LISTING_KEY): Promise<ListingState> {
+  const body = await store.get(key);
   try {
     return body ? { ...NO_LISTING, ...(JSON.parse(body.toString('utf8')) as Partial<ListingState>) } : NO_LISTING;
   } catch {
@@ -34,6 +42,6 @@ export async function loadListing(store: ObjectStore): Promise<ListingState> {
   }
 }
 
-export async function saveListing(store: ObjectStore, state: ListingState): Promise<void> {
-  await store.put(LISTING_KEY, Buffer.from(JSON.stringify(state, null, 2) + '\n'));
+export async function saveListing(store: ObjectStore, state: ListingState, key = LISTING_KEY): Promise<void> {
+  await store.put(key, Buffer.from(JSON.stringify(state, null, 2) + '\n'));
 }

@@ -6,11 +6,17 @@
  * Until then the runs exit 4 and the manifests of the days it may hold name it. An operator who knows
  * it is lost accepts it (`pingroll quarantine accept`): runs then skip it and exit 0, and the
  * manifests say it was accepted as lost.
+ *
+ * A shard of a sharded ingest keeps the objects it owns in its own file,
+ * `_state/quarantine-shards/<I>-of-<N>.json`, so that shards running at once never overwrite each
+ * other's; loading reads them all, and the next run that holds the output alone (a rollup) folds them
+ * into `_state/quarantine.json`.
  */
 import { addDays } from '../lib/utc-day.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
 export const QUARANTINE_KEY = '_state/quarantine.json';
+export const QUARANTINE_SHARDS = '_state/quarantine-shards/';
 
 /** Records are delivered up to two days late (more than that is rare, 0.001%): an object names its delivery day. */
 const DAYS_LATE = 2;
@@ -33,25 +39,42 @@ export class Quarantine {
   /** Whether anything changed since it was loaded (or saved): a run that changed nothing writes nothing. */
   changed = false;
 
-  private constructor(private readonly objects: Map<string, QuarantinedObject>) {}
+  private constructor(private readonly objects: Map<string, QuarantinedObject>, private readonly shardFiles: string[]) {
+    this.changed = shardFiles.length > 0;
+  }
 
   /**
    * An unreadable file (it is written whole, but disks fail) is started afresh rather than stopping
    * every run: its objects are retried anyway, since no batch commits them; only acceptances are lost.
    */
   static async load(store: ObjectStore): Promise<Quarantine> {
-    const body = await store.get(QUARANTINE_KEY);
-    let list: QuarantinedObject[] = [];
-    try {
-      list = body ? (JSON.parse(body.toString('utf8')) as { objects: QuarantinedObject[] }).objects ?? [] : [];
-    } catch {
-      list = [];
+    const objects = new Map<string, QuarantinedObject>();
+    const shardFiles = (await store.list(QUARANTINE_SHARDS)).filter((k) => k.endsWith('.json')).sort();
+    for (const key of [QUARANTINE_KEY, ...shardFiles]) {
+      // One object in two files (a shard tried one the main file has): the later failure, and any acceptance.
+      for (const o of await readObjects(store, key)) {
+        const was = objects.get(o.key);
+        const later = !was || o.lastFailedAt > was.lastFailedAt ? o : was;
+        const acceptedLostAt = was?.acceptedLostAt ?? o.acceptedLostAt;
+        objects.set(o.key, acceptedLostAt ? { ...later, acceptedLostAt } : later);
+      }
     }
-    return new Quarantine(new Map(list.map((o) => [o.key, o])));
+    return new Quarantine(objects, shardFiles);
   }
 
-  async save(store: ObjectStore): Promise<void> {
-    await store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
+  /**
+   * Writes the quarantine. A run that holds the output alone writes `_state/quarantine.json` and
+   * removes the shards' files it folded in; a shard (`shard`: its name and the keys it owns) writes
+   * its own file, with the objects it owns.
+   */
+  async save(store: ObjectStore, shard?: { name: string; owns: (key: string) => boolean }): Promise<void> {
+    if (shard) {
+      const objects = this.all().filter((o) => shard.owns(o.key));
+      await store.put(`${QUARANTINE_SHARDS}${shard.name}.json`, Buffer.from(JSON.stringify({ objects }, null, 2) + '\n'));
+    } else {
+      await store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
+      for (const key of this.shardFiles.splice(0)) await store.delete(key);
+    }
     this.changed = false;
   }
 
@@ -98,5 +121,14 @@ export class Quarantine {
   forDay(day: string): { quarantined: QuarantinedObject[]; acceptedLost: QuarantinedObject[] } {
     const mayHold = this.all().filter((o) => o.days === null || o.days.includes(day));
     return { quarantined: mayHold.filter((o) => !o.acceptedLostAt), acceptedLost: mayHold.filter((o) => o.acceptedLostAt) };
+  }
+}
+
+async function readObjects(store: ObjectStore, key: string): Promise<QuarantinedObject[]> {
+  const body = await store.get(key);
+  try {
+    return body ? (JSON.parse(body.toString('utf8')) as { objects: QuarantinedObject[] }).objects ?? [] : [];
+  } catch {
+    return [];
   }
 }

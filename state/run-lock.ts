@@ -57,21 +57,109 @@ export interface LockOptions {
   renewMs?: number;
 }
 
-export function lockKey(generation: number): string {
-  return `${LOCK_PREFIX}${String(generation).padStart(12, '0')}.json`;
+export function lockKey(generation: number, prefix = LOCK_PREFIX): string {
+  return `${prefix}${String(generation).padStart(12, '0')}.json`;
 }
 
 const GENERATION = /(\d{12})\.json$/;
 
+/** Where the shards of a sharded ingest keep their locks: one lock per shard, `_state/shard-locks/<I>-of-<N>/`. */
+export const SHARD_LOCKS = '_state/shard-locks/';
+
+/**
+ * The output's run lock, for a run that must be alone: a rollup, a backfill, an ingest that is not
+ * sharded. Once it holds the lock it waits for the shards of a sharded ingest that are still running
+ * (no new shard starts while it holds it): a day is never rolled up halfway through an ingest.
+ */
 export async function acquireLock(store: ObjectStore, run: string, command: string, opts: LockOptions = {}): Promise<RunLock> {
+  const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
+  const lock = await takeLock(store, LOCK_PREFIX, run, command, opts, deadline);
+  try {
+    let told = false;
+    for (;;) {
+      const shards = await liveShards(store);
+      if (shards.length === 0) return lock;
+      const [key, holder] = shards[0]!;
+      if (Date.now() >= deadline) {
+        throw new LockHeldError(`${store.url} is being ingested by ${shards.length} shard${shards.length > 1 ? 's' : ''}, among them ${holder.command} (run ${holder.run}, pid ${holder.pid} on ${holder.host}; ${store.url}${key}); `
+          + `wait for them (--wait SECONDS); a shard that has stopped lets runs go on once its lease has expired (${new Date(holder.expiresAt + CLOCK_SKEW_MS).toISOString()})`);
+      }
+      if (!told) opts.onWait?.(holder);
+      told = true;
+      await sleep(1000);
+    }
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+/**
+ * The lock of one shard of a sharded ingest (`shard` is its name, `3-of-8`). Shards of one ingest hold
+ * their own locks and run side by side; a shard does not start while a run that must be alone holds
+ * the output's lock, nor beside shards of another count (their keys would overlap). Each side writes
+ * its own lock before it looks for the other's, so that of two that start at once, one at least sees
+ * the other. Its `assertHeld` fails, too, once a run that must be alone holds the output's lock (this
+ * shard stalled past its lease and was presumed stopped).
+ */
+export async function acquireShardLock(store: ObjectStore, run: string, command: string, shard: string, opts: LockOptions = {}): Promise<RunLock> {
+  const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
+  const countOf = (name: string): string => name.replace(/^\d+-of-/, '');
+  let told = false;
+  for (;;) {
+    const lock = await takeLock(store, `${SHARD_LOCKS}${shard}/`, run, command, opts, deadline);
+    const alone = await liveHolder(store, LOCK_PREFIX);
+    const other = (await liveShards(store)).find(([key]) => countOf(key.slice(SHARD_LOCKS.length).split('/')[0]!) !== countOf(shard));
+    const blocker: [string, Holder] | null = alone ?? other ?? null;
+    if (!blocker) {
+      return {
+        key: lock.key,
+        async assertHeld() {
+          await lock.assertHeld();
+          const holder = await liveHolder(store, LOCK_PREFIX);
+          if (holder) throw new LockLostError(`this shard lost its lock on ${store.url}: ${holder[1].command} (run ${holder[1].run}) holds the output's lock, this shard having stalled past its lease; it stopped before changing anything more. Run it again`);
+        },
+        release: () => lock.release(),
+      };
+    }
+    await lock.release();
+    if (Date.now() >= deadline) throw heldError(store, blocker[0], blocker[1]);
+    if (!told) opts.onWait?.(blocker[1]);
+    told = true;
+    await sleep(1000);
+  }
+}
+
+/** The holder of the lock at `prefix` and its key, while it holds it. */
+async function liveHolder(store: ObjectStore, prefix: string): Promise<[string, Holder] | null> {
+  const top = (await store.list(prefix)).filter((k) => GENERATION.test(k) && !k.slice(prefix.length).includes('/')).sort().at(-1);
+  if (!top) return null;
+  const body = await store.get(top);
+  const holder = body ? parseHolder(body) : null;
+  return holder && staleReason(holder, Date.now()) === null ? [top, holder] : null;
+}
+
+/** The shards of sharded ingests holding their locks. */
+async function liveShards(store: ObjectStore): Promise<Array<[string, Holder]>> {
+  const tops = new Map<string, string>();
+  for (const key of (await store.list(SHARD_LOCKS)).filter((k) => GENERATION.test(k)).sort()) tops.set(key.slice(0, key.lastIndexOf('/') + 1), key);
+  const live: Array<[string, Holder]> = [];
+  for (const prefix of tops.keys()) {
+    const held = await liveHolder(store, prefix);
+    if (held) live.push(held);
+  }
+  return live;
+}
+
+/** Takes the generational lock at `prefix` (see the top of this file), waiting for a live holder until `deadline`. */
+async function takeLock(store: ObjectStore, prefix: string, run: string, command: string, opts: LockOptions, deadline: number): Promise<RunLock> {
   const leaseMs = opts.leaseMs ?? LEASE_MS;
   // Who this run is does not change while it renews its lease: only when the lease ends.
   const holder = { run, host: hostname(), pid: process.pid, pidStart: processStart(process.pid), since: new Date().toISOString(), command };
   const me = (): Holder => ({ ...holder, expiresAt: Date.now() + leaseMs });
-  const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
   let told = false;
   for (;;) {
-    const generations = (await store.list(LOCK_PREFIX)).filter((k) => GENERATION.test(k)).sort();
+    const generations = (await store.list(prefix)).filter((k) => GENERATION.test(k) && !k.slice(prefix.length).includes('/')).sort();
     const top = generations.at(-1);
     const n = top ? Number(GENERATION.exec(top)![1]) : 0;
     if (top) {
@@ -88,20 +176,21 @@ export async function acquireLock(store: ObjectStore, run: string, command: stri
       }
       if (!holder?.released) opts.onTakeover?.(holder, reason);
     }
-    const key = lockKey(n + 1);
+    const key = lockKey(n + 1, prefix);
     if (!(await store.putIfAbsent(key, encode(me())))) continue; // another run took it first
     // Older generations are history now.
     for (const old of generations) await store.delete(old).catch(() => {});
-    return holdLease(store, key, n + 1, me, opts.renewMs ?? RENEW_MS, leaseMs);
+    return holdLease(store, prefix, n + 1, me, opts.renewMs ?? RENEW_MS, leaseMs);
   }
 }
 
-function holdLease(store: ObjectStore, key: string, generation: number, me: () => Holder, renewMs: number, leaseMs: number): RunLock {
+function holdLease(store: ObjectStore, prefix: string, generation: number, me: () => Holder, renewMs: number, leaseMs: number): RunLock {
   let lost: string | null = null;
+  const key = lockKey(generation, prefix);
   let expiresAt = Date.now() + leaseMs;
   let renewing: Promise<void> = Promise.resolve();
-  const taken = async (): Promise<boolean> => (await store.size(lockKey(generation + 1))) !== null;
-  const takenOver = `another run took the lock over (${store.url}${lockKey(generation + 1)})`;
+  const taken = async (): Promise<boolean> => (await store.size(lockKey(generation + 1, prefix))) !== null;
+  const takenOver = `another run took the lock over (${store.url}${lockKey(generation + 1, prefix)})`;
   const renew = async (): Promise<void> => {
     if (lost) return;
     try {

@@ -14,6 +14,7 @@ import { failureLine } from './failure-message.js';
 import { configFrom, withConfigOptions, withReadOptions, type ConfigOptions } from './config-options.js';
 import { backfillCommand } from './commands/backfill.js';
 import { generateCommand, type GenerateOptions } from './commands/generate.js';
+import { ingestCommand, type IngestCommandOptions } from './commands/ingest.js';
 import { parseCommand } from './commands/parse.js';
 import { reportCommand } from './commands/report.js';
 import { rollupCommand } from './commands/rollup.js';
@@ -44,8 +45,15 @@ export function program(): Command {
     .description('ingest new log objects, roll up the day, write Parquet, manifest and warehouse rows (or, with --month, the month\'s monthly_series_stats)')
     .option('--date <YYYY-MM-DD>', 'the UTC day')
     .option('--month <YYYY-MM>', 'roll up the month (monthly_series_stats) instead of a day; the month must be over')
-    .option('--dry-run', 'say what would be read and written; change nothing')))
+    .option('--dry-run', 'say what would be read and written; change nothing')
+    .option('--no-ingest', 'roll up from what is staged (by pingroll ingest --shard): no listing, parsing or table scans')))
     .action((opts: ConfigOptions & Parameters<typeof rollupCommand>[1]) => rollupCommand(configFrom(opts), opts));
+
+  withReadOptions(withConfigOptions(p.command('ingest')
+    .description('parse the new log objects and commit them, without rolling up; as one of N shards running at once with --shard')
+    .option('--shard <I/N>', 'parse the objects whose keys hash to shard I of N (0-based); default: from AWS_BATCH_JOB_ARRAY_INDEX and AWS_BATCH_JOB_ARRAY_SIZE, or JOB_COMPLETION_INDEX and PINGROLL_SHARDS')
+    .option('--date <YYYY-MM-DD>', 'also read the legacy tables that can hold this day (shard 0 only)')))
+    .action((opts: ConfigOptions & IngestCommandOptions) => ingestCommand(configFrom(opts), opts));
 
   withReadOptions(withConfigOptions(p.command('backfill')
     .description('ingest once, then roll up every day of a range; skips days whose inputs did not change')

@@ -12,13 +12,14 @@ import { DayPublisher, type PublishedDay } from '../../export/day-publish.js';
 import { TABLES } from '../../rollup/day-rollup.js';
 import { outputKey } from '../../export/day-parquet.js';
 import { manifestKey } from '../../export/manifest.js';
-import { ingestNewObjects, newObjects } from '../../ingest/batch/ingest-batch.js';
+import { ingestNewObjects, newObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
+import { owns, shardName, type Shard } from '../../ingest/batch/shard.js';
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
-import { acquireLock, type LockOptions } from '../../state/run-lock.js';
+import { acquireLock, acquireShardLock, type LockOptions } from '../../state/run-lock.js';
 import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
 import { loadListing } from '../../state/listing-state.js';
 import type { Backends } from '../backends.js';
@@ -41,6 +42,8 @@ export interface JobOptions {
   now?: Date;
   /** Bytes of staged rows per part (a part is made Parquet while parsing goes on); tests make it small. */
   stagingPartBytes?: number;
+  /** Roll up from what is staged (by the shards of a sharded ingest): no listing, no parsing, no table scans. */
+  noIngest?: boolean;
 }
 
 export interface JobSummary {
@@ -72,7 +75,8 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
-    const { todo, full } = await newObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile });
+    const { todo, full } = opts.noIngest ? { todo: [], full: false }
+      : await newObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile });
     const staged = await ledger.inputsFor(day);
     log.info('dry-run', {
       day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
@@ -88,7 +92,12 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }] }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {
-      Object.assign(summary, await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine }));
+      if (opts.noIngest) {
+        await settleQuarantine(state.quarantine, state.ledger, store);
+        summary.unreadable = state.quarantine.pending().map((o) => ({ key: o.key, reason: o.reason }));
+      } else {
+        Object.assign(summary, await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine }));
+      }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
       log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
       return summary;
@@ -114,13 +123,16 @@ export interface RunState {
  * anything is created), the lock taken, the state loaded, a day a killed run left half published
  * completed, what dead runs left removed. `fn` then runs; the lock and the work folder are let go after.
  */
-export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>] },
+export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>]; shard?: Shard | null },
   fn: (state: RunState) => Promise<T>): Promise<T> {
   const { logs, store, warehouse } = backends;
   const { run, log } = opts;
+  const shard = opts.shard ? shardName(opts.shard) : undefined;
   await logs.check?.();
   await store.check?.();
-  const lock = await acquireLock(store, run, opts.command, lockOptions(log, opts.waitSeconds));
+  // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
+  const lock = shard === undefined ? await acquireLock(store, run, opts.command, lockOptions(log, opts.waitSeconds))
+    : await acquireShardLock(store, run, opts.command, shard, lockOptions(log, opts.waitSeconds));
   const dir = await makeWorkDir(opts.kind);
   try {
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
@@ -128,8 +140,9 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine });
-    await publisher.recover();
-    const leftovers = await removeLeftovers(store, ledger);
+    // A day a killed run left half published is completed by the next run that holds the output alone.
+    if (shard === undefined) await publisher.recover();
+    const leftovers = await removeLeftovers(store, ledger, shard);
     if (leftovers.staged + leftovers.compacted + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
     return await fn({ ledger, quarantine, publisher, fence, dir });
   } finally {
@@ -149,21 +162,21 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine }): Promise<IngestSummary> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batch: string | null }> {
   const { log } = opts;
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
-    fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile },
+    fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile }, shard: opts.shard,
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
   // Still unreadable: every object the quarantine holds that no operator accepted as lost.
-  const out: IngestSummary = {
-    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [],
-    unreadable: opts.quarantine.pending().map((o) => ({ key: o.key, reason: o.reason })),
+  const out: IngestSummary & { batch: string | null } = {
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batch: batch.commit?.batch ?? null,
+    unreadable: opts.quarantine.pending().filter((o) => owns(opts.shard, o.key)).map((o) => ({ key: o.key, reason: o.reason })),
   };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({

@@ -15,7 +15,8 @@ import { DaySpool, PART_BYTES } from './day-spool.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
 import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
-import { loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
+import { listingKey, loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
+import { owns, shardName, type Shard } from './shard.js';
 import { ListingTracker, windowFrom } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
@@ -44,6 +45,8 @@ export interface IngestOptions {
   onUnreadable?: (key: string, reason: string) => void;
   /** The listing margin and whether to list everything (the state is read from the store). */
   listing: Omit<Listing, 'state'>;
+  /** This run is one shard of a sharded ingest: it parses the objects whose keys hash to it (shard.ts). */
+  shard?: Shard | null | undefined;
 }
 
 export interface IngestResult {
@@ -69,7 +72,7 @@ export interface NewObjects {
  * Log objects no committed batch has parsed and no operator has accepted as lost, in key order: of
  * those the listing window can hold (listing-window.ts), or of every object with `full`.
  */
-export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing): Promise<NewObjects> {
+export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing, shard?: Shard | null): Promise<NewObjects> {
   const window = windowFrom(listing.state, listing.marginMs, listing.full ?? false);
   const tracker = new ListingTracker(listing.state, window === undefined);
   const todo: ObjectRef[] = [];
@@ -77,11 +80,20 @@ export async function newObjects(source: ObjectSource, ledger: Ledger, quarantin
   for await (const ref of source.list(window)) {
     listed++;
     tracker.saw(ref.key);
-    if (!(await ledger.hasParsed(ref.key)) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
+    if (owns(shard, ref.key) && !(await ledger.hasParsed(ref.key)) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
   }
   todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const next = tracker.next();
   return { todo, listed, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+}
+
+/**
+ * Drops from the quarantine what a committed batch parsed (a run killed between its commit and the
+ * quarantine's save; another shard's object), and saves it if anything changed: a shard its own file.
+ */
+export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, store: ObjectStore, shard: Shard | null = null): Promise<void> {
+  for (const o of quarantine.all()) if (await ledger.hasParsed(o.key)) quarantine.parsed(o.key);
+  if (quarantine.changed) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
 }
 
 /** How a run lists: the saved state, the margin for late-visible objects, and whether to list everything. */
@@ -102,12 +114,14 @@ export function batchId(now = new Date()): string {
  */
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
-  const found = await newObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store) });
+  const shard = opts.shard ?? null;
+  const stateKey = listingKey(shard && shardName(shard));
+  const found = await newObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store, stateKey) }, shard);
   const todo = found.todo;
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const listed = new Set(todo.map((r) => r.key));
   for (const o of quarantine.pending()) {
-    if (!listed.has(o.key) && !(await opts.ledger.hasParsed(o.key))) todo.push({ key: o.key, etag: o.etag, size: o.size });
+    if (owns(shard, o.key) && !listed.has(o.key) && !(await opts.ledger.hasParsed(o.key))) todo.push({ key: o.key, etag: o.etag, size: o.size });
   }
   todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let result: IngestResult = { commit: null, objects: 0, records: 0 };
@@ -120,14 +134,12 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     result = parsed.result;
   }
   for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
-  // Entries a committed batch parsed already (a run killed between its commit and this save).
-  for (const o of quarantine.all()) if (await opts.ledger.hasParsed(o.key)) quarantine.parsed(o.key);
-  if (quarantine.changed) await quarantine.save(opts.store);
+  await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
   // Only now is everything the listing found committed or quarantined: the next listing may start after it.
   if (found.next.changed) {
     await opts.fence?.();
     const { changed: _, ...state } = found.next;
-    await saveListing(opts.store, state);
+    await saveListing(opts.store, state, stateKey);
   }
   return { ...result, listed: { objects: found.listed, full: found.full } };
 }
@@ -193,7 +205,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
     const objects: InputObject[] = kept.map(({ ref, i }) => ({ key: ref.key, size: ref.size, etag: ref.etag, records: records[i]! }));
     if (objects.length === 0) return { result: { commit: null, objects: 0, records: 0 }, failures };
     // The intent names the staging to remove should the run die before its commit (Ledger.tidy).
-    await opts.ledger.intend(batch, batchKey(batch));
+    await opts.ledger.intend(batch, batchKey(batch), opts.shard ? shardName(opts.shard) : undefined);
     const days = await spool.stage(opts.store, batch);
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     try {

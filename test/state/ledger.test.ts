@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DAYS, Ledger, type BatchCommit } from '../../state/ledger.js';
+import { batchKey, DAYS, INTENTS, Ledger, type BatchCommit } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { crashingStore, rm, tempDir } from '../helpers/job-fixture.js';
 
@@ -38,5 +38,22 @@ describe('the ledger', () => {
     expect((await again.inputsFor(DAY)).map((i) => i.id)).toEqual(['20261102T000000Z-aaaa', '20261102T010000Z-bbbb']);
     expect(await again.hasParsed(`${DAY}-10-00-00-A`)).toBe(true);
     expect(await again.hasParsed(`${DAY}-12-00-00-C`)).toBe(false);
+  });
+
+  it('lets a shard of a sharded ingest remove only its own dead batches\' staging: the other shards\' may be staging now', async () => {
+    const store = new DirectoryObjectStore(join(dir, 'shards'));
+    const ledger = await Ledger.load(store);
+    const staged = (id: string): string => `_staging/${id}/dt=${DAY}/part-0.parquet`;
+    for (const [id, owner] of [['b-mine', '0-of-2'], ['b-theirs', '1-of-2'], ['b-alone', undefined]] as const) {
+      await ledger.intend(id, batchKey(id), owner);
+      await store.put(staged(id), Buffer.from('x'));
+    }
+    expect(await ledger.tidy('0-of-2')).toEqual({ staged: 1, compacted: 0 });
+    expect(await store.size(staged('b-mine'))).toBeNull();
+    expect(await store.size(staged('b-theirs'))).not.toBeNull();
+    expect(await store.size(staged('b-alone'))).not.toBeNull();
+    // A run that holds the output alone knows no batch is staging: every dead one goes.
+    expect(await (await Ledger.load(store)).tidy()).toEqual({ staged: 2, compacted: 0 });
+    expect(await store.list(INTENTS)).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { acquireLock, LockHeldError, lockKey, LockLostError, LOCK_PREFIX, type Holder } from '../../state/run-lock.js';
+import { acquireLock, acquireShardLock, LockHeldError, lockKey, LockLostError, LOCK_PREFIX, SHARD_LOCKS, type Holder } from '../../state/run-lock.js';
 import { processStart } from '../../lib/process.js';
 import { rm, tempDir } from '../helpers/job-fixture.js';
 import { startMoto, type Moto } from '../helpers/moto.js';
@@ -102,5 +102,46 @@ describe.each(stores)('the run lock on %s', (_name, makeStore) => {
     expect(later).toBeGreaterThan(first);
     await lock.assertHeld();
     await lock.release();
+  });
+});
+
+describe.each(stores)('the locks of a sharded ingest on %s', (_name, makeStore) => {
+  it('let the shards of one ingest hold theirs at once, and keep a run that must be alone waiting until they are done', async () => {
+    const store = makeStore();
+    const shards = await Promise.all([0, 1, 2].map((i) => acquireShardLock(store, `shard-${i}`, `ingest --shard ${i}/3`, `${i}-of-3`)));
+    for (const s of shards) await s.assertHeld();
+    await expect(acquireLock(store, 'rollup', 'rollup 2026-11-01')).rejects.toThrow(/is being ingested by 3 shards, among them ingest --shard \d\/3 .*wait for them \(--wait SECONDS\)/);
+    // The rollup that gave up let go of the output's lock: the shards go on, and a fourth may start.
+    for (const s of shards) await s.assertHeld();
+    const waiting = acquireLock(store, 'rollup', 'rollup 2026-11-01', { waitSeconds: 30 });
+    await new Promise((r) => setTimeout(r, 300));
+    // While the rollup holds the output's lock and waits, no new shard starts.
+    await expect(acquireShardLock(store, 'late', 'ingest --shard 0/3', '0-of-3')).rejects.toThrow(LockHeldError);
+    for (const s of shards) await s.release();
+    const rollup = await waiting;
+    await expect(acquireShardLock(store, 'late', 'ingest --shard 1/3', '1-of-3')).rejects.toThrow(/is locked by run rollup \(rollup 2026-11-01/);
+    await rollup.release();
+    const after = await acquireShardLock(store, 'late', 'ingest --shard 1/3', '1-of-3');
+    await after.release();
+  });
+
+  it('keep two processes of one shard, and shards of another count, from running at once', async () => {
+    const store = makeStore();
+    const one = await acquireShardLock(store, 'a', 'ingest --shard 1/3', '1-of-3');
+    await expect(acquireShardLock(store, 'b', 'ingest --shard 1/3', '1-of-3')).rejects.toThrow(/is locked by run a \(ingest --shard 1\/3/);
+    await expect(acquireShardLock(store, 'c', 'ingest --shard 1/4', '1-of-4')).rejects.toThrow(/is locked by run a \(ingest --shard 1\/3/);
+    await one.release();
+    const other = await acquireShardLock(store, 'c', 'ingest --shard 1/4', '1-of-4');
+    await other.release();
+  });
+
+  it('stop a shard that stalled past its lease once a run that must be alone holds the output, before it commits anything', async () => {
+    const store = makeStore();
+    const shard = await acquireShardLock(store, 'slow', 'ingest --shard 0/2', '0-of-2');
+    // A rollup on another host found the shard's lease expired and took the output's lock.
+    await store.putIfAbsent(lockKey(1), holder({ run: 'rollup-elsewhere', host: 'another-host', pid: 4242 }));
+    await expect(shard.assertHeld()).rejects.toThrow(LockLostError);
+    await expect(shard.assertHeld()).rejects.toThrow(/holds the output's lock, this shard having stalled past its lease/);
+    expect((await store.list(SHARD_LOCKS)).length).toBe(1);
   });
 });

@@ -6,18 +6,22 @@ import { addDays, addMonths } from '../../../lib/utc-day.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
-export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; reconcile?: boolean }
+/** `ingest` is commander's --no-ingest: false when given. */
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; reconcile?: boolean; ingest?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
-  if (opts.month !== undefined) return rollupMonthCommand(config, opts);
+  if (opts.month !== undefined) {
+    if (opts.ingest === false) throw new ConfigError('--no-ingest is for a day (--date); a month is rolled up from its days');
+    return rollupMonthCommand(config, opts);
+  }
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
   const day = pastDay(opts.date);
   const waitSeconds = Number(opts.wait);
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const summary = await withBackends(config, log, (backends) =>
-    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile }));
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile, noIngest: opts.ingest === false }));
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `

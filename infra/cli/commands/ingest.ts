@@ -1,0 +1,22 @@
+import { withBackends } from '../../backends.js';
+import { ConfigError, pastDay, shardFrom, type Config } from '../../config.js';
+import { runIngestJob } from '../../jobs/ingest-job.js';
+import { makeLog } from '../run-log.js';
+import { unreadableError } from './quarantine.js';
+
+export interface IngestCommandOptions { shard?: string; date?: string; wait: string; rescan?: boolean; reconcile?: boolean }
+
+/** `pingroll ingest [--shard I/N]`: parse the new log objects (this shard's), commit them; one summary line on stdout. */
+export async function ingestCommand(config: Config, opts: IngestCommandOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const shard = shardFrom(opts.shard, env);
+  const day = opts.date === undefined ? undefined : pastDay(opts.date);
+  const waitSeconds = Number(opts.wait);
+  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
+  const log = makeLog();
+  const s = await withBackends(config, log, (backends) =>
+    runIngestJob(config, backends, { log, shard, day, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile }));
+  const scanned = s.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
+  process.stdout.write(`ingest${shard ? ` shard ${shard.index}/${shard.count}` : ''}: ${s.parsedObjects} log objects parsed, ${s.parsedRecords} records`
+    + `${s.batch ? ` (batch ${s.batch})` : ''}${scanned ? `; scanned ${scanned}` : ''}\n`);
+  if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
+}

@@ -1,0 +1,53 @@
+/**
+ * `pingroll ingest`: the ingest half of the daily job, on its own. Run as N shards at once (`--shard
+ * I/N`, or an AWS Batch array job, or a Kubernetes indexed Job), each parses the new log objects
+ * whose keys hash to it and commits them as its own batch; `pingroll rollup --date D --no-ingest`
+ * then rolls up from what they staged, exactly as one process would have. Without a shard it is one
+ * process that holds the output alone, like a rollup.
+ *
+ * With `--date D` it also reads the legacy tables that can hold D (shard 0 only: a Scan has its own
+ * parallel segments, and one reader per table keeps the read capacity what one run costs).
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { tablesForDay } from '../../ingest/dynamodb/monthly-tables.js';
+import type { Shard } from '../../ingest/batch/shard.js';
+import { openEngine } from '../../lib/duckdb-engine.js';
+import type { Log } from '../../lib/log.js';
+import type { Backends } from '../backends.js';
+import type { Config } from '../config.js';
+import { ingest, withRun, type IngestSummary } from './daily-job.js';
+
+export interface IngestJobOptions {
+  log: Log;
+  shard: Shard | null;
+  /** Also read the legacy tables that can hold this day. */
+  day?: string | undefined;
+  waitSeconds?: number | undefined;
+  rescan?: boolean | undefined;
+  reconcile?: boolean | undefined;
+  now?: Date;
+  stagingPartBytes?: number;
+}
+
+export interface IngestJobSummary extends IngestSummary {
+  run: string;
+  /** The batch this run committed, or null when it found nothing new. */
+  batch: string | null;
+}
+
+export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {
+  const { log, shard } = opts;
+  const run = randomUUID();
+  const name = shard ? `${shard.index}/${shard.count}` : null;
+  const tables = opts.day && config.ddbTables && (!shard || shard.index === 0) ? tablesForDay(config.ddbTables, opts.day) : [];
+  return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }] }, async (state) => {
+    const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+    try {
+      const out = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+      return { run, ...out };
+    } finally {
+      engine.closeSync();
+    }
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * A sharded ingest: N `pingroll ingest --shard I/N` processes at once on one output, then `pingroll
+ * rollup --date D --no-ingest`, give exactly what one `pingroll rollup --date D` gives, on a generated
+ * day with objects delivered late and the same records delivered twice in objects of different shards.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateSample, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
+import { shardOf } from '../../../ingest/batch/shard.js';
+import { expectedDay } from '../../helpers/oracle.js';
+import { readDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+
+const DAY = '2026-11-01';
+const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
+const root = tempRoots();
+
+interface Run { status: number | null; stdout: string; stderr: string }
+
+function cliEnv(logs: string, out: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', PINGROLL_LOGS: logs, PINGROLL_OUTPUT: out, PINGROLL_WAREHOUSE: `duckdb:${out}.duckdb`, ...extra };
+}
+
+/** The CLI as a process of its own, awaited (so that several run at once). */
+function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/**
+ * The day's objects: its own, some delivered late (next day's names), some delivered twice under
+ * another name; and the day before's, late into this one. With the pairs delivered twice.
+ */
+function sampleObjects(): { objects: LogObject[]; twice: Array<[LogObject, LogObject]> } {
+  const day = generateSample({ date: DAY, sessions: 120, seed: 61, truth: true, recordsPerObject: 80, lateShare: 0.2 });
+  const before = generateSample({ date: '2026-10-31', sessions: 40, seed: 62, truth: true, recordsPerObject: 80, lateShare: 0.5 });
+  const twice = day.objects.filter((_, i) => i % 5 === 3).map((o) => [o, redeliver(o, o.deliveredMs + 41 * 60_000)] as [LogObject, LogObject]);
+  return { objects: [...day.objects, ...before.objects, ...twice.map(([, again]) => again)], twice };
+}
+
+describe('sharded ingest', () => {
+  const { objects, twice } = sampleObjects();
+
+  it('has objects for every shard of 8, and records delivered twice in objects of different shards', () => {
+    expect(new Set(objects.map((o) => shardOf(o.key, 8))).size).toBe(8);
+    for (const n of [3, 8]) expect(twice.filter(([a, b]) => shardOf(a.key, n) !== shardOf(b.key, n)).length).toBeGreaterThan(2);
+  });
+
+  it.each([1, 3, 8])('%i shards at once, then rollup --no-ingest, give the single process\'s tables exactly; running them again changes nothing', async (n) => {
+    const r = root();
+    const logs = join(r, 'logs');
+    await writeObjects(logs, objects);
+    const single = await cli(cliEnv(logs, join(r, 'single')), 'rollup', '--date', DAY);
+    expect(single.status, single.stderr).toBe(0);
+    const want = await readDay(join(r, 'single'), DAY);
+    // The single process is right to begin with.
+    expect(want).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
+    expect(want.audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
+
+    const env = cliEnv(logs, join(r, 'sharded'));
+    const shards = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`)));
+    for (const s of shards) expect(s.status, s.stderr).toBe(0);
+    // Each object was parsed by exactly one shard: its own.
+    const parsed = shards.map((s) => Number(/: (\d+) log objects parsed/.exec(s.stdout)![1]));
+    expect(parsed).toEqual(Array.from({ length: n }, (_, i) => objects.filter((o) => shardOf(o.key, n) === i).length));
+    const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
+    expect(rollup.status, rollup.stderr).toBe(0);
+    expect(rollup.stdout).toMatch(/from 0 newly parsed objects/);
+    expect(await readDay(join(r, 'sharded'), DAY)).toEqual(want);
+
+    // Again: the shards find nothing new, and the day comes out the same (nothing counted twice).
+    const again = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`)));
+    for (const s of again) expect(s.stdout).toMatch(/: 0 log objects parsed, 0 records$/m);
+    expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
+    expect(await readDay(join(r, 'sharded'), DAY)).toEqual(want);
+    // Nothing of the shards' runs is left lying around: no intents, no uncompacted commits, no locks held.
+    expect(await readdir(join(r, 'sharded', '_state', 'intents')).catch(() => [])).toEqual([]);
+    expect(await readdir(join(r, 'sharded', '_state', 'batches')).catch(() => [])).toEqual([]);
+    for (const dir of await readdir(join(r, 'sharded', '_state', 'shard-locks'))) {
+      for (const f of await readdir(join(r, 'sharded', '_state', 'shard-locks', dir))) {
+        expect(JSON.parse(await readFile(join(r, 'sharded', '_state', 'shard-locks', dir, f), 'utf8')).released).toBe(true);
+      }
+    }
+  });
+
+  it('quarantines an unreadable object in its shard\'s own file; the rollup after the shards names it, exits 4 and keeps it in the quarantine', async () => {
+    const r = root();
+    const logs = join(r, 'logs');
+    await writeObjects(logs, objects);
+    const bad = objects.find((o) => shardOf(o.key, 2) === 1)!;
+    await writeFile(join(logs, bad.key), Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(300, 7)]));
+    const env = cliEnv(logs, join(r, 'out'));
+    const [zero, one] = await Promise.all([cli(env, 'ingest', '--shard', '0/2'), cli(env, 'ingest', '--shard', '1/2')]);
+    expect(zero.status, zero.stderr).toBe(0);
+    expect(one.status).toBe(4);
+    expect(one.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^pingroll: completed, but 1 log objects? could not be read \\(first: ${bad.key}: `));
+    const shardFile = JSON.parse(await readFile(join(r, 'out', '_state', 'quarantine-shards', '1-of-2.json'), 'utf8'));
+    expect(shardFile.objects.map((o: { key: string }) => o.key)).toEqual([bad.key]);
+    const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
+    expect(rollup.status).toBe(4);
+    const main = JSON.parse(await readFile(join(r, 'out', '_state', 'quarantine.json'), 'utf8'));
+    expect(main.objects.map((o: { key: string }) => o.key)).toEqual([bad.key]);
+    expect(await readdir(join(r, 'out', '_state', 'quarantine-shards'))).toEqual([]);
+    // Delivered whole after all: its shard takes it in, and the next rollup is exact and clean.
+    await writeObjects(logs, [bad]);
+    expect((await cli(env, 'ingest', '--shard', '1/2')).stdout).toMatch(/^ingest shard 1\/2: 1 log objects parsed/);
+    expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
+    expect(JSON.parse(await readFile(join(r, 'out', '_state', 'quarantine.json'), 'utf8')).objects).toEqual([]);
+  });
+
+  it('takes the shard from an AWS Batch array job\'s or a Kubernetes indexed Job\'s environment; says what is wrong with a bad one', async () => {
+    const r = root();
+    const logs = join(r, 'logs');
+    await writeObjects(logs, objects);
+    const out = join(r, 'out');
+    const batch = await cli(cliEnv(logs, out, { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' }), 'ingest');
+    expect(batch.status, batch.stderr).toBe(0);
+    expect(batch.stdout).toMatch(new RegExp(`^ingest shard 1/3: ${objects.filter((o) => shardOf(o.key, 3) === 1).length} log objects parsed`));
+    const k8s = await cli(cliEnv(logs, out, { JOB_COMPLETION_INDEX: '2', PINGROLL_SHARDS: '3' }), 'ingest');
+    expect(k8s.stdout).toMatch(new RegExp(`^ingest shard 2/3: ${objects.filter((o) => shardOf(o.key, 3) === 2).length} log objects parsed`));
+    const noCount = spawnSync(process.execPath, [CLI, 'ingest'], { env: cliEnv(logs, out, { JOB_COMPLETION_INDEX: '2' }), encoding: 'utf8' });
+    expect(noCount.status).toBe(2);
+    expect(noCount.stderr).toMatch(/^pingroll: JOB_COMPLETION_INDEX is set but PINGROLL_SHARDS is not/);
+    const bad = spawnSync(process.execPath, [CLI, 'ingest', '--shard', '3/3'], { env: cliEnv(logs, out), encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^pingroll: --shard=3\/3 is not a shard; give it as I\/N/);
+  });
+});
