@@ -3,6 +3,7 @@
  * `<table>/dt=<day>/part-00000.parquet`, and the day's rejects. They are published whole by
  * publish-journal.ts.
  */
+import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -40,7 +41,7 @@ export async function writeParquet(engine: DuckDBConnection, select: string, tab
   dateColumn?: OutputFile['dateColumn']): Promise<OutputFile> {
   const local = join(dir, `${table}.parquet`);
   // COPY answers with the number of rows it wrote.
-  const written = await engine.runAndReadAll(`COPY (${select}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION zstd)`);
+  const written = await engine.runAndReadAll(`COPY (${select}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
   const rows = Number(written.getRows()[0]![0] as bigint);
   return { table, key: outputKey(table, partition), rows, bytes: (await stat(local)).size, local, ...(dateColumn ? { dateColumn } : {}) };
 }

@@ -13,6 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
+import { PARQUET_CODEC } from '../../lib/parquet-codec.js';
 import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
@@ -110,16 +111,15 @@ export class DaySpool {
   }
 
   /**
-   * One part's rows as Parquet files by UTC day, in one partitioned pass of DuckDB. Staged pings are
-   * intermediate data, written once and read by a few rollups: LZ4, the cheapest codec to write and
-   * read (the daily job ran 6% faster than with zstd level 1, for files 1.7x the size).
+   * One part's rows as Parquet files by UTC day, in one partitioned pass of DuckDB. Snappy, which
+   * Redshift's COPY reads (the rollup inside Redshift COPYs these files; lib/parquet-codec.ts).
    */
   private async toParquetByDay(csvPaths: string[]): Promise<void> {
     const dir = csvPaths[0]!.replace(/\.csv$/, '');
     const written = await this.engine.runAndReadAll(`COPY (
         SELECT *, event_ms // ${DAY_MS} AS day_number
         FROM read_csv([${csvPaths.map(sqlString).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS}))
-      TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION lz4, PARTITION_BY (day_number), RETURN_STATS)`);
+      TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC}, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);
       const n = Number(/day_number=(-?\d+)/.exec(file)?.[1]);
