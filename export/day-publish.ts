@@ -2,16 +2,17 @@
  * Publishing a day: roll it up from everything staged for it, then replace its Parquet, rejects,
  * warehouse rows and manifest, whole or not at all (publish-journal.ts).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../lib/log.js';
-import { rollupDay } from '../rollup/day-rollup.js';
+import { rollupDay, TABLES, type TableName } from '../rollup/day-rollup.js';
+import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
 import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import { dayRejects, MONTH_TABLE, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
+import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
@@ -40,6 +41,8 @@ export interface DayPublisherOptions {
   fence?: () => Promise<void>;
   /** Unreadable log objects, named in the manifests of the days they may hold. */
   quarantine?: Quarantine;
+  /** Roll days up inside the warehouse (PINGROLL_ROLLUP=redshift) instead of in DuckDB. */
+  rollupInWarehouse?: boolean | undefined;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -84,12 +87,16 @@ export class DayPublisher {
     return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
   }
 
-  /** Everything staged for `day`: its files (local paths; a local store's read where they are), outcome counts, rejects and inputs. */
-  private async gather(day: string, dir: string) {
+  /**
+   * Everything staged for `day`: its files (local paths, a local store's read where they are; none
+   * with `download` false), their keys, outcome counts, rejects and inputs.
+   */
+  private async gather(day: string, dir: string, download = true) {
     const { store } = this.opts;
     const staged = await this.opts.ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
+    const keys: string[] = [];
     const rejects: string[] = [];
     const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
     for (const [i, { id, staged: s, objects, table }] of staged.entries()) {
@@ -102,6 +109,8 @@ export class DayPublisher {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
             + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.json and ${PARSED}*/${id}.json and run again with --reconcile, which parses its log objects anew`));
         }
+        keys.push(key);
+        if (!download) continue;
         // Staged files never change once committed: a local store's are read where they are.
         let local = store.localFile?.(key);
         if (!local) {
@@ -114,7 +123,7 @@ export class DayPublisher {
       for (const o of objects) inputs.objects.push({ key: o.key, size: o.size, etag: o.etag });
       if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
     }
-    return { staged, files, outcomes, rejects, inputs };
+    return { staged, files, keys, outcomes, rejects, inputs };
   }
 
   /**
@@ -147,17 +156,18 @@ export class DayPublisher {
     const started = new Date().toISOString();
     const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
     try {
-      const { staged, files, outcomes, rejects, inputs } = await this.gather(day, dir);
+      const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined;
+      const { staged, files, keys, outcomes, rejects, inputs } = await this.gather(day, dir, !inWarehouse);
       if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
-      const rollup = await rollupDay(engine, day, files, outcomes);
-      const outputs = await writeDayParquet(engine, day, rollup, dir);
       const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
       const publishedAt = new Date();
-      outputs.push(await writeRunsParquet(engine, {
+      const runs = await writeRunsParquet(engine, {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objects.length, tablesRead: inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
-      }, dir));
+      }, dir);
+      const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, keys, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);
+      const outputs = [...rollup.outputs, runs];
       const rejectsBody = await dayRejects(store, rejects);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
       const manifest: DayManifest = {
@@ -171,11 +181,52 @@ export class DayPublisher {
       await publishWhole(store, {
         run, day, tables: outputs,
         others: [{ key: rejectsKey(day), body: rejectsBody }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
-      }, this.loadWarehouse, this.opts.fence);
+      }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The day rolled up by DuckDB, here, and its tables written as Parquet. */
+  private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string) {
+    const rollup = await rollupDay(engine, day, files, outcomes);
+    return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: await writeDayParquet(engine, day, rollup, dir) };
+  }
+
+  /**
+   * The day rolled up inside the warehouse, in its load transaction (PINGROLL_ROLLUP=redshift): it
+   * reads the staged files where they are, loads the day, and UNLOADs each table's Parquet, which is
+   * then published like DuckDB's. The day is in the warehouse before its files are published: a run
+   * killed in between leaves the day's manifest unwritten, and the next run rolls it up again (the
+   * load replaces the day).
+   */
+  private async rollupInWarehouse(engine: DuckDBConnection, day: string, stagedKeys: string[], outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string) {
+    const { store, run } = this.opts;
+    const unloadPrefix = `_warehouse-rollup/${run}/dt=${day}/`;
+    const runsKey = `${unloadPrefix}daily_runs.parquet`;
+    await this.opts.fence?.();
+    await store.put(runsKey, { file: runs.local });
+    try {
+      await this.opts.warehouse!.rollupDay!(day, { stagedKeys, outcomes, runsKey, unloadPrefix });
+      const outputs: OutputFile[] = [];
+      for (const table of TABLES) {
+        const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
+        if (unloaded.length !== 1) throw new Error(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
+        const local = join(dir, `${table}.parquet`);
+        await store.download(unloaded[0]!, local);
+        const [{ n }] = (await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+        outputs.push({ table, key: outputKey(table, day), rows: Number(n), bytes: (await stat(local)).size, local });
+      }
+      const file = (t: TableName): string => sqlString(outputs.find((o) => o.table === t)!.local);
+      const [{ pings }] = (await queryRows<{ pings: bigint | null }>(engine, `SELECT sum(pings) AS pings FROM read_parquet(${file('daily_episode_stats')})`)) as [{ pings: bigint | null }];
+      const duplicates: Record<string, number> = {};
+      for (const r of await queryRows<{ source: string; records: bigint }>(engine, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'duplicate'`)) duplicates[r.source] = Number(r.records);
+      for (const source of Object.keys(outcomes)) duplicates[source] ??= 0;
+      return { pings: Number(pings ?? 0n), duplicates, outputs };
+    } finally {
+      for (const key of await store.list(unloadPrefix)) await store.delete(key).catch(() => {});
     }
   }
 }

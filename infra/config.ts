@@ -30,6 +30,11 @@ export interface Config {
   warehouse: WarehouseTarget;
   /** Set when the warehouse is Redshift. */
   redshift: RedshiftConfig | null;
+  /**
+   * Where a day is rolled up (`PINGROLL_ROLLUP`): `duckdb` in this process, or `redshift`, inside the
+   * warehouse, in the day's load transaction (the staged Parquet COPYed in, the outputs UNLOADed).
+   */
+  rollup: 'duckdb' | 'redshift';
   /** DuckDB's memory limit for a run, in MB (`PINGROLL_MEMORY_LIMIT`); a backfill shares it among its days. */
   memoryLimitMb: number;
   /** Remote log objects fetched at once, at most (`--concurrency`); the 64 MB read budget bounds them too. */
@@ -101,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
     warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
     redshift: null,
+    rollup: parseRollup(env.PINGROLL_ROLLUP ?? 'duckdb'),
     memoryLimitMb: parseMemoryLimit(pick(flags.memoryLimit, 'PINGROLL_MEMORY_LIMIT', DEFAULTS.memoryLimit)),
     concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 1024),
     parseThreads: flags.parseThreads === undefined || flags.parseThreads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(flags.parseThreads, 0, '--parse-threads', 0, 64),
@@ -118,7 +124,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     }
     config.redshift = parseRedshift(env);
   }
+  if (config.rollup === 'redshift' && config.warehouse.kind !== 'redshift') {
+    throw new ConfigError('PINGROLL_ROLLUP=redshift needs PINGROLL_WAREHOUSE=redshift: the rollup runs inside the warehouse');
+  }
   return config;
+}
+
+function parseRollup(value: string): Config['rollup'] {
+  if (value === 'duckdb' || value === 'redshift') return value;
+  throw new ConfigError(`PINGROLL_ROLLUP='${value}' is not one of duckdb (the default), redshift`);
 }
 
 /** Whether failures print stack traces (`PINGROLL_DEBUG`); readable before the rest of the configuration. */

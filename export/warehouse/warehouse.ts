@@ -8,4 +8,21 @@ export interface Warehouse {
   /** Replaces `day` in every table with the files' rows, in one transaction (a monthly file replaces the month starting on `day`). */
   loadDay(day: string, files: OutputFile[]): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Rolls `day` up inside the warehouse and loads it, in one transaction, where the warehouse can
+   * (PINGROLL_ROLLUP=redshift): see RedshiftWarehouse.rollupStatements.
+   */
+  rollupDay?(day: string, input: WarehouseRollup): Promise<void>;
+}
+
+/** What a rollup inside the warehouse reads and where it writes the day's Parquet (output-relative keys). */
+export interface WarehouseRollup {
+  /** The day's staged pings. */
+  stagedKeys: string[];
+  /** The day's record counts by source and outcome (the rollup adds duplicates). */
+  outcomes: Record<string, Record<string, number>>;
+  /** The day's daily_runs row, as Parquet. */
+  runsKey: string;
+  /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`. */
+  unloadPrefix: string;
 }

@@ -15,7 +15,9 @@ import type { RedshiftConfig } from './redshift-config.js';
 import type { Log } from '../../../lib/log.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
-import type { Warehouse } from '../warehouse.js';
+import type { Warehouse, WarehouseRollup } from '../warehouse.js';
+import { dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
+import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
 
 export interface DataApiOptions {
   /** Give up on a statement after this long (it is cancelled). */
@@ -124,6 +126,35 @@ export class RedshiftWarehouse implements Warehouse {
       `DELETE FROM ${cfg.schema}.${f.table} WHERE ${f.dateColumn ?? 'day'} = '${day}'`,
       `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.stagedKey ?? f.key}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
     ]);
+  }
+
+  /**
+   * The day rolled up inside Redshift (PINGROLL_ROLLUP=redshift), as one batch, which the Data API
+   * runs as one transaction: the day's staged Parquet COPYed into a temporary table, the rollup SQL
+   * (rollup/day-rollup-sql.ts: each table's day deleted, then inserted), the day's daily_runs row
+   * COPYed, and each table's day UNLOADed as Parquet (Snappy, as pingroll's own files) under
+   * `unloadPrefix`, from inside the transaction: what it writes is what the transaction commits. One
+   * file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's 6.2 GB per file); pingroll
+   * then publishes the files as its own (day-publish.ts). Analysts see the old day or the new one.
+   */
+  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: WarehouseRollup): string[] {
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const role = `IAM_ROLE '${cfg.iamRole}'`;
+    const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
+    return [
+      `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
+      ...input.stagedKeys.map((key) => `COPY staged_pings FROM ${s3(key)} ${role} FORMAT AS PARQUET`),
+      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes }),
+      `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
+      `COPY ${cfg.schema}.daily_runs FROM ${s3(input.runsKey)} ${role} FORMAT AS PARQUET`,
+      ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+      'DROP TABLE staged_pings',
+    ];
+  }
+
+  async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
+    await this.init();
+    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input), `rollup of ${day}`);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

@@ -11,11 +11,15 @@ export function sqlStatements(text: string): string[] {
     .split(/;\s*$/m).map((s) => s.trim()).filter(Boolean);
 }
 
-/** Tables then views. Redshift: in `schema`; DuckDB: no schema, no DISTSTYLE/DISTKEY/SORTKEY. */
-export function warehouseStatements(dialect: 'duckdb' | 'redshift', schema = 'pingroll'): string[] {
+/**
+ * Tables then views. Redshift: in `schema`; DuckDB: no schema, no DISTSTYLE/DISTKEY/SORTKEY; Postgres
+ * (where the tests run the rollup inside Redshift): the tables in `schema`, without those clauses.
+ */
+export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll'): string[] {
   const tables = sqlStatements(readFileSync(projectFile('export/warehouse/sql/tables.sql'), 'utf8'));
   const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
   if (dialect === 'redshift') return [...tables.map((s) => s.replaceAll('{schema}', schema)), `SET search_path TO ${schema}`, ...views];
+  if (dialect === 'postgres') return tables.map((s) => s.replaceAll('{schema}', schema).replace(/\)\s*DISTSTYLE[\s\S]*$/, ')'));
   return [
     ...tables.filter((s) => !s.startsWith('CREATE SCHEMA')).map((s) => s.replaceAll('{schema}.', '').replace(/\)\s*DISTSTYLE[\s\S]*$/, ')')),
     ...views,

@@ -20,6 +20,10 @@ import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startMoto } from '../../helpers/moto.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
 
 const rs = mockClient(RedshiftDataClient);
 beforeEach(() => rs.reset());
@@ -179,6 +183,98 @@ describe('make rollup with Redshift configured', () => {
       const manifest = JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString());
       expect(manifest.warehouse).toBe('redshift:analytics/dev.pingroll');
     } finally {
+      restore();
+      await s3.stop();
+    }
+  });
+
+  it('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup', async () => {
+    const s3 = await startMoto(['logs', 'rollups']);
+    const restore = setEnv(s3.env);
+    const pg = new PGlite();
+    try {
+      const { makeS3Client } = await import('../../../infra/aws/s3-client.js');
+      const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+      const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
+      const client = makeS3Client({ s3EndpointOverride: true });
+      const sample = generateSample({ date: '2026-11-01', sessions: 60, seed: 19, lateShare: 0.2, recordsPerObject: 200 });
+      for (const o of sample.objects) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
+      const root = tempDir();
+      roots.push(root);
+      // The reference: DuckDB's rollup of the same logs, into another output.
+      await runDay(loadConfig({ ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://rollups/duckdb/', PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
+
+      // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
+      // with DuckDB reading and writing the Parquet; every other statement runs on Postgres as sent.
+      const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
+      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
+      const duck = await DuckDBInstance.create(':memory:');
+      const c = await duck.connect();
+      const key = (url: string): string => url.replace(/^s3:\/\/rollups\/pingroll\//, '');
+      const sent: string[][] = [];
+      rs.on(BatchExecuteStatementCommand).callsFake(async (input: { Sqls: string[] }) => {
+        sent.push(input.Sqls);
+        // The warehouse's init (Redshift's DDL and views): the tables are in Postgres already, as its DDL made them.
+        if (input.Sqls.some((q) => q.startsWith('CREATE TABLE IF NOT EXISTS'))) return { Id: 'init' };
+        await pg.transaction(async (tx) => {
+          for (const sql of input.Sqls) {
+            const copy = /^COPY (\S+) FROM 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET$/.exec(sql);
+            const unload = /^UNLOAD \('(.*)'\) TO 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE$/s.exec(sql);
+            if (copy) {
+              const local = join(root, 'copy.parquet');
+              await store.download(key(`s3://${copy[2]}`), local);
+              const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet('${local}')`);
+              const lit = (v: unknown): string => v === null ? 'NULL' : typeof v === 'bigint' || typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+              if (rows.length) await tx.exec(`INSERT INTO ${copy[1]} VALUES ${rows.map((r) => `(${Object.values(r).map(lit).join(', ')})`).join(', ')}`);
+            } else if (unload) {
+              const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
+              const json = join(root, 'unload.json');
+              await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
+              const table = /FROM pingroll\.(\w+)/.exec(unload[1]!)![1]!;
+              const types = (await tx.query<{ column_name: string; data_type: string }>(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'pingroll' AND table_name = '${table}' ORDER BY ordinal_position`)).rows;
+              const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : 'VARCHAR'}'`).join(', ');
+              const out = join(root, 'unload.parquet');
+              await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);
+              await store.put(`${key(`s3://${unload[2]}`)}0000_part_00.parquet`, { file: out });
+            } else {
+              await tx.exec(sql);
+            }
+          }
+        });
+        return { Id: `b-${sent.length}` };
+      });
+      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog() });
+      c.closeSync();
+      duck.closeSync();
+
+      // One init batch, one batch for the day: the staged files COPYed, the rollup, the UNLOADs.
+      expect(sent).toHaveLength(2);
+      const day = sent[1]!;
+      expect(day[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
+      expect(day.filter((q) => q.startsWith('COPY staged_pings FROM \'s3://rollups/pingroll/_staging/'))).not.toHaveLength(0);
+      expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats'].map((t) =>
+        `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`));
+      // The published day equals DuckDB's rollup, file for file (read back by DuckDB).
+      const duckdbStore = new S3ObjectStore(client, 'rollups', 'duckdb/');
+      for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats']) {
+        const files = await Promise.all([store, duckdbStore].map(async (st, i) => {
+          const local = join(root, `${t}-${i}.parquet`);
+          await st.download(`${t}/dt=2026-11-01/part-00000.parquet`, local);
+          return local;
+        }));
+        const [a, b] = await Promise.all(files.map((f) => query(`SELECT * EXCLUDE (day), day::VARCHAR AS day FROM read_parquet('${f}') ORDER BY ALL`)));
+        expect(a, t).toEqual(b);
+        expect(a!.length, t).toBeGreaterThan(0);
+      }
+      expect(summary.pings).toBeGreaterThan(0);
+      const manifest = JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString());
+      expect(manifest.pings).toBe(summary.pings);
+      // The warehouse has the day, and nothing of the UNLOAD is left behind.
+      expect((await pg.query('SELECT count(*)::int AS n FROM pingroll.daily_runs')).rows).toEqual([{ n: 1 }]);
+      expect(await store.list('_warehouse-rollup/')).toEqual([]);
+    } finally {
+      await pg.close();
       restore();
       await s3.stop();
     }

@@ -1,0 +1,83 @@
+/**
+ * The rollup of one UTC day (contract §4, §5) as portable SQL, for the rollup inside Redshift
+ * (PINGROLL_ROLLUP=redshift): the same dedupe and metrics as day-rollup.ts, written once for
+ * Redshift and PostgreSQL (the tests run this very text on Postgres and hold it to DuckDB's rollup,
+ * row for row). It runs in the day's load transaction: the day's staged pings are in `staged`, and
+ * each output table's day is replaced (DELETE, then INSERT ... SELECT).
+ *
+ * Where it differs from DuckDB's rollup (day-rollup.ts), and why:
+ * - Distinct minutes are COUNT(DISTINCT session || ':' || minute). DuckDB's rollup ORs a 64-bit mask
+ *   per session and block instead (less to hash, and it spills well); Redshift has neither bit_count
+ *   nor 64-bit shifts on UBIGINT, and its exact COUNT(DISTINCT) is the massively parallel way there.
+ *   The minute is last and holds no ':', so two (session, minute) pairs never make one string.
+ * - Integer division is written CAST(FLOOR(x / 60000.0) AS BIGINT): `/` truncates integers on
+ *   Redshift and Postgres but not on DuckDB (`//` there), and FLOOR is the same on all three.
+ * - Timestamps from epoch ms: TIMESTAMP 'epoch' + ms / 1000.0 * INTERVAL '1 second' (Redshift's own
+ *   idiom; make_timestamp is DuckDB's).
+ * - Conditional sums are SUM(CASE ...): Redshift has no FILTER clause.
+ * - The survivor of each key is ROW_NUMBER() = 1 over the whole day (DuckDB's rollup windows only the
+ *   keys staged more than once: Redshift distributes the window by key anyway).
+ */
+import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
+import { sqlString } from '../lib/duckdb-engine.js';
+import { STAGED_COLUMNS } from '../ingest/staged-ping.js';
+import type { TableName } from './day-rollup.js';
+
+/** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
+export const STAGED_TABLE_COLUMNS = STAGED_COLUMNS.map((c) =>
+  `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
+
+export interface DayRollupSql {
+  day: string;
+  /** The relation holding the staged pings (any day; only `day`'s are read). */
+  staged: string;
+  /** Each output table, schema-qualified. */
+  tables: Record<TableName, string>;
+  /** The day's record counts by source and outcome from the ledger (the rollup adds `duplicate`). */
+  outcomes: Record<string, Record<string, number>>;
+}
+
+/** The statements, in order; run them in one transaction. */
+export function dayRollupStatements({ day, staged, tables, outcomes }: DayRollupSql): string[] {
+  const start = dayStartMs(day);
+  const date = `CAST(${sqlString(day)} AS DATE)`;
+  const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
+  const ts = (ms: string): string => `TIMESTAMP 'epoch' + ${ms} / 1000.0 * INTERVAL '1 second'`;
+  const minutes = `COUNT(DISTINCT session || ':' || CAST(minute AS VARCHAR))`;
+  const viewers = `COUNT(DISTINCT COALESCE(user_id, 'session:' || session))`;
+  const counted = Object.entries(outcomes).flatMap(([source, counts]) => Object.entries(counts).filter(([, n]) => n > 0)
+    .map(([outcome, n]) => `SELECT ${sqlString(source)} AS source, ${sqlString(outcome)} AS outcome, CAST(${n} AS BIGINT) AS records`));
+  return [
+    // Dedupe: one survivor per key (the ping id, else the natural key): S3 over DynamoDB, then the
+    // earliest, then the smallest natural key. The survivor supplies every value.
+    `CREATE TEMP TABLE day_pings AS
+     SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute
+     FROM (
+       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(ping_id, natural_key)
+                                      ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+       FROM ${staged} s WHERE ${inDay}) ranked
+     WHERE rn = 1`,
+    `DELETE FROM ${tables.daily_episode_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_episode_stats} (day, series_id, episode_id, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at, s3_pings, dynamodb_pings)
+     SELECT ${date}, series, episode, COUNT(*), COUNT(DISTINCT session), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')},
+            SUM(CASE WHEN source = 's3' THEN 1 ELSE 0 END), SUM(CASE WHEN source = 'dynamodb' THEN 1 ELSE 0 END)
+     FROM day_pings GROUP BY series, episode`,
+    `DELETE FROM ${tables.daily_series_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_series_stats} (day, series_id, episodes, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at)
+     SELECT ${date}, series, COUNT(DISTINCT episode), COUNT(*), COUNT(DISTINCT session), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')}
+     FROM day_pings GROUP BY series`,
+    // By UTC hour: distinct (session, minute) over every series and episode. Hours with none are left out.
+    `DELETE FROM ${tables.daily_hourly_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_hourly_stats} (day, hour, minutes_watched)
+     SELECT ${date}, CAST(FLOOR(minute / 60.0) AS BIGINT), ${minutes} FROM day_pings GROUP BY CAST(FLOOR(minute / 60.0) AS BIGINT)`,
+    // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
+    `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)
+     SELECT ${date}, source, outcome, records FROM (
+       ${[...counted, `SELECT s.source, 'duplicate' AS outcome, s.n - COALESCE(k.n, 0) AS records
+       FROM (SELECT source, COUNT(*) AS n FROM ${staged} WHERE ${inDay} GROUP BY source) s
+       LEFT JOIN (SELECT source, COUNT(*) AS n FROM day_pings GROUP BY source) k ON k.source = s.source`].join('\n       UNION ALL ')}) counts
+     WHERE records > 0`,
+    'DROP TABLE day_pings',
+  ];
+}
