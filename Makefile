@@ -56,10 +56,18 @@ build: $(NPM_STAMP) $(WASM)
 	@$(BIN)/tsc -p tsconfig.json
 	@touch $(BUILT)
 
+# The deployment (deploy/, an AWS CDK app) is its own package, so that the product's install stays
+# small; the tests synthesize it, so they install it too, exactly as locked.
+DEPLOY_STAMP := deploy/node_modules/.package-lock.json
+$(DEPLOY_STAMP): deploy/package.json deploy/package-lock.json
+	@cd deploy && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # The S3 tests run against moto's S3 server, a Python package: installed here when it is missing.
 # (Asked in the recipe, not at parse time: importing moto costs half a second every make would pay.)
-test: build
+test: build $(DEPLOY_STAMP)
 	@python3 -c 'import moto.server' 2>/dev/null || python3 -m pip install --quiet "moto[server]"
+	@$(BIN)/tsc -p deploy/tsconfig.json
 	$(BIN)/vitest run
 
 demo: $(BUILT)

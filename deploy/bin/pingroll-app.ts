@@ -1,0 +1,15 @@
+/** The CDK app: `cdk synth` / `cdk deploy` from deploy/ (settings in cdk.json's context, or -c key=value). */
+import { App } from 'aws-cdk-lib';
+import { fileURLToPath } from 'node:url';
+import { PingrollStack } from '../lib/pingroll-stack.js';
+
+const app = new App();
+const context = (key: string): string => String(app.node.tryGetContext(`pingroll:${key}`) ?? '');
+new PingrollStack(app, 'Pingroll', {
+  imageDirectory: fileURLToPath(new URL('../..', import.meta.url)),
+  shards: Number(context('shards') || 8),
+  redshiftWorkgroup: context('redshiftWorkgroup'),
+  redshiftDatabase: context('redshiftDatabase'),
+  alarmEmail: context('alarmEmail') || undefined,
+});
+app.synth();

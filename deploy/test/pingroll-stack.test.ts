@@ -1,0 +1,93 @@
+/**
+ * `cdk synth` of the deployment, offline (CDK's own synthesis, as the CLI runs it), with assertions on
+ * the template (aws-cdk-lib/assertions).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { PingrollStack } from '../lib/pingroll-stack.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+function synth(shards = 8): Template {
+  const app = new App({ outdir: fileURLToPath(new URL(`../cdk.out/test-${shards}`, import.meta.url)) });
+  const stack = new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards, redshiftWorkgroup: 'analytics', redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
+  app.synth();
+  return Template.fromStack(stack);
+}
+
+describe('the deployment (cdk synth)', () => {
+  const t = synth();
+
+  it('logs the ping bucket\'s requests to the log bucket, PartitionedPrefix by EventTime', () => {
+    t.hasResourceProperties('AWS::S3::Bucket', {
+      LoggingConfiguration: {
+        DestinationBucketName: Match.anyValue(), LogFilePrefix: 'logs/',
+        TargetObjectKeyFormat: { PartitionedPrefix: { PartitionDateSource: 'EventTime' } },
+      },
+    });
+    t.resourceCountIs('AWS::S3::Bucket', 3);
+  });
+
+  it('runs pingroll\'s image on AWS Batch on Fargate: ingest shards as an array job, then the rollup inside Redshift', () => {
+    t.hasResourceProperties('AWS::Batch::ComputeEnvironment', { Type: 'managed', ComputeResources: Match.objectLike({ Type: 'FARGATE' }) });
+    t.hasResourceProperties('AWS::Batch::JobDefinition', {
+      PlatformCapabilities: ['FARGATE'],
+      ContainerProperties: Match.objectLike({ Command: ['node', 'bin/pingroll.js', 'ingest', '--wait', '600'] }),
+    });
+    t.hasResourceProperties('AWS::Batch::JobDefinition', {
+      Parameters: { date: 'YYYY-MM-DD' },
+      ContainerProperties: Match.objectLike({
+        Command: ['node', 'bin/pingroll.js', 'rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date'],
+      }),
+    });
+    for (const name of ['PINGROLL_ROLLUP', 'PINGROLL_WAREHOUSE']) {
+      t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: name, Value: 'redshift' }]) }) });
+    }
+    const definition = JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'));
+    expect(definition).toMatch(/\\"ArrayProperties\\":\{\\"Size\\":8\}/);
+    expect(definition).toMatch(/batch:submitJob\.sync/);
+    expect(definition.indexOf('Ingest shards')).toBeLessThan(definition.indexOf('Roll up and load'));
+  });
+
+  it('runs a single shard as a plain job', () => {
+    expect(JSON.stringify(synth(1).findResources('AWS::StepFunctions::StateMachine'))).not.toMatch(/ArrayProperties/);
+  });
+
+  it('starts the state machine every night on an EventBridge schedule, with the event time (and takes a date for backfills)', () => {
+    t.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(30 2 * * ? *)',
+      Targets: [Match.objectLike({ Arn: Match.anyValue(), InputTransformer: Match.objectLike({ InputPathsMap: { time: '$.time' } }) })],
+    });
+    expect(JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'))).toMatch(/IsPresent\\":true/);
+  });
+
+  it('gives Redshift a COPY role that reads the output, and the jobs only what they need', () => {
+    t.hasResourceProperties('AWS::IAM::Role', { AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'redshift.amazonaws.com' } })] }) });
+    const policies = Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }>;
+    const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
+    // No statement grants every action of a service, and nothing on S3 is granted on every resource.
+    for (const s of statements) {
+      for (const a of [s.Action].flat()) expect(a).not.toMatch(/:\*$/);
+      if ([s.Action].flat().some((a) => a.startsWith('s3:'))) expect(s.Resource).not.toBe('*');
+    }
+    expect(statements.some((s) => [s.Action].flat().includes('redshift-data:BatchExecuteStatement'))).toBe(true);
+  });
+
+  it('alarms on failed, timed-out and aborted runs, to a topic', () => {
+    for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted']) {
+      t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/States', MetricName: metric, Threshold: 1, AlarmActions: [Match.anyValue()] });
+    }
+    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+  });
+
+  it('builds the image from the repository\'s Dockerfile, whose every COPY source exists', () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+      for (const src of m[1]!.split(/\s+/)) expect(() => readFileSync(new URL(`../../${src}`, import.meta.url)), src).not.toThrow(/ENOENT/);
+    }
+    expect(dockerfile).toMatch(/^CMD \["node", "bin\/pingroll.js"/m);
+  });
+});
