@@ -96,7 +96,7 @@ export class DayPublisher {
     const staged = await this.opts.ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
-    const keys: string[] = [];
+    const keys: Array<{ key: string; size: number }> = [];
     const rejects: string[] = [];
     const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
     for (const [i, { id, staged: s, objects, table }] of staged.entries()) {
@@ -105,11 +105,12 @@ export class DayPublisher {
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
       }
       for (const [k, key] of (s.pings ?? []).entries()) {
-        if ((await store.size(key)) === null) {
+        const size = await store.size(key);
+        if (size === null) {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
             + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.json and ${PARSED}*/${id}.json and run again with --reconcile, which parses its log objects anew`));
         }
-        keys.push(key);
+        keys.push({ key, size });
         if (!download) continue;
         // Staged files never change once committed: a local store's are read where they are.
         let local = store.localFile?.(key);
@@ -156,7 +157,7 @@ export class DayPublisher {
     const started = new Date().toISOString();
     const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
     try {
-      const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined;
+      const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined && warehouse.copyManifest !== undefined;
       const { staged, files, keys, outcomes, rejects, inputs } = await this.gather(day, dir, !inWarehouse);
       if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
@@ -202,14 +203,17 @@ export class DayPublisher {
    * killed in between leaves the day's manifest unwritten, and the next run rolls it up again (the
    * load replaces the day).
    */
-  private async rollupInWarehouse(engine: DuckDBConnection, day: string, stagedKeys: string[], outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string) {
+  private async rollupInWarehouse(engine: DuckDBConnection, day: string, staged: Array<{ key: string; size: number }>, outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string) {
     const { store, run } = this.opts;
     const unloadPrefix = `_warehouse-rollup/${run}/dt=${day}/`;
     const runsKey = `${unloadPrefix}daily_runs.parquet`;
+    const warehouse = this.opts.warehouse!;
     await this.opts.fence?.();
     await store.put(runsKey, { file: runs.local });
     try {
-      await this.opts.warehouse!.rollupDay!(day, { stagedKeys, outcomes, runsKey, unloadPrefix });
+      const stagedManifestKey = staged.length ? `${unloadPrefix}staged.manifest` : null;
+      if (stagedManifestKey) await store.put(stagedManifestKey, Buffer.from(warehouse.copyManifest!(staged)));
+      await warehouse.rollupDay!(day, { stagedManifestKey, outcomes, runsKey, unloadPrefix });
       const outputs: OutputFile[] = [];
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));

@@ -13,12 +13,17 @@ export interface Warehouse {
    * (PINGROLL_ROLLUP=redshift): see RedshiftWarehouse.rollupStatements.
    */
   rollupDay?(day: string, input: WarehouseRollup): Promise<void>;
+  /** The body of a COPY manifest naming these files (output-relative keys), for `rollupDay`. */
+  copyManifest?(files: Array<{ key: string; size: number }>): string;
 }
 
 /** What a rollup inside the warehouse reads and where it writes the day's Parquet (output-relative keys). */
 export interface WarehouseRollup {
-  /** The day's staged pings. */
-  stagedKeys: string[];
+  /**
+   * A COPY manifest of the day's staged pings (each file with its `content_length`, which COPY needs
+   * for Parquet), or null when none is staged.
+   */
+  stagedManifestKey: string | null;
   /** The day's record counts by source and outcome (the rollup adds duplicates). */
   outcomes: Record<string, Record<string, number>>;
   /** The day's daily_runs row, as Parquet. */

@@ -130,7 +130,8 @@ export class RedshiftWarehouse implements Warehouse {
 
   /**
    * The day rolled up inside Redshift (PINGROLL_ROLLUP=redshift), as one batch, which the Data API
-   * runs as one transaction: the day's staged Parquet COPYed into a temporary table, the rollup SQL
+   * runs as one transaction: the day's staged Parquet COPYed into a temporary table (one COPY through a
+   * manifest, whatever the number of files: a batch takes at most 40 statements), the rollup SQL
    * (rollup/day-rollup-sql.ts: each table's day deleted, then inserted), the day's daily_runs row
    * COPYed, and each table's day UNLOADed as Parquet (Snappy, as pingroll's own files) under
    * `unloadPrefix`, from inside the transaction: what it writes is what the transaction commits. One
@@ -143,13 +144,26 @@ export class RedshiftWarehouse implements Warehouse {
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-      ...input.stagedKeys.map((key) => `COPY staged_pings FROM ${s3(key)} ${role} FORMAT AS PARQUET`),
+      ...(input.stagedManifestKey ? [`COPY staged_pings FROM ${s3(input.stagedManifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
       `COPY ${cfg.schema}.daily_runs FROM ${s3(input.runsKey)} ${role} FORMAT AS PARQUET`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
       'DROP TABLE staged_pings',
     ];
+  }
+
+  /**
+   * A COPY manifest of staged files (keys relative to the output, with their sizes). Parquet needs each
+   * entry's `meta.content_length` ("Using a manifest to specify data files",
+   * https://docs.aws.amazon.com/redshift/latest/dg/loading-data-files-using-manifest.html).
+   */
+  static copyManifest(output: S3Location, files: Array<{ key: string; size: number }>): string {
+    return JSON.stringify({ entries: files.map((f) => ({ url: `s3://${output.bucket}/${output.prefix}${f.key}`, mandatory: true, meta: { content_length: f.size } })) });
+  }
+
+  copyManifest(files: Array<{ key: string; size: number }>): string {
+    return RedshiftWarehouse.copyManifest(this.output, files);
   }
 
   async rollupDay(day: string, input: WarehouseRollup): Promise<void> {

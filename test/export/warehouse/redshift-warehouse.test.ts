@@ -212,20 +212,29 @@ describe('make rollup with Redshift configured', () => {
       const c = await duck.connect();
       const key = (url: string): string => url.replace(/^s3:\/\/rollups\/pingroll\//, '');
       const sent: string[][] = [];
+      const copies: number[] = [];
       rs.on(BatchExecuteStatementCommand).callsFake(async (input: { Sqls: string[] }) => {
         sent.push(input.Sqls);
         // The warehouse's init (Redshift's DDL and views): the tables are in Postgres already, as its DDL made them.
         if (input.Sqls.some((q) => q.startsWith('CREATE TABLE IF NOT EXISTS'))) return { Id: 'init' };
         await pg.transaction(async (tx) => {
           for (const sql of input.Sqls) {
-            const copy = /^COPY (\S+) FROM 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET$/.exec(sql);
+            const copy = /^COPY (\S+) FROM 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET( MANIFEST)?$/.exec(sql);
             const unload = /^UNLOAD \('(.*)'\) TO 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE$/s.exec(sql);
             if (copy) {
-              const local = join(root, 'copy.parquet');
-              await store.download(key(`s3://${copy[2]}`), local);
-              const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet('${local}')`);
-              const lit = (v: unknown): string => v === null ? 'NULL' : typeof v === 'bigint' || typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
-              if (rows.length) await tx.exec(`INSERT INTO ${copy[1]} VALUES ${rows.map((r) => `(${Object.values(r).map(lit).join(', ')})`).join(', ')}`);
+              // A manifest names the files, each with its size (which must be right); else the URL is the file.
+              const urls = copy[3] ? (JSON.parse((await store.get(key(`s3://${copy[2]}`)))!.toString()) as { entries: Array<{ url: string; mandatory: boolean; meta: { content_length: number } }> }).entries
+                : [{ url: `s3://${copy[2]}`, mandatory: true, meta: { content_length: -1 } }];
+              copies.push(urls.length);
+              for (const entry of urls) {
+                expect(entry.mandatory).toBe(true);
+                if (copy[3]) expect(entry.meta.content_length).toBe(await store.size(key(entry.url)));
+                const local = join(root, 'copy.parquet');
+                await store.download(key(entry.url), local);
+                const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet('${local}')`);
+                const lit = (v: unknown): string => v === null ? 'NULL' : typeof v === 'bigint' || typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+                if (rows.length) await tx.exec(`INSERT INTO ${copy[1]} VALUES ${rows.map((r) => `(${Object.values(r).map(lit).join(', ')})`).join(', ')}`);
+              }
             } else if (unload) {
               const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
               const json = join(root, 'unload.json');
@@ -244,7 +253,7 @@ describe('make rollup with Redshift configured', () => {
         return { Id: `b-${sent.length}` };
       });
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
-      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog() });
+      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
       c.closeSync();
       duck.closeSync();
 
@@ -252,7 +261,10 @@ describe('make rollup with Redshift configured', () => {
       expect(sent).toHaveLength(2);
       const day = sent[1]!;
       expect(day[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
-      expect(day.filter((q) => q.startsWith('COPY staged_pings FROM \'s3://rollups/pingroll/_staging/'))).not.toHaveLength(0);
+      // One COPY through a manifest of every staged file of the day, and the day's daily_runs row.
+      expect(day.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
+      expect(copies[0]).toBeGreaterThan(1);
+      expect(day.length).toBeLessThanOrEqual(40);
       expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats'].map((t) =>
         `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`));
       // The published day equals DuckDB's rollup, file for file (read back by DuckDB).
