@@ -90,6 +90,43 @@ describe('sharded ingest', () => {
     }
   });
 
+  it('repairs shards killed at any instant: the shards run again, and the day is exact; nothing staged is left without a commit', async () => {
+    const r = root();
+    const logs = join(r, 'logs');
+    await writeObjects(logs, objects);
+    const single = await cli(cliEnv(logs, join(r, 'single')), 'rollup', '--date', DAY);
+    expect(single.status, single.stderr).toBe(0);
+    const env = cliEnv(logs, join(r, 'out'));
+    // How long a shard runs, on an output of its own; then three rounds: in each, two of three shards
+    // are killed at some instant of their run (from start-up to commit).
+    const started = Date.now();
+    expect((await cli(cliEnv(logs, join(r, 'timing')), 'ingest', '--shard', '0/3')).status).toBe(0);
+    const runMs = Date.now() - started;
+    let killed = 0;
+    for (const round of [0, 1, 2]) {
+      const runs = [0, 1, 2].map((i) => {
+        const child = spawn(process.execPath, [CLI, 'ingest', '--shard', `${i}/3`], { env, stdio: 'ignore' });
+        if (i !== round) setTimeout(() => child.kill('SIGKILL'), runMs * (0.4 + 0.2 * round + 0.1 * i));
+        return new Promise<void>((resolve) => child.once('exit', (_code, signal) => { if (signal === 'SIGKILL') killed++; resolve(); }));
+      });
+      await Promise.all(runs);
+    }
+    expect(killed).toBeGreaterThanOrEqual(4);
+    const again = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`)));
+    for (const a of again) expect(a.status, a.stderr).toBe(0);
+    expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(await readDay(join(r, 'single'), DAY));
+    // Every staged batch is a committed one (its index names it); no intent is left.
+    const committed = new Set<string>();
+    for (const d of await readdir(join(r, 'out', '_state', 'days'))) {
+      for (const f of await readdir(join(r, 'out', '_state', 'days', d))) committed.add(f.replace(/\.json$/, ''));
+    }
+    const stagedFiles = (await readdir(join(r, 'out', '_staging'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+    expect(stagedFiles.length).toBeGreaterThan(0);
+    expect(stagedFiles.map((e) => e.parentPath.slice(join(r, 'out', '_staging').length + 1).split('/')[0]!).filter((b) => !committed.has(b))).toEqual([]);
+    expect(await readdir(join(r, 'out', '_state', 'intents')).catch(() => [])).toEqual([]);
+  });
+
   it('quarantines an unreadable object in its shard\'s own file; the rollup after the shards names it, exits 4 and keeps it in the quarantine', async () => {
     const r = root();
     const logs = join(r, 'logs');
