@@ -21,7 +21,7 @@ const DAY = '2026-11-01';
 const node = (script: string): string => join(ROOT, script);
 
 /** A directory of log objects for DAY, at least `minRecords` records, uncompressed (DuckDB detects gzip only by suffix). */
-async function benchLogDir(minRecords: number): Promise<{ dir: string; records: number }> {
+export async function benchLogDir(minRecords: number): Promise<{ dir: string; records: number }> {
   const dir = join(BENCH_DIR, `logs-${DAY}-${minRecords}`);
   const countFile = dir + '.records';
   if (existsSync(countFile)) return { dir, records: Number(await readFile(countFile, 'utf8')) };
