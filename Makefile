@@ -44,7 +44,8 @@ $(WASM): ingest/access-log/wasm/access-log.as.ts $(wildcard ingest/access-log/wa
 # The compiled program. The commands users run (rollup, backfill, parse, demo) depend on this file, so
 # they compile only when a TypeScript source, the config or the dependencies changed since the last
 # build; otherwise they start the program at once. `make build` and `make test` always type-check.
-TS_SOURCES := $(shell find . \( -path ./node_modules -o -path ./dist -o -path './.*' -o -path ./data \) -prune -o -name '*.ts' ! -name '*.as.ts' -print)
+# deploy/ (the CDK app, its own package and its own node_modules) is no part of the program.
+TS_SOURCES := $(shell find . \( -name node_modules -o -path ./dist -o -path './.*' -o -path ./data -o -path ./deploy \) -prune -o -name '*.ts' ! -name '*.as.ts' -print)
 BUILT := dist/.built
 
 $(BUILT): $(NPM_STAMP) $(WASM) tsconfig.json $(TS_SOURCES)

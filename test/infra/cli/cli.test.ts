@@ -120,3 +120,13 @@ describe('run failures', () => {
     for (const line of ok.stderr.split('\n')) expect(() => JSON.parse(line)).not.toThrow();
   });
 });
+
+describe('make', () => {
+  it('watches the program\'s own sources only: no installed package\'s files, nothing of deploy/ (walking them cost every make rollup a second)', () => {
+    const r = spawnSync('make', ['-s', '--eval=print-sources: ; @echo $(TS_SOURCES)', 'print-sources'], { cwd: new URL('../../..', import.meta.url).pathname, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const sources = r.stdout.trim().split(/\s+/);
+    expect(sources).toContain('./ingest/batch/ingest-batch.ts');
+    expect(sources.filter((f) => f.includes('node_modules') || f.startsWith('./deploy/') || f.startsWith('./dist/'))).toEqual([]);
+  });
+});
