@@ -167,9 +167,12 @@ export class AccessLogRecordReader implements ScannedRecord {
     const days = this.x.tallyDays(), outcomes = this.x.tallyOutcomes(), first = this.tallyFirstDay;
     const at = this.x.tallyAt() >> 2;
     const out: DayTally[] = [];
-    for (let d = 0; d < days; d++) {
-      const counts = Array.from(this.i32.subarray(at + d * outcomes, at + (d + 1) * outcomes));
-      if (counts.some((n) => n > 0)) out.push({ day: dayName(first + d), counts });
+    const i32 = this.i32;
+    // Most of the table's days are empty (an object holds one or two): look before making anything.
+    for (let d = 0, p = at; d < days; d++, p += outcomes) {
+      let any = false;
+      for (let k = 0; k < outcomes && !any; k++) any = i32[p + k]! > 0;
+      if (any) out.push({ day: dayName(first + d), counts: Array.from(i32.subarray(p, p + outcomes)) });
     }
     this.x.stopTally();
     return out;

@@ -32,9 +32,20 @@ export function parsers(threads: number, opts: PoolOptions): Parsers {
   return threads > 0 ? new WorkerParsers(threads, opts) : new InlineParsers(opts);
 }
 
+/**
+ * How often, at least, the run's own thread lets the event loop turn while it parses. Parsing a local
+ * file is synchronous and the queued objects follow one another as microtasks, so without this the
+ * loop would not turn until the whole batch is parsed; but DuckDB's conversions of the finished parts
+ * end through it, and the next conversion starts only then. Letting it turn every 5 ms keeps DuckDB
+ * converting while parsing goes on (the job bench's day: 2.37 s against 2.55 s, medians of 10
+ * interleaved runs; every 10 ms: 2.46 s).
+ */
+const TURN_MS = 5;
+
 class InlineParsers implements Parsers {
   private readonly parser: ObjectParser;
   readonly slots = 1;
+  private turnedAt = performance.now();
 
   constructor(private readonly opts: PoolOptions) {
     this.parser = new ObjectParser({ ...opts, name: 'rows' });
@@ -42,7 +53,12 @@ class InlineParsers implements Parsers {
 
   async parse(task: ParseTask): Promise<ParsedObject> {
     const ready = await fetched(this.opts.source, task);
-    return 'records' in ready ? ready : this.parser.parse(ready);
+    const parsed = 'records' in ready ? ready : this.parser.parse(ready);
+    if (performance.now() - this.turnedAt >= TURN_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.turnedAt = performance.now();
+    }
+    return parsed;
   }
 
   async flush(): Promise<void> {
