@@ -7,11 +7,11 @@
  * - AWS Batch on Fargate: an array job of ingest shards (`pingroll ingest`, the shard from
  *   AWS_BATCH_JOB_ARRAY_INDEX/SIZE) and a job for the rollup and load (`pingroll rollup --no-ingest`);
  * - a Step Functions state machine running the shards, then the rollup, each night on an EventBridge
- *   schedule, or for any day given (`{"date": "YYYY-MM-DD"}`: the backfill entry point, one day per
- *   execution; a Map over days in the input runs a range);
+ *   schedule, or for a day given (`{"date": "YYYY-MM-DD"}`), or for a range (`{"dates": [...]}`: the
+ *   backfill entry point, the shards once, then each day); the licensors' month on the 2nd;
  * - least-privilege IAM: the jobs read the logs and read and write the output, and may use the Redshift
  *   Data API on one workgroup; Redshift's COPY role reads the output (and writes what UNLOAD writes);
- * - alarms on failed, timed-out and aborted runs, to an SNS topic.
+ * - alarms on failed, timed-out and aborted runs, and on any job failing for good, to an SNS topic.
  * The Redshift Serverless workgroup itself is the analysts' and is named, not created.
  */
 import { Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
@@ -108,7 +108,8 @@ export class PingrollStack extends Stack {
         image, command, cpu, memory: Size.gibibytes(memoryGiB), jobRole, environment, assignPublicIp: true,
         fargateCpuArchitecture: ecs.CpuArchitecture.X86_64,
       });
-    // Each shard: one vCPU parses ~1 GB of logs a minute; 4 GiB holds DuckDB's conversion and the read budget.
+    // A shard parses ~240 MB of logs per CPU-second from a directory (half that from S3: README's
+    // model) with ~0.5 GiB peak; 2 vCPU and 4 GiB leave room for a busy shard and DuckDB's conversions.
     const ingestJob = new batch.EcsJobDefinition(this, 'IngestShard', {
       container: container('IngestContainer', [...PINGROLL, 'ingest', '--wait', '600'], 2, 4),
       retryAttempts: 3, timeout: Duration.hours(2),
@@ -117,33 +118,48 @@ export class PingrollStack extends Stack {
       container: container('RollupContainer', [...PINGROLL, 'rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date'], 1, 2),
       parameters: { date: 'YYYY-MM-DD' }, retryAttempts: 3, timeout: Duration.hours(2),
     });
+    // The licensors' month, on the 2nd: the month before the job's own date.
+    const monthJob = new batch.EcsJobDefinition(this, 'Month', {
+      container: container('MonthContainer', ['sh', '-c', `exec ${PINGROLL.join(' ')} rollup --wait 3600 --month "$(date -u -d "$(date -u +%Y-%m-15) -1 month" +%Y-%m)"`], 2, 8),
+      retryAttempts: 3, timeout: Duration.hours(4),
+    });
 
-    // The day: the input's `date`, or for the nightly schedule the day before the event's time.
-    const ingest = new tasks.BatchSubmitJob(this, 'Ingest shards', {
-      jobName: 'pingroll-ingest', jobQueueArn: queue.jobQueueArn, jobDefinitionArn: ingestJob.jobDefinitionArn,
-      ...(shards > 1 ? { arraySize: shards } : {}), integrationPattern: sfn.IntegrationPattern.RUN_JOB, resultPath: sfn.JsonPath.DISCARD,
-    });
-    const rollup = new tasks.BatchSubmitJob(this, 'Roll up and load', {
-      jobName: 'pingroll-rollup', jobQueueArn: queue.jobQueueArn, jobDefinitionArn: rollupJob.jobDefinitionArn,
-      payload: sfn.TaskInput.fromObject({ date: sfn.JsonPath.stringAt('$.date') }),
-      integrationPattern: sfn.IntegrationPattern.RUN_JOB, resultPath: sfn.JsonPath.DISCARD,
-    });
-    const yesterday = new sfn.Pass(this, 'The day before the schedule', {
+    const submit = (id: string, definition: batch.EcsJobDefinition, extra: Partial<tasks.BatchSubmitJobProps> = {}): tasks.BatchSubmitJob =>
+      new tasks.BatchSubmitJob(this, id, {
+        jobName: `pingroll-${definition.node.id.toLowerCase()}`, jobQueueArn: queue.jobQueueArn, jobDefinitionArn: definition.jobDefinitionArn,
+        integrationPattern: sfn.IntegrationPattern.RUN_JOB, resultPath: sfn.JsonPath.DISCARD, ...extra,
+      });
+    const shardsOf = shards > 1 ? { arraySize: shards } : {};
+    const dateOf = { payload: sfn.TaskInput.fromObject({ date: sfn.JsonPath.stringAt('$.date') }) };
+
+    // Input: {"date": "YYYY-MM-DD"} rolls up that day; {"dates": [...]} a range (a backfill: the shards
+    // once, then each day, one at a time); the nightly schedule's {"time": ...} the day before it.
+    const ingest = submit('Ingest shards', ingestJob, shardsOf);
+    ingest.next(submit('Roll up and load', rollupJob, dateOf));
+    const yesterday = new sfn.Pass(this, 'The day of the schedule', {
       parameters: { 'date.$': "States.ArrayGetItem(States.StringSplit($.time, 'T'), 0)" },
     });
-    const dayBefore = new tasks.EvaluateExpression(this, 'Day before', {
+    const dayBefore = new tasks.EvaluateExpression(this, 'The day before', {
       expression: 'new Date(Date.parse($.date) - 86400000).toISOString().slice(0, 10)', resultPath: '$.date',
     });
-    const day = new sfn.Choice(this, 'Day given?')
+    const eachDay = new sfn.Map(this, 'Each day', { itemsPath: '$.dates', itemSelector: { 'date.$': '$$.Map.Item.Value' }, maxConcurrency: 1, resultPath: sfn.JsonPath.DISCARD });
+    eachDay.itemProcessor(submit('Roll up and load a day of the range', rollupJob, dateOf));
+    const range = submit('Ingest shards for a range', ingestJob, shardsOf);
+    range.next(eachDay);
+    const what = new sfn.Choice(this, 'What to roll up?')
+      .when(sfn.Condition.isPresent('$.dates'), range)
       .when(sfn.Condition.isPresent('$.date'), ingest)
       .otherwise(yesterday.next(dayBefore).next(ingest));
-    ingest.next(rollup);
     this.stateMachine = new sfn.StateMachine(this, 'Nightly', {
-      definitionBody: sfn.DefinitionBody.fromChainable(day), timeout: Duration.hours(6), tracingEnabled: false,
+      definitionBody: sfn.DefinitionBody.fromChainable(what), timeout: Duration.hours(24), tracingEnabled: false,
     });
     new events.Rule(this, 'EveryNight', {
       schedule: events.Schedule.cron({ minute: '30', hour: '2' }),
       targets: [new targets.SfnStateMachine(this.stateMachine, { input: events.RuleTargetInput.fromObject({ time: events.EventField.time }) })],
+    });
+    new events.Rule(this, 'EveryMonth', {
+      schedule: events.Schedule.cron({ minute: '30', hour: '6', day: '2' }),
+      targets: [new targets.BatchJob(queue.jobQueueArn, queue, monthJob.jobDefinitionArn, monthJob, { jobName: 'pingroll-month', retryAttempts: 2 })],
     });
 
     const topic = new sns.Topic(this, 'Alarms');
@@ -156,6 +172,11 @@ export class PingrollStack extends Stack {
       });
       alarm.addAlarmAction(new actions.SnsAction(topic));
     }
+    // Any of pingroll's jobs failing for good (its retries spent), the month's included.
+    new events.Rule(this, 'JobFailed', {
+      eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn] } },
+      targets: [new targets.SnsTopic(topic, { message: events.RuleTargetInput.fromText(`pingroll job ${events.EventField.fromPath('$.detail.jobName')} failed: ${events.EventField.fromPath('$.detail.statusReason')}; its log is in CloudWatch Logs (AWS Batch)`) })],
+    });
     this.pingBucket = pingBucket;
   }
 }

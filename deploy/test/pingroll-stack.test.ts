@@ -56,12 +56,27 @@ describe('the deployment (cdk synth)', () => {
     expect(JSON.stringify(synth(1).findResources('AWS::StepFunctions::StateMachine'))).not.toMatch(/ArrayProperties/);
   });
 
-  it('starts the state machine every night on an EventBridge schedule, with the event time (and takes a date for backfills)', () => {
+  it('starts the state machine every night on an EventBridge schedule, with the event time; takes a day, or a range of days for a backfill', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'cron(30 2 * * ? *)',
       Targets: [Match.objectLike({ Arn: Match.anyValue(), InputTransformer: Match.objectLike({ InputPathsMap: { time: '$.time' } }) })],
     });
-    expect(JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'))).toMatch(/IsPresent\\":true/);
+    const definition = JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'));
+    expect(definition).toMatch(/\\"Variable\\":\\"\$\.dates\\",\\"IsPresent\\":true/);
+    expect(definition).toMatch(/\\"Variable\\":\\"\$\.date\\",\\"IsPresent\\":true/);
+    // A range: the shards once, then a Map over the days, one at a time.
+    expect(definition).toMatch(/\\"Type\\":\\"Map\\".*\\"ItemsPath\\":\\"\$\.dates\\"/);
+    expect(definition).toMatch(/\\"MaxConcurrency\\":1/);
+  });
+
+  it('rolls up the licensors\' month on the 2nd, as a Batch job', () => {
+    t.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(30 6 2 * ? *)',
+      Targets: [Match.objectLike({ BatchParameters: Match.objectLike({ JobName: 'pingroll-month' }) })],
+    });
+    t.hasResourceProperties('AWS::Batch::JobDefinition', {
+      ContainerProperties: Match.objectLike({ Command: ['sh', '-c', Match.stringLikeRegexp('^exec node bin/pingroll.js rollup --wait 3600 --month ')] }),
+    });
   });
 
   it('gives Redshift a COPY role that reads the output, and the jobs only what they need', () => {
@@ -76,7 +91,10 @@ describe('the deployment (cdk synth)', () => {
     expect(statements.some((s) => [s.Action].flat().includes('redshift-data:BatchExecuteStatement'))).toBe(true);
   });
 
-  it('alarms on failed, timed-out and aborted runs, to a topic', () => {
+  it('alarms on failed, timed-out and aborted runs, and on any job that fails for good, to a topic', () => {
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.batch'], 'detail-type': ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [Match.anyValue()] } },
+    });
     for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted']) {
       t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/States', MetricName: metric, Threshold: 1, AlarmActions: [Match.anyValue()] });
     }
