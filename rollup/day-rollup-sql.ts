@@ -1,11 +1,13 @@
 /**
  * The rollup of one UTC day (contract §4, §5) as portable SQL, for the rollup inside Redshift
- * (PINGROLL_ROLLUP=redshift): the same dedupe and metrics as day-rollup.ts, written once for
- * Redshift and PostgreSQL (the tests run this very text on Postgres and hold it to DuckDB's rollup,
- * row for row). It runs in the day's load transaction: the day's staged pings are in `staged`, and
- * each output table's day is replaced (DELETE, then INSERT ... SELECT).
+ * (PINGROLL_ROLLUP=redshift): the same dedupe and metrics as day-rollup.ts, in one text that runs on
+ * Redshift, PostgreSQL and DuckDB (the tests run it on Postgres and on DuckDB and hold both to
+ * day-rollup.ts, row for row). It runs in the day's load transaction: the day's staged pings are in
+ * `staged`, and each output table's day is replaced (DELETE, then INSERT ... SELECT).
  *
- * Where it differs from DuckDB's rollup (day-rollup.ts), and why:
+ * DuckDB's own rollup stays day-rollup.ts: this text takes 3.3 times as long there (1.3 s against
+ * 0.4 s for the job bench's 908,180 pings, 4 runs each), and its exact COUNT(DISTINCT)s do not spill
+ * as well as grouping does. Where the two differ, and why:
  * - Distinct minutes are COUNT(DISTINCT session || ':' || minute). DuckDB's rollup ORs a 64-bit mask
  *   per session and block instead (less to hash, and it spills well); Redshift has neither bit_count
  *   nor 64-bit shifts on UBIGINT, and its exact COUNT(DISTINCT) is the massively parallel way there.

@@ -111,6 +111,20 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
       expect(got, t).toEqual(want[t]);
     }
     expect((await pg.query(`SELECT * FROM ${schema}.daily_hourly_stats WHERE day = '1999-01-01'`)).rows).toHaveLength(1);
+
+    // The same text runs on DuckDB too, with the same rows: one SQL for the three engines.
+    const duck = await DuckDBInstance.create(':memory:');
+    const d = await duck.connect();
+    try {
+      for (const sql of warehouseStatements('duckdb')) await d.run(sql);
+      await d.run(`CREATE TABLE staged AS SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}])`);
+      const plain = Object.fromEntries(TABLES.map((t) => [t, t])) as Record<TableName, string>;
+      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes })) await d.run(sql);
+      for (const t of TABLES) expect(normalized(await queryRows(d, `SELECT * FROM ${t}`)), `${t} on DuckDB`).toEqual(want[t]);
+    } finally {
+      d.closeSync();
+      duck.closeSync();
+    }
   });
 
   it('runs no function Redshift lacks', () => {
