@@ -1,12 +1,11 @@
 /**
- * The rollup inside Redshift (rollup/day-rollup-sql.ts) run on a real PostgreSQL (PGlite: Postgres
- * itself, compiled to WebAssembly, in this process) equals DuckDB's rollup (rollup/day-rollup.ts) row
+ * The rollup inside Redshift (rollup/day-rollup-sql.ts) run on a real PostgreSQL server (started on
+ * 127.0.0.1 by the test: test/helpers/postgres.ts) equals DuckDB's rollup (rollup/day-rollup.ts) row
  * for row, on generated days: pings staged by the real ingest (late objects, objects delivered
  * twice) plus DynamoDB pings, some of them the same pings as S3 ones, some their own.
  */
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
 import { rollupDay, TABLES, type TableName } from '../../rollup/day-rollup.js';
 import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
@@ -17,10 +16,12 @@ import { DirectoryObjectStore } from '../../state/object-store/directory-object-
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { generateSample, redeliver } from '../../tools/sample/access-log-generator.js';
 import { dirConfig, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
+import { startPostgres, type Postgres } from '../helpers/postgres.js';
 
 const root = tempRoots();
-const pg = new PGlite();
-afterAll(() => pg.close());
+let pg: Postgres;
+beforeAll(async () => { pg = await startPostgres(); }, 60_000);
+afterAll(() => pg?.close());
 
 type Row = Record<string, string | number | null>;
 
@@ -103,6 +104,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     await pg.exec(`INSERT INTO ${schema}.daily_hourly_stats VALUES ('${day}', 3, 999), ('1999-01-01', 3, 7)`);
 
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${schema}.${t}`])) as Record<TableName, string>;
+    expect(Number.parseInt((await pg.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version, 10)).toBeGreaterThanOrEqual(15);
     await pg.transaction(async (tx) => {
       for (const sql of dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes })) await tx.exec(sql);
     });

@@ -22,7 +22,7 @@ import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js
 import { startMoto } from '../../helpers/moto.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { startPostgres } from '../../helpers/postgres.js';
 import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
 
 const rs = mockClient(RedshiftDataClient);
@@ -191,7 +191,7 @@ describe('make rollup with Redshift configured', () => {
   it('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup', async () => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
-    const pg = new PGlite();
+    const pg = await startPostgres();
     try {
       const { makeS3Client } = await import('../../../infra/aws/s3-client.js');
       const { PutObjectCommand } = await import('@aws-sdk/client-s3');
@@ -237,6 +237,7 @@ describe('make rollup with Redshift configured', () => {
               }
             } else if (unload) {
               const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
+              // (Timestamps come as Postgres writes them, or as Dates from PGlite.)
               const json = join(root, 'unload.json');
               await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
               const table = /FROM pingroll\.(\w+)/.exec(unload[1]!)![1]!;
