@@ -4,12 +4,15 @@
  * day with objects delivered late and the same records delivered twice in objects of different shards.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateSample, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
+import { generateSample, objectBody, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
 import { shardOf } from '../../../ingest/batch/shard.js';
 import { expectedDay } from '../../helpers/oracle.js';
+import { startMoto } from '../../helpers/moto.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { readDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -151,6 +154,33 @@ describe('sharded ingest', () => {
     expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
     expect(JSON.parse(await readFile(join(r, 'out', '_state', 'quarantine.json'), 'utf8')).objects).toEqual([]);
+  });
+
+  it('runs on S3 too: 3 shards at once against moto, then rollup --no-ingest, give the directory run\'s tables', async () => {
+    const moto = await startMoto(['logs', 'out']);
+    try {
+      const client = moto.client();
+      for (const o of objects) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }));
+      const env = { ...cliEnv('s3://logs/logs/', 's3://out/pingroll/'), ...moto.env, PINGROLL_WAREHOUSE: 'none' };
+      const shards = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`)));
+      for (const sh of shards) expect(sh.status, sh.stderr).toBe(0);
+      expect(shards.map((sh) => Number(/: (\d+) log objects parsed/.exec(sh.stdout)![1])).reduce((a, b) => a + b, 0)).toBe(objects.length);
+      const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
+      expect(rollup.status, rollup.stderr).toBe(0);
+      // The day's files, brought down to be read as the directory run's are.
+      const r = root();
+      const store = new S3ObjectStore(client, 'out', 'pingroll/');
+      for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
+        const key = `${t}/dt=${DAY}/part-00000.parquet`;
+        await mkdir(join(r, 's3', t, `dt=${DAY}`), { recursive: true });
+        await store.download(key, join(r, 's3', key));
+      }
+      expect(await readDay(join(r, 's3'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
+      // Each shard's own state, on S3.
+      expect((await store.list('_state/listing-shards/')).sort()).toEqual(['0-of-3', '1-of-3', '2-of-3'].map((n) => `_state/listing-shards/${n}.json`));
+    } finally {
+      await moto.stop();
+    }
   });
 
   it('takes the shard from an AWS Batch array job\'s or a Kubernetes indexed Job\'s environment; says what is wrong with a bad one', async () => {
