@@ -77,11 +77,11 @@ export async function acquireLock(store: ObjectStore, run: string, command: stri
   try {
     let told = false;
     for (;;) {
-      const shards = await liveShards(store);
-      if (shards.length === 0) return lock;
-      const [key, holder] = shards[0]!;
+      const shard = await liveShard(store);
+      if (!shard) return lock;
+      const [key, holder] = shard;
       if (Date.now() >= deadline) {
-        throw new LockHeldError(`${store.url} is being ingested by ${shards.length} shard${shards.length > 1 ? 's' : ''}, among them ${holder.command} (run ${holder.run}, pid ${holder.pid} on ${holder.host}; ${store.url}${key}); `
+        throw new LockHeldError(`${store.url} is being ingested by shards, among them ${holder.command} (run ${holder.run}, pid ${holder.pid} on ${holder.host}; ${store.url}${key}); `
           + `wait for them (--wait SECONDS); a shard that has stopped lets runs go on once its lease has expired (${new Date(holder.expiresAt + CLOCK_SKEW_MS).toISOString()})`);
       }
       if (!told) opts.onWait?.(holder);
@@ -109,8 +109,9 @@ export async function acquireShardLock(store: ObjectStore, run: string, command:
   for (;;) {
     const lock = await takeLock(store, `${SHARD_LOCKS}${shard}/`, run, command, opts, deadline);
     const alone = await liveHolder(store, LOCK_PREFIX);
-    const other = (await liveShards(store)).find(([key]) => countOf(key.slice(SHARD_LOCKS.length).split('/')[0]!) !== countOf(shard));
-    const blocker: [string, Holder] | null = alone ?? other ?? null;
+    // Only locks of another count are read: with thousands of shards, each reading every fellow's lock would be millions of requests.
+    const other = await liveShard(store, (name) => countOf(name) !== countOf(shard));
+    const blocker = alone ?? other;
     if (!blocker) {
       return {
         key: lock.key,
@@ -133,22 +134,32 @@ export async function acquireShardLock(store: ObjectStore, run: string, command:
 /** The holder of the lock at `prefix` and its key, while it holds it. */
 async function liveHolder(store: ObjectStore, prefix: string): Promise<[string, Holder] | null> {
   const top = (await store.list(prefix)).filter((k) => GENERATION.test(k) && !k.slice(prefix.length).includes('/')).sort().at(-1);
-  if (!top) return null;
-  const body = await store.get(top);
-  const holder = body ? parseHolder(body) : null;
-  return holder && staleReason(holder, Date.now()) === null ? [top, holder] : null;
+  return top ? liveAt(store, top) : null;
 }
 
-/** The shards of sharded ingests holding their locks. */
-async function liveShards(store: ObjectStore): Promise<Array<[string, Holder]>> {
+/** The holder a lock generation names, while it holds the lock. */
+async function liveAt(store: ObjectStore, key: string): Promise<[string, Holder] | null> {
+  const body = await store.get(key);
+  const holder = body ? parseHolder(body) : null;
+  return holder && staleReason(holder, Date.now()) === null ? [key, holder] : null;
+}
+
+/**
+ * A shard of a sharded ingest that holds its lock (of those whose name, `3-of-8`, `which` takes), or
+ * null: one listing, then the locks read one by one until a live one.
+ */
+async function liveShard(store: ObjectStore, which: (name: string) => boolean = () => true): Promise<[string, Holder] | null> {
+  // Each shard's highest generation is its lock; lower ones are history a new holder is removing.
   const tops = new Map<string, string>();
-  for (const key of (await store.list(SHARD_LOCKS)).filter((k) => GENERATION.test(k)).sort()) tops.set(key.slice(0, key.lastIndexOf('/') + 1), key);
-  const live: Array<[string, Holder]> = [];
-  for (const prefix of tops.keys()) {
-    const held = await liveHolder(store, prefix);
-    if (held) live.push(held);
+  for (const key of (await store.list(SHARD_LOCKS)).filter((k) => GENERATION.test(k)).sort()) {
+    const prefix = key.slice(0, key.lastIndexOf('/') + 1);
+    if (which(prefix.slice(SHARD_LOCKS.length, -1))) tops.set(prefix, key);
   }
-  return live;
+  for (const top of tops.values()) {
+    const held = await liveAt(store, top);
+    if (held) return held;
+  }
+  return null;
 }
 
 /** Takes the generational lock at `prefix` (see the top of this file), waiting for a live holder until `deadline`. */
