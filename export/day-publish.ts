@@ -157,7 +157,7 @@ export class DayPublisher {
     const started = new Date().toISOString();
     const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
     try {
-      const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined && warehouse.copyManifest !== undefined;
+      const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined;
       const { staged, files, keys, outcomes, rejects, inputs } = await this.gather(day, dir, !inWarehouse);
       if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
@@ -207,13 +207,10 @@ export class DayPublisher {
     const { store, run } = this.opts;
     const unloadPrefix = `_warehouse-rollup/${run}/dt=${day}/`;
     const runsKey = `${unloadPrefix}daily_runs.parquet`;
-    const warehouse = this.opts.warehouse!;
     await this.opts.fence?.();
     await store.put(runsKey, { file: runs.local });
     try {
-      const stagedManifestKey = staged.length ? `${unloadPrefix}staged.manifest` : null;
-      if (stagedManifestKey) await store.put(stagedManifestKey, Buffer.from(warehouse.copyManifest!(staged)));
-      await warehouse.rollupDay!(day, { stagedManifestKey, outcomes, runsKey, unloadPrefix });
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, runsKey, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));

@@ -13,21 +13,18 @@ export interface Warehouse {
    * (PINGROLL_ROLLUP=redshift): see RedshiftWarehouse.rollupStatements.
    */
   rollupDay?(day: string, input: WarehouseRollup): Promise<void>;
-  /** The body of a COPY manifest naming these files (output-relative keys), for `rollupDay`. */
-  copyManifest?(files: Array<{ key: string; size: number }>): string;
 }
 
 /** What a rollup inside the warehouse reads and where it writes the day's Parquet (output-relative keys). */
 export interface WarehouseRollup {
-  /**
-   * A COPY manifest of the day's staged pings (each file with its `content_length`, which COPY needs
-   * for Parquet), or null when none is staged.
-   */
-  stagedManifestKey: string | null;
+  /** The day's staged pings, with their sizes. */
+  staged: Array<{ key: string; size: number }>;
   /** The day's record counts by source and outcome (the rollup adds duplicates). */
   outcomes: Record<string, Record<string, number>>;
   /** The day's daily_runs row, as Parquet. */
   runsKey: string;
-  /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`. */
+  /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; what else the warehouse must write goes there too. */
   unloadPrefix: string;
+  /** Writes an object to the output (output-relative key). */
+  put(key: string, body: Buffer): Promise<void>;
 }

@@ -138,13 +138,13 @@ export class RedshiftWarehouse implements Warehouse {
    * file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's 6.2 GB per file); pingroll
    * then publishes the files as its own (day-publish.ts). Analysts see the old day or the new one.
    */
-  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: WarehouseRollup): string[] {
+  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'> & { manifestKey: string | null }): string[] {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${cfg.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-      ...(input.stagedManifestKey ? [`COPY staged_pings FROM ${s3(input.stagedManifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
       `COPY ${cfg.schema}.daily_runs FROM ${s3(input.runsKey)} ${role} FORMAT AS PARQUET`,
@@ -162,13 +162,12 @@ export class RedshiftWarehouse implements Warehouse {
     return JSON.stringify({ entries: files.map((f) => ({ url: `s3://${output.bucket}/${output.prefix}${f.key}`, mandatory: true, meta: { content_length: f.size } })) });
   }
 
-  copyManifest(files: Array<{ key: string; size: number }>): string {
-    return RedshiftWarehouse.copyManifest(this.output, files);
-  }
-
+  /** Writes the staged files' manifest under `unloadPrefix`, then runs the day's batch (rollupStatements). */
   async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
     await this.init();
-    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input), `rollup of ${day}`);
+    const manifestKey = input.staged.length ? `${input.unloadPrefix}staged.manifest` : null;
+    if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, input.staged)));
+    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey }), `rollup of ${day}`);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
