@@ -94,9 +94,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     try {
       if (opts.noIngest) {
         await settleQuarantine(state.quarantine, state.ledger, store);
-        summary.unreadable = state.quarantine.pending().map((o) => ({ key: o.key, reason: o.reason }));
+        summary.unreadable = stillUnreadable(state.quarantine);
       } else {
-        Object.assign(summary, await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine }));
+        const { batch: _, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+        Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
       log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
@@ -173,10 +174,9 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   });
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
     days: batch.commit ? Object.keys(batch.commit.days) : [] });
-  // Still unreadable: every object the quarantine holds that no operator accepted as lost.
   const out: IngestSummary & { batch: string | null } = {
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batch: batch.commit?.batch ?? null,
-    unreadable: opts.quarantine.pending().filter((o) => owns(opts.shard, o.key)).map((o) => ({ key: o.key, reason: o.reason })),
+    unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({
@@ -186,6 +186,11 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
     out.missingTables = tablesRead.missing;
   }
   return out;
+}
+
+/** Still unreadable: every object the quarantine holds that no operator accepted as lost (a shard's: those it owns). */
+function stillUnreadable(quarantine: Quarantine, shard?: Shard | null): JobSummary['unreadable'] {
+  return quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => ({ key: o.key, reason: o.reason }));
 }
 
 /** The ids of the batches and scans a day's rollup would read now. */

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { tablesForDay } from '../../ingest/dynamodb/monthly-tables.js';
-import type { Shard } from '../../ingest/batch/shard.js';
+import { shardText, type Shard } from '../../ingest/batch/shard.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
 import type { Backends } from '../backends.js';
@@ -39,7 +39,7 @@ export interface IngestJobSummary extends IngestSummary {
 export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {
   const { log, shard } = opts;
   const run = randomUUID();
-  const name = shard ? `${shard.index}/${shard.count}` : null;
+  const name = shard ? shardText(shard) : null;
   const tables = opts.day && config.ddbTables && (!shard || shard.index === 0) ? tablesForDay(config.ddbTables, opts.day) : [];
   return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }] }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });

@@ -2,7 +2,8 @@
  * A shard of an ingest: `pingroll ingest --shard I/N` parses the new log objects whose key hashes to
  * I (of 0..N-1) and commits them as its own batch. N shards of one ingest share nothing but the
  * output's state: each lists the same window, keeps the keys it owns, and saves its own listing state
- * and quarantine (state/shard-state.ts), so that one shard that fails costs the others nothing.
+ * (state/listing-state.ts) and quarantine (state/quarantine.ts), so that one shard that fails costs
+ * the others nothing.
  *
  * I and N come from the flag or from the environment of the engine running the shards (infra/config.ts,
  * `shardFrom`).
@@ -30,6 +31,11 @@ export function shardOf(key: string, count: number): number {
 
 export function owns(shard: Shard | null | undefined, key: string): boolean {
   return !shard || shardOf(key, shard.count) === shard.index;
+}
+
+/** `3/8`: how a shard is written on the command line and in messages. */
+export function shardText(shard: Shard): string {
+  return `${shard.index}/${shard.count}`;
 }
 
 /** `3-of-8`: how a shard names its state and lock. */

@@ -19,9 +19,11 @@ export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres',
   const tables = sqlStatements(readFileSync(projectFile('export/warehouse/sql/tables.sql'), 'utf8'));
   const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
   if (dialect === 'redshift') return [...tables.map((s) => s.replaceAll('{schema}', schema)), `SET search_path TO ${schema}`, ...views];
-  if (dialect === 'postgres') return tables.map((s) => s.replaceAll('{schema}', schema).replace(/\)\s*DISTSTYLE[\s\S]*$/, ')'));
+  // The distribution and sort clauses that follow a CREATE TABLE's column list are Redshift's own.
+  const plain = (s: string): string => s.replace(/\)\s*DISTSTYLE[\s\S]*$/, ')');
+  if (dialect === 'postgres') return tables.map((s) => plain(s.replaceAll('{schema}', schema)));
   return [
-    ...tables.filter((s) => !s.startsWith('CREATE SCHEMA')).map((s) => s.replaceAll('{schema}.', '').replace(/\)\s*DISTSTYLE[\s\S]*$/, ')')),
+    ...tables.filter((s) => !s.startsWith('CREATE SCHEMA')).map((s) => plain(s.replaceAll('{schema}.', ''))),
     ...views,
   ];
 }

@@ -1,6 +1,7 @@
 import { withBackends } from '../../backends.js';
 import { ConfigError, pastDay, shardFrom, type Config } from '../../config.js';
 import { runIngestJob } from '../../jobs/ingest-job.js';
+import { shardText } from '../../../ingest/batch/shard.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
@@ -16,7 +17,7 @@ export async function ingestCommand(config: Config, opts: IngestCommandOptions, 
   const s = await withBackends(config, log, (backends) =>
     runIngestJob(config, backends, { log, shard, day, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile }));
   const scanned = s.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
-  process.stdout.write(`ingest${shard ? ` shard ${shard.index}/${shard.count}` : ''}: ${s.parsedObjects} log objects parsed, ${s.parsedRecords} records`
+  process.stdout.write(`ingest${shard ? ` shard ${shardText(shard)}` : ''}: ${s.parsedObjects} log objects parsed, ${s.parsedRecords} records`
     + `${s.batch ? ` (batch ${s.batch})` : ''}${scanned ? `; scanned ${scanned}` : ''}\n`);
   if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
 }
