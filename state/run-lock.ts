@@ -105,27 +105,34 @@ export async function acquireLock(store: ObjectStore, run: string, command: stri
 export async function acquireShardLock(store: ObjectStore, run: string, command: string, shard: string, opts: LockOptions = {}): Promise<RunLock> {
   const deadline = Date.now() + (opts.waitSeconds ?? 0) * 1000;
   const countOf = (name: string): string => name.replace(/^\d+-of-/, '');
+  // What keeps this shard from running: a run that must be alone, or shards of another count. Only
+  // locks of another count are read: with thousands of shards, each reading every fellow's lock
+  // would be millions of requests.
+  const blocker = async (): Promise<[string, Holder] | null> =>
+    (await liveHolder(store, LOCK_PREFIX)) ?? (await liveShard(store, (name) => countOf(name) !== countOf(shard)));
   let told = false;
   for (;;) {
-    const lock = await takeLock(store, `${SHARD_LOCKS}${shard}/`, run, command, opts, deadline);
-    const alone = await liveHolder(store, LOCK_PREFIX);
-    // Only locks of another count are read: with thousands of shards, each reading every fellow's lock would be millions of requests.
-    const other = await liveShard(store, (name) => countOf(name) !== countOf(shard));
-    const blocker = alone ?? other;
-    if (!blocker) {
-      return {
-        key: lock.key,
-        async assertHeld() {
-          await lock.assertHeld();
-          const holder = await liveHolder(store, LOCK_PREFIX);
-          if (holder) throw new LockLostError(`this shard lost its lock on ${store.url}: ${holder[1].command} (run ${holder[1].run}) holds the output's lock, this shard having stalled past its lease; it stopped before changing anything more. Run it again`);
-        },
-        release: () => lock.release(),
-      };
+    // Looked for before this shard writes its lock (a shard that waits writes nothing), and again
+    // after (of two that start at once, one at least sees the other).
+    let found = await blocker();
+    if (!found) {
+      const lock = await takeLock(store, `${SHARD_LOCKS}${shard}/`, run, command, opts, deadline);
+      found = await blocker();
+      if (!found) {
+        return {
+          key: lock.key,
+          async assertHeld() {
+            await lock.assertHeld();
+            const holder = await liveHolder(store, LOCK_PREFIX);
+            if (holder) throw new LockLostError(`this shard lost its lock on ${store.url}: ${holder[1].command} (run ${holder[1].run}) holds the output's lock, this shard having stalled past its lease; it stopped before changing anything more. Run it again`);
+          },
+          release: () => lock.release(),
+        };
+      }
+      await lock.release();
     }
-    await lock.release();
-    if (Date.now() >= deadline) throw heldError(store, blocker[0], blocker[1]);
-    if (!told) opts.onWait?.(blocker[1]);
+    if (Date.now() >= deadline) throw heldError(store, found[0], found[1]);
+    if (!told) opts.onWait?.(found[1]);
     told = true;
     await sleep(1000);
   }

@@ -130,6 +130,8 @@ describe.each(stores)('the locks of a sharded ingest on %s', (_name, makeStore) 
     const one = await acquireShardLock(store, 'a', 'ingest --shard 1/3', '1-of-3');
     await expect(acquireShardLock(store, 'b', 'ingest --shard 1/3', '1-of-3')).rejects.toThrow(/is locked by run a \(ingest --shard 1\/3/);
     await expect(acquireShardLock(store, 'c', 'ingest --shard 1/4', '1-of-4')).rejects.toThrow(/is locked by run a \(ingest --shard 1\/3/);
+    // A shard that is kept waiting writes nothing.
+    expect(await store.list(`${SHARD_LOCKS}1-of-4/`)).toEqual([]);
     await one.release();
     const other = await acquireShardLock(store, 'c', 'ingest --shard 1/4', '1-of-4');
     await other.release();
