@@ -14,7 +14,7 @@
  * - alarms on failed, timed-out and aborted runs, and on any job failing for good, to an SNS topic.
  * The Redshift Serverless workgroup itself is the analysts' and is named, not created.
  */
-import { Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, IgnoreMode, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as batch from 'aws-cdk-lib/aws-batch';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -77,7 +77,8 @@ export class PingrollStack extends Stack {
     const compute = new batch.FargateComputeEnvironment(this, 'Compute', { vpc, vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC }, maxvCpus: Math.max(16, shards * 2) });
     const queue = new batch.JobQueue(this, 'Queue', { computeEnvironments: [{ computeEnvironment: compute, order: 1 }] });
 
-    const image = ecs.ContainerImage.fromAsset(props.imageDirectory, { exclude: ['node_modules', '**/node_modules', 'dist', 'data', '.bench', '.git', 'deploy/cdk.out'] });
+    // What the image's build sees is the repository less its .dockerignore, which CDK reads (Docker's rules).
+    const image = ecs.ContainerImage.fromAsset(props.imageDirectory, { ignoreMode: IgnoreMode.DOCKER });
     const jobRole = new iam.Role(this, 'JobRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
     logBucket.grantRead(jobRole, 'logs/*');
     outputBucket.grantReadWrite(jobRole);

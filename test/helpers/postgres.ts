@@ -36,14 +36,15 @@ export async function startPostgres(): Promise<Postgres> {
   }
   const root = mkdtempSync(join(tmpdir(), 'pingroll-pg-'));
   const asRoot = process.getuid?.() === 0;
-  const as = (cmd: string[]): string[] => (asRoot ? ['runuser', '-u', 'nobody', '--', ...cmd] : cmd);
+  // [command, args], run as nobody when this process is root.
+  const as = (...cmd: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'nobody', '--', ...cmd]] : [cmd[0]!, cmd.slice(1)]);
   if (asRoot) chownSync(root, 65534, 65534);
-  const init = spawnSync(as(['initdb'])[0]!, [...as(['initdb']).slice(1), '-D', join(root, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { encoding: 'utf8' });
+  const init = spawnSync(...as('initdb', '-D', join(root, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'), { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
-  const command = as(['postgres', '-D', join(root, 'data'), '-h', '127.0.0.1', '-p', String(port), '-k', root, '-F', '-c', 'fsync=off', '-c', 'full_page_writes=off']);
+  const [command, args] = as('postgres', '-D', join(root, 'data'), '-h', '127.0.0.1', '-p', String(port), '-k', root, '-F', '-c', 'fsync=off', '-c', 'full_page_writes=off');
   const server = await startLocalServer({
-    name: 'PostgreSQL', command: command[0]!, args: command.slice(1), startupMs: 30_000,
+    name: 'PostgreSQL', command, args, startupMs: 30_000,
     listening: /listening on IPv4 address "127\.0\.0\.1", port (\d+)[\s\S]*ready to accept connections/,
   });
   const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres' });

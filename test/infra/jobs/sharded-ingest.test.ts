@@ -14,9 +14,9 @@ import { startMoto } from '../../helpers/moto.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { readDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { CLI } from '../../helpers/kill-run.js';
 
 const DAY = '2026-11-01';
-const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
 const root = tempRoots();
 
 interface Run { status: number | null; stdout: string; stderr: string }
