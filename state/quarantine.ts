@@ -39,8 +39,14 @@ export class Quarantine {
   /** Whether anything changed since it was loaded (or saved): a run that changed nothing writes nothing. */
   changed = false;
 
-  private constructor(private readonly objects: Map<string, QuarantinedObject>, private readonly shardFiles: string[]) {
-    this.changed = shardFiles.length > 0;
+  private constructor(private readonly objects: Map<string, QuarantinedObject>, private readonly shardFiles: string[]) {}
+
+  /**
+   * Whether `save` has something to write: a change; or, for a run that holds the output alone,
+   * shards' files to fold in (a shard leaves those to such a run).
+   */
+  mustSave(asShard: boolean): boolean {
+    return this.changed || (!asShard && this.shardFiles.length > 0);
   }
 
   /**

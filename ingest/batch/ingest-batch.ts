@@ -93,7 +93,7 @@ export async function newObjects(source: ObjectSource, ledger: Ledger, quarantin
  */
 export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, store: ObjectStore, shard: Shard | null = null): Promise<void> {
   for (const o of quarantine.all()) if (await ledger.hasParsed(o.key)) quarantine.parsed(o.key);
-  if (quarantine.changed) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
+  if (quarantine.mustSave(shard !== null)) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
 }
 
 /** How a run lists: the saved state, the margin for late-visible objects, and whether to list everything. */
