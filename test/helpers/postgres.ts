@@ -99,3 +99,16 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Rows (as DuckDB gives them) into a Postgres table, as INSERTs of 2,000 rows each: how the tests load
+ * Parquet where Redshift would COPY it. Numbers as they are, NULL for null, anything else as text.
+ */
+export async function insertRows(pg: Pick<Postgres, 'exec'>, table: string, rows: Array<Record<string, unknown>>, columns = Object.keys(rows[0] ?? {})): Promise<void> {
+  const literal = (v: unknown): string => v === null || v === undefined ? 'NULL'
+    : typeof v === 'bigint' || typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+  for (let i = 0; i < rows.length; i += 2000) {
+    await pg.exec(`INSERT INTO ${table} (${columns.join(', ')}) VALUES `
+      + rows.slice(i, i + 2000).map((r) => `(${columns.map((k) => literal(r[k])).join(', ')})`).join(', '));
+  }
+}

@@ -16,7 +16,7 @@ import { DirectoryObjectStore } from '../../state/object-store/directory-object-
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { generateSample, redeliver } from '../../tools/sample/access-log-generator.js';
 import { dirConfig, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
-import { startPostgres, type Postgres } from '../helpers/postgres.js';
+import { insertRows, startPostgres, type Postgres } from '../helpers/postgres.js';
 
 const root = tempRoots();
 let pg: Postgres;
@@ -95,11 +95,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}])`);
     c.closeSync();
     db.closeSync();
-    const literal = (v: unknown): string => v === null ? 'NULL' : typeof v === 'bigint' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
-    for (let i = 0; i < rows.length; i += 2000) {
-      await pg.exec(`INSERT INTO ${schema}.staged (${STAGED_COLUMN_NAMES.join(', ')}) VALUES `
-        + rows.slice(i, i + 2000).map((r) => `(${STAGED_COLUMN_NAMES.map((k) => literal(r[k])).join(', ')})`).join(', '));
-    }
+    await insertRows(pg, `${schema}.staged`, rows, [...STAGED_COLUMN_NAMES]);
     // A day published before, and its neighbour: the day is replaced, the neighbour left alone.
     await pg.exec(`INSERT INTO ${schema}.daily_hourly_stats VALUES ('${day}', 3, 999), ('1999-01-01', 3, 7)`);
 

@@ -22,7 +22,7 @@ import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js
 import { startMoto } from '../../helpers/moto.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startPostgres } from '../../helpers/postgres.js';
+import { insertRows, startPostgres } from '../../helpers/postgres.js';
 import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
 
 const rs = mockClient(RedshiftDataClient);
@@ -232,8 +232,7 @@ describe('make rollup with Redshift configured', () => {
                 const local = join(root, 'copy.parquet');
                 await store.download(key(entry.url), local);
                 const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet('${local}')`);
-                const lit = (v: unknown): string => v === null ? 'NULL' : typeof v === 'bigint' || typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
-                if (rows.length) await tx.exec(`INSERT INTO ${copy[1]} VALUES ${rows.map((r) => `(${Object.values(r).map(lit).join(', ')})`).join(', ')}`);
+                await insertRows(tx, copy[1]!, rows);
               }
             } else if (unload) {
               const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
