@@ -5,7 +5,10 @@ export interface Warehouse {
   readonly description: string;
   /** Creates the tables (and views) when missing. Idempotent. */
   init(): Promise<void>;
-  /** Replaces `day` in every table with the files' rows, in one transaction (a monthly file replaces the month starting on `day`). */
+  /**
+   * Replaces `day` in every table with the files' rows, in one transaction (a monthly file replaces
+   * the month starting on `day`); creates the tables first when missing (`init`'s work, done once).
+   */
   loadDay(day: string, files: OutputFile[]): Promise<void>;
   close(): Promise<void>;
   /**

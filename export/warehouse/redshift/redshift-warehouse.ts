@@ -171,6 +171,7 @@ export class RedshiftWarehouse implements Warehouse {
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
+    await this.init();
     await this.api.batch(RedshiftWarehouse.loadStatements(this.cfg, this.output, day, files), `load of ${day}`);
   }
 

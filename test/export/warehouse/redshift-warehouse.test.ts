@@ -74,16 +74,18 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
-  it('sends one batch: delete then COPY for each table, in order, and waits for FINISHED', async () => {
-    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1' });
-    rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'SUBMITTED' }).resolvesOnce({ Status: 'STARTED' }).resolves({ Status: 'FINISHED' });
+  it('makes its tables at its first load; then sends one batch per load: delete then COPY for each table, in order, and waits for FINISHED', async () => {
+    rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-1' });
+    rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolvesOnce({ Status: 'SUBMITTED' }).resolvesOnce({ Status: 'STARTED' }).resolves({ Status: 'FINISHED' });
     const waits: number[] = [];
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { sleep: async (ms) => { waits.push(ms); }, firstPollMs: 100 });
-    await new RedshiftWarehouse(api, cfg(), output).loadDay('2026-11-01', files);
-    const batches = rs.commandCalls(BatchExecuteStatementCommand);
-    expect(batches).toHaveLength(1);
-    expect(batches[0]!.args[0].input).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev' });
-    expect(batches[0]!.args[0].input.Sqls).toEqual([
+    const wh = new RedshiftWarehouse(api, cfg(), output);
+    await wh.loadDay('2026-11-01', files);
+    let batches = rs.commandCalls(BatchExecuteStatementCommand);
+    expect(batches).toHaveLength(2);
+    expect(batches[0]!.args[0].input.Sqls).toEqual(RedshiftWarehouse.initStatements('pingroll'));
+    expect(batches[1]!.args[0].input).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev' });
+    expect(batches[1]!.args[0].input.Sqls).toEqual([
       "DELETE FROM pingroll.daily_episode_stats WHERE day = '2026-11-01'",
       "COPY pingroll.daily_episode_stats FROM 's3://rollups/pingroll/daily_episode_stats/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
       "DELETE FROM pingroll.daily_series_stats WHERE day = '2026-11-01'",
@@ -91,22 +93,28 @@ describe('loading a day', () => {
       "DELETE FROM pingroll.daily_ingest_audit WHERE day = '2026-11-01'",
       "COPY pingroll.daily_ingest_audit FROM 's3://rollups/pingroll/daily_ingest_audit/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
     ]);
-    expect(rs.commandCalls(DescribeStatementCommand)).toHaveLength(3);
-    expect(waits).toEqual([100, 150]); // backoff grows
+    expect(rs.commandCalls(DescribeStatementCommand)).toHaveLength(4);
+    expect(waits.slice(-2)).toEqual([100, 150]); // backoff grows
+    // The tables are made once: the next load is its own batch alone.
+    await wh.loadDay('2026-11-02', files);
+    batches = rs.commandCalls(BatchExecuteStatementCommand);
+    expect(batches).toHaveLength(3);
+    expect(batches[2]!.args[0].input.Sqls![0]).toBe("DELETE FROM pingroll.daily_episode_stats WHERE day = '2026-11-02'");
   });
 
   it.each([['FAILED', /Redshift failed load of 2026-11-01 \(statement b-2\): S3ServiceException: Access Denied; the previous data is unchanged/], ['ABORTED', /Redshift aborted load of 2026-11-01 \(statement b-2\)/]])(
     'fails loudly on %s, with Redshift\'s text and the statement id', async (status, message) => {
-      rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-2' });
-      rs.on(DescribeStatementCommand).resolves({ Status: status as 'FAILED', Error: status === 'FAILED' ? 'S3ServiceException: Access Denied' : undefined });
+      // The first batch makes the tables (FINISHED); the load's fails.
+      rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-2' });
+      rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolves({ Status: status as 'FAILED', Error: status === 'FAILED' ? 'S3ServiceException: Access Denied' : undefined });
       const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output);
       await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(RedshiftStatementError);
       await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(message);
     });
 
   it('gives up after its timeout, cancelling the statement', async () => {
-    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-3' });
-    rs.on(DescribeStatementCommand).resolves({ Status: 'STARTED' });
+    rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-3' });
+    rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolves({ Status: 'STARTED' });
     rs.on(CancelStatementCommand).resolves({ Status: true });
     let now = 0;
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { timeoutMs: 60_000, now: () => now, sleep: async (ms) => { now += ms; } });
