@@ -12,8 +12,11 @@ export interface ObjectStore {
   check?(): Promise<void>;
   /** The object's bytes, or null when there is none. */
   get(key: string): Promise<Buffer | null>;
-  /** Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. */
-  put(key: string, body: Buffer | { file: string }): Promise<void>;
+  /**
+   * Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. With
+   * `move`, the file is the store's from then on (a local store may rename it instead of copying it).
+   */
+  put(key: string, body: Buffer | LocalFile): Promise<void>;
   /** Writes `body` only if nothing is under `key`; false when something was. */
   putIfAbsent(key: string, body: Buffer): Promise<boolean>;
   /** Keys under `prefix`, in order. */
@@ -32,4 +35,10 @@ export interface ObjectStore {
   removeTemporaries?(): Promise<number>;
   /** Size in bytes of an object, or null. */
   size(key: string): Promise<number | null>;
+}
+
+/** A local file to put: its path, and whether the caller gives it up (see ObjectStore.put). */
+export interface LocalFile {
+  file: string;
+  move?: boolean;
 }

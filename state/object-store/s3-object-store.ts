@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import {
   CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client,
 } from '@aws-sdk/client-s3';
-import type { ObjectStore } from './object-store.js';
+import type { LocalFile, ObjectStore } from './object-store.js';
 
 /** An output store under `s3://bucket/prefix/`. A PutObject replaces an object atomically. */
 export class S3ObjectStore implements ObjectStore {
@@ -30,7 +30,7 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async put(key: string, body: Buffer | { file: string }): Promise<void> {
+  async put(key: string, body: Buffer | LocalFile): Promise<void> {
     const input = Buffer.isBuffer(body)
       ? { Body: body }
       : { Body: createReadStream(body.file), ContentLength: (await stat(body.file)).size };

@@ -1,0 +1,47 @@
+/**
+ * A directory store's put of a local file: copied by default; with `move`, renamed when the file is
+ * on the store's filesystem, and copied when it is not (a rename across filesystems fails with EXDEV).
+ */
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
+import { rm, tempDir } from '../helpers/job-fixture.js';
+
+const dir = tempDir();
+/** A folder on another filesystem than the store's, where this machine has one (tmpfs at /dev/shm). */
+const elsewhere = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(tmpdir()).dev ? mkdtempSync('/dev/shm/pingroll-test-') : null;
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  if (elsewhere) await rm(elsewhere, { recursive: true, force: true });
+});
+
+describe('a directory store putting a local file', () => {
+  const store = new DirectoryObjectStore(join(dir, 'out'));
+
+  it('copies it, and leaves it where it was', async () => {
+    const file = join(dir, 'kept.bin');
+    writeFileSync(file, 'kept');
+    await store.put('a/kept.bin', { file });
+    expect(readFileSync(store.localFile('a/kept.bin'), 'utf8')).toBe('kept');
+    expect(readFileSync(file, 'utf8')).toBe('kept');
+  });
+
+  it('with move, takes the file itself: same inode, nothing left behind', async () => {
+    const file = join(dir, 'given.bin');
+    writeFileSync(file, 'given');
+    const inode = statSync(file).ino;
+    await store.put('a/given.bin', { file, move: true });
+    expect(readFileSync(store.localFile('a/given.bin'), 'utf8')).toBe('given');
+    expect(statSync(store.localFile('a/given.bin')).ino).toBe(inode);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it.skipIf(elsewhere === null)('with move, copies a file on another filesystem', async () => {
+    const file = join(elsewhere!, 'far.bin');
+    writeFileSync(file, 'far');
+    await store.put('a/far.bin', { file, move: true });
+    expect(readFileSync(store.localFile('a/far.bin'), 'utf8')).toBe('far');
+  });
+});
