@@ -153,7 +153,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
   const spool = new DaySpool(dir, opts.engine, opts.partBytes);
   const partBytes = opts.partBytes ?? PART_BYTES;
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path) => spool.addPart(path), source: opts.source });
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];

@@ -49,8 +49,11 @@ export interface ObjectParserOptions {
   name: string;
   /** CSV bytes per part. */
   partBytes: number;
-  /** A part file is complete: its rows are the staged rows of the pings counted so far and not yet handed over. */
-  onPart: (path: string) => void;
+  /**
+   * A part file is complete: its rows are the staged rows of the pings counted so far and not yet
+   * handed over, of `days` (a day may have none left: an unreadable object's rows are taken back).
+   */
+  onPart: (path: string, days: string[]) => void;
 }
 
 
@@ -83,6 +86,8 @@ export class ObjectParser {
   private current: ParsedTally | null = null;
   private part: RowFile | null = null;
   private parts = 0;
+  /** The days of the pings in `part`. */
+  private partDays = new Set<string>();
   /** Bytes (as stored) of the objects parsed, and of the rows they staged: the ratio that says how many rows the objects still to come hold. */
   private storedBytes = 0;
   private rowBytes = 0;
@@ -121,6 +126,7 @@ export class ObjectParser {
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
+    for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.partDays.add(day);
     if ((this.part?.size ?? 0) >= this.partLimit(task.bytesAfter)) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
@@ -196,7 +202,8 @@ export class ObjectParser {
     const part = this.part!;
     part.close();
     this.part = null;
-    this.opts.onPart(part.path);
+    this.opts.onPart(part.path, [...this.partDays]);
+    this.partDays.clear();
   }
 }
 

@@ -10,7 +10,7 @@ import { fetched, ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
 const { pingKeys, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
-const parser = new ObjectParser({ pingKeys, dir, name, partBytes, onPart: (part) => port.postMessage({ part }) });
+const parser = new ObjectParser({ pingKeys, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
 const source = spec ? S3ObjectSource.from(spec) : null;
 
 port.on('message', (msg: { task?: ParseTask; flush?: true }) => {

@@ -39,4 +39,35 @@ describe('the day spool', () => {
       engine.closeSync();
     }
   });
+
+  it('stages each day\'s rows under its day, whether a part holds one day (written as it is) or several (partitioned)', async () => {
+    const day1 = Date.parse('2026-11-01T23:59:00Z');
+    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: `s${i}`, episode: 'e', session: `session-${i}`, user: null, pingId: `p${i}`, eventTimeMs: t, naturalKey: `k:${i}` });
+    // Parts of about 12 rows. The first 24 rows (2026-11-01 only) are converted together as they are, in
+    // one file; the rest, added once that conversion has begun, together too: they hold both days.
+    const pings = Array.from({ length: 60 }, (_, i) => ping(i, day1 + i * 2000));
+    const engine = await openEngine({ tempDir: join(dir, 'spill2'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    const spool = new DaySpool(join(dir, 'work2'), engine, 10 * 60);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'work2'), { recursive: true });
+    try {
+      const dayOf = (t: number): string => new Date(t).toISOString().slice(0, 10);
+      pings.slice(0, 24).forEach((p) => spool.addPing(dayOf(p.eventTimeMs), p, 0));
+      await new Promise((resolve) => setImmediate(resolve));
+      pings.slice(24).forEach((p) => spool.addPing(dayOf(p.eventTimeMs), p, 0));
+      const store = new DirectoryObjectStore(join(dir, 'out2'));
+      const days = await spool.stage(store, 'b2');
+      expect(Object.keys(days).sort()).toEqual(['2026-11-01', '2026-11-02']);
+      for (const [day, staged] of Object.entries(days)) {
+        expect(staged.pings).toHaveLength(day === '2026-11-01' ? 2 : 1);
+        const files = staged.pings!.map((k) => sqlString(store.localFile(k)));
+        const rows = await queryRows<{ natural_key: string }>(engine, `SELECT natural_key FROM read_parquet([${files.join(', ')}], hive_partitioning = false) ORDER BY event_ms`);
+        expect(rows.map((r) => r.natural_key)).toEqual(pings.filter((p) => dayOf(p.eventTimeMs) === day).map((p) => p.naturalKey));
+        expect(staged.pingCount).toBe(rows.length);
+      }
+    } finally {
+      await spool.discard();
+      engine.closeSync();
+    }
+  });
 });
