@@ -170,11 +170,14 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
-    for (let index = 0; index < todo.length; index++) {
+    for (let index = 0; index < todo.length && failure === null; index++) {
+      // Objects are handed to the queue as it has room, not all at once: 30,000 tasks made up front
+      // cost their allocations and the garbage collector's time before the first object was read.
+      if (queue.size >= queue.concurrency) await queue.onSizeLessThan(queue.concurrency);
       queue.add(async () => {
         const ref = todo[index]!;
         const day = dayInObjectName(ref.key) ?? fallbackDay;
-        const task: ParseTask = { index, key: ref.key, day, bytesAfter: bytesAfter[index]! / pool.parsers, ...(local ? { file: opts.source.localFile!(ref) } : { fetch: ref }) };
+        const task: ParseTask = { index, key: ref.key, day, bytesAfter: bytesAfter[index]! / pool.parsers, ...(local ? { file: opts.source.localFile!(ref), size: ref.size } : { fetch: ref }) };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {
