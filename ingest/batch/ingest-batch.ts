@@ -159,9 +159,6 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();
   let done = 0, total = 0;
-  // Bytes of the objects after each one: the parsers taper their parts toward the batch's end (object-parser.ts).
-  const bytesAfter: number[] = new Array(todo.length);
-  for (let i = todo.length - 1, after = 0; i >= 0; after += todo[i]!.size, i--) bytesAfter[i] = after;
   try {
     // A local file is read by the parser itself; a remote object is fetched whole first (parse-pool.ts),
     // as many at once as the read budget holds (by their listed sizes), up to `concurrency` requests,
@@ -177,7 +174,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
       queue.add(async () => {
         const ref = todo[index]!;
         const day = dayInObjectName(ref.key) ?? fallbackDay;
-        const task: ParseTask = { index, key: ref.key, day, bytesAfter: bytesAfter[index]! / pool.parsers, ...(local ? { file: opts.source.localFile!(ref), size: ref.size } : { fetch: ref }) };
+        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref), size: ref.size } : { index, key: ref.key, day, fetch: ref };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {

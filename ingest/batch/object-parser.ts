@@ -30,8 +30,6 @@ export interface ParseTask {
   size?: number;
   bytes?: Uint8Array;
   fetch?: ObjectRef;
-  /** Bytes (as stored) of the batch's objects still to come after this one, for this parser: parts taper as it nears zero. */
-  bytesAfter?: number;
 }
 
 /** What one object held. `unreadable` says why it could not be read (its records then count for nothing). */
@@ -66,7 +64,7 @@ export interface ObjectParserOptions {
 export async function fetched(source: ObjectSource, task: ParseTask): Promise<ParseTask | ParsedObject> {
   if (!task.fetch) return task;
   try {
-    return { index: task.index, key: task.key, day: task.day, bytesAfter: task.bytesAfter, bytes: await fetchObject(source, task.fetch) };
+    return { index: task.index, key: task.key, day: task.day, bytes: await fetchObject(source, task.fetch) };
   } catch (err) {
     return { index: task.index, records: 0, counts: [], rejects: [], unreadable: firstLine(err) };
   }
@@ -75,14 +73,6 @@ export async function fetched(source: ObjectSource, task: ParseTask): Promise<Pa
 /** A file that cannot be opened or read, or a gzip that does not inflate: the object is unreadable, nothing else is wrong. */
 class Unreadable extends Error {}
 
-/**
- * The smallest part a batch's last parts taper to. A part is converted while parsing goes on, except
- * the last ones: parts of PART_BYTES to the end left DuckDB converting up to two of them after the
- * parse (200 ms on the job bench's day); parts that halve as the batch's end nears leave it only small
- * ones, and each conversion costs a little more than its rows, so not smaller than this.
- */
-const MIN_PART_BYTES = 4 << 20;
-
 export class ObjectParser {
   private readonly reader: AccessLogRecordReader;
   private current: ParsedTally | null = null;
@@ -90,9 +80,6 @@ export class ObjectParser {
   private parts = 0;
   /** The days of the pings in `part`. */
   private partDays = new Set<string>();
-  /** Bytes (as stored) of the objects parsed, and of the rows they staged: the ratio that says how many rows the objects still to come hold. */
-  private storedBytes = 0;
-  private rowBytes = 0;
 
   constructor(private readonly opts: ObjectParserOptions) {
     this.reader = new AccessLogRecordReader((r) => {
@@ -129,17 +116,10 @@ export class ObjectParser {
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
     for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.partDays.add(day);
-    if ((this.part?.size ?? 0) >= this.partLimit(task.bytesAfter)) this.endPart();
+    if ((this.part?.size ?? 0) >= this.opts.partBytes) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
     return { index: task.index, records, counts: [...tally.byDay], rejects: tally.rejects };
-  }
-
-  /** The size at which the current part is complete: PART_BYTES, or half the rows still to come near the batch's end. */
-  private partLimit(bytesAfter: number | undefined): number {
-    if (bytesAfter === undefined || this.storedBytes === 0) return this.opts.partBytes;
-    const rowsAfter = bytesAfter * (this.rowBytes / this.storedBytes);
-    return Math.min(this.opts.partBytes, Math.max(MIN_PART_BYTES, rowsAfter / 2));
   }
 
   /** Hands over the part being written, if any: call after the last object. */
@@ -174,7 +154,6 @@ export class ObjectParser {
           return;
         }
         total += n;
-        this.storedBytes += n;
         this.reader.scanRead(n);
         // A short read that reaches the listed size is the end of a file that has not grown: the read
         // that would return nothing is saved (one syscall per object, 30,000 on a day of small objects).
@@ -187,7 +166,6 @@ export class ObjectParser {
 
   /** Bytes as stored: inflated first when they start with gzip's magic bytes (whatever the name). */
   private readBytes(bytes: Uint8Array): void {
-    this.storedBytes += bytes.length;
     let plain = bytes;
     if (isGzip(bytes)) {
       try {
@@ -200,7 +178,6 @@ export class ObjectParser {
   }
 
   private append(rows: Uint8Array): void {
-    this.rowBytes += rows.length;
     this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`));
     this.part.append(rows);
   }

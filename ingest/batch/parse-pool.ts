@@ -17,8 +17,6 @@ export interface Parsers {
   parse(task: ParseTask): Promise<ParsedObject>;
   /** Tasks to keep in hand so that no parser idles. */
   readonly slots: number;
-  /** Parsers (each writes its own parts). */
-  readonly parsers: number;
   /** Hands over every part still being written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -47,7 +45,6 @@ const TURN_MS = 5;
 class InlineParsers implements Parsers {
   private readonly parser: ObjectParser;
   readonly slots = 1;
-  readonly parsers = 1;
   private turnedAt = performance.now();
 
   constructor(private readonly opts: PoolOptions) {
@@ -80,13 +77,11 @@ class WorkerParsers implements Parsers {
   private readonly threads: Thread[] = [];
   private broken: Error | null = null;
   readonly slots: number;
-  readonly parsers: number;
   /** Set when the threads fetch for themselves; otherwise objects are fetched here and their bytes handed over. */
   private readonly spec: S3SourceSpec | undefined;
 
   constructor(count: number, private readonly opts: PoolOptions) {
     this.slots = count * 2;
-    this.parsers = count;
     this.spec = (opts.source as { spec?: S3SourceSpec }).spec;
     for (let i = 0; i < count; i++) {
       const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
