@@ -19,5 +19,9 @@ export function s3ClientConfig(config: Pick<Config, 's3EndpointOverride'> & Part
     ...(config.s3EndpointOverride ? { forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
     maxAttempts: 5,
     requestHandler: { httpAgent: { maxSockets }, httpsAgent: { maxSockets } },
+    // The middleware stack is resolved once per command type, not at every request: a run sends
+    // thousands of GetObjects, and resolving it cost ~12% of the SDK's CPU per GET (3,000 GETs of the
+    // bench day from a local HTTP server: 2.7 s of CPU against 3.2 s). pingroll adds no middleware.
+    cacheMiddleware: true,
   };
 }
