@@ -68,7 +68,14 @@ export class DaySpool {
   /** Converted files being flushed to disk (see toParquetByDay). */
   private syncing: Array<Promise<void>> = [];
 
-  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, private readonly partBytes = PART_BYTES) {}
+  private readonly partBytes: number;
+  private readonly codec: string;
+
+  /** `codec`: the staged Parquet's (lib/parquet-codec.ts stagedCodec); `partBytes`: rows per part, PART_BYTES unless a test makes it small. */
+  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, opts: { codec?: string; partBytes?: number | undefined } = {}) {
+    this.partBytes = opts.partBytes ?? PART_BYTES;
+    this.codec = opts.codec ?? PARQUET_CODEC;
+  }
 
   private day(d: string): Day {
     let day = this.days.get(d);
@@ -130,8 +137,8 @@ export class DaySpool {
    * a log object's pings are of its own day but near midnight) go to one file as they are; others are
    * partitioned by day, which costs DuckDB a copy of every row (CPU 1.5 s against 1.2 s for the job
    * bench's day, its four parts converted alone). `stage` checks every day's rows against its count
-   * either way. Snappy, which Redshift's COPY reads (the rollup inside Redshift COPYs these files;
-   * lib/parquet-codec.ts).
+   * either way. In the spool's codec: Snappy on S3, uncompressed in a local directory
+   * (lib/parquet-codec.ts stagedCodec).
    */
   private async toParquetByDay(parts: Part[]): Promise<void> {
     const base = parts[0]!.path.replace(/\.csv$/, '');
@@ -139,9 +146,9 @@ export class DaySpool {
     const rows = `read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`;
     const oneDay = days.size === 1 ? [...days][0]! : null;
     const written = oneDay !== null
-      ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC}, RETURN_STATS)`)
+      ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, RETURN_STATS)`)
       : await this.engine.runAndReadAll(`COPY (SELECT *, event_ms // ${DAY_MS} AS day_number FROM ${rows})
-          TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC}, PARTITION_BY (day_number), RETURN_STATS)`);
+          TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,

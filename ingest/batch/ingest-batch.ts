@@ -12,6 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
+import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
 import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
@@ -150,7 +151,7 @@ export const READ_BUDGET_BYTES = 64 << 20;
 async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ result: IngestResult; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
-  const spool = new DaySpool(dir, opts.engine, opts.partBytes);
+  const spool = new DaySpool(dir, opts.engine, { partBytes: opts.partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
   const partBytes = opts.partBytes ?? PART_BYTES;
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
   const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });

@@ -16,6 +16,7 @@ import { classifyItem, type Item } from '../dynamodb/item-rules.js';
 import type { ItemSource, TableItemSources } from '../dynamodb/item-source.js';
 import { firstDayOf, isClosed, type MonthlyTable } from '../dynamodb/monthly-tables.js';
 import { DaySpool } from './day-spool.js';
+import { stagedCodec } from '../../lib/parquet-codec.js';
 import { batchId } from './ingest-batch.js';
 
 export interface ScanBatchOptions {
@@ -34,7 +35,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
   const { now } = opts;
   const scan = batchId(now);
   const dir = await makeWorkDir('scan');
-  const spool = new DaySpool(dir, opts.engine);
+  const spool = new DaySpool(dir, opts.engine, { codec: stagedCodec(opts.store.localFile !== undefined) });
   const noTimeDay = firstDayOf(opts.table);
   try {
     const result = await opts.source.read((items: Item[]): void => {

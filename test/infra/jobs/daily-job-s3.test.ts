@@ -15,7 +15,7 @@ import { generateSample, objectBody, type LogObject, type Sample } from '../../.
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { expectedDay } from '../../helpers/oracle.js';
-import { readDay, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
+import { query, readDay, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startMoto, type Moto } from '../../helpers/moto.js';
 
 const DAY = '2026-11-01';
@@ -76,6 +76,11 @@ describe('the daily job over the S3 API', () => {
     expect(await readS3Day(DAY, join(local, 'c'))).toEqual(want);
     const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
     expect(await store.get(`_runs/dt=${DAY}/manifest.json`)).not.toBeNull();
+    // On S3 the staged pings are Snappy, as the rollup inside Redshift COPYs them (lib/parquet-codec.ts stagedCodec).
+    const staged = (await store.list('_staging/')).find((k) => k.endsWith('.parquet'))!;
+    await store.download(staged, join(local, 'staged.parquet'));
+    const codecs = await query<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${join(local, 'staged.parquet')}')`);
+    expect(codecs.map((c) => c.compression)).toEqual(['SNAPPY']);
     // The run let its lock go: the latest generation says released.
     const generations = await store.list(LOCK_PREFIX);
     expect(JSON.parse((await store.get(generations.at(-1)!))!.toString())).toMatchObject({ released: true });

@@ -82,6 +82,9 @@ describe('the daily job over a directory', () => {
     const staged = (await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'));
     // Converted more than once: parts while parsing went on, those that came meanwhile together.
     expect(staged.length).toBeGreaterThan(1);
+    // In a local directory the staged pings are uncompressed (lib/parquet-codec.ts stagedCodec).
+    const codecs = await query<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata([${staged.map((f) => `'${store.localFile(f)}'`).join(', ')}])`);
+    expect(codecs.map((c) => c.compression)).toEqual(['UNCOMPRESSED']);
   });
 
   it('parses in threads with the same result as in the run\'s own thread', async () => {

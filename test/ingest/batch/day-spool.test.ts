@@ -47,7 +47,7 @@ describe('the day spool', () => {
     // one file; the rest, added once that conversion has begun, together too: they hold both days.
     const pings = Array.from({ length: 60 }, (_, i) => ping(i, day1 + i * 2000));
     const engine = await openEngine({ tempDir: join(dir, 'spill2'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work2'), engine, 10 * 60);
+    const spool = new DaySpool(join(dir, 'work2'), engine, { partBytes: 10 * 60 });
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work2'), { recursive: true });
     try {
