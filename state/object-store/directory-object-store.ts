@@ -82,12 +82,7 @@ export class DirectoryObjectStore implements ObjectStore {
     const tmp = join(this.root, TEMPORARIES, `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       if (Buffer.isBuffer(body)) await writeFile(tmp, body);
-      // A file given up is renamed when it is on the same filesystem (a day's staged Parquet: 40 MB not
-      // copied on the job bench's day); otherwise copied, like any other.
-      else if (!body.move || !(await rename(body.file, tmp).then(() => true, (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EXDEV') return false;
-        throw err;
-      }))) await copyFile(body.file, tmp);
+      else if (!body.move || !(await renamedWithin(body.file, tmp))) await copyFile(body.file, tmp);
       await syncFile(tmp);
     } catch (err) {
       await rm(tmp, { force: true });
@@ -151,5 +146,19 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async size(key: string): Promise<number | null> {
     return stat(this.path(key)).then((s) => s.size, () => null);
+  }
+}
+
+/**
+ * Renames `from` to `to` if they are on one filesystem (a file given up to the store: a day's staged
+ * Parquet, 40 MB not copied on the job bench's day); false when they are not, for the caller to copy.
+ */
+async function renamedWithin(from: string, to: string): Promise<boolean> {
+  try {
+    await rename(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    throw err;
   }
 }
