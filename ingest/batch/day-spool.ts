@@ -63,8 +63,6 @@ export class DaySpool {
   private readonly parts = new Map<string, DayPart[]>();
   /** Complete parts not yet converted, with the days of their rows. */
   private waiting: Part[] = [];
-  /** The days of the rows in `part`. */
-  private partDays = new Set<string>();
   /** Converted files being flushed to disk (see toParquetByDay). */
   private syncing: Array<Promise<void>> = [];
 
@@ -99,7 +97,7 @@ export class DaySpool {
   private appendPingRow(day: string, row: Uint8Array): void {
     this.part ??= new RowFile(join(this.dir, `pings-${this.partCount++}.csv`));
     this.part.append(row);
-    this.partDays.add(day);
+    this.part.days.add(day);
     if (this.part.size >= this.partBytes) this.convertPart();
   }
 
@@ -108,8 +106,7 @@ export class DaySpool {
     const part = this.part!;
     this.part = null;
     part.close();
-    this.addPart(part.path, [...this.partDays]);
-    this.partDays.clear();
+    this.addPart(part.path, [...part.days]);
   }
 
   /**

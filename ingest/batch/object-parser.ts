@@ -78,8 +78,6 @@ export class ObjectParser {
   private current: ParsedTally | null = null;
   private part: RowFile | null = null;
   private parts = 0;
-  /** The days of the pings in `part`. */
-  private partDays = new Set<string>();
 
   constructor(private readonly opts: ObjectParserOptions) {
     this.reader = new AccessLogRecordReader((r) => {
@@ -115,7 +113,7 @@ export class ObjectParser {
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
-    for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.partDays.add(day);
+    for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.part?.days.add(day);
     if ((this.part?.size ?? 0) >= this.opts.partBytes) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
@@ -186,8 +184,7 @@ export class ObjectParser {
     const part = this.part!;
     part.close();
     this.part = null;
-    this.opts.onPart(part.path, [...this.partDays]);
-    this.partDays.clear();
+    this.opts.onPart(part.path, [...part.days]);
   }
 }
 

@@ -17,6 +17,8 @@ export class RowFile {
   private open = true;
   /** Bytes appended. */
   size = 0;
+  /** The UTC days of the rows appended (the writer adds them; more, never fewer, if rows are taken back). */
+  readonly days = new Set<string>();
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'w');
