@@ -76,4 +76,30 @@ describe('the embedded warehouse', () => {
     const { readdir } = await import('node:fs/promises');
     expect((await readdir(r)).sort()).toEqual(['wh.duckdb']);
   });
+
+  it('takes in a write-ahead log a writer killed in place left beside the file, before its next change', async () => {
+    const r = root();
+    const file = join(r, 'wh.duckdb');
+    const wh = new DuckDbWarehouse(file);
+    await wh.init();
+    await wh.close();
+    // A writer of the file in place (as versions before the copy-and-rename were), killed after its
+    // commit and before any checkpoint: the row is only in wh.duckdb.wal.
+    const writer = `const { DuckDBInstance } = require('@duckdb/node-api');
+      (async () => {
+        const db = await (await DuckDBInstance.create(${JSON.stringify(file)}, { checkpoint_threshold: '1TB' })).connect();
+        await db.run("INSERT INTO daily_ingest_audit VALUES (DATE '2026-10-31', 's3', 'ping', 7)");
+        process.kill(process.pid, 'SIGKILL');
+      })();`;
+    const { spawnSync } = await import('node:child_process');
+    spawnSync(process.execPath, ['-e', writer], { cwd: process.cwd() });
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(`${file}.wal`)).toBe(true);
+    // The next run's warehouse.
+    const next = new DuckDbWarehouse(file);
+    await next.init();
+    await next.close();
+    expect(existsSync(`${file}.wal`)).toBe(false);
+    expect(await next.query("SELECT records::INT AS n FROM daily_ingest_audit WHERE day = DATE '2026-10-31'")).toEqual([{ n: 7 }]);
+  });
 });
