@@ -31,7 +31,7 @@ import type { Warehouse } from '../warehouse.js';
 /** Copies older than this are a killed run's: no load takes an hour. */
 const LEFTOVER_AGE_MS = 3_600_000;
 
-/** The name the copy being changed is ATTACHed under. */
+/** The name a warehouse file is ATTACHed under while it is changed (a copy) or its journal replayed. */
 const COPY = 'warehouse_copy';
 
 export class DuckDbWarehouse implements Warehouse {
@@ -102,22 +102,10 @@ export class DuckDbWarehouse implements Warehouse {
     const next = join(dir, `.${basename(this.file)}.next-${randomBytes(4).toString('hex')}`);
     try {
       if (existsSync(this.file)) await copyFile(this.file, next);
-      if (!this.host) {
-        const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-        this.host = { instance, db: await instance.connect() };
-      }
-      const { db } = this.host;
-      await db.run(`ATTACH ${sqlString(next)} AS ${COPY}`);
-      try {
-        await db.run(`USE ${COPY}`);
+      await this.attached(next, async (db) => {
         for (const sql of warehouseStatements('duckdb')) await db.run(sql);
         await fn(db);
-        // Everything into the main file: the copy is published without a write-ahead log.
-        await db.run(`CHECKPOINT ${COPY}`);
-      } finally {
-        await db.run('USE memory');
-        await db.run(`DETACH ${COPY}`);
-      }
+      });
       await syncFile(next);
       await rename(next, this.file);
       await syncDirOf(this.file);
@@ -137,13 +125,28 @@ export class DuckDbWarehouse implements Warehouse {
    */
   private async replayJournal(): Promise<void> {
     if (!existsSync(`${this.file}.wal`) || !existsSync(this.file)) return;
-    const instance = await DuckDBInstance.create(this.file);
-    const db = await instance.connect();
+    await this.attached(this.file, async () => {});
+  }
+
+  /**
+   * `file` ATTACHed to the in-memory DuckDB (made at the first call) as the database in use for `fn`,
+   * then checkpointed, everything into the file itself (a copy is published without a write-ahead
+   * log), and DETACHed.
+   */
+  private async attached(file: string, fn: (db: DuckDBConnection) => Promise<void>): Promise<void> {
+    if (!this.host) {
+      const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+      this.host = { instance, db: await instance.connect() };
+    }
+    const { db } = this.host;
+    await db.run(`ATTACH ${sqlString(file)} AS ${COPY}`);
     try {
-      await db.run('CHECKPOINT');
+      await db.run(`USE ${COPY}`);
+      await fn(db);
+      await db.run(`CHECKPOINT ${COPY}`);
     } finally {
-      db.closeSync();
-      instance.closeSync();
+      await db.run('USE memory');
+      await db.run(`DETACH ${COPY}`);
     }
   }
 
