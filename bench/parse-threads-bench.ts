@@ -6,7 +6,6 @@
  * part files the parsers write are counted and deleted as they come; every pass must count the same
  * records and rows. Usage: node dist/bench/parse-threads-bench.js [passes, default 5]
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { parsers } from '../ingest/batch/parse-pool.js';
 import { DirectoryObjectSource } from '../ingest/object-source/directory-object-source.js';
 import type { ObjectRef } from '../ingest/object-source/object-source.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
-import { median } from './cold-run.js';
+import { measure, median } from './cold-run.js';
 
 const DAY = '2026-11-01';
 /** Times the day is parsed in one pass. */
@@ -71,8 +70,8 @@ async function main(): Promise<void> {
   const runs = new Map<number, Array<{ seconds: number; records: number; rowBytes: number }>>([[0, []], [1, []], [2, []]]);
   for (let p = 0; p < passes; p++) {
     for (const threads of runs.keys()) {
-      const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--one', dir, String(threads)], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`parsing with ${threads} threads failed: ${r.stderr}`);
+      // A cold process each; the parse times itself (measure's wall time would add the start-up).
+      const r = measure('node', [new URL(import.meta.url).pathname, '--one', dir, String(threads)]);
       runs.get(threads)!.push(JSON.parse(r.stdout) as { seconds: number; records: number; rowBytes: number });
     }
   }
