@@ -1,11 +1,12 @@
 # pingroll's container image (deploy/: AWS Batch on Fargate). Built by `cdk deploy` from this folder;
 # the build stage compiles exactly as `make build` does, the image keeps what a run reads.
-FROM node:20-bookworm-slim AS build
+# Node 26: the Active LTS (supported to April 2029); the suite runs on it too (`make test`, tools/node-lts).
+FROM node:26-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends make && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci refuses a lock whose other platforms' optional builds a registry lacks (see the Makefile).
-RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+# Exactly the lock, as everywhere else (the Makefile checks it is complete first: tools/check-lock.mjs).
+RUN npm ci --no-audit --no-fund
 COPY Makefile tsconfig.json ./
 COPY bin bin
 COPY lib lib
@@ -19,7 +20,7 @@ COPY bench bench
 COPY test test
 RUN make build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:26-bookworm-slim
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules

