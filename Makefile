@@ -29,7 +29,7 @@ help:
 define npm_ci
 @node tools/check-lock.mjs $(1)/package-lock.json
 @cd $(1) && npm ci --no-audit --no-fund --loglevel=error || { \
-  echo "make: npm ci failed in $(1) (npm's reason is above): if the lock does not match package.json, run 'npm install' in $(1) and commit package-lock.json; if the registry could not be reached, run make again" >&2; exit 1; }
+  echo "make: npm ci failed in $(if $(filter .,$(1)),the project folder,$(1)/) (npm's reason is above): if the lock does not match package.json, run 'npm install' there and commit package-lock.json; if the registry could not be reached, run make again" >&2; exit 1; }
 @touch $(1)/node_modules/.package-lock.json
 endef
 
