@@ -92,8 +92,10 @@ export class DayPublisher {
     const files: string[] = [];
     const keys: Array<{ key: string; size: number }> = [];
     const rejects: string[] = [];
-    const inputs: DayManifest['inputs'] = { objects: [], tables: [], batches: staged.map((s) => s.id) };
-    for (const [i, { id, staged: s, objects, table }] of staged.entries()) {
+    // The manifest names each batch's list of log objects, with its count and digest: it does not copy
+    // them (a busy day has millions; one string of them all cannot be made).
+    const inputs: DayManifest['inputs'] = { objectCount: 0, objectLists: [], staged: [], tables: [], batches: staged.map((s) => s.id) };
+    for (const [i, { id, staged: s, objectCount, objectsKey, objectsSha256, table }] of staged.entries()) {
       for (const [src, counts] of Object.entries(s.outcomes)) {
         const into = (outcomes[src] ??= {});
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
@@ -102,9 +104,10 @@ export class DayPublisher {
         const size = await store.size(key);
         if (size === null) {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
-            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.json and ${PARSED}*/${id}.json and run again with --reconcile, which parses its log objects anew`));
+            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.* and ${PARSED}*/*/${id}.keys.gz and run again with --reconcile, which parses its log objects anew`));
         }
         keys.push({ key, size });
+        inputs.staged.push({ key, size });
         if (!download) continue;
         // Staged files never change once committed: a local store's are read where they are.
         let local = store.localFile?.(key);
@@ -115,7 +118,8 @@ export class DayPublisher {
         files.push(local);
       }
       if (s.rejects) rejects.push(s.rejects);
-      for (const o of objects) inputs.objects.push({ key: o.key, size: o.size, etag: o.etag });
+      inputs.objectCount += objectCount;
+      if (objectCount > 0) inputs.objectLists.push({ batch: id, key: objectsKey?.startsWith('pending:') ? null : objectsKey, objects: objectCount, sha256: objectsSha256 });
       if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
     }
     return { staged, files, keys, outcomes, rejects, inputs };
@@ -158,7 +162,7 @@ export class DayPublisher {
       const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
       const publishedAt = new Date();
       const runs = await writeRunsParquet(engine, {
-        day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objects.length, tablesRead: inputs.tables.length,
+        day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objectCount, tablesRead: inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
       }, dir);
       const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, keys, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);

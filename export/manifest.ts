@@ -12,7 +12,15 @@ export interface DayManifest {
   startedAt: string;
   finishedAt: string;
   inputs: {
-    objects: Array<{ key: string; size: number; etag: string }>;
+    /** Log objects that held records of the day. */
+    objectCount: number;
+    /**
+     * Where they are listed, a list per batch (JSON lines of key, size, etag, records; gzip), with its
+     * count and the SHA-256 of its bytes. A list is never rewritten once its batch is committed.
+     */
+    objectLists: Array<{ batch: string; key: string | null; objects: number; sha256: string | null }>;
+    /** The staged ping files the day was rolled up from (under `_staging/`), with their sizes. */
+    staged: Array<{ key: string; size: number }>;
     tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number }>;
     /** The ids of the batches and table scans the day was rolled up from. */
     batches: string[];

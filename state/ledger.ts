@@ -8,18 +8,25 @@
  * the next run deletes that batch's staging and parses its objects again. So every object is counted
  * exactly once across runs.
  *
- * A run never reads the whole history. Right after its commit, a batch is compacted into two indexes,
- * each split by day, so that a run reads only the days it works on:
- * - `_state/parsed/<delivery day>/<batch>.json`: the keys the batch parsed, by the day in the object's
- *   name (`undated/` when it has none). Whether an object was parsed is asked of its delivery day only.
- * - `_state/days/dt=<day>/<batch>.json`: what the batch staged for a day of records, and its inputs.
- *   A day's rollup reads its own folder.
+ * A run never reads the whole history, nor a whole day. Right after its commit, a batch is compacted
+ * into two indexes, so that a run reads only the slices it lists and the days it rolls up:
+ * - `_state/parsed/<delivery day>/<slice>/<batch>.keys.gz`: the keys the batch parsed in one slice (a
+ *   minute of delivery time, state/slices.ts), sorted, one a line, gzip. Whether an object was parsed
+ *   is asked of its slice only, so a process holds one slice's keys at a time, never a day's.
+ * - `_state/days/dt=<day>/<batch>.json`: what the batch staged for a day of records, with a count of
+ *   its inputs; the inputs themselves are in `<batch>.objects.gz` beside it (JSON lines, gzip), read
+ *   as a stream by whoever needs them (a day's manifest names those files; it does not copy them).
  * Then the intent and the commit file go. Each step is a whole-file write, done again whole by the next
  * run if a crash stopped it, so `_state/batches/` holds only commits a crash left uncompacted.
+ *
+ * An output written before slices (format 1: one JSON list of keys per delivery day and batch, inputs
+ * inline in the days index) is migrated once, by the first run that loads it (`migrate`).
  */
-import type { Outcome, Source } from '../ingest/ping-record.js';
-import { dayInObjectName } from '../ingest/object-source/object-source.js';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
+import { decodeKeys, encodeKeys, sliceOf } from './slices.js';
 
 /** Batch commits not compacted yet. */
 export const BATCHES = '_state/batches/';
@@ -39,12 +46,18 @@ export function stagingPrefix(id: string): string {
   return `${STAGING}${id}/`;
 }
 
-/** The parsed index's folder for objects whose name holds no date. */
-const UNDATED = 'undated';
-/** Delivery days of parsed keys held in memory at once (a run's listing touches two or three). */
-const PARSED_DAYS_CACHED = 16;
+/** The ledger's layout version (`_state/format.json`); an output without it is format 1 (`migrate`). */
+export const FORMAT_KEY = '_state/format.json';
+export const FORMAT = 2;
+/** Slices of parsed keys held in memory at once (a slice is a minute of delivery: thousands of keys at most). */
+const PARSED_SLICES_CACHED = 64;
 
-export type OutcomeCounts = Partial<Record<Outcome, number>>;
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/** Where records come from, and what became of each (contract §4); the ledger counts them, ingest decides them. */
+export type Source = 's3' | 'dynamodb';
+export type OutcomeCounts = { [outcome: string]: number };
 
 export interface StagedDay {
   /** Staged pings (Parquet files, one per part of the batch), or null when the batch had no ping of the day. */
@@ -95,15 +108,20 @@ export interface TableScanCommit {
 export interface DayInput {
   id: string;
   staged: StagedDay;
-  objects: InputObject[];
+  /** How many log objects of the batch held records of the day. */
+  objectCount: number;
+  /** Where they are listed (JSON lines, gzip; `objectsOf` reads them), or null for a scan or a batch with none. */
+  objectsKey: string | null;
+  /** SHA-256 of the list's bytes as stored (hex), or null. */
+  objectsSha256: string | null;
   table: { name: string; scan: string; items: number; consumedCapacity: number } | null;
 }
 
-/** `_state/days/dt=<day>/<batch>.json`: one batch's part of one day (its `staged.inputs` index `objects`). */
-interface DayEntry { batch: string; staged: StagedDay; objects: InputObject[] }
+/** `_state/days/dt=<day>/<batch>.json`: one batch's part of one day; its inputs are in `objectsKey`. */
+interface DayEntry { batch: string; staged: StagedDay; objectCount: number; objectsKey: string | null; objectsSha256: string | null }
 
-/** `_state/parsed/<delivery day>/<batch>.json`. */
-interface ParsedEntry { batch: string; keys: string[] }
+/** Format 1's days entry: the inputs inline. */
+interface DayEntryV1 { batch: string; staged: StagedDay; objects: InputObject[] }
 
 /** `_state/intents/<id>.json`: the commit file that makes the staging under `_staging/<id>/` count. */
 interface Intent { id: string; commit: string; at: string; owner?: string }
@@ -112,9 +130,9 @@ interface Intent { id: string; commit: string; at: string; owner?: string }
 export interface Tidied { staged: number; compacted: number }
 
 export class Ledger {
-  /** Parsed keys by delivery day, loaded as asked for, the least recently asked dropped past PARSED_DAYS_CACHED. */
-  private readonly parsedDays = new Map<string, Set<string>>();
-  /** The keys of commits not compacted yet (no index has them). */
+  /** Parsed keys by slice (`<day>/<slice>`), loaded as asked for, the least recently asked dropped past PARSED_SLICES_CACHED. */
+  private readonly parsedSlices = new Map<string, Set<string>>();
+  /** The keys of commits not compacted yet (no index has them): at most a few batches' worth. */
   private readonly pendingKeys = new Set<string>();
   /** Days' index entries read so far; a compaction forgets the days it wrote. */
   private readonly dayEntries = new Map<string, Promise<DayEntry[]>>();
@@ -124,8 +142,15 @@ export class Ledger {
     for (const c of pending) for (const o of c.objects) this.pendingKeys.add(o.key);
   }
 
-  /** Reads the scans and any commit not yet compacted; nothing else until asked. Writes nothing. */
-  static async load(store: ObjectStore): Promise<Ledger> {
+  /**
+   * Reads the scans and any commit not yet compacted; nothing else until asked. Writes nothing, but
+   * with `migrate` (a run that holds its lock) brings an output of an earlier format to this one first.
+   */
+  static async load(store: ObjectStore, opts: { migrate?: boolean } = {}): Promise<Ledger> {
+    if (opts.migrate) await migrate(store);
+    else if (!(await store.get(FORMAT_KEY)) && (await store.list(PARSED)).length + (await store.list(DAYS)).length > 0) {
+      throw new Error(`the output ${store.url} keeps its state in an earlier format: run pingroll rollup (or make rollup) once, which brings it to this one, then this again`);
+    }
     const scans = new Map<string, TableScanCommit>();
     const superseded: TableScanCommit[] = [];
     for (const key of (await store.list(SCANS)).filter((k) => k.endsWith('.json'))) {
@@ -155,20 +180,36 @@ export class Ledger {
     return this.scans.get(table);
   }
 
-  /** Everything staged for `day`: every S3 batch, and each table's latest scan. Reads the day's own index only. */
+  /** Everything staged for `day`: every S3 batch, and each table's latest scan. Reads the day's own index only, never the inputs' lists. */
   async inputsFor(day: string): Promise<DayInput[]> {
     const out = new Map<string, DayInput>();
-    const add = (id: string, staged: StagedDay, objects: InputObject[]): void => {
-      out.set(id, { id, staged, objects: staged.inputs.map((i) => objects[i]!).filter(Boolean), table: null });
-    };
-    for (const entry of await (this.dayEntries.get(day) ?? this.readDay(day))) add(entry.batch, entry.staged, entry.objects);
-    for (const commit of this.pending) if (commit.days[day]) add(commit.batch, commit.days[day], commit.objects);
+    for (const entry of await (this.dayEntries.get(day) ?? this.readDay(day))) {
+      out.set(entry.batch, { id: entry.batch, staged: entry.staged, objectCount: entry.objectCount, objectsKey: entry.objectsKey, objectsSha256: entry.objectsSha256 ?? null, table: null });
+    }
+    for (const commit of this.pending) {
+      // Not compacted yet (this run's own commit, compacted right after, or one a crash left for tidy).
+      const staged = commit.days[day];
+      if (staged) out.set(commit.batch, { id: commit.batch, staged, objectCount: staged.inputs.length, objectsKey: `pending:${commit.batch}`, objectsSha256: null, table: null });
+    }
     const batches = [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
       const staged = scan.days[day];
-      if (staged) batches.push({ id: scan.scan, staged, objects: [], table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
+      if (staged) batches.push({ id: scan.scan, staged, objectCount: 0, objectsKey: null, objectsSha256: null, table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
     }
     return batches;
+  }
+
+  /** The log objects of one input of a day (`inputsFor`), read from its list: one batch's worth at a time. */
+  async objectsOf(input: DayInput, day: string): Promise<InputObject[]> {
+    if (input.objectsKey === null) return [];
+    if (input.objectsKey.startsWith('pending:')) {
+      const commit = this.pending.find((c) => c.batch === input.id);
+      return commit?.days[day]?.inputs.map((i) => commit.objects[i]!) ?? [];
+    }
+    const body = await this.store.get(input.objectsKey);
+    if (!body) throw new Error(`the list of batch ${input.id}'s inputs ${this.store.url}${input.objectsKey} is missing; run again with --reconcile`);
+    const text = (await gunzipAsync(body)).toString('utf8');
+    return text === '' ? [] : text.split('\n').map((l) => JSON.parse(l) as InputObject);
   }
 
   /** A day's compacted batch entries, read once a run (a backfill asks for a day before publishing it and while publishing it). */
@@ -176,6 +217,7 @@ export class Ledger {
     const read = (async () => {
       const entries: DayEntry[] = [];
       for (const key of await this.store.list(`${DAYS}dt=${day}/`)) {
+        if (!key.endsWith('.json')) continue;
         const entry = await readJson<DayEntry>(this.store, key);
         if (!entry) continue;
         stagedAsLists({ [day]: entry.staged });
@@ -188,25 +230,29 @@ export class Ledger {
     return read;
   }
 
-  /** Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its delivery day's index once. */
+  /** Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its slice's index once. */
   async hasParsed(key: string): Promise<boolean> {
     if (this.pendingKeys.has(key)) return true;
-    return (await this.parsedOn(dayInObjectName(key) ?? UNDATED)).has(key);
+    const { day, slice } = sliceOf(key);
+    return (await this.parsedIn(day, slice)).has(key);
   }
 
-  private async parsedOn(day: string): Promise<Set<string>> {
-    let keys = this.parsedDays.get(day);
+  /** The keys parsed in one slice, from its index files. */
+  async parsedIn(day: string, slice: string): Promise<Set<string>> {
+    const at = `${day}/${slice}`;
+    let keys = this.parsedSlices.get(at);
     if (keys) {
-      this.parsedDays.delete(day);
-      this.parsedDays.set(day, keys);
+      this.parsedSlices.delete(at);
+      this.parsedSlices.set(at, keys);
       return keys;
     }
     keys = new Set();
-    for (const file of await this.store.list(`${PARSED}${day}/`)) {
-      for (const key of (await readJson<ParsedEntry>(this.store, file))?.keys ?? []) keys.add(key);
+    for (const file of await this.store.list(`${PARSED}${at}/`)) {
+      const body = await this.store.get(file);
+      if (body) for (const key of decodeKeys((await gunzipAsync(body)).toString('utf8'))) keys.add(key);
     }
-    this.parsedDays.set(day, keys);
-    if (this.parsedDays.size > PARSED_DAYS_CACHED) this.parsedDays.delete(this.parsedDays.keys().next().value!);
+    this.parsedSlices.set(at, keys);
+    if (this.parsedSlices.size > PARSED_SLICES_CACHED) this.parsedSlices.delete(this.parsedSlices.keys().next().value!);
     return keys;
   }
 
@@ -225,29 +271,15 @@ export class Ledger {
     for (const o of commit.objects) this.pendingKeys.add(o.key);
   }
 
-  /** Folds every committed batch into the day indexes, then lets go of its intent and its commit file. */
+  /** Folds every committed batch into the indexes, then lets go of its intent and its commit file. */
   async compact(): Promise<number> {
     let compacted = 0;
     while (this.pending.length) {
       const commit = this.pending[0]!;
       for (const [day, staged] of Object.entries(commit.days)) {
-        const objects = staged.inputs.map((i) => commit.objects[i]!);
-        const entry: DayEntry = { batch: commit.batch, staged: { ...staged, inputs: objects.map((_, i) => i) }, objects };
-        await this.store.put(`${DAYS}dt=${day}/${commit.batch}.json`, Buffer.from(JSON.stringify(entry)));
-        this.dayEntries.delete(day);
+        await this.writeDayEntry(day, commit.batch, staged, staged.inputs.map((i) => commit.objects[i]!));
       }
-      const byDay = new Map<string, string[]>();
-      for (const o of commit.objects) {
-        const day = dayInObjectName(o.key) ?? UNDATED;
-        const keys = byDay.get(day);
-        if (keys) keys.push(o.key);
-        else byDay.set(day, [o.key]);
-      }
-      for (const [day, keys] of byDay) {
-        await this.store.put(`${PARSED}${day}/${commit.batch}.json`, Buffer.from(JSON.stringify({ batch: commit.batch, keys } satisfies ParsedEntry)));
-        const cached = this.parsedDays.get(day);
-        if (cached) for (const k of keys) cached.add(k);
-      }
+      await this.writeParsed(commit.batch, commit.objects.map((o) => o.key));
       await this.store.delete(`${INTENTS}${commit.batch}.json`);
       await this.store.delete(batchKey(commit.batch));
       this.pending.shift();
@@ -255,6 +287,24 @@ export class Ledger {
       compacted++;
     }
     return compacted;
+  }
+
+  /** A batch's part of a day: its inputs' list first, then the entry that names it. */
+  private async writeDayEntry(day: string, batch: string, staged: StagedDay, objects: InputObject[]): Promise<void> {
+    const list = await writeObjectList(this.store, day, batch, objects);
+    const entry: DayEntry = { batch, staged: { ...staged, inputs: objects.map((_, i) => i) }, objectCount: objects.length, ...list };
+    await this.store.put(`${DAYS}dt=${day}/${batch}.json`, Buffer.from(JSON.stringify(entry)));
+    this.dayEntries.delete(day);
+  }
+
+  /** A batch's parsed keys, one file per slice. */
+  private async writeParsed(batch: string, keys: string[]): Promise<void> {
+    for (const [at, inSlice] of bySlice(keys)) {
+      inSlice.sort();
+      await this.store.put(`${PARSED}${at}/${batch}.keys.gz`, await gzipAsync(encodeKeys(inSlice)));
+      const cached = this.parsedSlices.get(at);
+      if (cached) for (const k of inSlice) cached.add(k);
+    }
   }
 
   /** Commits a table's scan as its latest, then removes the scan it replaces (files and all). */
@@ -339,3 +389,65 @@ function stagedAsLists(days: Record<string, StagedDay>): void {
     if (typeof pings === 'string') d.pings = [pings];
   }
 }
+
+/** A batch's inputs for a day as JSON lines, gzip, beside its days entry; nothing for none. */
+async function writeObjectList(store: ObjectStore, day: string, batch: string, objects: InputObject[]): Promise<{ objectsKey: string | null; objectsSha256: string | null }> {
+  if (objects.length === 0) return { objectsKey: null, objectsSha256: null };
+  const objectsKey = `${DAYS}dt=${day}/${batch}.objects.gz`;
+  const body = await gzipAsync(objects.map((o) => JSON.stringify({ key: o.key, size: o.size, etag: o.etag, records: o.records })).join('\n'));
+  await store.put(objectsKey, body);
+  return { objectsKey, objectsSha256: createHash('sha256').update(body).digest('hex') };
+}
+
+/** Keys grouped by slice (`<day>/<slice>`). */
+function bySlice(keys: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const key of keys) {
+    const { day, slice } = sliceOf(key);
+    const at = `${day}/${slice}`;
+    const list = out.get(at);
+    if (list) list.push(key);
+    else out.set(at, [key]);
+  }
+  return out;
+}
+
+/**
+ * Brings a format-1 output's indexes to slices, once: each `_state/parsed/<day>/<batch>.json` becomes
+ * its slices' `.keys.gz` files, and each days entry with its inputs inline gets its `.objects.gz`.
+ * The new files are written before the old go, so a run killed midway leaves both and the next run
+ * does it again (same names, same bytes); shards starting at once may both do it, to the same end.
+ * Listing states of shards are dropped (shards own keys by slice now): each shard lists in full once.
+ * Reads the whole history of the indexes, once; every later run reads one GET here.
+ */
+export async function migrate(store: ObjectStore): Promise<boolean> {
+  if (await store.get(FORMAT_KEY)) return false;
+  let migrated = false;
+  for (const file of await store.list(PARSED)) {
+    if (!/^_state\/parsed\/[^/]+\/[^/]+\.json$/.test(file)) continue;
+    const entry = await readJson<{ batch: string; keys: string[] }>(store, file);
+    if (entry) {
+      for (const [at, inSlice] of bySlice(entry.keys)) {
+        inSlice.sort();
+        await store.put(`${PARSED}${at}/${entry.batch}.keys.gz`, await gzipAsync(encodeKeys(inSlice)));
+      }
+    }
+    await store.delete(file);
+    migrated = true;
+  }
+  for (const file of await store.list(DAYS)) {
+    const m = /^_state\/days\/dt=([^/]+)\/([^/]+)\.json$/.exec(file);
+    if (!m) continue;
+    const old = await readJson<DayEntryV1 | DayEntry>(store, file);
+    if (!old || !('objects' in old) || !Array.isArray(old.objects)) continue;
+    const list = await writeObjectList(store, m[1]!, old.batch, old.objects);
+    await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
+    migrated = true;
+  }
+  if (migrated) for (const file of await store.list(LISTING_SHARDS)) await store.delete(file);
+  await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: FORMAT, since: new Date().toISOString() }) + '\n'));
+  return migrated;
+}
+
+/** Sharded listing states (state/listing-state.ts). */
+const LISTING_SHARDS = '_state/listing-shards/';

@@ -12,7 +12,7 @@ import { DayPublisher, type PublishedDay } from '../../export/day-publish.js';
 import { TABLES } from '../../rollup/day-rollup.js';
 import { outputKey } from '../../export/day-parquet.js';
 import { manifestKey } from '../../export/manifest.js';
-import { ingestNewObjects, newObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
+import { ingestNewObjects, listNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
 import { owns, shardName, type Shard } from '../../ingest/batch/shard.js';
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
@@ -42,6 +42,8 @@ export interface JobOptions {
   now?: Date;
   /** Bytes of staged rows per part (a part is made Parquet while parsing goes on); tests make it small. */
   stagingPartBytes?: number;
+  /** Log objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
+  batchObjects?: number;
   /** Roll up from what is staged (by the shards of a sharded ingest): no listing, no parsing, no table scans. */
   noIngest?: boolean;
 }
@@ -75,12 +77,16 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
   if (opts.dryRun) {
     const ledger = await Ledger.load(store);
-    const { todo, full } = opts.noIngest ? { todo: [], full: false }
-      : await newObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile });
+    const todo = { objects: 0, bytes: 0 };
+    const { full } = opts.noIngest ? { full: false }
+      : await listNewObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile }, null, async (refs) => {
+        todo.objects += refs.length;
+        todo.bytes += refs.reduce((n, o) => n + o.size, 0);
+      });
     const staged = await ledger.inputsFor(day);
     log.info('dry-run', {
       day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
-      objectsToParse: todo.length, bytesToParse: todo.reduce((n, o) => n + o.size, 0),
+      objectsToParse: todo.objects, bytesToParse: todo.bytes,
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
       tables: tables.map((t) => `${t.name}: ${ledger.latestScan(t.name)?.closed && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
       wouldWrite: TABLES.map((t) => `${store.url}${outputKey(t, day)}`).concat([`${store.url}${manifestKey(day)}`]),
@@ -96,7 +102,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         await settleQuarantine(state.quarantine, state.ledger, store);
         summary.unreadable = stillUnreadable(state.quarantine);
       } else {
-        const { batch: _, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+        const { batches: _, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
         Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
@@ -137,7 +143,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
   const dir = await makeWorkDir(opts.kind);
   try {
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
     const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse });
@@ -163,19 +169,20 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batch: string | null }> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batches: string[] }> {
   const { log } = opts;
   const batch = await ingestNewObjects({
-    source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes,
+    source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile }, shard: opts.shard,
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
-  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batch: batch.commit?.batch ?? null,
-    days: batch.commit ? Object.keys(batch.commit.days) : [] });
-  const out: IngestSummary & { batch: string | null } = {
-    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batch: batch.commit?.batch ?? null,
+  const batches = batch.batches.map((b) => b.batch);
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batches,
+    days: [...new Set(batch.batches.flatMap((b) => Object.keys(b.days)))].sort() });
+  const out: IngestSummary & { batches: string[] } = {
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };
   if (tables.length && backends.items) {

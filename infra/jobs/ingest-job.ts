@@ -32,8 +32,8 @@ export interface IngestJobOptions {
 
 export interface IngestJobSummary extends IngestSummary {
   run: string;
-  /** The batch this run committed, or null when it found nothing new. */
-  batch: string | null;
+  /** The batches this run committed, oldest first: none when it found nothing new. */
+  batches: string[];
 }
 
 export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {

@@ -46,46 +46,79 @@ export interface IngestOptions {
   onUnreadable?: (key: string, reason: string) => void;
   /** The listing margin and whether to list everything (the state is read from the store). */
   listing: Omit<Listing, 'state'>;
-  /** This run is one shard of a sharded ingest: it parses the objects whose keys hash to it (shard.ts). */
+  /** This run is one shard of a sharded ingest: it lists and parses the slices it owns (shard.ts). */
   shard?: Shard | null | undefined;
+  /** Objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
+  batchObjects?: number | undefined;
 }
 
 export interface IngestResult {
-  /** Null when there was nothing new to parse (or nothing could be read). */
-  commit: BatchCommit | null;
+  /** The batches committed, oldest first: none when there was nothing new to parse (or nothing could be read). */
+  batches: BatchCommit[];
   objects: number;
   records: number;
   /** Objects the listing returned, and whether it was full. */
   listed?: { objects: number; full: boolean };
 }
 
-/** What a listing found: the objects to parse, and the listing state to save once they are committed. */
-export interface NewObjects {
-  todo: ObjectRef[];
+/**
+ * At most this many log objects in one batch: a run with more new objects commits several batches
+ * one after another, so that what a process holds (the objects to read, a commit's list of them)
+ * follows this, not the day (a day can hold 16M objects).
+ */
+export const MAX_BATCH_OBJECTS = 100_000;
+
+/** What a listing found: how many objects it returned, and the listing state to save once all it found is committed. */
+export interface Listed {
   /** Objects the listing returned (new or not). */
   listed: number;
+  /** New objects it found. */
+  found: number;
   /** Whether the listing was full (no window). */
   full: boolean;
   next: ListingState & { changed: boolean };
 }
 
 /**
- * Log objects no committed batch has parsed and no operator has accepted as lost, in key order: of
- * those the listing window can hold (listing-window.ts), or of every object with `full`.
+ * Lists the log objects no committed batch has parsed and no operator has accepted as lost: of those
+ * the listing window can hold (listing-window.ts), or of every object with `full`; a shard of several,
+ * only the slices it owns (state/slices.ts). They are handed to `take` in chunks of at most
+ * `chunk`, each in key order, as the listing goes.
  */
-export async function newObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing, shard?: Shard | null): Promise<NewObjects> {
+export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing, shard: Shard | null | undefined,
+  take: (refs: ObjectRef[]) => Promise<void>, chunk = MAX_BATCH_OBJECTS): Promise<Listed> {
   const window = windowFrom(listing.state, listing.marginMs, listing.full ?? false);
   const tracker = new ListingTracker(listing.state, window === undefined);
-  const todo: ObjectRef[] = [];
-  let listed = 0;
-  for await (const ref of source.list(window)) {
+  const startedMs = Date.now();
+  // A shard of several lists its own minutes, each by its own prefix: N shards list the window once
+  // between them, not N times.
+  const sliced = window !== undefined && shard && shard.count > 1 && source.listOwned !== undefined;
+  const refs = sliced ? source.listOwned!(window, shard, startedMs) : source.list(window);
+  let todo: ObjectRef[] = [];
+  let listed = 0, found = 0;
+  for await (const ref of refs) {
     listed++;
     tracker.saw(ref.key);
-    if (owns(shard, ref.key) && !(await ledger.hasParsed(ref.key)) && !quarantine.isAcceptedLost(ref.key)) todo.push(ref);
+    if (!owns(shard, ref.key) || (await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) continue;
+    todo.push(ref);
+    found++;
+    if (todo.length >= chunk) {
+      await take(todo.sort(byKey));
+      todo = [];
+    }
   }
-  todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  if (todo.length) await take(todo.sort(byKey));
+  // A shard of several lists from where its last listing started (less the margin), not from the
+  // latest name it saw: its own slices may stay empty for long, and a window that grew with them would
+  // cost a request a slice. Everything named before this listing's time was listed, whole or slice by
+  // slice. (One process keeps the latest name seen, which the tests of late objects rely on.)
+  if (shard && shard.count > 1) tracker.listedAt(startedMs);
   const next = tracker.next();
-  return { todo, listed, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+  return { listed, found, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+}
+
+function byKey(a: ObjectRef, b: ObjectRef): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 /**
@@ -109,32 +142,35 @@ export function batchId(now = new Date()): string {
 }
 
 /**
- * Parses every new log object as one batch and commits it. An object that cannot be read does not
- * stop the batch: its records count for nothing (its rows are taken back), it is quarantined and
- * left out of the commit, to be tried again by the next run.
+ * Parses every new log object, in batches of at most MAX_BATCH_OBJECTS, each committed as it is
+ * done. An object that cannot be read does not stop its batch: its records count for nothing (its
+ * rows are taken back), it is quarantined and left out of the commit, to be tried again by the next run.
  */
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
   const stateKey = listingKey(shard && shardName(shard));
-  const found = await newObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store, stateKey) }, shard);
-  const todo = found.todo;
-  // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
-  const listed = new Set(todo.map((r) => r.key));
-  for (const o of quarantine.pending()) {
-    if (owns(shard, o.key) && !listed.has(o.key) && !(await opts.ledger.hasParsed(o.key))) todo.push({ key: o.key, etag: o.etag, size: o.size });
-  }
-  todo.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  let result: IngestResult = { commit: null, objects: 0, records: 0 };
-  if (todo.length > 0) {
+  const result: IngestResult = { batches: [], objects: 0, records: 0 };
+  // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
+  const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
+  const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
+    for (const ref of todo) untried.delete(ref.key);
     const parsed = await parseBatch(opts, todo);
     for (const f of parsed.failures) {
       quarantine.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
       opts.onUnreadable?.(f.ref.key, f.reason);
     }
-    result = parsed.result;
-  }
-  for (const o of result.commit?.objects ?? []) quarantine.parsed(o.key);
+    if (!parsed.commit) return;
+    for (const o of parsed.commit.objects) quarantine.parsed(o.key);
+    result.batches.push(parsed.commit);
+    result.objects += parsed.commit.objects.length;
+    result.records += parsed.records;
+  };
+  const found = await listNewObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store, stateKey) }, shard, parseChunk, opts.batchObjects);
+  // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
+  const retry: ObjectRef[] = [];
+  for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
+  if (retry.length) await parseChunk(retry.sort(byKey));
   await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
   // Only now is everything the listing found committed or quarantined: the next listing may start after it.
   if (found.next.changed) {
@@ -148,7 +184,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */
 export const READ_BUDGET_BYTES = 64 << 20;
 
-async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ result: IngestResult; failures: Array<{ ref: ObjectRef; reason: string }> }> {
+async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
   const spool = new DaySpool(dir, opts.engine, { partBytes: opts.partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
@@ -207,7 +243,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
     const kept = todo.flatMap((ref, i) => (failed.has(i) ? [] : [{ ref, i }]));
     spool.renumberInputs(new Map(kept.map(({ i }, j) => [i, j])));
     const objects: InputObject[] = kept.map(({ ref, i }) => ({ key: ref.key, size: ref.size, etag: ref.etag, records: records[i]! }));
-    if (objects.length === 0) return { result: { commit: null, objects: 0, records: 0 }, failures };
+    if (objects.length === 0) return { commit: null, records: 0, failures };
     // The intent names the staging to remove should the run die before its commit (Ledger.tidy).
     await opts.ledger.intend(batch, batchKey(batch), opts.shard ? shardName(opts.shard) : undefined);
     const days = await spool.stage(opts.store, batch);
@@ -221,7 +257,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ res
       throw err;
     }
     await opts.ledger.compact();
-    return { result: { commit, objects: objects.length, records: total }, failures };
+    return { commit, records: total, failures };
   } finally {
     await pool.close();
     await spool.discard();

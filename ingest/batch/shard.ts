@@ -1,14 +1,14 @@
 /**
- * A shard of an ingest: `pingroll ingest --shard I/N` parses the new log objects whose key hashes to
- * I (of 0..N-1) and commits them as its own batch. N shards of one ingest share nothing but the
- * output's state: each lists the same window, keeps the keys it owns, and saves its own listing state
- * (state/listing-state.ts) and quarantine (state/quarantine.ts), so that one shard that fails costs
- * the others nothing.
+ * A shard of an ingest: `pingroll ingest --shard I/N` parses the new log objects of the slices it owns
+ * (the minutes of delivery time whose number is I modulo N, state/slices.ts) and commits them as its
+ * own batches. N shards of one ingest share nothing but the output's state: each lists only its own
+ * slices, reads only their state, and saves its own listing state (state/listing-state.ts) and
+ * quarantine (state/quarantine.ts), so that one shard that fails costs the others nothing.
  *
  * I and N come from the flag or from the environment of the engine running the shards (infra/config.ts,
  * `shardFrom`).
  */
-import { createHash } from 'node:crypto';
+import { shardOfKey } from '../../state/slices.js';
 
 export interface Shard {
   /** 0-based. */
@@ -20,13 +20,11 @@ export interface Shard {
 export const MAX_SHARDS = 10_000;
 
 /**
- * The shard a log object's key belongs to among `count`: the first 4 bytes of its SHA-1, modulo
- * `count`. Stable across processes, machines and releases (it decides who parses what), and even:
- * log keys share long prefixes, which a cheap hash of the last characters would not spread.
+ * The shard a log object's key belongs to among `count`: the owner of its delivery minute (a key with
+ * none: by its SHA-1). Stable across processes, machines and releases: it decides who parses what.
  */
 export function shardOf(key: string, count: number): number {
-  if (count === 1) return 0;
-  return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+  return shardOfKey(key, count);
 }
 
 export function owns(shard: Shard | null | undefined, key: string): boolean {

@@ -118,6 +118,11 @@ export class ListingTracker {
     else this.other = true;
   }
 
+  /** Everything named before `ms` was listed (a shard's own minutes, each listed whole): the next window may start there. */
+  listedAt(ms: number): void {
+    if (ms > this.latest) this.latest = Math.min(ms, this.startedMs);
+  }
+
   /** The state after this listing; `changed` when it differs from the one before. */
   next(): ListedShape & { changed: boolean } {
     const watermark = Number.isFinite(this.latest) ? new Date(this.latest).toISOString() : null;

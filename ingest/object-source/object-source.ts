@@ -19,6 +19,12 @@ export interface ObjectSource {
    * (listing-window.ts). Streams: never holds the whole listing.
    */
   list(window?: ListWindow): AsyncIterable<ObjectRef>;
+  /**
+   * With a window, only the slices of delivery time a shard owns (state/slices.ts), from the window's
+   * start to `untilMs`, each listed by its own key prefix: N shards list the window once between them.
+   * A source without it is listed whole by each shard, which keeps the keys it owns.
+   */
+  listOwned?(window: ListWindow, shard: { index: number; count: number }, untilMs: number): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
   /** Where the object is a local file: its path, for a parser to read in place (no fetch, no copy). */

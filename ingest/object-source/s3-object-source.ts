@@ -1,7 +1,9 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
-import { isAccountFolder, partitionStartAfter, nameStamp, type ListWindow } from './listing-window.js';
+import { isAccountFolder, partitionStartAfter, nameStamp, PARTITION_LATE_DAYS, type ListWindow } from './listing-window.js';
+import { sliceStamp, ownedSlices, SLICE_MS } from '../../state/slices.js';
+import { DAY_MS, dayName } from '../../lib/utc-day.js';
 
 /** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
 export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
@@ -61,6 +63,40 @@ export class S3ObjectSource implements ObjectSource {
       }
       for (const region of await this.folders(folder)) {
         for (const bucket of await this.folders(region)) yield* this.pages({ Prefix: this.prefix + bucket, StartAfter: this.prefix + bucket + startAfter });
+      }
+    }
+  }
+
+  /**
+   * A shard's own slices of the window (state/slices.ts), each by its prefix: `<folder>YYYY-MM-DD-hh-m`
+   * in each folder that holds SimplePrefix names, and in each PartitionedPrefix source bucket's date
+   * folders that can hold it (its delivery day and the PARTITION_LATE_DAYS before: the folder may be
+   * the records' event day). Folders new since the last listing are found with one request that lists
+   * the top's folders after the present's stamp (a new account folder, which sorts before it, is found
+   * by the next full listing); a new folder of neither kind is listed whole.
+   */
+  async *listOwned(window: ListWindow, shard: { index: number; count: number }, untilMs: number): AsyncIterable<ObjectRef> {
+    const found = new Set<string>();
+    const slices = [...ownedSlices(window.sinceMs, untilMs, shard.index, shard.count)];
+    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', StartAfter: this.prefix + sliceStamp(Math.floor(untilMs / SLICE_MS) + 1) }, found);
+    for (const folder of window.folders) {
+      found.delete(folder);
+      for (const n of slices) yield* this.pages({ Prefix: this.prefix + folder + sliceStamp(n) });
+    }
+    for (const folder of [...new Set([...window.accounts, ...found])].sort()) {
+      if (!isAccountFolder(folder)) {
+        yield* this.pages({ Prefix: this.prefix + folder });
+        continue;
+      }
+      for (const region of await this.folders(folder)) {
+        for (const bucket of await this.folders(region)) {
+          for (const n of slices) {
+            const day = Math.floor((n * SLICE_MS) / DAY_MS);
+            for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) {
+              yield* this.pages({ Prefix: `${this.prefix}${bucket}${dayName(d).replace(/-/g, '/')}/${sliceStamp(n)}` });
+            }
+          }
+        }
       }
     }
   }

@@ -21,11 +21,12 @@ describe('the ledger', () => {
   it('reads a day\'s index once, and again only after a compaction wrote to it', async () => {
     const lists: string[] = [];
     const store = crashingStore(new DirectoryObjectStore(join(dir, 'out')), (op, key) => (op === 'list' && lists.push(key), false));
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, { migrate: true });
     await ledger.commit(batch('20261102T000000Z-aaaa', `${DAY}-10-00-00-A`));
     await ledger.compact();
     expect((await ledger.inputsFor(DAY)).map((i) => i.id)).toEqual(['20261102T000000Z-aaaa']);
-    expect((await ledger.inputsFor(DAY)).map((i) => i.objects.map((o) => o.key))).toEqual([[`${DAY}-10-00-00-A`]]);
+    const [input] = await ledger.inputsFor(DAY);
+    expect((await ledger.objectsOf(input!, DAY)).map((o) => o.key)).toEqual([`${DAY}-10-00-00-A`]);
     expect(lists.filter((k) => k === `${DAYS}dt=${DAY}/`)).toHaveLength(1);
 
     await ledger.commit(batch('20261102T010000Z-bbbb', `${DAY}-11-00-00-B`));
@@ -42,7 +43,7 @@ describe('the ledger', () => {
 
   it('lets a shard of a sharded ingest remove only its own dead batches\' staging: the other shards\' may be staging now', async () => {
     const store = new DirectoryObjectStore(join(dir, 'shards'));
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, { migrate: true });
     const staged = (id: string): string => `_staging/${id}/dt=${DAY}/part-0.parquet`;
     for (const [id, owner] of [['b-mine', '0-of-2'], ['b-theirs', '1-of-2'], ['b-alone', undefined]] as const) {
       await ledger.intend(id, batchKey(id), owner);

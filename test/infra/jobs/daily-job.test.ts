@@ -5,6 +5,7 @@
 import { BATCHES, DAYS, INTENTS, PARSED, STAGING } from '../../../state/ledger.js';
 import { PUBLISH_PREFIX } from '../../../export/publish-journal.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -62,10 +63,22 @@ describe('the daily job over a directory', () => {
     const hourly = await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM read_parquet('${join(r, 'out', 'daily_hourly_stats', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false) ORDER BY hour`);
     expect(hourly).toEqual(expectedHourly(sample.truth, DAY));
     expect(await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM daily_hourly_stats ORDER BY hour`, wh)).toEqual(hourly);
-    expect(manifest.inputs.objects.length).toBeGreaterThan(0);
+    // The manifest does not enumerate the inputs: it names each batch's list, its count and digest.
+    expect(manifest.inputs.objects).toBeUndefined();
+    expect(manifest.inputs.objectCount).toBeGreaterThan(0);
+    let listed = 0;
+    for (const list of manifest.inputs.objectLists as Array<{ key: string; objects: number; sha256: string }>) {
+      const body = await readFile(join(r, 'out', list.key));
+      expect(createHash('sha256').update(body).digest('hex')).toBe(list.sha256);
+      const lines = gunzipSync(body).toString('utf8').split('\n').map((l) => JSON.parse(l) as { key: string; records: number });
+      expect(lines).toHaveLength(list.objects);
+      listed += lines.length;
+    }
+    expect(listed).toBe(manifest.inputs.objectCount);
+    expect(manifest.inputs.staged.length).toBeGreaterThan(0);
 
     // daily_runs: the day as it was published, in Parquet and in the warehouse alike.
-    const run = { day: DAY, run: summary.run, code_version: manifest.version, objects_read: manifest.inputs.objects.length, tables_read: 0, quarantined_objects: 0, state: 'complete' };
+    const run = { day: DAY, run: summary.run, code_version: manifest.version, objects_read: manifest.inputs.objectCount, tables_read: 0, quarantined_objects: 0, state: 'complete' };
     const runsFile = `read_parquet('${join(r, 'out', 'daily_runs', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
     expect(await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, published_at) FROM ${runsFile}`)).toEqual([run]);
     expect(await query(`SELECT day::VARCHAR AS day, * EXCLUDE (day, published_at) FROM daily_runs`, wh)).toEqual([run]);
@@ -99,6 +112,22 @@ describe('the daily job over a directory', () => {
     expect((await store.list(STAGING)).filter((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet')).length).toBeGreaterThan(1);
   });
 
+  it('commits a run\'s new objects in batches of at most batchObjects, each as it is done; a run killed after some is finished by the next', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const want = expectedDay(sample.truth, DAY);
+    const size = Math.ceil(sample.objects.length / 3);
+    let commits = 0;
+    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog(), batchObjects: size },
+      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'put' && key.startsWith(BATCHES) && ++commits === 3) }))).rejects.toThrow('simulated crash');
+    // Two batches were committed before the kill: the next run parses only the rest, and the day is exact.
+    const rerun = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), batchObjects: size });
+    expect(rerun.parsedObjects).toBe(sample.objects.length - 2 * size);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    const lists = (await new DirectoryObjectStore(join(r, 'out')).list(`${DAYS}dt=${DAY}/`)).filter((k) => k.endsWith('.json'));
+    expect(lists).toHaveLength(3);
+  });
+
   it('changes nothing when run again', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
@@ -120,9 +149,9 @@ describe('the daily job over a directory', () => {
     const batch = parquet.split('/')[1]!;
     await store.delete(parquet);
     await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }))
-      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.json and _state/parsed/\\*/${batch}\\.json and run again with --reconcile`));
+      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\* and _state/parsed/\\*/\\*/${batch}\\.keys\\.gz and run again with --reconcile`));
     // Doing what it says repairs the day.
-    for (const key of [...await store.list('_state/days/'), ...await store.list('_state/parsed/')]) if (key.endsWith(`/${batch}.json`)) await store.delete(key);
+    for (const key of [...await store.list('_state/days/'), ...await store.list('_state/parsed/')]) if (key.includes(`/${batch}.`)) await store.delete(key);
     const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
     expect(again.parsedObjects).toBe(sample.objects.length);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));

@@ -13,6 +13,7 @@ import { ListingTracker, nameStamp, windowFrom, type ListWindow } from '../../..
 import type { ObjectSource } from '../../../ingest/object-source/object-source.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
+import { ownedSlices, shardOfKey, SLICE_MS } from '../../../state/slices.js';
 import { rm, setEnv, tempDir } from '../../helpers/job-fixture.js';
 import { startMoto, type Moto } from '../../helpers/moto.js';
 
@@ -150,5 +151,32 @@ describe('an S3 listing with a window (moto)', () => {
     await put('plong/', [partitioned('000000000007', 'other', long.window.sinceMs + HOUR)]);
     const c = await listed('plong/', { ...long.window, folders: [] });
     expect(c.keys).toContain(partitioned('000000000007', 'other', long.window.sinceMs + HOUR));
+  });
+
+  it('gives each shard of several only its own slices, each by its prefix: N shards list each new key once between them', async () => {
+    const since = T0 + 20 * DAY_MS + 22 * HOUR, until = since + 4 * HOUR; // the window crosses midnight
+    const times = Array.from({ length: 40 }, (_, i) => since + i * 6 * 60_000);
+    const old = [flat(since - 2 * HOUR, 1), partitioned('123456789012', 'site', since - 2 * HOUR, 1)];
+    const fresh = times.flatMap((t, i) => [flat(t, i), partitioned('123456789012', 'site', t, i)]);
+    await put('sliced/', [...old, ...fresh]);
+    const window: ListWindow = { sinceMs: since, accounts: ['123456789012/'], folders: [''] };
+    const slices = Math.floor(until / SLICE_MS) - Math.floor(since / SLICE_MS) + 1;
+    const seen: string[] = [];
+    let requests = 0;
+    for (let index = 0; index < 4; index++) {
+      lists = 0;
+      const got: string[] = [];
+      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listOwned(window, { index, count: 4 }, until)) got.push(ref.key);
+      // Only its own slices: every key it listed is its own.
+      for (const key of got) expect(shardOfKey(key, 4)).toBe(index);
+      seen.push(...got);
+      // One request for new folders, one a slice at the top, and for the source bucket: its region and
+      // bucket folders, then each slice in the three date folders that can hold it.
+      const owned = [...ownedSlices(since, until, index, 4)].length;
+      expect(lists).toBe(1 + owned + 2 + 3 * owned);
+      requests += lists;
+    }
+    expect(seen.sort()).toEqual([...fresh].sort());
+    expect(requests).toBe(4 * 3 + 4 * slices);
   });
 });

@@ -1,0 +1,89 @@
+/**
+ * Slices: the unit of listing, of sharding and of state (contract §2, "Slices").
+ *
+ * S3 names access-log objects by delivery time, `YYYY-MM-DD-hh-mm-ss-<unique>` (at the top of a
+ * SimplePrefix, or inside a PartitionedPrefix date folder), so ten minutes of delivery time are one
+ * key prefix: `2026-11-01-13-2` holds 13:20:00 to 13:29:59. Those ten minutes are a slice, 144 a day.
+ * A shard of a sharded ingest owns the slices whose number (slices since 1970) is its index modulo
+ * the shard count, lists only those (each with its own Prefix), and keeps the keys it parsed by day
+ * and slice, so that a run reads the state of the slices it lists and nothing else.
+ *
+ * Why ten minutes: a slice is a LIST request at least, and a file of parsed keys per batch that
+ * touched it; a minute would make a day 1,440 of each. Ten minutes keep a day at 144 while a slice at
+ * 16M objects a day holds ~115k keys (a process holds one slice's keys at a time), and 64 shards own
+ * 2 or 3 slices a day each.
+ *
+ * A key whose name holds no delivery time (a file of another layout) is in no minute: it belongs to
+ * one of UNDATED_BUCKETS by a hash of the key, and is listed only by a full listing.
+ */
+import { createHash } from 'node:crypto';
+
+/** One slice's length: ten minutes of delivery time. */
+export const SLICE_MS = 600_000;
+
+/** Buckets of keys with no delivery time in their name (by a hash of the key). */
+export const UNDATED_BUCKETS = 256;
+
+/** Where a key's state lives: its delivery day (`undated` without one) and its slice of that day. */
+export interface SliceOf {
+  /** `YYYY-MM-DD`, or `undated`. */
+  day: string;
+  /** `hh-m0` of the slice's first minute, or `u00`..`uff` for an undated key. */
+  slice: string;
+  /** Slices since 1970; null for an undated key. */
+  number: number | null;
+}
+
+const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d)\d-\d{2}-/;
+
+/** The slice a log object's key belongs to, from the delivery time that starts its base name. */
+export function sliceOf(key: string): SliceOf {
+  const m = NAME_STAMP.exec(key.slice(key.lastIndexOf('/') + 1));
+  if (m) {
+    const number = Math.floor(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]! * 10) / SLICE_MS);
+    if (Number.isFinite(number)) return { day: `${m[1]}-${m[2]}-${m[3]}`, slice: `${m[4]}-${m[5]}0`, number };
+  }
+  return { day: 'undated', slice: `u${undatedBucket(key).toString(16).padStart(2, '0')}`, number: null };
+}
+
+function undatedBucket(key: string): number {
+  return createHash('sha1').update(key).digest()[0]! % UNDATED_BUCKETS;
+}
+
+/**
+ * The shard (of `count`) that owns a key: the owner of its slice (slice number modulo count), or for
+ * an undated key the first 4 bytes of its SHA-1 modulo count. Stable across processes, machines and
+ * releases; consecutive slices go to different shards, so a day's traffic spreads evenly.
+ */
+export function shardOfKey(key: string, count: number): number {
+  if (count === 1) return 0;
+  const { number } = sliceOf(key);
+  if (number !== null) return ((number % count) + count) % count;
+  return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+}
+
+/** `YYYY-MM-DD-hh-m`: the key prefix of a slice's objects. */
+export function sliceStamp(slice: number): string {
+  return new Date(slice * SLICE_MS).toISOString().slice(0, 15).replace(/[-T:]/g, '-');
+}
+
+/** The slices a shard owns from `fromMs` to `toMs` (both included), oldest first. */
+export function* ownedSlices(fromMs: number, toMs: number, index: number, count: number): Generator<number> {
+  const last = Math.floor(toMs / SLICE_MS);
+  let m = Math.floor(fromMs / SLICE_MS);
+  if (count > 1) m += (((index - m) % count) + count) % count;
+  for (; m <= last; m += count) yield m;
+}
+
+/**
+ * A parsed-key list as stored: sorted keys, one a line. A key holding a line break or starting with
+ * `%` is written `%` + its percent-encoding, so that every key, whatever its bytes, reads back as it was.
+ */
+export function encodeKeys(keys: readonly string[]): string {
+  return keys.map((k) => (/[\n\r]/.test(k) || k.startsWith('%') ? `%${encodeURIComponent(k)}` : k)).join('\n');
+}
+
+export function decodeKeys(text: string): string[] {
+  if (text === '') return [];
+  return text.split('\n').map((l) => (l.startsWith('%') ? decodeURIComponent(l.slice(1)) : l));
+}
