@@ -104,7 +104,7 @@ export class DayPublisher {
         const size = await store.size(key);
         if (size === null) {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
-            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.* and ${PARSED}*/*/${id}.keys.gz and run again with --reconcile, which parses its log objects anew`));
+            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.* and ${PARSED}*/${id}.*.keys and run again with --reconcile, which parses its log objects anew`));
         }
         keys.push({ key, size });
         inputs.staged.push({ key, size });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
 import { LocationError } from '../../lib/location.js';
@@ -45,6 +45,28 @@ export class DirectoryObjectStore implements ObjectStore {
       if (err.code === 'ENOENT') return null;
       throw err;
     });
+  }
+
+  async getRange(key: string, start: number, end: number): Promise<Buffer | null> {
+    let handle;
+    try {
+      handle = await open(this.path(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      const out = Buffer.alloc(Math.max(0, end - start));
+      let at = 0;
+      while (at < out.length) {
+        const { bytesRead } = await handle.read(out, at, out.length - at, start + at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      return at === out.length ? out : out.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
   }
 
   async put(key: string, body: Buffer | LocalFile): Promise<void> {

@@ -12,6 +12,8 @@ export interface ObjectStore {
   check?(): Promise<void>;
   /** The object's bytes, or null when there is none. */
   get(key: string): Promise<Buffer | null>;
+  /** Bytes `start` to `end` (exclusive) of the object, fewer at its end; null when there is none. */
+  getRange(key: string, start: number, end: number): Promise<Buffer | null>;
   /**
    * Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. With
    * `move`, the file is the store's from then on (a local store may rename it instead of copying it).

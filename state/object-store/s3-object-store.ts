@@ -30,6 +30,19 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async getRange(key: string, start: number, end: number): Promise<Buffer | null> {
+    if (end <= start) return Buffer.alloc(0);
+    try {
+      const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Range: `bytes=${start}-${end - 1}` }));
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (err) {
+      if (isMissing(err)) return null;
+      // A range that starts past the end (416): nothing there.
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416) return Buffer.alloc(0);
+      throw err;
+    }
+  }
+
   async put(key: string, body: Buffer | LocalFile): Promise<void> {
     const input = Buffer.isBuffer(body)
       ? { Body: body }

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { batchKey, DAYS, INTENTS, Ledger, type BatchCommit } from '../../state/ledger.js';
+import { batchKey, DAYS, INTENTS, Ledger, PARSED, type BatchCommit } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { crashingStore, rm, tempDir } from '../helpers/job-fixture.js';
 
@@ -56,5 +56,22 @@ describe('the ledger', () => {
     // A run that holds the output alone knows no batch is staging: every dead one goes.
     expect(await (await Ledger.load(store)).tidy()).toEqual({ staged: 2, compacted: 0 });
     expect(await store.list(INTENTS)).toEqual([]);
+  });
+
+  it('knows every key it parsed from a fresh load, slice by slice, whatever bytes a key holds; a whole day\'s batch is one file a day', async () => {
+    const store = new DirectoryObjectStore(join(dir, 'slices'));
+    const ledger = await Ledger.load(store, { migrate: true });
+    // Every slice of a day (144 sections), a key of the next day, keys with no time, and odd bytes.
+    const keys = Array.from({ length: 144 }, (_, i) => `logs/${DAY}-${String(Math.floor(i / 6)).padStart(2, '0')}-${i % 6}7-09-K${i}`);
+    keys.push(`logs/2026-11-02-00-00-01-late`, 'other/no-time-in-name', '%25-starts-with-percent', 'line\nbreak', 'cr\rkey', `${DAY}-23-59-59-last`);
+    const objects = keys.map((key) => ({ key, size: 1, etag: 'e', records: 1 }));
+    await ledger.commit({ batch: 'b-all', committedAt: '2026-11-02T00:00:00Z', objects, days: {} });
+    await ledger.compact();
+    const files = await store.list(PARSED);
+    expect(files.filter((k) => k.startsWith(`${PARSED}${DAY}/`))).toHaveLength(1);
+    expect(files).toHaveLength(3); // 2026-11-01, 2026-11-02, undated
+    const fresh = await Ledger.load(store);
+    for (const key of keys) expect(await fresh.hasParsed(key), key).toBe(true);
+    for (const key of [`logs/${DAY}-05-37-09-K0`, 'other/no-time', `${DAY}-23-59-59-lasT`, 'line\nbreaK']) expect(await fresh.hasParsed(key), key).toBe(false);
   });
 });

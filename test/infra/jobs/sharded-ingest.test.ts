@@ -189,6 +189,9 @@ describe('sharded ingest', () => {
       const after = await readDay(join(r, 's3'), DAY);
       const want = expectedDay(objects.flatMap((o) => o.truth), DAY);
       expect([after.episodes, after.series]).toEqual([want.episodes, want.series]);
+      // A full listing by each shard (--reconcile) finds every object parsed: the parsed index, read in ranges from S3, knows them all.
+      const third = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--reconcile')));
+      for (const sh of third) expect(sh.stdout, sh.stderr).toMatch(/: 0 log objects parsed/);
     } finally {
       await moto.stop();
     }
