@@ -12,7 +12,8 @@ import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateSample, objectBody, redeliver } from '../tools/sample/access-log-generator.js';
 import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { DAYS, PARSED, type StagedDay } from '../state/ledger.js';
+import { DAYS, migrate, PARSED, type StagedDay } from '../state/ledger.js';
+import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
 import { LISTING_KEY, type ListingState } from '../state/listing-state.js';
 import { nameStamp } from '../ingest/object-source/listing-window.js';
 import { BENCH_DIR } from './bench-data.js';
@@ -28,7 +29,7 @@ const folder = (day: string): string => `${ACCOUNT}${day.replace(/-/g, '/')}/`;
 /** The log directory and the output's ledger for `n` objects of history (made once, kept under .bench/). */
 async function makeHistory(n: number): Promise<string> {
   const dir = join(BENCH_DIR, `history-${n}`);
-  if (existsSync(join(dir, 'ready'))) return dir;
+  if (existsSync(join(dir, 'ready-format-2'))) return dir;
   await rm(dir, { recursive: true, force: true });
   const days = Math.ceil(n / PER_DAY);
   let made = 0;
@@ -60,7 +61,10 @@ async function makeHistory(n: number): Promise<string> {
   process.stderr.write('\n');
   const listing: ListingState = { watermark: new Date(last).toISOString(), accounts: ['123456789012/'], folders: [], other: false, fullListingAt: new Date(last).toISOString() };
   await put(dir, LISTING_KEY, listing);
-  await writeFile(join(dir, 'ready'), '');
+  // Written as format 1 (a file of keys per day and batch, inputs inline), then brought to the
+  // present format by the ledger's own migration, as a real output of that age would be once.
+  await migrate(new DirectoryObjectStore(join(dir, 'out')));
+  await writeFile(join(dir, 'ready-format-2'), '');
   return dir;
 }
 
