@@ -21,7 +21,7 @@ import { measure, median, ROOT } from './cold-run.js';
 
 const DAY = '2026-11-01';
 const PER_DAY = 10_000;
-const HISTORIES = [10_000, 100_000, 1_000_000];
+const HISTORIES = (process.env.BENCH_HISTORIES ?? '10000,100000,1000000').split(',').map(Number);
 const ACCOUNT = '123456789012/us-east-1/media-pings/';
 
 const folder = (day: string): string => `${ACCOUNT}${day.replace(/-/g, '/')}/`;
