@@ -90,7 +90,6 @@ export class DayPublisher {
     const staged = await this.opts.ledger.inputsFor(day);
     const outcomes: Record<string, Record<string, number>> = {};
     const files: string[] = [];
-    const keys: Array<{ key: string; size: number }> = [];
     const rejects: string[] = [];
     // The manifest names each batch's list of log objects, with its count and digest: it does not copy
     // them (a busy day has millions; one string of them all cannot be made).
@@ -106,7 +105,6 @@ export class DayPublisher {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
             + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.* and ${PARSED}*/${id}.*.keys and run again with --reconcile, which parses its log objects anew`));
         }
-        keys.push({ key, size });
         inputs.staged.push({ key, size });
         if (!download) continue;
         // Staged files never change once committed: a local store's are read where they are.
@@ -119,10 +117,10 @@ export class DayPublisher {
       }
       if (s.rejects) rejects.push(s.rejects);
       inputs.objectCount += objectCount;
-      if (objectCount > 0) inputs.objectLists.push({ batch: id, key: objectsKey?.startsWith('pending:') ? null : objectsKey, objects: objectCount, sha256: objectsSha256 });
+      if (objectCount > 0) inputs.objectLists.push({ batch: id, key: objectsKey, objects: objectCount, sha256: objectsSha256 });
       if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
     }
-    return { staged, files, keys, outcomes, rejects, inputs };
+    return { staged, files, outcomes, rejects, inputs };
   }
 
   /**
@@ -156,7 +154,7 @@ export class DayPublisher {
     const dir = await mkdtemp(join(this.opts.workDir, `day-${day}-`));
     try {
       const inWarehouse = this.opts.rollupInWarehouse === true && warehouse?.rollupDay !== undefined;
-      const { staged, files, keys, outcomes, rejects, inputs } = await this.gather(day, dir, !inWarehouse);
+      const { staged, files, outcomes, rejects, inputs } = await this.gather(day, dir, !inWarehouse);
       if (staged.length === 0) log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
 
       const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
@@ -165,7 +163,7 @@ export class DayPublisher {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objectCount, tablesRead: inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
       }, dir);
-      const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, keys, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);
+      const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, inputs.staged, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);
       const outputs = [...rollup.outputs, runs];
       const rejectsBody = await dayRejects(store, rejects);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));

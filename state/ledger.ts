@@ -112,7 +112,7 @@ export interface DayInput {
   staged: StagedDay;
   /** How many log objects of the batch held records of the day. */
   objectCount: number;
-  /** Where they are listed (JSON lines, gzip; `objectsOf` reads them), or null for a scan or a batch with none. */
+  /** Where they are listed (JSON lines, gzip; `objectsOf` reads them), or null for a scan, a batch with none, or a commit not compacted yet. */
   objectsKey: string | null;
   /** SHA-256 of the list's bytes as stored (hex), or null. */
   objectsSha256: string | null;
@@ -134,8 +134,8 @@ export interface Tidied { staged: number; compacted: number }
 export class Ledger {
   /** Parsed keys by slice (`<day>/<slice>`), loaded as asked for, the least recently asked dropped past PARSED_SLICES_CACHED. */
   private readonly parsedSlices = new Map<string, Set<string>>();
-  /** The parsed-index files of a day, as listed (and written) by this run. */
-  private readonly parsedDays = new Map<string, string[]>();
+  /** The parsed-index files of a day, as listed (and written) by this run, each with its header once read. */
+  private readonly parsedDays = new Map<string, ParsedFile[]>();
   /** The keys of commits not compacted yet (no index has them): at most a few batches' worth. */
   private readonly pendingKeys = new Set<string>();
   /** Days' index entries read so far; a compaction forgets the days it wrote. */
@@ -193,7 +193,7 @@ export class Ledger {
     for (const commit of this.pending) {
       // Not compacted yet (this run's own commit, compacted right after, or one a crash left for tidy).
       const staged = commit.days[day];
-      if (staged) out.set(commit.batch, { id: commit.batch, staged, objectCount: staged.inputs.length, objectsKey: `pending:${commit.batch}`, objectsSha256: null, table: null });
+      if (staged) out.set(commit.batch, { id: commit.batch, staged, objectCount: staged.inputs.length, objectsKey: null, objectsSha256: null, table: null });
     }
     const batches = [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
@@ -205,11 +205,9 @@ export class Ledger {
 
   /** The log objects of one input of a day (`inputsFor`), read from its list: one batch's worth at a time. */
   async objectsOf(input: DayInput, day: string): Promise<InputObject[]> {
+    const pending = this.pending.find((c) => c.batch === input.id);
+    if (pending) return pending.days[day]?.inputs.map((i) => pending.objects[i]!) ?? [];
     if (input.objectsKey === null) return [];
-    if (input.objectsKey.startsWith('pending:')) {
-      const commit = this.pending.find((c) => c.batch === input.id);
-      return commit?.days[day]?.inputs.map((i) => commit.objects[i]!) ?? [];
-    }
     const body = await this.store.get(input.objectsKey);
     if (!body) throw new Error(`the list of batch ${input.id}'s inputs ${this.store.url}${input.objectsKey} is missing; run again with --reconcile`);
     const text = (await gunzipAsync(body)).toString('utf8');
@@ -253,7 +251,7 @@ export class Ledger {
     keys = new Set();
     const index = sliceIndex(slice);
     for (const file of await this.parsedFiles(day)) {
-      if (!holdsSlice(file, index)) continue;
+      if (!holdsSlice(file.key, index)) continue;
       for (const key of await readSection(this.store, file, slice)) keys.add(key);
     }
     this.parsedSlices.set(at, keys);
@@ -262,10 +260,10 @@ export class Ledger {
   }
 
   /** A day's parsed-index files (names only: each says which slices it holds), listed once a run. */
-  private async parsedFiles(day: string): Promise<string[]> {
+  private async parsedFiles(day: string): Promise<ParsedFile[]> {
     let files = this.parsedDays.get(day);
     if (!files) {
-      files = (await this.store.list(`${PARSED}${day}/`)).filter((k) => k.endsWith(PARSED_SUFFIX));
+      files = (await this.store.list(`${PARSED}${day}/`)).filter((k) => k.endsWith(PARSED_SUFFIX)).map((key) => ({ key, head: null }));
       this.parsedDays.set(day, files);
       if (this.parsedDays.size > PARSED_DAYS_CACHED) this.parsedDays.delete(this.parsedDays.keys().next().value!);
     }
@@ -314,8 +312,8 @@ export class Ledger {
   /** A batch's parsed keys: one file a delivery day, a section a slice. */
   private async writeParsed(batch: string, keys: string[]): Promise<void> {
     for (const [day, slices] of byDaySlice(keys)) {
-      const file = await putParsedFile(this.store, day, batch, slices);
-      this.parsedDays.get(day)?.push(file);
+      const key = await putParsedFile(this.store, day, batch, slices);
+      this.parsedDays.get(day)?.push({ key, head: null });
       for (const [slice, inSlice] of slices) {
         const cached = this.parsedSlices.get(`${day}/${slice}`);
         if (cached) for (const k of inSlice) cached.add(k);
@@ -451,18 +449,33 @@ const PARSED_SUFFIX = '.keys';
 /** Bytes read first from a parsed-index file: the header of a file of 144 slices is ~3.5 KB. */
 const HEADER_READ = 8192;
 
-/** The keys of one slice's section of a parsed-index file. */
-async function readSection(store: ObjectStore, file: string, slice: string): Promise<string[]> {
-  let head = await store.getRange(file, 0, HEADER_READ);
-  if (!head || head.length < 4) return [];
-  const length = head.readUInt32BE(0);
-  if (head.length < 4 + length) head = (await store.getRange(file, 0, 4 + length)) ?? head;
-  const { slices } = JSON.parse(head.subarray(4, 4 + length).toString('utf8')) as { slices: Record<string, [number, number]> };
-  const section = slices[slice];
-  if (!section) return [];
-  const start = 4 + length + section[0];
-  const body = start + section[1] <= head.length ? head.subarray(start, start + section[1]) : await store.getRange(file, start, start + section[1]);
+/** A parsed-index file of a day, and its header once read (every slice of the file asks for it). */
+interface ParsedFile {
+  key: string;
+  head: Promise<ParsedHead | null> | null;
+}
+
+/** A file's header: where its sections start, each slice's section, and its first bytes as read. */
+interface ParsedHead { dataStart: number; slices: Record<string, [number, number]>; first: Buffer }
+
+/** The keys of one slice's section of a parsed-index file: the header read once, then the section (from the first read, for a small file). */
+async function readSection(store: ObjectStore, file: ParsedFile, slice: string): Promise<string[]> {
+  file.head ??= readHead(store, file.key);
+  const head = await file.head;
+  const section = head?.slices[slice];
+  if (!head || !section) return [];
+  const start = head.dataStart + section[0], end = start + section[1];
+  const body = end <= head.first.length ? head.first.subarray(start, end) : await store.getRange(file.key, start, end);
   return body ? decodeKeys(gunzipSync(body).toString('utf8')) : [];
+}
+
+async function readHead(store: ObjectStore, key: string): Promise<ParsedHead | null> {
+  let first = await store.getRange(key, 0, HEADER_READ);
+  if (!first || first.length < 4) return null;
+  const length = first.readUInt32BE(0);
+  if (first.length < 4 + length) first = (await store.getRange(key, 0, 4 + length)) ?? first;
+  const { slices } = JSON.parse(first.subarray(4, 4 + length).toString('utf8')) as { slices: Record<string, [number, number]> };
+  return { dataStart: 4 + length, slices, first };
 }
 
 /** A slice's place in a day's map: `hh-m0` is hh * 6 + m; an undated `uXX` is XX. */

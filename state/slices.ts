@@ -62,10 +62,8 @@ export function shardOfKey(key: string, count: number): number {
   return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
 }
 
-/** `YYYY-MM-DD-hh-m`: the key prefix of a slice's objects. */
-export function sliceStamp(slice: number): string {
-  return new Date(slice * SLICE_MS).toISOString().slice(0, 15).replace(/[-T:]/g, '-');
-}
+/** Characters of a delivery-time name that make its slice's key prefix: `YYYY-MM-DD-hh-m`. */
+export const SLICE_PREFIX_CHARS = 15;
 
 /** The slices a shard owns from `fromMs` to `toMs` (both included), oldest first. */
 export function* ownedSlices(fromMs: number, toMs: number, index: number, count: number): Generator<number> {

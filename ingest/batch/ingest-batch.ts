@@ -53,8 +53,11 @@ export interface IngestOptions {
 }
 
 export interface IngestResult {
-  /** The batches committed, oldest first: none when there was nothing new to parse (or nothing could be read). */
-  batches: BatchCommit[];
+  /**
+   * The batches committed, oldest first, and the days of records each staged: none when there was
+   * nothing new to parse (or nothing could be read). Not the commits: their lists of objects are let go.
+   */
+  batches: Array<{ batch: string; days: string[] }>;
   objects: number;
   records: number;
   /** Objects the listing returned, and whether it was full. */
@@ -72,8 +75,6 @@ export const MAX_BATCH_OBJECTS = 100_000;
 export interface Listed {
   /** Objects the listing returned (new or not). */
   listed: number;
-  /** New objects it found. */
-  found: number;
   /** Whether the listing was full (no window). */
   full: boolean;
   next: ListingState & { changed: boolean };
@@ -90,18 +91,17 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   const window = windowFrom(listing.state, listing.marginMs, listing.full ?? false);
   const tracker = new ListingTracker(listing.state, window === undefined);
   const startedMs = Date.now();
-  // A shard of several lists its own minutes, each by its own prefix: N shards list the window once
+  // A shard of several lists its own slices, each by its own prefix: N shards list the window once
   // between them, not N times.
   const sliced = window !== undefined && shard && shard.count > 1 && source.listOwned !== undefined;
   const refs = sliced ? source.listOwned!(window, shard, startedMs) : source.list(window);
   let todo: ObjectRef[] = [];
-  let listed = 0, found = 0;
+  let listed = 0;
   for await (const ref of refs) {
     listed++;
     tracker.saw(ref.key);
     if (!owns(shard, ref.key) || (await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) continue;
     todo.push(ref);
-    found++;
     if (todo.length >= chunk) {
       await take(todo.sort(byKey));
       todo = [];
@@ -114,7 +114,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   // slice. (One process keeps the latest name seen, which the tests of late objects rely on.)
   if (shard && shard.count > 1) tracker.listedAt(startedMs);
   const next = tracker.next();
-  return { listed, found, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+  return { listed, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
 }
 
 function byKey(a: ObjectRef, b: ObjectRef): number {
@@ -162,7 +162,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     }
     if (!parsed.commit) return;
     for (const o of parsed.commit.objects) quarantine.parsed(o.key);
-    result.batches.push(parsed.commit);
+    result.batches.push({ batch: parsed.commit.batch, days: Object.keys(parsed.commit.days) });
     result.objects += parsed.commit.objects.length;
     result.records += parsed.records;
   };

@@ -1,6 +1,6 @@
 /**
  * A shard of an ingest: `pingroll ingest --shard I/N` parses the new log objects of the slices it owns
- * (the minutes of delivery time whose number is I modulo N, state/slices.ts) and commits them as its
+ * (the ten minutes of delivery time whose number is I modulo N, state/slices.ts) and commits them as its
  * own batches. N shards of one ingest share nothing but the output's state: each lists only its own
  * slices, reads only their state, and saves its own listing state (state/listing-state.ts) and
  * quarantine (state/quarantine.ts), so that one shard that fails costs the others nothing.
@@ -19,13 +19,8 @@ export interface Shard {
 /** At most this many shards (AWS Batch's largest array). */
 export const MAX_SHARDS = 10_000;
 
-/**
- * The shard a log object's key belongs to among `count`: the owner of its delivery minute (a key with
- * none: by its SHA-1). Stable across processes, machines and releases: it decides who parses what.
- */
-export function shardOf(key: string, count: number): number {
-  return shardOfKey(key, count);
-}
+/** The shard a log object's key belongs to among `count`: the owner of its slice (state/slices.ts). */
+export const shardOf = shardOfKey;
 
 export function owns(shard: Shard | null | undefined, key: string): boolean {
   return !shard || shardOf(key, shard.count) === shard.index;

@@ -2,8 +2,13 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 import { isAccountFolder, partitionStartAfter, nameStamp, PARTITION_LATE_DAYS, type ListWindow } from './listing-window.js';
-import { sliceStamp, ownedSlices, SLICE_MS } from '../../state/slices.js';
+import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
+
+/** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (state/slices.ts). */
+function slicePrefix(n: number): string {
+  return nameStamp(n * SLICE_MS).slice(0, SLICE_PREFIX_CHARS);
+}
 
 /** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
 export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
@@ -55,16 +60,7 @@ export class S3ObjectSource implements ObjectSource {
       found.delete(folder);
     }
     const startAfter = partitionStartAfter(window);
-    for (const folder of [...new Set([...window.accounts, ...found])].sort()) {
-      // A folder of neither kind, new to the listing, is listed whole: what it holds decides how the next listing goes.
-      if (!isAccountFolder(folder)) {
-        yield* this.pages({ Prefix: this.prefix + folder });
-        continue;
-      }
-      for (const region of await this.folders(folder)) {
-        for (const bucket of await this.folders(region)) yield* this.pages({ Prefix: this.prefix + bucket, StartAfter: this.prefix + bucket + startAfter });
-      }
-    }
+    yield* this.eachSourceBucket([...window.accounts, ...found], (bucket) => this.pages({ Prefix: this.prefix + bucket, StartAfter: this.prefix + bucket + startAfter }));
   }
 
   /**
@@ -78,25 +74,35 @@ export class S3ObjectSource implements ObjectSource {
   async *listOwned(window: ListWindow, shard: { index: number; count: number }, untilMs: number): AsyncIterable<ObjectRef> {
     const found = new Set<string>();
     const slices = [...ownedSlices(window.sinceMs, untilMs, shard.index, shard.count)];
-    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', StartAfter: this.prefix + sliceStamp(Math.floor(untilMs / SLICE_MS) + 1) }, found);
+    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', StartAfter: this.prefix + slicePrefix(Math.floor(untilMs / SLICE_MS) + 1) }, found);
     for (const folder of window.folders) {
       found.delete(folder);
-      for (const n of slices) yield* this.pages({ Prefix: this.prefix + folder + sliceStamp(n) });
+      for (const n of slices) yield* this.pages({ Prefix: this.prefix + folder + slicePrefix(n) });
     }
-    for (const folder of [...new Set([...window.accounts, ...found])].sort()) {
+    yield* this.eachSourceBucket([...window.accounts, ...found], (bucket) => this.bucketSlices(bucket, slices));
+  }
+
+  /** Slices of a PartitionedPrefix source bucket: each in the date folders that can hold it. */
+  private async *bucketSlices(bucket: string, slices: number[]): AsyncIterable<ObjectRef> {
+    for (const n of slices) {
+      const day = Math.floor((n * SLICE_MS) / DAY_MS);
+      for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) yield* this.pages({ Prefix: `${this.prefix}${bucket}${dayName(d).replace(/-/g, '/')}/${slicePrefix(n)}` });
+    }
+  }
+
+  /**
+   * The listing of each PartitionedPrefix source bucket folder (`<account>/<region>/<bucket>/`) under
+   * the account folders among `folders`, by `listBucket`. A folder of neither kind, new to the
+   * listing, is listed whole: what it holds decides how the next listing goes.
+   */
+  private async *eachSourceBucket(folders: string[], listBucket: (bucket: string) => AsyncIterable<ObjectRef>): AsyncIterable<ObjectRef> {
+    for (const folder of [...new Set(folders)].sort()) {
       if (!isAccountFolder(folder)) {
         yield* this.pages({ Prefix: this.prefix + folder });
         continue;
       }
       for (const region of await this.folders(folder)) {
-        for (const bucket of await this.folders(region)) {
-          for (const n of slices) {
-            const day = Math.floor((n * SLICE_MS) / DAY_MS);
-            for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) {
-              yield* this.pages({ Prefix: `${this.prefix}${bucket}${dayName(d).replace(/-/g, '/')}/${sliceStamp(n)}` });
-            }
-          }
-        }
+        for (const bucket of await this.folders(region)) yield* listBucket(bucket);
       }
     }
   }

@@ -70,8 +70,12 @@ describe('the ledger', () => {
     const files = await store.list(PARSED);
     expect(files.filter((k) => k.startsWith(`${PARSED}${DAY}/`))).toHaveLength(1);
     expect(files).toHaveLength(3); // 2026-11-01, 2026-11-02, undated
-    const fresh = await Ledger.load(store);
+    // Each file's header is read once, however many of its slices are asked for.
+    let reads = 0;
+    const counted = Object.assign(Object.create(store) as DirectoryObjectStore, { getRange: (key: string, start: number, end: number) => (start === 0 && reads++, store.getRange(key, start, end)) });
+    const fresh = await Ledger.load(counted);
     for (const key of keys) expect(await fresh.hasParsed(key), key).toBe(true);
+    expect(reads).toBe(3);
     for (const key of [`logs/${DAY}-05-37-09-K0`, 'other/no-time', `${DAY}-23-59-59-lasT`, 'line\nbreaK']) expect(await fresh.hasParsed(key), key).toBe(false);
   });
 });
