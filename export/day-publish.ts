@@ -11,6 +11,7 @@ import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
 import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
+import { SEALS } from '../state/seals.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
@@ -103,7 +104,7 @@ export class DayPublisher {
         const size = await store.size(key);
         if (size === null) {
           throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
-            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.* and ${PARSED}*/${id}.*.keys and run again with --reconcile, which parses its log objects anew`));
+            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.*, ${PARSED}*/${id}.*.keys and ${SEALS} and run again with --reconcile, which parses its log objects anew`));
         }
         inputs.staged.push({ key, size });
         if (!download) continue;

@@ -138,6 +138,8 @@ export class Ledger {
   private readonly parsedDays = new Map<string, ParsedFile[]>();
   /** The keys of commits not compacted yet (no index has them): at most a few batches' worth. */
   private readonly pendingKeys = new Set<string>();
+  /** Slices whose parsed keys this run read (each once, unless dropped from the cache): what a run's state reads follow. */
+  slicesRead = 0;
   /** Days' index entries read so far; a compaction forgets the days it wrote. */
   private readonly dayEntries = new Map<string, Promise<DayEntry[]>>();
 
@@ -249,6 +251,7 @@ export class Ledger {
       return keys;
     }
     keys = new Set();
+    this.slicesRead++;
     const index = sliceIndex(slice);
     for (const file of await this.parsedFiles(day)) {
       if (!holdsSlice(file.key, index)) continue;

@@ -14,8 +14,11 @@ export const LISTING_KEY = '_state/listing.json';
  * not move the others' window past what it did not commit).
  */
 export function listingKey(shard: string | null = null): string {
-  return shard === null ? LISTING_KEY : `_state/listing-shards/${shard}.json`;
+  return shard === null ? LISTING_KEY : `${SHARD_STATES}${shard}.json`;
 }
+
+/** Each shard's listing state: `<index>-of-<count>.json`. */
+const SHARD_STATES = '_state/listing-shards/';
 
 export interface ListingState {
   /** The latest delivery time named by an object a listing saw (capped at the listing's own time), ISO; null before any. */
@@ -44,4 +47,34 @@ export async function loadListing(store: ObjectStore, key = LISTING_KEY): Promis
 
 export async function saveListing(store: ObjectStore, state: ListingState, key = LISTING_KEY): Promise<void> {
   await store.put(key, Buffer.from(JSON.stringify(state, null, 2) + '\n'));
+}
+
+/**
+ * Where a shard with no state of its own may start (the first run after the shard count changed):
+ * from the state of a complete set of earlier listers, one process or every shard of a count, each of
+ * which listed everything it owned before its watermark; so before the earliest of them, everything
+ * was listed. The most advanced complete set is taken; none, and the shard lists everything.
+ */
+export async function inheritedListing(store: ObjectStore): Promise<ListingState> {
+  const sets = new Map<number, Map<number, ListingState>>();
+  for (const key of await store.list(SHARD_STATES)) {
+    const m = /^(\d+)-of-(\d+)\.json$/.exec(key.slice(SHARD_STATES.length));
+    if (!m) continue;
+    const [index, count] = [Number(m[1]), Number(m[2])];
+    if (!sets.has(count)) sets.set(count, new Map());
+    sets.get(count)!.set(index, await loadListing(store, key));
+  }
+  const candidates: ListingState[][] = [[await loadListing(store)]];
+  for (const [count, states] of sets) if (states.size === count) candidates.push([...states.values()]);
+  let best = NO_LISTING;
+  for (const states of candidates) {
+    if (states.some((s) => s.watermark === null)) continue;
+    const watermark = states.map((s) => s.watermark!).sort()[0]!;
+    if (best.watermark !== null && watermark <= best.watermark) continue;
+    best = {
+      watermark, other: states.some((s) => s.other), fullListingAt: states.map((s) => s.fullListingAt ?? '').sort()[0] || null,
+      accounts: [...new Set(states.flatMap((s) => s.accounts))].sort(), folders: [...new Set(states.flatMap((s) => s.folders))].sort(),
+    };
+  }
+  return best;
 }

@@ -180,6 +180,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   });
   const batches = batch.batches.map((b) => b.batch);
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batches,
+    parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
     days: [...new Set(batch.batches.flatMap((b) => b.days))].sort() });
   const out: IngestSummary & { batches: string[] } = {
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches,

@@ -16,7 +16,9 @@ import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
 import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
-import { listingKey, loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
+import { inheritedListing, listingKey, loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
+import { Seals, sliceStart, tally, type SliceTally } from '../../state/seals.js';
+import { SLICE_MS } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
 import { ListingTracker, windowFrom } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
@@ -45,7 +47,7 @@ export interface IngestOptions {
   /** Called for each object that could not be read. */
   onUnreadable?: (key: string, reason: string) => void;
   /** The listing margin and whether to list everything (the state is read from the store). */
-  listing: Omit<Listing, 'state'>;
+  listing: Omit<Listing, 'state' | 'seals'>;
   /** This run is one shard of a sharded ingest: it lists and parses the slices it owns (shard.ts). */
   shard?: Shard | null | undefined;
   /** Objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
@@ -60,6 +62,10 @@ export interface IngestResult {
   batches: Array<{ batch: string; days: string[] }>;
   objects: number;
   records: number;
+  /** Slices sealed by this run (state/seals.ts). */
+  sealed: number;
+  /** Sealed slices a full listing found unchanged (their parsed keys not read). */
+  sealedUnchanged: number;
   /** Objects the listing returned, and whether it was full. */
   listed?: { objects: number; full: boolean };
 }
@@ -78,13 +84,24 @@ export interface Listed {
   /** Whether the listing was full (no window). */
   full: boolean;
   next: ListingState & { changed: boolean };
+  /** Slices that left the window with this listing (or were listed whole by a full one): to seal once all it found is committed. */
+  toSeal: SliceTally[];
+  /** Sealed slices a full listing found as sealed: their parsed keys were not read. */
+  sealedUnchanged: number;
 }
+
+/** Objects of one sealed slice a full listing holds while it compares them with the seal; past this they are checked one by one. */
+const MAX_HELD = 250_000;
 
 /**
  * Lists the log objects no committed batch has parsed and no operator has accepted as lost: of those
  * the listing window can hold (listing-window.ts), or of every object with `full`; a shard of several,
  * only the slices it owns (state/slices.ts). They are handed to `take` in chunks of at most
  * `chunk`, each in key order, as the listing goes.
+ *
+ * A full listing holds the objects of each sealed slice (state/seals.ts) until the slice's keys end,
+ * and asks the ledger about them only when they are not what the seal says: a reconciliation reads
+ * the parsed keys of the slices that changed, not of the whole history.
  */
 export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing, shard: Shard | null | undefined,
   take: (refs: ObjectRef[]) => Promise<void>, chunk = MAX_BATCH_OBJECTS): Promise<Listed> {
@@ -95,18 +112,50 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   // between them, not N times.
   const sliced = window !== undefined && shard && shard.count > 1 && source.listOwned !== undefined;
   const refs = sliced ? source.listOwned!(window, shard, startedMs) : source.list(window);
+  const seals = listing.seals;
+  const tallies = new Map<number, SliceTally>();
   let todo: ObjectRef[] = [];
-  let listed = 0;
-  for await (const ref of refs) {
-    listed++;
-    tracker.saw(ref.key);
-    if (!owns(shard, ref.key) || (await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) continue;
+  let listed = 0, sealedUnchanged = 0;
+  const consider = async (ref: ObjectRef): Promise<void> => {
+    if ((await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) return;
     todo.push(ref);
     if (todo.length >= chunk) {
       await take(todo.sort(byKey));
       todo = [];
     }
+  };
+  // A full listing: the sealed slice whose objects are held, and the slices whose run of keys ended.
+  let held: { tally: SliceTally; refs: ObjectRef[] | null } | null = null;
+  const ended = new Set<number>();
+  const release = async (): Promise<void> => {
+    const h = held!;
+    held = null;
+    ended.add(h.tally.number);
+    if (h.refs === null) return;
+    if (await seals!.matches(h.tally)) sealedUnchanged++;
+    else for (const ref of h.refs) await consider(ref);
+  };
+  for await (const ref of refs) {
+    listed++;
+    tracker.saw(ref.key);
+    if (!owns(shard, ref.key)) continue;
+    const t = tally(tallies, ref.key, ref.etag);
+    if (window === undefined && seals && t) {
+      if (held && held.tally !== t) await release();
+      if (!held && !ended.has(t.number) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };
+      if (held?.tally === t) {
+        if (held.refs === null) await consider(ref);
+        else if (held.refs.push(ref) > MAX_HELD) {
+          // Too many to hold: checked one by one, as an unsealed slice's are.
+          for (const r of held.refs) await consider(r);
+          held.refs = null;
+        }
+        continue;
+      }
+    }
+    await consider(ref);
   }
+  if (held) await release();
   if (todo.length) await take(todo.sort(byKey));
   // A shard of several lists from where its last listing started (less the margin), not from the
   // latest name it saw: its own slices may stay empty for long, and a window that grew with them would
@@ -114,7 +163,13 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   // slice. (One process keeps the latest name seen, which the tests of late objects rely on.)
   if (shard && shard.count > 1) tracker.listedAt(startedMs);
   const next = tracker.next();
-  return { listed, full: window === undefined, next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt } };
+  // The slices this listing saw whole that the next window will not list: sealed, as this listing saw them.
+  const nextSince = windowFrom(next, listing.marginMs, false)?.sinceMs ?? -Infinity;
+  const toSeal = [...tallies.values()].filter((t) => (window === undefined || t.number * SLICE_MS >= window.sinceMs) && (t.number + 1) * SLICE_MS <= nextSince);
+  return {
+    listed, full: window === undefined, toSeal, sealedUnchanged,
+    next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt },
+  };
 }
 
 function byKey(a: ObjectRef, b: ObjectRef): number {
@@ -130,11 +185,12 @@ export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, s
   if (quarantine.mustSave(shard !== null)) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
 }
 
-/** How a run lists: the saved state, the margin for late-visible objects, and whether to list everything. */
+/** How a run lists: the saved state, the margin for late-visible objects, whether to list everything, and the seals a full listing compares with. */
 export interface Listing {
   state: ListingState;
   marginMs: number;
   full?: boolean | undefined;
+  seals?: Seals | undefined;
 }
 
 export function batchId(now = new Date()): string {
@@ -150,7 +206,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
   const stateKey = listingKey(shard && shardName(shard));
-  const result: IngestResult = { batches: [], objects: 0, records: 0 };
+  const result: IngestResult = { batches: [], objects: 0, records: 0, sealed: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
@@ -166,19 +222,25 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     result.objects += parsed.commit.objects.length;
     result.records += parsed.records;
   };
-  const found = await listNewObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state: await loadListing(opts.store, stateKey) }, shard, parseChunk, opts.batchObjects);
+  // A shard with no state of its own (the first run with this many shards) starts where the shards
+  // before it, all of them, had listed.
+  const state = (await opts.store.get(stateKey)) ? await loadListing(opts.store, stateKey) : shard ? await inheritedListing(opts.store) : await loadListing(opts.store, stateKey);
+  const seals = new Seals(opts.store);
+  const found = await listNewObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state, seals }, shard, parseChunk, opts.batchObjects);
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const retry: ObjectRef[] = [];
   for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
   if (retry.length) await parseChunk(retry.sort(byKey));
   await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
-  // Only now is everything the listing found committed or quarantined: the next listing may start after it.
-  if (found.next.changed) {
+  // Only now is everything the listing found committed or quarantined: the next listing may start
+  // after it, and the slices it leaves behind are sealed.
+  if (found.next.changed || found.toSeal.length) {
     await opts.fence?.();
-    const { changed: _, ...state } = found.next;
-    await saveListing(opts.store, state, stateKey);
+    for (const t of found.toSeal) if (await seals.seal(t)) result.sealed++;
+    const { changed: _, ...next } = found.next;
+    await saveListing(opts.store, next, stateKey);
   }
-  return { ...result, listed: { objects: found.listed, full: found.full } };
+  return { ...result, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full } };
 }
 
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */

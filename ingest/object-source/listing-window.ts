@@ -11,6 +11,7 @@
  */
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
 import { NAME_STAMP } from './object-source.js';
+import { sliceStart } from '../../state/seals.js';
 
 export interface ListWindow {
   /** Every object named (delivered) before this time, in ms, was seen by an earlier listing. */
@@ -89,7 +90,8 @@ export interface ListedShape {
  */
 export function windowFrom(state: ListedShape, marginMs: number, full: boolean): ListWindow | undefined {
   if (full || state.watermark === null || state.other) return undefined;
-  return { sinceMs: Date.parse(state.watermark) - marginMs, accounts: state.accounts, folders: state.folders };
+  // From the start of a slice: a window lists each slice it reaches whole, so that a slice leaving it can be sealed (state/seals.ts).
+  return { sinceMs: sliceStart(Date.parse(state.watermark) - marginMs), accounts: state.accounts, folders: state.folders };
 }
 
 /** What a listing saw, for the next window: the latest named delivery time, the account folders, whether SimplePrefix keys are there. */

@@ -10,7 +10,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { generateSample, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { SEALS } from '../../../state/seals.js';
+import { sliceOf } from '../../../state/slices.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
@@ -149,9 +151,10 @@ describe('the daily job over a directory', () => {
     const batch = parquet.split('/')[1]!;
     await store.delete(parquet);
     await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }))
-      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\* and _state/parsed/\\*/${batch}\\.\\*\\.keys and run again with --reconcile`));
+      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\*, _state/parsed/\\*/${batch}\\.\\*\\.keys and _state/seals/ and run again with --reconcile`));
     // Doing what it says repairs the day.
     for (const key of [...await store.list('_state/days/'), ...await store.list('_state/parsed/')]) if (key.includes(batch)) await store.delete(key);
+    for (const key of await store.list('_state/seals/')) await store.delete(key);
     const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
     expect(again.parsedObjects).toBe(sample.objects.length);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
@@ -239,15 +242,33 @@ describe('the daily job over a directory', () => {
 
   it('finds an object that appeared long after the time in its name only with --reconcile', async () => {
     const r = root();
-    const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
-    const [straggler, ...rest] = sorted;
+    // Objects small enough that slices hold several; the earliest that shares its slice, delivered last.
+    const many = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 60, lateShare: 0.2 });
+    const sorted = [...many.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
+    const sliceName = (o: LogObject): string => { const s = sliceOf(o.key); return `${s.day}/${s.slice}`; };
+    const straggler = sorted.find((o) => sorted.filter((p) => sliceName(p) === sliceName(o)).length > 1)!;
+    const rest = sorted.filter((o) => o !== straggler);
     await writeObjects(join(r, 'logs'), rest);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
-    await writeObjects(join(r, 'logs'), [straggler!]);
+    await writeObjects(join(r, 'logs'), [straggler]);
     expect((await runDay(dirConfig(r), { day: DAY, log: memoryLog() })).parsedObjects).toBe(0);
-    const reconciled = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
+    // The slices that left the window are sealed with what the listing saw of them.
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    const seals = await store.list(SEALS);
+    const inSlice = (objects: LogObject[], day: string, slice: string): number => objects.filter((o) => { const s = sliceOf(o.key); return s.day === day && s.slice === slice; }).length;
+    const sealed = seals.map((k) => /^_state\/seals\/(\d{4}-\d{2}-\d{2})\/([\d-]+)\.(\d+)\.[0-9a-f]{64}$/.exec(k)!).map((m) => ({ day: m[1]!, slice: m[2]!, count: Number(m[3]) }));
+    expect(sealed.length).toBeGreaterThan(3);
+    for (const s of sealed) expect(s.count).toBe(inSlice(rest, s.day, s.slice));
+    const straggling = sliceOf(straggler.key);
+    expect(sealed.some((s) => s.day === straggling.day && s.slice === straggling.slice)).toBe(true);
+    // A reconciliation lists everything, and reads the parsed keys of the one slice that changed.
+    const log = memoryLog();
+    const reconciled = await runDay(dirConfig(r), { day: DAY, log, reconcile: true });
     expect(reconciled.parsedObjects).toBe(1);
-    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+    const unsealed = new Set(many.objects.map(sliceName)).size - sealed.length;
+    expect(log.events.find((e) => e.event === 'ingest.done')?.fields).toMatchObject({ fullListing: true, sealedSlicesUnchanged: sealed.length - 1, parsedSlicesRead: unsealed + 1 });
+    expect((await store.list(SEALS)).find((k) => k.startsWith(`${SEALS}${straggling.day}/${straggling.slice}.`))).toContain(`.${inSlice(many.objects, straggling.day, straggling.slice)}.`);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(many.truth, DAY));
   });
 
   it('completes a day a killed run left half published, whatever day the next run is for', async () => {
@@ -352,3 +373,4 @@ describe('the daily job over a directory', () => {
     expect(await store.get(lockKey(1))).toBeNull();
   });
 });
+

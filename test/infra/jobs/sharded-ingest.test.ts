@@ -189,6 +189,16 @@ describe('sharded ingest', () => {
       const after = await readDay(join(r, 's3'), DAY);
       const want = expectedDay(objects.flatMap((o) => o.truth), DAY);
       expect([after.episodes, after.series]).toEqual([want.episodes, want.series]);
+      // Two shards now: with no state of their own, they start where all three had listed (not a full
+      // listing each), list only their own slices of that window, and find nothing new.
+      const changed = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`)));
+      const done = changed.map((sh) => {
+        expect(sh.status, sh.stderr).toBe(0);
+        expect(sh.stdout).toMatch(/: 0 log objects parsed/);
+        return JSON.parse(sh.stderr.split('\n').find((l) => l.includes('"ingest.done"'))!) as { fullListing: boolean; listed: number };
+      });
+      expect(done.map((d) => d.fullListing)).toEqual([false, false]);
+      expect(done.reduce((n, d) => n + d.listed, 0)).toBe(again.length);
       // A full listing by each shard (--reconcile) finds every object parsed: the parsed index, read in ranges from S3, knows them all.
       const third = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--reconcile')));
       for (const sh of third) expect(sh.stdout, sh.stderr).toMatch(/: 0 log objects parsed/);

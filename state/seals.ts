@@ -1,0 +1,98 @@
+/**
+ * Seals: what a listing saw of a slice (state/slices.ts) when the slice left the listing window for
+ * good. A run lists the slices that can still receive objects (those after its window's start, the
+ * latest delivery time seen less the margin); once a slice falls before the next window, no listing
+ * but a reconciliation sees it again. Its seal records how many objects it held and a digest of them
+ * (the XOR of SHA-256 over each `key\netag`: the same whatever order the keys came in), so that a
+ * reconciliation, which lists every slice again, reads a slice's parsed keys only when the slice
+ * changed since: an object S3 delivered very late, into a slice long sealed.
+ *
+ * A seal is an empty object whose name holds it all, `_state/seals/<day>/<slice>.<count>.<digest>`,
+ * so one listing of a day's folder reads its 144 seals. Resealing puts the new name before deleting
+ * the old; a slice found with two names is treated as unsealed (read in full) and sealed again.
+ */
+import { createHash } from 'node:crypto';
+import type { ObjectStore } from './object-store/object-store.js';
+import { SLICE_MS, sliceOf } from './slices.js';
+
+export const SEALS = '_state/seals/';
+
+/** One slice's objects as a listing saw them. */
+export interface SliceTally {
+  day: string;
+  slice: string;
+  /** Slices since 1970. */
+  number: number;
+  count: number;
+  /** 32 bytes: the XOR of each object's SHA-256. */
+  digest: Buffer;
+}
+
+/** Adds an object to its slice's tally; undated keys have no slice to seal. */
+export function tally(tallies: Map<number, SliceTally>, key: string, etag: string): SliceTally | null {
+  const s = sliceOf(key);
+  if (s.number === null) return null;
+  let t = tallies.get(s.number);
+  if (!t) tallies.set(s.number, (t = { day: s.day, slice: s.slice, number: s.number, count: 0, digest: Buffer.alloc(32) }));
+  t.count++;
+  const h = createHash('sha256').update(`${key}\n${etag}`).digest();
+  for (let i = 0; i < 32; i++) t.digest[i]! ^= h[i]!;
+  return t;
+}
+
+function sealName(t: Pick<SliceTally, 'day' | 'slice' | 'count' | 'digest'>): string {
+  return `${SEALS}${t.day}/${t.slice}.${t.count}.${t.digest.toString('hex')}`;
+}
+
+/** A day's seals, read with one listing: slice → its seal's name, or null when the slice has two (a reseal a crash cut short). */
+export class Seals {
+  private readonly days = new Map<string, Map<string, string | null>>();
+  /** Seal folders listed, for the tests and the scale bench. */
+  listings = 0;
+
+  constructor(private readonly store: ObjectStore) {}
+
+  private async day(day: string): Promise<Map<string, string | null>> {
+    let seals = this.days.get(day);
+    if (!seals) {
+      seals = new Map();
+      this.listings++;
+      for (const key of await this.store.list(`${SEALS}${day}/`)) {
+        const slice = key.slice(SEALS.length + day.length + 1).split('.')[0]!;
+        seals.set(slice, seals.has(slice) ? null : key);
+      }
+      this.days.set(day, seals);
+      // A day's seals are few (144 at most); a reconciliation of a long history keeps the recent days'.
+      if (this.days.size > 64) this.days.delete(this.days.keys().next().value!);
+    }
+    return seals;
+  }
+
+  /** Whether the slice has one seal (it may then be matched). */
+  async has(day: string, slice: string): Promise<boolean> {
+    return typeof (await this.day(day)).get(slice) === 'string';
+  }
+
+  /** Whether what a listing saw of a slice is what its seal says. */
+  async matches(t: SliceTally): Promise<boolean> {
+    return (await this.day(t.day)).get(t.slice) === sealName(t);
+  }
+
+  /** Seals a slice as `t` saw it, unless it is sealed so already; the old seal (or seals) go after the new one is in place. */
+  async seal(t: SliceTally): Promise<boolean> {
+    const seals = await this.day(t.day);
+    const name = sealName(t);
+    const old = seals.get(t.slice);
+    if (old === name) return false;
+    await this.store.put(name, Buffer.alloc(0));
+    const stale = old === undefined ? [] : (await this.store.list(`${SEALS}${t.day}/${t.slice}.`)).filter((k) => k !== name);
+    for (const key of stale) await this.store.delete(key);
+    seals.set(t.slice, name);
+    return true;
+  }
+}
+
+/** The start of the slice that holds `ms`: a window starts on a slice's edge, so that it lists every slice it starts in whole. */
+export function sliceStart(ms: number): number {
+  return Math.floor(ms / SLICE_MS) * SLICE_MS;
+}
