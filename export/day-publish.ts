@@ -119,7 +119,7 @@ export class DayPublisher {
       if (s.rejects) rejects.push(s.rejects);
       inputs.objectCount += objectCount;
       if (objectCount > 0) inputs.objectLists.push({ batch: id, key: objectsKey, objects: objectCount, sha256: objectsSha256 });
-      if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity });
+      if (table) inputs.tables.push({ table: table.name, scan: table.scan, items: table.items, consumedCapacity: table.consumedCapacity, ...(table.part ? { part: table.part } : {}) });
     }
     return { staged, files, outcomes, rejects, inputs };
   }

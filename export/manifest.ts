@@ -3,6 +3,7 @@
  * is published. It names what the day was made from (log objects, batches, table scans), what the
  * records came to, and what was written.
  */
+import type { TablePart } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
 export interface DayManifest {
@@ -21,7 +22,8 @@ export interface DayManifest {
     objectLists: Array<{ batch: string; key: string | null; objects: number; sha256: string | null }>;
     /** The staged ping files the day was rolled up from (under `_staging/`), with their sizes. */
     staged: Array<{ key: string; size: number }>;
-    tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number }>;
+    /** The table reads: a sharded ingest's are parts (`part`: of how many, which), together the whole table. */
+    tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number; part?: TablePart }>;
     /** The ids of the batches and table scans the day was rolled up from. */
     batches: string[];
   };

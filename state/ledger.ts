@@ -39,7 +39,7 @@ export const DAYS = '_state/days/';
 export const INTENTS = '_state/intents/';
 /** Staged pings and rejects: `_staging/<batch or scan>/dt=<day>/...`. */
 export const STAGING = '_staging/';
-/** DynamoDB table scans: `_state/scans/<table>/<scan>.json`. Only a table's latest scan counts. */
+/** DynamoDB table reads: `_state/scans/<table>/<scan>.json`. Only a table's latest complete reading counts (`reading`). */
 export const SCANS = '_state/scans/';
 
 /** Where a batch or scan stages its files. */
@@ -88,13 +88,15 @@ export interface BatchCommit {
   days: Record<string, StagedDay>;
 }
 
-/** One full scan of a legacy table, staged by day. A later scan of the table replaces it whole. */
+/** One read of a legacy table, or of a part of it, staged by day. A later complete reading replaces it (`reading`). */
 export interface TableScanCommit {
   scan: string;
   table: string;
   /** YYYY-MM of the table. */
   month: string;
   scannedAt: string;
+  /** When the read was committed, by the machine's clock (ms): what orders a table's reads (`reading`). Absent in reads written before parts. */
+  committedAt?: string;
   /** Whether the table's month had ended more than a day before the scan: nothing more can arrive. */
   closed: boolean;
   items: number;
@@ -103,7 +105,23 @@ export interface TableScanCommit {
   throttledRetries: number;
   /** The export read instead of scanning the table (no read capacity), if one was. */
   export?: string;
+  /**
+   * The part of the table this read covers, when a sharded ingest divided it (`TablePart`); none
+   * for a whole read.
+   */
+  part?: TablePart;
   days: Record<string, StagedDay>;
+}
+
+/**
+ * A share of one table's read: of `of` parts (the Scan's TotalSegments, or the export's data files),
+ * those numbered `parts`. Every item is in exactly one part of a given division, so reads of the same
+ * division (same `of`, same export or none) cover the table exactly once between them, whenever each
+ * was made.
+ */
+export interface TablePart {
+  of: number;
+  parts: number[];
 }
 
 /** What a day's rollup reads from one batch or scan. */
@@ -116,7 +134,7 @@ export interface DayInput {
   objectsKey: string | null;
   /** SHA-256 of the list's bytes as stored (hex), or null. */
   objectsSha256: string | null;
-  table: { name: string; scan: string; items: number; consumedCapacity: number } | null;
+  table: { name: string; scan: string; items: number; consumedCapacity: number; part?: TablePart } | null;
 }
 
 /** `_state/days/dt=<day>/<batch>.json`: one batch's part of one day; its inputs are in `objectsKey`. */
@@ -144,7 +162,7 @@ export class Ledger {
   private readonly dayEntries = new Map<string, Promise<DayEntry[]>>();
 
   private constructor(private readonly store: ObjectStore, private readonly pending: BatchCommit[],
-    private readonly scans: Map<string, TableScanCommit>, private readonly superseded: TableScanCommit[]) {
+    private readonly scans: Map<string, TableScanCommit[]>, private readonly superseded: TableScanCommit[]) {
     for (const c of pending) for (const o of c.objects) this.pendingKeys.add(o.key);
   }
 
@@ -157,18 +175,18 @@ export class Ledger {
     else if (!(await store.get(FORMAT_KEY)) && (await store.list(PARSED)).length + (await store.list(DAYS)).length > 0) {
       throw new Error(`the output ${store.url} keeps its state in an earlier format: run pingroll rollup (or make rollup) once, which brings it to this one, then this again`);
     }
-    const scans = new Map<string, TableScanCommit>();
-    const superseded: TableScanCommit[] = [];
+    const scans = new Map<string, TableScanCommit[]>();
     for (const key of (await store.list(SCANS)).filter((k) => k.endsWith('.json'))) {
       const scan = await readJson<TableScanCommit>(store, key);
       if (!scan) continue;
       stagedAsLists(scan.days);
-      const cur = scans.get(scan.table);
-      if (cur && cur.scan > scan.scan) superseded.push(scan);
-      else {
-        if (cur) superseded.push(cur);
-        scans.set(scan.table, scan);
-      }
+      scans.set(scan.table, [...(scans.get(scan.table) ?? []), scan]);
+    }
+    const superseded: TableScanCommit[] = [];
+    for (const [table, reads] of scans) {
+      const { current, old } = reading(reads);
+      scans.set(table, reads.filter((r) => !old.includes(r)));
+      if (current) superseded.push(...old);
     }
     const pending: BatchCommit[] = [];
     for (const key of (await store.list(BATCHES)).filter((k) => k.endsWith('.json'))) {
@@ -181,9 +199,22 @@ export class Ledger {
     return new Ledger(store, pending, scans, superseded);
   }
 
-  /** The latest committed scan of a table, if any. */
-  latestScan(table: string): TableScanCommit | undefined {
-    return this.scans.get(table);
+  /** The reads that make a table's latest complete reading (one whole read, or one part of each of a division), if any. */
+  tableReading(table: string): TableScanCommit[] | undefined {
+    return reading(this.scans.get(table) ?? []).current;
+  }
+
+  /**
+   * Whether nothing more can come of reading these parts of a table (all of it with none): each is
+   * covered by a read made after the table closed, in the latest complete reading or in a read of the
+   * same division.
+   */
+  tableClosed(table: string, part?: TablePart, exportArn?: string | null): boolean {
+    const current = this.tableReading(table);
+    if (current?.every((r) => r.closed)) return true;
+    if (!part) return false;
+    const same = (this.scans.get(table) ?? []).filter((r) => r.closed && r.part?.of === part.of && (r.export ?? null) === (exportArn ?? null));
+    return part.parts.every((p) => same.some((r) => r.part!.parts.includes(p)));
   }
 
   /** Everything staged for `day`: every S3 batch, and each table's latest scan. Reads the day's own index only, never the inputs' lists. */
@@ -198,9 +229,9 @@ export class Ledger {
       if (staged) out.set(commit.batch, { id: commit.batch, staged, objectCount: staged.inputs.length, objectsKey: null, objectsSha256: null, table: null });
     }
     const batches = [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
-    for (const scan of [...this.scans.values()].sort((a, b) => a.table.localeCompare(b.table))) {
+    for (const scan of [...this.scans.keys()].sort().flatMap((t) => this.tableReading(t) ?? [])) {
       const staged = scan.days[day];
-      if (staged) batches.push({ id: scan.scan, staged, objectCount: 0, objectsKey: null, objectsSha256: null, table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity } });
+      if (staged) batches.push({ id: scan.scan, staged, objectCount: 0, objectsKey: null, objectsSha256: null, table: { name: scan.table, scan: scan.scan, items: scan.items, consumedCapacity: scan.consumedCapacity, ...(scan.part ? { part: scan.part } : {}) } });
     }
     return batches;
   }
@@ -324,13 +355,13 @@ export class Ledger {
     }
   }
 
-  /** Commits a table's scan as its latest, then removes the scan it replaces (files and all). */
+  /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */
   async commitScan(scan: TableScanCommit): Promise<void> {
     await this.store.put(scanKey(scan), Buffer.from(JSON.stringify(scan)));
     await this.store.delete(`${INTENTS}${scan.scan}.json`);
-    const previous = this.scans.get(scan.table);
-    this.scans.set(scan.table, scan);
-    if (previous) this.superseded.push(previous);
+    const { current, old } = reading([...(this.scans.get(scan.table) ?? []), scan]);
+    this.scans.set(scan.table, [...(this.scans.get(scan.table) ?? []), scan].filter((r) => !old.includes(r)));
+    if (current) this.superseded.push(...old);
     await this.removeSuperseded();
   }
 
@@ -374,6 +405,58 @@ export class Ledger {
     }
     return removed;
   }
+}
+
+/**
+ * A table's latest complete reading among its reads, and the reads it makes useless. Reads are
+ * grouped by division: a whole read is complete alone; reads of one division (same `of`, same export
+ * or none) make a reading when some of them cover every part exactly once (two reads of one part
+ * would count its items twice). In each division the reading is taken newest first: the newest reads
+ * that do not overlap, or if those leave a part uncovered, the same from the reads before the newest,
+ * and so on. The current reading is the complete one whose oldest read is the latest. Useless: every
+ * read older than the current reading's oldest that is not in it (a read newer than that is kept: it
+ * may belong to a reading still being made, by shards still running).
+ */
+export function reading(reads: TableScanCommit[]): { current: TableScanCommit[] | undefined; old: TableScanCommit[] } {
+  const divisions = new Map<string, TableScanCommit[]>();
+  for (const r of [...reads].sort((a, b) => (readTime(a) < readTime(b) ? 1 : -1))) {
+    const key = r.part ? `${r.export ?? 'scan'} ${r.part.of}` : `whole ${r.scan}`;
+    divisions.set(key, [...(divisions.get(key) ?? []), r]);
+  }
+  let current: TableScanCommit[] | undefined;
+  for (const newestFirst of divisions.values()) {
+    const picture = cover(newestFirst);
+    if (picture && (!current || oldest(picture) > oldest(current))) current = picture;
+  }
+  if (!current) return { current, old: [] };
+  const since = oldest(current);
+  return { current, old: reads.filter((r) => !current!.includes(r) && readTime(r) < since) };
+}
+
+/** What orders a table's reads: when each was committed (its scan id breaks ties, and stands in for reads from before parts). */
+function readTime(r: TableScanCommit): string {
+  return `${r.committedAt ?? r.scannedAt} ${r.scan}`;
+}
+
+/** The newest reads of one division (newest first) that cover each of its parts exactly once, or none. */
+function cover(newestFirst: TableScanCommit[]): TableScanCommit[] | undefined {
+  const of = newestFirst[0]!.part?.of ?? 1;
+  for (let start = 0; start < newestFirst.length; start++) {
+    const covered = new Set<number>();
+    const picked: TableScanCommit[] = [];
+    for (const r of newestFirst.slice(start)) {
+      const parts = r.part?.parts ?? [0];
+      if (parts.some((p) => covered.has(p))) continue;
+      for (const p of parts) covered.add(p);
+      picked.push(r);
+      if (covered.size === of) return picked;
+    }
+  }
+  return undefined;
+}
+
+function oldest(reads: TableScanCommit[]): string {
+  return reads.map(readTime).sort()[0]!;
 }
 
 export function batchKey(batch: string): string {

@@ -88,7 +88,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
       objectsToParse: todo.objects, bytesToParse: todo.bytes,
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
-      tables: tables.map((t) => `${t.name}: ${ledger.latestScan(t.name)?.closed && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
+      tables: tables.map((t) => `${t.name}: ${ledger.tableClosed(t.name) && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
       wouldWrite: TABLES.map((t) => `${store.url}${outputKey(t, day)}`).concat([`${store.url}${manifestKey(day)}`]),
       warehouse: warehouse?.description ?? 'none',
     });
@@ -188,7 +188,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({
-      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence,
+      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence, shard: opts.shard,
     });
     out.scanned = tablesRead.scanned;
     out.missingTables = tablesRead.missing;

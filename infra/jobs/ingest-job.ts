@@ -5,8 +5,9 @@
  * then rolls up from what they staged, exactly as one process would have. Without a shard it is one
  * process that holds the output alone, like a rollup.
  *
- * With `--date D` it also reads the legacy tables that can hold D (shard 0 only: a Scan has its own
- * parallel segments, and one reader per table keeps the read capacity what one run costs).
+ * With `--date D` it also reads the legacy tables that can hold D: a shard of N its share of each
+ * (scan segments or export files, and the read budget, ingest/dynamodb/item-source.ts), committed as
+ * a part; the day's rollup reads a table's latest complete set of parts (state/ledger.ts, `reading`).
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -40,7 +41,7 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
   const { log, shard } = opts;
   const run = randomUUID();
   const name = shard ? shardText(shard) : null;
-  const tables = opts.day && config.ddbTables && (!shard || shard.index === 0) ? tablesForDay(config.ddbTables, opts.day) : [];
+  const tables = opts.day && config.ddbTables ? tablesForDay(config.ddbTables, opts.day) : [];
   return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }] }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {

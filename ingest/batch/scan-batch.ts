@@ -57,8 +57,10 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
       ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
+      ...(opts.source.part ? { part: opts.source.part } : {}),
     };
     await opts.fence?.();
+    commit.committedAt = new Date().toISOString();
     await opts.ledger.commitScan(commit);
     return commit;
   } finally {
@@ -82,6 +84,8 @@ export interface ScanTablesOptions {
   rescan: boolean;
   log: Log;
   fence?: () => Promise<void>;
+  /** This run is a shard of a sharded ingest: it reads its share of each table (item-source.ts). */
+  shard?: { index: number; count: number } | null | undefined;
 }
 
 /**
@@ -93,15 +97,25 @@ export async function scanTables(opts: ScanTablesOptions): Promise<{ scanned: Ta
   const { log } = opts;
   const scanned: TableRead[] = [], missing: string[] = [];
   for (const table of opts.tables) {
-    const last = opts.ledger.latestScan(table.name);
-    if (last?.closed && !opts.rescan) {
-      log.info('table.skip', { table: table.name, reason: `closed; read ${last.scannedAt} (${last.export ? `export ${last.export}` : `scan ${last.scan}`}); --rescan to read again` });
+    const skip = (read: TableScanCommit[]): void => {
+      const last = read.at(-1)!;
+      log.info('table.skip', { table: table.name, reason: `closed; read ${last.scannedAt} (${last.export ? `export ${last.export}` : `scan ${last.scan}`}${read.length > 1 ? ` and ${read.length - 1} other part(s)` : ''}); --rescan to read again` });
+    };
+    const current = opts.ledger.tableReading(table.name);
+    if (current && opts.ledger.tableClosed(table.name) && !opts.rescan) {
+      skip(current);
       continue;
     }
-    const source = await opts.sources.forTable(table, opts.now);
+    const source = await opts.sources.forTable(table, opts.now, opts.shard);
     if (!source) {
       missing.push(table.name);
       log.warn('table.missing', { table: table.name, month: table.month });
+      continue;
+    }
+    // An export of fewer data files than shards leaves some shards nothing to read.
+    if (source.part?.parts.length === 0) continue;
+    if (source.part && opts.ledger.tableClosed(table.name, source.part, source.exportArn) && !opts.rescan) {
+      log.info('table.skip', { table: table.name, reason: `closed; its part ${source.part.parts.join(',')} of ${source.part.of} was read after it closed; --rescan to read again` });
       continue;
     }
     log.info(source.exportArn ? 'table.export' : 'table.scan', { table: table.name, ...source.details });

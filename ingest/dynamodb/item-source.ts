@@ -9,10 +9,13 @@ import type { Item } from './item-rules.js';
 import { isClosed, type MonthlyTable } from './monthly-tables.js';
 import { ExportCatalog, ExportItemSource } from './table-export.js';
 import { ScanItemSource, type ScanResult } from './table-scan.js';
+import type { TablePart } from '../../state/ledger.js';
 
 export interface ItemSource {
   /** The export read, or null for a Scan (recorded in the scan's commit). */
   readonly exportArn: string | null;
+  /** The share of the table this source reads (a shard's), or null for all of it. */
+  readonly part: TablePart | null;
   /** What a log line says about the read. */
   readonly details: Record<string, unknown>;
   /** Every item, in pages, in no particular order; what the read cost. */
@@ -37,13 +40,20 @@ export class TableItemSources {
   /**
    * A closed table with a completed full export taken after it closed is read from the export; any
    * other table is scanned. Null when the table does not exist.
+   *
+   * A shard of N reads its share: of an export, the data files whose number is its index modulo N;
+   * of a Scan, the segments so numbered among max(segments, N), with that share of the read budget.
+   * Its share can be empty (an export of fewer files than shards).
    */
-  async forTable(table: MonthlyTable, now: Date): Promise<ItemSource | null> {
+  async forTable(table: MonthlyTable, now: Date, shard?: { index: number; count: number } | null): Promise<ItemSource | null> {
+    const share = (n: number): number[] | undefined => (shard && shard.count > 1 ? Array.from({ length: n }, (_, i) => i).filter((i) => i % shard.count === shard.index) : undefined);
     if (this.exports && isClosed(table, now)) {
       // The exports location is read once, and only if a closed table may need it.
       const catalog = await (this.catalog ??= ExportCatalog.load(this.exports));
       const exp = await catalog.find(table);
-      if (exp) return new ExportItemSource(catalog.source, exp);
+      if (exp) {
+        return new ExportItemSource(catalog.source, exp, share(exp.dataFiles.length));
+      }
     }
     try {
       await this.client.send(new DescribeTableCommand({ TableName: table.name }));
@@ -52,8 +62,11 @@ export class TableItemSources {
       throw err;
     }
     const { onThrottle } = this.scan;
+    const segments = shard && shard.count > 1 ? Math.max(this.scan.segments, shard.count) : this.scan.segments;
+    const only = share(segments);
+    const maxRcu = this.scan.maxRcu === null ? undefined : only ? (this.scan.maxRcu * only.length) / segments : this.scan.maxRcu;
     return new ScanItemSource({
-      client: this.client, table: table.name, segments: this.scan.segments, maxRcu: this.scan.maxRcu ?? undefined,
+      client: this.client, table: table.name, segments, only, maxRcu,
       onThrottle: onThrottle && ((segment, attempt, waitMs) => onThrottle(table.name, segment, attempt, waitMs)),
     });
   }

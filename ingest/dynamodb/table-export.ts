@@ -11,6 +11,7 @@ import type { ObjectSource } from '../object-source/object-source.js';
 import type { Item } from './item-rules.js';
 import type { ItemSource } from './item-source.js';
 import type { ScanResult } from './table-scan.js';
+import type { TablePart } from '../../state/ledger.js';
 import { closedAt, type MonthlyTable } from './monthly-tables.js';
 
 export interface TableExport {
@@ -84,28 +85,36 @@ export class ExportCatalog {
   }
 }
 
-/** A table's items from a completed export: no read capacity. */
+/** A table's items from a completed export (of its data files, those numbered `only` when given: a shard's share): no read capacity. */
 export class ExportItemSource implements ItemSource {
-  constructor(private readonly source: ObjectSource, readonly exp: TableExport) {}
+  constructor(private readonly source: ObjectSource, readonly exp: TableExport, private readonly only?: number[]) {}
+
+  get part(): TablePart | null {
+    return this.only ? { of: this.exp.dataFiles.length, parts: this.only } : null;
+  }
 
   get exportArn(): string {
     return this.exp.exportArn;
   }
 
   get details(): Record<string, unknown> {
-    return { export: this.exp.exportArn, exportTime: this.exp.exportTime, files: this.exp.dataFiles.length };
+    return { export: this.exp.exportArn, exportTime: this.exp.exportTime, files: this.exp.dataFiles.length, ...(this.only ? { reading: this.only } : {}) };
   }
 
   async read(onItems: (items: Item[]) => void): Promise<ScanResult> {
-    const items = await readExport(this.source, this.exp, onItems);
-    return { items, pages: this.exp.dataFiles.length, consumedCapacity: 0, throttledRetries: 0 };
+    const files = this.only ?? this.exp.dataFiles.map((_, i) => i);
+    const items = await readExport(this.source, this.exp, files, onItems);
+    return { items, pages: files.length, consumedCapacity: 0, throttledRetries: 0 };
   }
 }
 
-/** Every item of an export, in pages of up to 1000. Returns the number of items read. */
-async function readExport(source: ObjectSource, exp: TableExport, onItems: (items: Item[]) => void): Promise<number> {
+/**
+ * The items of an export's data files numbered `files`, in pages of up to 1000. Returns the number
+ * of items read; when that is every file, it must be the manifest's count.
+ */
+async function readExport(source: ObjectSource, exp: TableExport, files: number[], onItems: (items: Item[]) => void): Promise<number> {
   let n = 0;
-  for (const key of exp.dataFiles) {
+  for (const key of files.map((i) => exp.dataFiles[i]!)) {
     const body = Readable.from(await source.open({ key, size: 0, etag: '' }));
     const lines = createInterface({ input: key.endsWith('.gz') ? body.pipe(createGunzip()) : body, crlfDelay: Infinity });
     let page: Item[] = [];
@@ -121,7 +130,7 @@ async function readExport(source: ObjectSource, exp: TableExport, onItems: (item
     if (page.length) onItems(page);
     n += page.length;
   }
-  if (exp.itemCount !== null && n !== exp.itemCount) {
+  if (exp.itemCount !== null && files.length === exp.dataFiles.length && n !== exp.itemCount) {
     throw new Error(`export ${exp.id} holds ${n} items where its manifest says ${exp.itemCount}; the export is incomplete or damaged`);
   }
   return n;

@@ -10,12 +10,15 @@ import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import PQueue from 'p-queue';
 import type { Item } from './item-rules.js';
 import type { ItemSource } from './item-source.js';
+import type { TablePart } from '../../state/ledger.js';
 
 export interface ScanOptions {
   client: DynamoDBClient;
   table: string;
   /** Parallel scan segments (TotalSegments). */
   segments: number;
+  /** The segments to read, when this process reads a share of the table (a shard); all of them when absent. */
+  only?: number[] | undefined;
   /** Read capacity units per second, at most; none when absent. */
   maxRcu?: number;
   /** Called with every page's items, in no particular order across segments. */
@@ -81,7 +84,8 @@ export async function scanTable(opts: ScanOptions): Promise<ScanResult> {
   const { baseMs, capMs } = opts.backoff ?? { baseMs: 100, capMs: 20_000 };
   const attempts = opts.throttleAttempts ?? 8;
   const result: ScanResult = { items: 0, pages: 0, consumedCapacity: 0, throttledRetries: 0 };
-  const queue = new PQueue({ concurrency: segments });
+  const mine = opts.only ?? Array.from({ length: segments }, (_, i) => i);
+  const queue = new PQueue({ concurrency: Math.max(1, mine.length) });
   let failure: unknown = null;
 
   const page = async (segment: number, start: Item | undefined) => {
@@ -103,7 +107,7 @@ export async function scanTable(opts: ScanOptions): Promise<ScanResult> {
     }
   };
 
-  for (let segment = 0; segment < segments; segment++) {
+  for (const segment of mine) {
     queue.add(async () => {
       let start: Item | undefined;
       do {
@@ -133,8 +137,12 @@ export class ScanItemSource implements ItemSource {
 
   constructor(private readonly opts: Omit<ScanOptions, 'onItems'>) {}
 
+  get part(): TablePart | null {
+    return this.opts.only ? { of: this.opts.segments, parts: this.opts.only } : null;
+  }
+
   get details(): Record<string, unknown> {
-    return { segments: this.opts.segments, maxRcu: this.opts.maxRcu ?? null };
+    return { segments: this.opts.segments, ...(this.opts.only ? { reading: this.opts.only } : {}), maxRcu: this.opts.maxRcu ?? null };
   }
 
   read(onItems: (items: Item[]) => void): Promise<ScanResult> {

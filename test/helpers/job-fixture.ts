@@ -81,7 +81,7 @@ export { rm };
 type Wrap = (b: Backends) => Backends;
 
 /** `fn` on the configured backends, as `wrap` may replace them (to inject faults), released after. */
-async function onBackends<T>(config: Config, log: JobOptions['log'], wrap: Wrap, fn: (b: Backends) => Promise<T>): Promise<T> {
+export async function onBackends<T>(config: Config, log: JobOptions['log'], wrap: Wrap, fn: (b: Backends) => Promise<T>): Promise<T> {
   const backends = wrap(await buildBackends(config, log));
   try {
     return await fn(backends);

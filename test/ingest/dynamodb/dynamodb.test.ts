@@ -14,7 +14,10 @@ import { memoryLog } from '../../../lib/log.js';
 import { generateSample, type TruthRecord } from '../../../tools/sample/access-log-generator.js';
 import { expectedDay } from '../../helpers/oracle.js';
 import { startDynamoLocal, type DynamoLocal } from '../../helpers/dynamodb-local.js';
-import { crashingStore, dirConfig, readDay, rm, runDay, runDays, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { crashingStore, dirConfig, onBackends, readDay, rm, runDay, runDays, setEnv, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { runIngestJob } from '../../../infra/jobs/ingest-job.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import type { TablePart, TableScanCommit } from '../../../state/ledger.js';
 
 describe('ts_shard (contract §1b)', () => {
   it.each([
@@ -227,6 +230,63 @@ describe('with DynamoDB Local', () => {
     ]);
     expect(log.events.find((e) => e.event === 'table.export')?.fields).toMatchObject({ table: 'pings_2026_10', files: 2 });
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...truth], DAY));
+  });
+
+  it('divides the tables among the shards of a sharded ingest: each reads its share of segments or export files, the day is exact; with a new shard count the last complete reading counts until the new one is whole', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await writeExport(join(r, 'exports'), 'pings_2026_10'); // two data files
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') });
+    const now = new Date('2026-11-20T04:00:00Z'); // October closed (read from its export), November live (scanned)
+    const shardRun = (index: number, count: number, log = memoryLog()) =>
+      onBackends(config, log, (b) => b, (b) => runIngestJob(config, b, { log, shard: { index, count }, day: DAY, now })).then((s) => ({ ...s, log }));
+    const rollup = () => runDay(config, { day: DAY, log: memoryLog(), now, noIngest: true });
+    const want = expectedDay([...sample.truth, ...truth], DAY);
+    const reads = async (table: string) => {
+      const store = new DirectoryObjectStore(join(r, 'out'));
+      const out = [];
+      for (const key of await store.list(`_state/scans/${table}/`)) out.push(JSON.parse((await store.get(key))!.toString()) as TableScanCommit);
+      return out;
+    };
+
+    const three = await Promise.all([0, 1, 2].map((i) => shardRun(i, 3)));
+    // November: max(4 segments, 3 shards) = 4 segments, shard 0 two of them; October: two files, shard 2 none.
+    expect(three.map((s) => s.log.events.filter((e) => e.event === 'table.scan').map((e) => e.fields.reading))).toEqual([[[0, 3]], [[1]], [[2]]]);
+    expect(three.map((s) => s.log.events.filter((e) => e.event === 'table.export').map((e) => e.fields.reading))).toEqual([[[0]], [[1]], []]);
+    expect((await reads('pings_2026_11')).map((c) => c.part).sort((a, b) => a!.parts[0]! - b!.parts[0]!)).toEqual([{ of: 4, parts: [0, 3] }, { of: 4, parts: [1] }, { of: 4, parts: [2] }]);
+    expect(three.flatMap((s) => s.scanned).filter((t) => t.table === 'pings_2026_10').reduce((n, t) => n + t.items, 0)).toBe(items.filter((i) => i.table === 'pings_2026_10').length);
+    expect(three.flatMap((s) => s.scanned).filter((t) => t.table === 'pings_2026_11').reduce((n, t) => n + t.items, 0)).toBe(items.filter((i) => i.table === 'pings_2026_11').length);
+    await rollup();
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+
+    // Two shards now: November is still read in four segments, shard 0 of 2 reads segments 0 and 2.
+    // With the reads of 3 shards that overlaps segment 0 (counted twice), so the reading of the three
+    // stays the one that counts until shard 1 of 2 has read 1 and 3; then the older reads go.
+    const byFirst = (a?: TablePart, b?: TablePart): number => JSON.stringify(a!.parts).localeCompare(JSON.stringify(b!.parts));
+    await shardRun(0, 2);
+    expect((await reads('pings_2026_11')).map((c) => c.part).sort(byFirst)).toEqual([{ of: 4, parts: [0, 2] }, { of: 4, parts: [0, 3] }, { of: 4, parts: [1] }, { of: 4, parts: [2] }]);
+    await rollup();
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    await shardRun(1, 2);
+    expect((await reads('pings_2026_11')).map((c) => c.part).sort(byFirst)).toEqual([{ of: 4, parts: [0, 2] }, { of: 4, parts: [1, 3] }]);
+    await rollup();
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    // Five shards read November in five segments, a new division: while one of them has not run (or
+    // failed), the reading in four stays the one that counts; running it completes the new one.
+    await Promise.all([0, 1, 2, 3].map((i) => shardRun(i, 5)));
+    expect((await reads('pings_2026_11')).length).toBe(6);
+    await rollup();
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    await shardRun(4, 5);
+    expect((await reads('pings_2026_11')).map((c) => c.part).sort(byFirst)).toEqual([0, 1, 2, 3, 4].map((i) => ({ of: 5, parts: [i] })));
+    // October is closed and each of its files was read after it closed: not read again.
+    expect((await reads('pings_2026_10')).length).toBe(2);
+    await rollup();
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+    // One process after them reads each table whole, which replaces the parts.
+    await runDay(config, { day: DAY, log: memoryLog(), now, rescan: true });
+    expect((await reads('pings_2026_11')).map((c) => c.part)).toEqual([undefined]);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
   });
 
   it('reports a missing table and goes on; the day is incomplete, and says why', async () => {
