@@ -2,6 +2,16 @@
 
 export const DAY_MS = 86_400_000;
 
+/**
+ * The day number of an epoch-ms column in SQL, floored like `dayOf` for every time from 0001 to 9999
+ * (DuckDB's `//` and integer `/` on PostgreSQL and Redshift truncate toward zero, which puts a time
+ * before 1970 that is not at midnight in the day after its own). Exact: below 2^53 a double holds
+ * every ms, and its quotient by a day is never rounded across a whole number.
+ */
+export function dayNumberSql(ms: string): string {
+  return `CAST(FLOOR(${ms} / ${DAY_MS}.0) AS BIGINT)`;
+}
+
 /** The `YYYY-MM-DD` of day number `n` (days since 1970-01-01, UTC). */
 export function dayName(n: number): string {
   return new Date(n * DAY_MS).toISOString().slice(0, 10);

@@ -19,7 +19,7 @@ import { PARQUET_CODEC } from '../../lib/parquet-codec.js';
 import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
-import { DAY_MS, dayName } from '../../lib/utc-day.js';
+import { dayName, dayNumberSql } from '../../lib/utc-day.js';
 
 /** A rejected record, as kept in the rejects file (contract §3). */
 export interface Reject {
@@ -144,7 +144,7 @@ export class DaySpool {
     const oneDay = days.size === 1 ? [...days][0]! : null;
     const written = oneDay !== null
       ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, RETURN_STATS)`)
-      : await this.engine.runAndReadAll(`COPY (SELECT *, event_ms // ${DAY_MS} AS day_number FROM ${rows})
+      : await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
           TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);

@@ -9,6 +9,7 @@ import { DaySpool } from '../../../ingest/batch/day-spool.js';
 import type { PingRecord } from '../../../ingest/ping-record.js';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { dayOf } from '../../../lib/utc-day.js';
 import { rm, tempDir } from '../../helpers/job-fixture.js';
 
 const dir = tempDir();
@@ -65,6 +66,22 @@ describe('the day spool', () => {
         expect(rows.map((r) => r.natural_key)).toEqual(pings.filter((p) => dayOf(p.eventTimeMs) === day).map((p) => p.naturalKey));
         expect(staged.pingCount).toBe(rows.length);
       }
+    } finally {
+      await spool.discard();
+      engine.closeSync();
+    }
+  });
+  it('stages a time before 1970 that is not at midnight under its own day (the partitioned path floors, as dayOf does)', async () => {
+    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: null, eventTimeMs: t, naturalKey: `k:${i}` });
+    const pings = [ping(0, Date.parse('1969-12-31T23:59:59.999Z')), ping(1, Date.parse('1970-01-01T00:00:00.000Z')), ping(2, Date.parse('1969-07-20T20:17:40.000Z'))];
+    const engine = await openEngine({ tempDir: join(dir, 'spill3'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    const spool = new DaySpool(join(dir, 'work3'), engine);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'work3'), { recursive: true });
+    try {
+      pings.forEach((p) => spool.addPing(dayOf(p.eventTimeMs), p, 0));
+      const days = await spool.stage(new DirectoryObjectStore(join(dir, 'out3')), 'b3');
+      expect(Object.fromEntries(Object.entries(days).map(([d, s]) => [d, s.pingCount]))).toEqual({ '1969-07-20': 1, '1969-12-31': 1, '1970-01-01': 1 });
     } finally {
       await spool.discard();
       engine.closeSync();
