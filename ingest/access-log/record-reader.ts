@@ -6,6 +6,7 @@
  * record is handed to the caller as a `ScannedRecord` view over the module's output (valid during
  * the call); while tallying, only the records the module did not count are.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../lib/project-file.js';
 import { dayName, dayNumber } from '../../lib/utc-day.js';
@@ -58,7 +59,28 @@ interface ScannerExports {
 }
 
 
+/**
+ * The longest record read as one, in bytes (newline excluded). S3 writes a request's URI, referer and
+ * user agent whole, so a line can pass 8 KB (the corpus's longest is ~2 KB; S3 refuses request lines
+ * past ~8 KB, and the referer and user agent are capped by clients at about as much): 64 KiB leaves
+ * room for all three at their largest. A longer run of bytes (a binary object, an object with no
+ * newline) is one record, rejected as too long with its first bytes, its length and its SHA-256
+ * (`Overlong`), and reading goes on at the next newline without holding or rescanning it.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024;
+
+/** Windows a too-long line is looked for by: half the longest record, so that a longer one covers a whole window. */
+const OVERLONG_WINDOW = MAX_RECORD_BYTES / 2;
+
+/** How much of a too-long record is kept. */
+export const OVERLONG_KEEP_BYTES = 1024;
+
+/** A record longer than MAX_RECORD_BYTES: its line, first bytes, length and SHA-256 (of every byte but the newline). */
+export interface Overlong { lineNo: number; head: Buffer; bytes: number; sha256: string }
+
 export interface ReaderOptions {
+  /** Called for each record longer than MAX_RECORD_BYTES (the record handler never sees it). */
+  onOverlong?: (o: Overlong) => void;
   /** Split the fields after the user agent too (for `pingroll parse`); ingest reads none of them and leaves them whole. */
   trailing?: boolean;
   /** Classify every record with the ping rules, these being the ping keys. */
@@ -117,6 +139,9 @@ export class AccessLogRecordReader implements ScannedRecord {
   private readonly onRows: ((rows: Uint8Array) => void) | undefined;
   /** Bytes of an incomplete line kept at INPUT_AT from the previous chunk. */
   private carry = 0;
+  /** A record past MAX_RECORD_BYTES being skipped to its newline: what is kept of it. */
+  private overlong: { lineNo: number; head: Buffer; bytes: number; hash: Hash } | null = null;
+  private readonly onOverlong: ((o: Overlong) => void) | undefined;
   private linesSeen = 0;
   /** Int32 index of the current record. */
   private base = 0;
@@ -129,6 +154,7 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.trailing = options.trailing ?? false;
     this.classify = options.pingKeys !== undefined;
     this.onRows = options.onRows;
+    this.onOverlong = options.onOverlong;
     this.ensure(1 << 20);
     if (options.pingKeys) this.setPingKeys(options.pingKeys);
   }
@@ -187,10 +213,16 @@ export class AccessLogRecordReader implements ScannedRecord {
   reset(): void {
     this.carry = 0;
     this.linesSeen = 0;
+    this.overlong = null;
   }
 
   /** Scans every complete line of `chunk` (and of what was left from the last one). */
   push(chunk: Uint8Array): void {
+    if (this.overlong) {
+      const skipped = this.skipOverlong(chunk);
+      if (skipped === chunk.length) return;
+      chunk = chunk.subarray(skipped);
+    }
     this.ensure(this.carry + chunk.length);
     this.u8.set(chunk, INPUT_AT + this.carry);
     this.scan(this.carry + chunk.length, false);
@@ -208,19 +240,93 @@ export class AccessLogRecordReader implements ScannedRecord {
 
   /** Scans every complete line after `n` bytes were read into `inputSpace`. */
   scanRead(n: number): void {
-    if (n > 0) this.scan(this.carry + n, false);
+    if (n === 0) return;
+    if (this.overlong) {
+      // Read in place behind no carry (a too-long record keeps none): what ends it is skipped, the rest scanned.
+      const read = this.u8.subarray(INPUT_AT, INPUT_AT + n);
+      const skipped = this.skipOverlong(read);
+      if (skipped === n) return;
+      this.u8.copyWithin(INPUT_AT, INPUT_AT + skipped, INPUT_AT + n);
+      n -= skipped;
+    }
+    this.scan(this.carry + n, false);
   }
 
   /** Scans a last line that had no newline. Call once, after the last chunk. */
   finish(): void {
-    if (this.carry > 0) this.scan(this.carry, true);
+    if (this.overlong) this.endOverlong();
+    else if (this.carry > 0) this.scan(this.carry, true);
     this.carry = 0;
   }
 
+  /**
+   * Bytes of a too-long record up to its newline, hashed and counted, not kept: how many of `b` it
+   * took (all of them when no newline came). At its newline the record is handed to `onOverlong`.
+   */
+  private skipOverlong(b: Uint8Array): number {
+    const o = this.overlong!;
+    const nl = b.indexOf(0x0a);
+    const part = nl < 0 ? b : b.subarray(0, nl);
+    o.hash.update(part);
+    o.bytes += part.length;
+    if (nl < 0) return b.length;
+    this.endOverlong();
+    return nl + 1;
+  }
+
+  private endOverlong(): void {
+    const o = this.overlong!;
+    this.overlong = null;
+    // A CRLF ending is not part of the record, as for every other line.
+    this.onOverlong?.({ lineNo: o.lineNo, head: o.head, bytes: o.bytes, sha256: o.hash.digest('hex') });
+  }
+
+  /**
+   * Scans `len` bytes at INPUT_AT: every complete line, and with `final` the last one too. A complete
+   * line longer than MAX_RECORD_BYTES is not scanned: the lines before it are, it goes to
+   * `onOverlong`, and scanning goes on after it.
+   */
   private scan(len: number, final: boolean): void {
-    let from = INPUT_AT;
     const stop = INPUT_AT + len;
-    // Zero the padding so SIMD reads past the end see no delimiters.
+    let from = INPUT_AT;
+    for (let long = this.firstOverlong(from, stop); long; long = this.firstOverlong(from, stop)) {
+      if (long.start > from) this.scanLines(from, long.start, true);
+      const line = this.u8.subarray(long.start, long.end);
+      this.onOverlong?.({ lineNo: ++this.linesSeen, head: Buffer.from(line.subarray(0, OVERLONG_KEEP_BYTES)), bytes: line.length, sha256: createHash('sha256').update(line).digest('hex') });
+      from = long.end + 1;
+    }
+    this.scanLines(from, stop, final);
+  }
+
+  /**
+   * The first complete line of `[from, stop)` longer than MAX_RECORD_BYTES, found without looking at
+   * every line: such a line covers a whole window of OVERLONG_WINDOW bytes with no newline, and
+   * finding a window's first newline costs about one line.
+   */
+  private firstOverlong(from: number, stop: number): { start: number; end: number } | null {
+    if (stop - from <= MAX_RECORD_BYTES) return null;
+    const u8 = this.u8;
+    for (let w = from; w + OVERLONG_WINDOW <= stop;) {
+      const nl = u8.subarray(w, stop).indexOf(0x0a);
+      if (nl >= 0 && nl < OVERLONG_WINDOW) {
+        w += OVERLONG_WINDOW;
+        continue;
+      }
+      // A window with no newline: the line that covers it.
+      if (nl < 0) return null; // no newline after it: an incomplete line (the carry's to handle)
+      const start = u8.subarray(from, w).lastIndexOf(0x0a) + 1 + from;
+      const end = w + nl;
+      if (end - start > MAX_RECORD_BYTES) return { start, end };
+      w = end + 1;
+    }
+    return null;
+  }
+
+  private scanLines(from: number, stop: number, final: boolean): void {
+    const len = stop - from;
+    // Zero the padding so SIMD reads past the end see no delimiters (the bytes after a range that ends
+    // before the input's end are kept and put back after).
+    const after = stop < INPUT_AT + this.inputCap - PADDING ? Buffer.from(this.u8.subarray(stop, stop + PADDING)) : null;
     this.u8.fill(0, stop, stop + PADDING);
     this.x.indexChunk(from, len, this.mapsAt);
     for (;;) {
@@ -244,8 +350,16 @@ export class AccessLogRecordReader implements ScannedRecord {
       from = this.x.consumed();
       if (n < RECORDS_PER_CALL || from >= stop) break;
     }
-    // Move the incomplete line to the front for the next chunk.
+    if (after) this.u8.set(after, stop);
+    // Move the incomplete line to the front for the next chunk; past MAX_RECORD_BYTES it is a
+    // too-long record, skipped to its newline from now on (never held, never scanned again).
     this.carry = stop - from;
+    if (this.carry > MAX_RECORD_BYTES && !final) {
+      const head = Buffer.from(this.u8.subarray(from, from + OVERLONG_KEEP_BYTES));
+      this.overlong = { lineNo: ++this.linesSeen, head, bytes: this.carry, hash: createHash('sha256').update(this.u8.subarray(from, stop)) };
+      this.carry = 0;
+      return;
+    }
     if (this.carry > 0 && from !== INPUT_AT) this.u8.copyWithin(INPUT_AT, from, stop);
   }
 

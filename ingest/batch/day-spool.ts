@@ -6,9 +6,11 @@
  * against its count and puts the files in the output store. Memory stays flat whatever the batch's
  * size: rows go to disk as they come, in 4 MB writes.
  */
+import { appendFileSync, closeSync, createReadStream, createWriteStream, openSync, readSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
@@ -32,9 +34,18 @@ export interface Reject {
   at: number | string;
   /** The record as read (a log line, or an item as JSON), cut at 16 KiB. */
   record: string;
+  /** The record's bytes in base64, when they are not valid UTF-8. */
+  recordBase64?: string;
+  /** For a record cut short: its whole length in bytes, and their SHA-256 (hex). */
+  recordBytes?: number;
+  recordSha256?: string;
 }
 
 const RECORD_LIMIT = 16 * 1024;
+/** Bytes of rejects read from a parser's file at a time. */
+const REJECT_READ_BYTES = 1 << 20;
+/** Rejects held for the day files before they are appended to them. */
+const REJECT_HOLD_BYTES = 1 << 20;
 /** CSV bytes per part: about 250,000 pings. */
 export const PART_BYTES = 32 << 20;
 /** Staged files put at once. */
@@ -43,7 +54,9 @@ const PUTS_AT_ONCE = 8;
 
 interface Day {
   pings: number;
-  rejects: string[];
+  /** Rejects appended to the day's rejects file (`rejectsFile`), and those held to append. */
+  rejects: number;
+  held: string[];
   outcomes: Partial<Record<Source, Partial<Record<Outcome, number>>>>;
   inputs: Set<number>;
 }
@@ -78,7 +91,7 @@ export class DaySpool {
   private day(d: string): Day {
     let day = this.days.get(d);
     if (!day) {
-      day = { pings: 0, rejects: [], outcomes: {}, inputs: new Set() };
+      day = { pings: 0, rejects: 0, held: [], outcomes: {}, inputs: new Set() };
       this.days.set(d, day);
     }
     return day;
@@ -173,7 +186,57 @@ export class DaySpool {
   /** Keeps a rejected record of `day` for its rejects file (counted apart, with `count`). */
   keepReject(day: string, reject: Reject): void {
     const record = reject.record.length > RECORD_LIMIT ? reject.record.slice(0, RECORD_LIMIT) : reject.record;
-    this.day(day).rejects.push(JSON.stringify({ ...reject, record }));
+    this.hold(day, JSON.stringify({ ...reject, record }));
+  }
+
+  /**
+   * Keeps the rejects a parser wrote for one object (`<day>\t<reject>` lines, ObjectParser), read in
+   * pieces: an object's rejects are never all in memory.
+   */
+  takeRejects(lines: { file: string; start: number; end: number }): void {
+    const fd = openSync(lines.file, 'r');
+    try {
+      const buf = Buffer.allocUnsafe(REJECT_READ_BYTES);
+      let carry = '';
+      for (let at = lines.start; at < lines.end;) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, lines.end - at), at);
+        if (n === 0) throw new Error(`${lines.file} ends at ${at}, before ${lines.end}: this is a bug in pingroll`);
+        at += n;
+        const text = carry + buf.toString('utf8', 0, n);
+        const last = text.lastIndexOf('\n');
+        carry = text.slice(last + 1);
+        for (const line of text.slice(0, last).split('\n')) {
+          const tab = line.indexOf('\t');
+          this.hold(line.slice(0, tab), line.slice(tab + 1));
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private heldBytes = 0;
+
+  /** A reject of `day` (JSON), held until REJECT_HOLD_BYTES are, then appended to the days' files. */
+  private hold(day: string, json: string): void {
+    const d = this.day(day);
+    d.held.push(json);
+    d.rejects++;
+    this.heldBytes += json.length + 1;
+    if (this.heldBytes >= REJECT_HOLD_BYTES) this.writeHeld();
+  }
+
+  private writeHeld(): void {
+    for (const [day, d] of this.days) {
+      if (d.held.length === 0) continue;
+      appendFileSync(this.rejectsFile(day), d.held.join('\n') + '\n');
+      d.held = [];
+    }
+    this.heldBytes = 0;
+  }
+
+  private rejectsFile(day: string): string {
+    return join(this.dir, `rejects-${day}.jsonl`);
   }
 
   daysSeen(): string[] {
@@ -186,6 +249,7 @@ export class DaySpool {
    */
   async stage(store: ObjectStore, batch: string): Promise<Record<string, StagedDay>> {
     const prefix = stagingPrefix(batch);
+    this.writeHeld();
     if (this.part) this.convertPart();
     await this.converting;
     await Promise.all(this.syncing);
@@ -206,10 +270,13 @@ export class DaySpool {
         pings.push(key);
       }
       let rejects: string | null = null;
-      if (d.rejects.length) {
+      if (d.rejects > 0) {
         const key = `${prefix}dt=${day}/rejects.jsonl.gz`;
-        const body = gzipSync(Buffer.from(d.rejects.join('\n') + '\n'));
-        puts.push(queue.add(() => store.put(key, body)));
+        const plain = this.rejectsFile(day), gz = `${plain}.gz`;
+        puts.push(queue.add(async () => {
+          await pipeline(createReadStream(plain), createGzip(), createWriteStream(gz));
+          await store.put(key, { file: gz, move: true });
+        }));
         rejects = key;
       }
       out[day] = { pings: pings.length ? pings : null, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };

@@ -287,7 +287,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
           return;
         }
         for (const [d, counts] of parsed.counts) counts.forEach((n, k) => { if (n > 0) spool.count(d, 's3', OUTCOMES[k]!, index, n); });
-        for (const { day: d, reject } of parsed.rejects) spool.keepReject(d, reject);
+        if (parsed.rejects) spool.takeRejects(parsed.rejects);
         records[index] = parsed.records;
         total += parsed.records;
         opts.onProgress?.(++done, todo.length, total);

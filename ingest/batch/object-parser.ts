@@ -8,17 +8,43 @@
  *
  * The same parser runs in a worker thread (parse-worker.ts: one per core) or in the run's own thread.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { O_HTTP_ERROR, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
-import { AccessLogRecordReader, READ_BYTES } from '../access-log/record-reader.js';
+import { O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
+import { AccessLogRecordReader, MAX_RECORD_BYTES, READ_BYTES } from '../access-log/record-reader.js';
 import { OUTCOMES } from '../ping-record.js';
 import { isGzip } from '../object-source/gzip.js';
 import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { Reject } from './day-spool.js';
 import { RowFile } from './row-file.js';
+
+/**
+ * An object read whole (a remote one is fetched whole; a gzip one is inflated whole) may hold at most
+ * this many bytes, stored and inflated: what one object can add to a process's memory. S3 writes
+ * access-log objects of kilobytes to a few megabytes; a larger one is quarantined with this reason.
+ * A plain local file is read in pieces, whatever its size.
+ */
+export const MAX_OBJECT_BYTES = 256 << 20;
+/** A gzip object inflates to at most this many times its size (log text gzips 5-20 times; a bomb, thousands)... */
+export const MAX_INFLATION_RATIO = 1000;
+/** ...and to at most this many bytes. */
+export const MAX_INFLATED_BYTES = MAX_OBJECT_BYTES;
+
+/** The most a gzip object of `stored` bytes may inflate to (a small one always to 1 MiB). */
+function inflateCap(stored: number): number {
+  return Math.min(MAX_INFLATED_BYTES, Math.max(1 << 20, stored * MAX_INFLATION_RATIO));
+}
+
+/** Why an object is not read whole. */
+export function tooLarge(what: string, bytes: number): string {
+  return `${what} of ${bytes} bytes: more than the ${MAX_OBJECT_BYTES} bytes pingroll reads whole (S3 writes access logs of a few MB at most)`;
+}
+
+/** Rejects are appended through a buffer this large (an object's rejects are written out when it is done). */
+const REJECT_BUFFER = 256 << 10;
 
 /** One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is the day in its name (or the run's). */
 export interface ParseTask {
@@ -38,9 +64,16 @@ export interface ParsedObject {
   records: number;
   /** Records by day, each day's counts in OUTCOMES order. */
   counts: Array<[string, number[]]>;
-  rejects: Array<{ day: string; reject: Reject }>;
+  /**
+   * Its rejected records, as JSON lines `<day>\t<reject>` in bytes [start, end) of the parser's
+   * rejects file (written by then), or null for none: an object can hold millions of rejects, which
+   * are never held in memory (DaySpool.takeRejects reads them in pieces).
+   */
+  rejects: RejectLines | null;
   unreadable?: string;
 }
+
+export interface RejectLines { file: string; start: number; end: number }
 
 export interface ObjectParserOptions {
   pingKeys: readonly string[];
@@ -63,10 +96,11 @@ export interface ObjectParserOptions {
  */
 export async function fetched(source: ObjectSource, task: ParseTask): Promise<ParseTask | ParsedObject> {
   if (!task.fetch) return task;
+  if (task.fetch.size > MAX_OBJECT_BYTES) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: tooLarge('an object', task.fetch.size) };
   try {
-    return { index: task.index, key: task.key, day: task.day, bytes: await fetchObject(source, task.fetch) };
+    return { index: task.index, key: task.key, day: task.day, bytes: await fetchObject(source, task.fetch, MAX_OBJECT_BYTES) };
   } catch (err) {
-    return { index: task.index, records: 0, counts: [], rejects: [], unreadable: firstLine(err) };
+    return { index: task.index, records: 0, counts: [], rejects: null, unreadable: firstLine(err) };
   }
 }
 
@@ -78,6 +112,8 @@ export class ObjectParser {
   private current: ParsedTally | null = null;
   private part: RowFile | null = null;
   private parts = 0;
+  /** The rejects of every object this parser read (ParsedObject.rejects names each object's bytes). */
+  private rejects: RowFile | null = null;
 
   constructor(private readonly opts: ObjectParserOptions) {
     this.reader = new AccessLogRecordReader((r) => {
@@ -88,9 +124,23 @@ export class ObjectParser {
       const outcome = r.outcome;
       c.count(day, outcome, 1);
       if (outcome !== O_PING && outcome !== O_NOT_PING && outcome !== O_HTTP_ERROR) {
-        c.rejects.push({ day, reject: { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) } });
+        this.reject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) });
       }
-    }, { pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows) });
+    }, {
+      pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows),
+      // A run of bytes too long to be a record (a binary object, an object with no newline): one malformed record.
+      onOverlong: (o) => {
+        const c = this.current!;
+        c.count(c.day, O_MALFORMED, 1);
+        this.reject(c.day, { source: 's3', outcome: 'malformed', reason: `record longer than ${MAX_RECORD_BYTES} bytes`, input: c.key, at: o.lineNo, ...cutRecord(o.head, o.bytes, o.sha256) });
+      },
+    });
+  }
+
+  /** Appends a reject to the parser's rejects file. */
+  private reject(day: string, reject: Reject): void {
+    this.rejects ??= new RowFile(join(this.opts.dir, `${this.opts.name}-rejects.jsonl`), REJECT_BUFFER);
+    this.rejects.append(Buffer.from(`${day}\t${JSON.stringify(reject)}\n`));
   }
 
   parse(task: ParseTask): ParsedObject {
@@ -100,6 +150,7 @@ export class ObjectParser {
     reader.reset();
     reader.startTally(task.day);
     const rowsBefore = this.part?.size ?? 0;
+    const rejectsBefore = this.rejects?.size ?? 0;
     try {
       if (task.file !== undefined) this.readFile(task.file, task.size);
       else this.readBytes(task.bytes!);
@@ -108,7 +159,8 @@ export class ObjectParser {
       reader.endTally();
       // Rows of a half-read object must not stay staged: they go, and the object counts for nothing.
       this.part?.truncate(rowsBefore);
-      if (err instanceof Unreadable) return { index: task.index, records: 0, counts: [], rejects: [], unreadable: err.message };
+      this.rejects?.truncate(rejectsBefore);
+      if (err instanceof Unreadable) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: err.message };
       throw err;
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
@@ -117,7 +169,12 @@ export class ObjectParser {
     if ((this.part?.size ?? 0) >= this.opts.partBytes) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
-    return { index: task.index, records, counts: [...tally.byDay], rejects: tally.rejects };
+    let rejects: RejectLines | null = null;
+    if ((this.rejects?.size ?? 0) > rejectsBefore) {
+      this.rejects!.flush();
+      rejects = { file: this.rejects!.path, start: rejectsBefore, end: this.rejects!.size };
+    }
+    return { index: task.index, records, counts: [...tally.byDay], rejects };
   }
 
   /** Hands over the part being written, if any: call after the last object. */
@@ -125,6 +182,12 @@ export class ObjectParser {
     if (this.part?.size) this.endPart();
     else this.part?.close();
     this.part = null;
+  }
+
+  /** Closes the rejects file (the spool has read every object's lines by then). */
+  close(): void {
+    this.rejects?.close();
+    this.rejects = null;
   }
 
   private readFile(path: string, listedSize?: number): void {
@@ -142,6 +205,7 @@ export class ObjectParser {
         if (n === 0) break;
         // Gzip or not, told by the first read's first two bytes (read on their own if it held fewer).
         if (first && isGzip(n >= 2 ? into.subarray(0, 2) : magicAt(fd))) {
+          if ((listedSize ?? 0) > MAX_OBJECT_BYTES) throw new Unreadable(tooLarge('a gzip object', listedSize!));
           let bytes: Buffer;
           try {
             bytes = Buffer.concat([into.subarray(0, n), readFileSync(fd)]);
@@ -166,9 +230,13 @@ export class ObjectParser {
   private readBytes(bytes: Uint8Array): void {
     let plain = bytes;
     if (isGzip(bytes)) {
+      const cap = inflateCap(bytes.length);
       try {
-        plain = gunzipSync(bytes);
+        plain = gunzipSync(bytes, { maxOutputLength: cap });
       } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+          throw new Unreadable(`gzip inflates past ${cap} bytes (${bytes.length} stored; at most ${MAX_INFLATION_RATIO} times that, and ${MAX_INFLATED_BYTES} bytes, are read): a gzip bomb, or not an access log`);
+        }
         throw new Unreadable(firstLine(err));
       }
     }
@@ -210,17 +278,33 @@ function firstLine(err: unknown): string {
  * A rejected line as the rejects file keeps it: the text, and when the bytes are not valid UTF-8
  * (the text then holds U+FFFD for them), the original bytes too, in base64.
  */
-export function rejectedLine(b: Buffer, start: number, end: number): { record: string; recordBase64?: string } {
+export function rejectedLine(b: Buffer, start: number, end: number): RejectedRecord {
+  if (end - start > REJECT_KEEP_BYTES) {
+    return cutRecord(b.subarray(start, start + REJECT_KEEP_BYTES), end - start, createHash('sha256').update(b.subarray(start, end)).digest('hex'));
+  }
   const record = b.toString('utf8', start, end);
   return Buffer.byteLength(record, 'utf8') === end - start && !record.includes('\uFFFD')
     ? { record }
     : { record, recordBase64: b.toString('base64', start, end) };
 }
 
+/** A rejected record as kept: its text (and bytes in base64 when they are not UTF-8); for one cut short, its length and SHA-256 too. */
+export type RejectedRecord = Pick<Reject, 'record' | 'recordBase64' | 'recordBytes' | 'recordSha256'>;
+
+/**
+ * Bytes of a rejected record the rejects file keeps: a longer record keeps its first bytes, its
+ * length and its SHA-256 (the object itself holds the rest, at the record's line).
+ */
+export const REJECT_KEEP_BYTES = 16 * 1024;
+
+/** A record kept by its first bytes (`head`), with its whole length and SHA-256. */
+function cutRecord(head: Buffer, bytes: number, sha256: string): RejectedRecord {
+  return { ...rejectedLine(head, 0, head.length), recordBytes: bytes, recordSha256: sha256 };
+}
+
 /** One object's records counted by day and outcome. */
 class ParsedTally {
   readonly byDay = new Map<string, number[]>();
-  readonly rejects: Array<{ day: string; reject: Reject }> = [];
   private lastDay = '';
   private last: number[] = [];
 

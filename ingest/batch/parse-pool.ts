@@ -65,7 +65,9 @@ class InlineParsers implements Parsers {
     this.parser.flush();
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.parser.close();
+  }
 }
 
 const WORKER = 'dist/ingest/batch/parse-worker.js';

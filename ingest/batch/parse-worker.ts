@@ -17,6 +17,8 @@ port.on('message', (msg: { task?: ParseTask; flush?: true }) => {
   if (msg.flush) {
     try {
       parser.flush();
+      // The batch's last task is done: its rejects file is read by the run's thread from here on.
+      parser.close();
       port.postMessage({ flushed: true });
     } catch (err) {
       port.postMessage({ flushed: true, failed: (err as Error).message });

@@ -10,7 +10,6 @@ const DIRECT = 64 << 10;
 
 export class RowFile {
   private readonly fd: number;
-  private readonly buf = Buffer.allocUnsafe(BUFFER);
   private used = 0;
   /** Bytes in the file itself (the rest is in the buffer). */
   private written = 0;
@@ -20,8 +19,12 @@ export class RowFile {
   /** The UTC days of the rows appended (the writer adds them; more, never fewer, if rows are taken back). */
   readonly days = new Set<string>();
 
-  constructor(readonly path: string) {
+  private readonly buf: Buffer;
+
+  /** @param bufferBytes how much is held before a write (rows: 4 MB; rejects, which come few, less). */
+  constructor(readonly path: string, bufferBytes = BUFFER) {
     this.fd = openSync(path, 'w');
+    this.buf = Buffer.allocUnsafe(bufferBytes);
   }
 
   append(bytes: Uint8Array): void {
@@ -32,7 +35,12 @@ export class RowFile {
       this.write(bytes);
       return;
     }
-    if (this.used + bytes.length > BUFFER) this.flush();
+    if (bytes.length >= this.buf.length) {
+      this.flush();
+      this.write(bytes);
+      return;
+    }
+    if (this.used + bytes.length > this.buf.length) this.flush();
     this.buf.set(bytes, this.used);
     this.used += bytes.length;
   }
@@ -47,7 +55,8 @@ export class RowFile {
     this.size = size;
   }
 
-  private flush(): void {
+  /** Writes what the buffer holds to the file, so that another thread may read all that was appended. */
+  flush(): void {
     this.write(this.buf.subarray(0, this.used));
     this.used = 0;
   }

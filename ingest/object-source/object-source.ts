@@ -35,10 +35,11 @@ export interface ObjectSource {
  * An object's bytes as stored, in a buffer of its own (it can move to a parsing thread without a
  * copy): filled as the stream comes when the listed size is right, which it nearly always is.
  */
-export async function fetchObject(source: ObjectSource, ref: ObjectRef): Promise<Uint8Array> {
+export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes = Infinity): Promise<Uint8Array> {
   let out = new Uint8Array(new ArrayBuffer(ref.size));
   let at = 0;
   for await (const c of await source.open(ref)) {
+    if (at + c.length > maxBytes) throw new Error(`it holds more than the ${maxBytes} bytes pingroll reads whole (it was listed at ${ref.size})`);
     if (at + c.length > out.length) {
       const grown = new Uint8Array(new ArrayBuffer(Math.max(at + c.length, out.length * 2)));
       grown.set(out.subarray(0, at));

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { describeRecord } from '../../../ingest/access-log/parse-output.js';
-import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
+import { AccessLogRecordReader, MAX_RECORD_BYTES } from '../../../ingest/access-log/record-reader.js';
 import { gunzipIfNeeded } from '../../../ingest/object-source/gzip.js';
 
 /** `pingroll parse [FILE]`: one JSON object per non-blank line, for asking why a line counted or not. */
@@ -9,7 +9,12 @@ export async function parseCommand(file: string | undefined, pingKeys: readonly 
   let pending: string[] = [];
   const reader = new AccessLogRecordReader((r) => {
     pending.push(JSON.stringify(describeRecord(r, withReason)) + '\n');
-  }, { trailing: true, pingKeys });
+  }, {
+    trailing: true, pingKeys,
+    onOverlong: (o) => {
+      pending.push(JSON.stringify({ line: o.lineNo, outcome: 'malformed', fields: null, ping: null, ...(withReason ? { reason: `record longer than ${MAX_RECORD_BYTES} bytes` } : {}) }) + '\n');
+    },
+  });
   const write = async (): Promise<void> => {
     if (pending.length === 0) return;
     const text = pending.join('');

@@ -23,7 +23,7 @@ export async function summarizeCommand(dir: string, pingKeys: readonly string[])
         const k = `${p.series}\t${p.episode}`;
         episodes.set(k, (episodes.get(k) ?? 0) + 1);
       }
-    }, { pingKeys });
+    }, { pingKeys, onOverlong: () => { outcomes.malformed++; } });
     for await (const chunk of gunzipIfNeeded(await source.open(ref))) reader.push(chunk);
     reader.finish();
   }
