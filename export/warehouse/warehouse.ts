@@ -3,6 +3,8 @@ import type { OutputFile } from '../day-parquet.js';
 /** Where a rolled-up day is loaded for analysts (contract §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {
   readonly description: string;
+  /** Throws LocationError when the warehouse cannot be written (a run's preflight, before any work). */
+  checkWritable?(): Promise<void>;
   /** Creates the tables (and views) when missing. Idempotent. */
   init(): Promise<void>;
   /**

@@ -18,6 +18,7 @@ import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { tablesForDay, type MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
 import type { Log } from '../../lib/log.js';
+import { DirectoryObjectSource } from '../../ingest/object-source/directory-object-source.js';
 import { Ledger } from '../../state/ledger.js';
 import { acquireLock, acquireShardLock, type LockOptions } from '../../state/run-lock.js';
 import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
@@ -60,19 +61,21 @@ export interface JobSummary {
   missingTables: string[];
   /** Log objects that could not be read and are not accepted as lost (quarantined, retried by every run). */
   unreadable: Array<{ key: string; reason: string }>;
+  /** Entries of a log directory the listing passed over (links, FIFOs, ...): how many (each logged with why). */
+  skipped: number;
   pings: number;
   outputs: PublishedDay['outputs'];
   manifest: string | null;
 }
 
 /** What ingest did: objects parsed, tables read. */
-export type IngestSummary = Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables' | 'unreadable'>;
+export type IngestSummary = Pick<JobSummary, 'parsedObjects' | 'parsedRecords' | 'scanned' | 'missingTables' | 'unreadable' | 'skipped'>;
 
 export async function runDailyJob(config: Config, backends: Backends, opts: JobOptions): Promise<JobSummary> {
   const { day, log } = opts;
   const { logs, store, warehouse } = backends;
   const run = randomUUID();
-  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], unreadable: [], pings: 0, outputs: [], manifest: null };
+  const summary: JobSummary = { day, run, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], unreadable: [], skipped: 0, pings: 0, outputs: [], manifest: null };
   const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
 
   if (opts.dryRun) {
@@ -135,8 +138,12 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
   const { logs, store, warehouse } = backends;
   const { run, log } = opts;
   const shard = opts.shard ? shardName(opts.shard) : undefined;
+  // Preflight: the logs readable, the output and the warehouse writable, each within a bounded wait;
+  // if not, a LocationError (exit 2) before the lock is taken or anything listed.
   await logs.check?.();
   await store.check?.();
+  if (!opts.shard) await warehouse?.checkWritable?.();
+  await store.checkWritable?.();
   // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
   const lock = shard === undefined ? await acquireLock(store, run, opts.command, lockOptions(log, opts.waitSeconds))
     : await acquireShardLock(store, run, opts.command, shard, lockOptions(log, opts.waitSeconds));
@@ -179,11 +186,15 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   const batches = batch.batches.map((b) => b.batch);
+  // What a log directory's listing passed over, said every run: an operator may have meant it read.
+  const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
+  for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
+  if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batches,
     parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
     days: [...new Set(batch.batches.flatMap((b) => b.days))].sort() });
   const out: IngestSummary & { batches: string[] } = {
-    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches,
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches, skipped: skipped?.skippedCount ?? 0,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };
   if (tables.length && backends.items) {

@@ -265,7 +265,8 @@ export class AccessLogRecordReader implements ScannedRecord {
    */
   private skipOverlong(b: Uint8Array): number {
     const o = this.overlong!;
-    const nl = b.indexOf(0x0a);
+    const lf = b.indexOf(0x0a), cr = b.indexOf(0x0d);
+    const nl = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
     const part = nl < 0 ? b : b.subarray(0, nl);
     o.hash.update(part);
     o.bytes += part.length;
@@ -289,6 +290,7 @@ export class AccessLogRecordReader implements ScannedRecord {
   private scan(len: number, final: boolean): void {
     const stop = INPUT_AT + len;
     let from = INPUT_AT;
+    endLoneCRs(this.u8, from, stop, final);
     for (let long = this.firstOverlong(from, stop); long; long = this.firstOverlong(from, stop)) {
       if (long.start > from) this.scanLines(from, long.start, true);
       const line = this.u8.subarray(long.start, long.end);
@@ -411,6 +413,19 @@ export class AccessLogRecordReader implements ScannedRecord {
 const I_ERROR = AT_ERROR >> 2, I_FIELD_COUNT = AT_FIELD_COUNT >> 2, F_TIME_MS = AT_TIME_MS >> 3, I_LINE_NO = AT_LINE_NO >> 2,
   I_LINE_START = AT_LINE_START >> 2, I_LINE_END = AT_LINE_END >> 2, I_OUTCOME = AT_OUTCOME >> 2, I_DETAIL = AT_DETAIL >> 2,
   I_ROW_START = AT_ROW_START >> 2, I_ROW_END = AT_ROW_END >> 2, I_FIELDS = AT_FIELDS >> 2;
+
+/**
+ * A lone CR (one not followed by LF) ends a record, as LF and CRLF do (contract §2): it becomes an LF
+ * in place, before the scanner, which ends records at LF only. A CR that ends the input is left for
+ * the next read to decide, unless the input is `final`. S3 writes LF; a raw CR cannot be in a request
+ * line or header, so a lone CR is a line end an editor or a conversion made.
+ */
+function endLoneCRs(u8: Uint8Array, from: number, stop: number, final: boolean): void {
+  for (let p = u8.subarray(from, stop).indexOf(0x0d); p >= 0; p = u8.subarray(from, stop).indexOf(0x0d, p + 1)) {
+    const at = from + p;
+    if (at + 1 < stop ? u8[at + 1] !== 0x0a : final) u8[at] = 0x0a;
+  }
+}
 
 function scannerAbort(): never {
   throw new Error('record scanner aborted');

@@ -9,7 +9,7 @@
  * The same parser runs in a worker thread (parse-worker.ts: one per core) or in the run's own thread.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
@@ -193,7 +193,8 @@ export class ObjectParser {
   private readFile(path: string, listedSize?: number): void {
     let fd: number;
     try {
-      fd = openSync(path, 'r');
+      // Not through a link: one made since the listing must not lead the read out of the log directory.
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch (err) {
       throw new Unreadable(firstLine(err));
     }

@@ -1,11 +1,13 @@
-import { createReadStream, readdirSync, statSync, type Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants, createReadStream, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LocationError } from '../../lib/location.js';
+import { bounded, LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
 import { beforeWindow, firstDateFolder, nameStamp, type ListWindow } from './listing-window.js';
 
 const ACCOUNT_TREE = /^\d{12}\//;
+/** Entries passed over that a run names one by one; past this it counts them. */
+const MAX_SKIPPED_NAMED = 100;
 const DATE_FOLDER = /^\d{12}\/[^/]+\/[^/]+\/(\d{4}(?:\/\d{2}(?:\/\d{2})?)?)$/;
 
 /** Whether `key` is a PartitionedPrefix date folder (`YYYY`, `YYYY/MM` or `YYYY/MM/DD`) wholly before `first` (`YYYY/MM/DD`). */
@@ -14,8 +16,18 @@ function dateFolderBefore(key: string, first: string): boolean {
   return m !== null && m[1]! < first.slice(0, m[1]!.length);
 }
 
-/** Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves). */
+/**
+ * Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves): every regular
+ * file, dot-files included (an S3 listing returns keys that start with a dot too). Symbolic links are
+ * not followed, to files or to folders: the logs are what is under the directory, a link can lead out
+ * of it or into a loop, and a link to a log would count that log twice. Links and entries that are not
+ * regular files (FIFOs, sockets, devices) are passed over, each named in `skipped` with why.
+ */
 export class DirectoryObjectSource implements ObjectSource {
+  /** Entries the listings passed over, with the reason (the first MAX_SKIPPED_NAMED; `skippedCount` counts them all). */
+  readonly skipped: Array<{ key: string; reason: string }> = [];
+  skippedCount = 0;
+
   /** @param setting the configuration that names the directory, for messages. */
   constructor(private readonly root: string, private readonly setting = 'PINGROLL_LOGS') {}
 
@@ -27,6 +39,7 @@ export class DirectoryObjectSource implements ObjectSource {
         : `cannot read ${this.root} (${st.code}); check ${this.setting} and its permissions`);
     }
     if (!st.isDirectory()) throw new LocationError(`${this.root} is not a directory; set ${this.setting} to the directory that holds the access logs`);
+    await bounded(() => access(this.root, constants.R_OK | constants.X_OK), (reason) => `cannot read the directory ${this.root} (${reason}); check ${this.setting} and its permissions`);
   }
 
   /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */
@@ -55,7 +68,7 @@ export class DirectoryObjectSource implements ObjectSource {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
       throw err;
     }
-    names = names.filter((name) => !name.startsWith('.')).sort();
+    names.sort();
     for (const name of names) {
       const path = join(dir, name);
       const key = prefix + name;
@@ -66,16 +79,23 @@ export class DirectoryObjectSource implements ObjectSource {
         : skip.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.stamp))) continue;
       let st: Stats | NodeJS.ErrnoException;
       try {
-        st = statSync(path);
+        st = lstatSync(path);
       } catch (err) {
         st = err as NodeJS.ErrnoException;
       }
-      // A dangling link or an entry that cannot be examined is listed all the same: reading it fails,
-      // and the run quarantines it (with the reason) instead of stopping or passing over it silently.
+      // An entry that cannot be examined is listed all the same: reading it fails, and the run
+      // quarantines it (with the reason) instead of stopping or passing over it silently.
       if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
+      else if (st.isSymbolicLink()) this.skip(key, 'a symbolic link: pingroll reads only regular files under the log directory, and follows no link');
       else if (st.isDirectory()) yield* this.walk(path, `${key}/`, skip);
       else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+      else this.skip(key, `not a regular file (${st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device'}): pingroll reads only regular files`);
     }
+  }
+
+  private skip(key: string, reason: string): void {
+    if (this.skipped.length < MAX_SKIPPED_NAMED) this.skipped.push({ key, reason });
+    this.skippedCount++;
   }
 
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {

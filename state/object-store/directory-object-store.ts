@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
-import { LocationError } from '../../lib/location.js';
+import { bounded, LocationError, makeDirs } from '../../lib/location.js';
 import { processAlive } from '../../lib/process.js';
 import type { LocalFile, ObjectStore } from './object-store.js';
 
@@ -29,6 +29,17 @@ export class DirectoryObjectStore implements ObjectStore {
         : `cannot use ${this.root} (${st.code}); check PINGROLL_OUTPUT and its permissions`);
     }
     if (!st.isDirectory()) throw new LocationError(`PINGROLL_OUTPUT=${this.root} is a file, not a directory; set it to a directory (or s3://bucket/prefix/)`);
+  }
+
+  /** Whether the directory can be written: made if missing, a file created and removed in it, within a bounded wait. */
+  async checkWritable(): Promise<void> {
+    const probe = join(this.root, `.pingroll-probe-${process.pid}`);
+    await bounded(async () => {
+      await this.check();
+      await makeDirs(this.root);
+      await writeFile(probe, '');
+      await rm(probe, { force: true });
+    }, (reason) => `cannot write to ${this.root} (${reason}); set PINGROLL_OUTPUT to a directory this user can write (or s3://bucket/prefix/)`);
   }
 
   /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */

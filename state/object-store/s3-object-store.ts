@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { checkBucket } from '../../lib/s3-bucket.js';
+import { bounded } from '../../lib/location.js';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -14,6 +16,15 @@ export class S3ObjectStore implements ObjectStore {
 
   check(): Promise<void> {
     return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_OUTPUT');
+  }
+
+  async checkWritable(): Promise<void> {
+    await this.check();
+    const key = `${this.prefix}_state/probe-${randomBytes(6).toString('hex')}`;
+    await bounded(async () => {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.alloc(0) }));
+      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    }, (reason) => `cannot write to ${this.url} (${reason}); check PINGROLL_OUTPUT and that the credentials may put and delete objects under it`);
   }
 
   get url(): string {

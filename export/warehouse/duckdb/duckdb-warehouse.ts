@@ -18,11 +18,12 @@
  * load's 75 ms on the job bench's day (ATTACH, DDL, load and CHECKPOINT together: about 10 ms).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { access, copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance as Instance } from '@duckdb/node-api';
 import { syncDirOf, syncFile } from '../../../lib/durable-file.js';
+import { bounded, makeDirs } from '../../../lib/location.js';
 import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
@@ -66,6 +67,22 @@ export class DuckDbWarehouse implements Warehouse {
         throw err;
       }
     });
+  }
+
+  /**
+   * The warehouse is changed by writing a copy beside its file and renaming it over (`change`): its
+   * folder must take a new file, and an existing file must be writable too (a read-only one is kept
+   * so on purpose).
+   */
+  async checkWritable(): Promise<void> {
+    const dir = dirname(this.file);
+    const probe = join(dir, `.${basename(this.file)}.probe-${process.pid}`);
+    await bounded(async () => {
+      await makeDirs(dir);
+      await writeFile(probe, '');
+      await rm(probe, { force: true });
+      if (existsSync(this.file)) await access(this.file, constants.W_OK);
+    }, (reason) => `cannot write the warehouse ${this.file} (${reason}); set PINGROLL_WAREHOUSE to duckdb:<a file this user can write>, or none`);
   }
 
   /** No file stays open between changes; `close` lets go of the in-memory DuckDB they are made in. */

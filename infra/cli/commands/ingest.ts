@@ -18,6 +18,7 @@ export async function ingestCommand(config: Config, opts: IngestCommandOptions, 
     runIngestJob(config, backends, { log, shard, day, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile }));
   const scanned = s.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
   process.stdout.write(`ingest${shard ? ` shard ${shardText(shard)}` : ''}: ${s.parsedObjects} log objects parsed, ${s.parsedRecords} records`
-    + `${s.batches.length === 1 ? ` (batch ${s.batches[0]})` : s.batches.length ? ` (${s.batches.length} batches)` : ''}${scanned ? `; scanned ${scanned}` : ''}\n`);
+    + `${s.batches.length === 1 ? ` (batch ${s.batches[0]})` : s.batches.length ? ` (${s.batches.length} batches)` : ''}${scanned ? `; scanned ${scanned}` : ''}`
+    + `${s.skipped ? `; ${s.skipped} entries of the log directory skipped (links or not regular files: see the log's object.skipped)` : ''}\n`);
   if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
 }

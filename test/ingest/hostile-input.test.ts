@@ -1,0 +1,164 @@
+/**
+ * A log directory holding whatever landed in it: each hostile kind ends in the outcome the contract
+ * names (a reject with its reason, a quarantine with its reason and exit 4, a skip the log names, or
+ * exit 2 before any work), the audit accounts for every record, and nothing else changes: the day's
+ * tables are those of the good objects alone. Large inputs are made as streams; the peak memory of the
+ * largest is measured by the hostile bench (bench/hostile-bench.ts), not timed here.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { gunzipSync, createGzip } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generateSample, objectBody, type Sample } from '../../tools/sample/access-log-generator.js';
+import { MAX_RECORD_BYTES } from '../../ingest/access-log/record-reader.js';
+import { MAX_INFLATION_RATIO } from '../../ingest/batch/object-parser.js';
+import { expectedDay } from '../helpers/oracle.js';
+import { readDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
+
+const CLI = new URL('../../bin/pingroll.js', import.meta.url).pathname;
+const DAY = '2026-11-01';
+const root = tempRoots();
+
+interface Run { status: number | null; stdout: string; stderr: string }
+
+function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const events = (r: Run): Array<Record<string, unknown>> => r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** `n` bytes from `make(i)` pieces, written as a stream (no large buffer in the test). */
+async function writeStream(path: string, pieces: number, make: (i: number) => Buffer, gzip = false): Promise<void> {
+  const body = Readable.from((function* () { for (let i = 0; i < pieces; i++) yield make(i); })());
+  await (gzip ? pipeline(body, createGzip({ level: 9 }), createWriteStream(path)) : pipeline(body, createWriteStream(path)));
+}
+
+describe('hostile objects in the log directory', () => {
+  let sample: Sample;
+  let r: string;
+  let run: Run;
+  const logs = (): string => join(r, 'logs');
+  const prefix = `${DAY}-23-59-59-`;
+  beforeAll(async () => {
+    sample = generateSample({ date: DAY, sessions: 60, seed: 5, truth: true, recordsPerObject: 200 });
+    r = root();
+    await writeObjects(logs(), sample.objects);
+    const good = sample.objects[0]!;
+    const lines = good.text.split('\n').filter(Boolean);
+    // A gzip bomb: zeros past the inflation ratio.
+    await writeStream(join(logs(), `${prefix}BOMB.gz`), 50, () => Buffer.alloc(1 << 20), true);
+    // No newline at all, 5 MiB: one record, too long.
+    await writeStream(join(logs(), `${prefix}NONEWLINE`), 5, () => Buffer.alloc(1 << 20, 'a'));
+    // Binary: random bytes, 2 MiB.
+    await writeStream(join(logs(), `${prefix}BINARY`), 2, randomish);
+    // Line endings of a lone CR, which ends a record as LF does (contract §2).
+    await writeFile(join(logs(), `${prefix}CRONLY`), lines.slice(0, 3).join('\r') + '\r');
+    // Times before 1970, not at midnight.
+    const ping = lines.find((l) => / REST\.GET\.OBJECT p\.gif "GET \/p\.gif\?x-series=\w+&x-episode=\w+&x-session=[^& ]+[^"]*" 200 /.test(l))!;
+    await writeFile(join(logs(), '1969-12-31-23-59-59-OLD'), ping.replace(/\[[^\]]+\]/, '[31/Dec/1969:23:59:58 +0000]') + '\n');
+    // Links: to a file of pings outside the logs, to the logs' own folder (a loop), to a log in it.
+    const outside = join(r, 'outside');
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'pings.log'), objectBody(sample.objects[1]!));
+    await symlink(join(outside, 'pings.log'), join(logs(), `${prefix}LINKOUT`));
+    await symlink(logs(), join(logs(), 'loop'));
+    await symlink(join(logs(), good.key), join(logs(), `${prefix}LINKDUP`));
+    // A FIFO.
+    spawnSync('mkfifo', [join(logs(), `${prefix}FIFO`)]);
+    run = await cli({ PINGROLL_LOGS: logs(), PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` }, 'rollup', '--date', DAY);
+  }, 120_000);
+
+  it('quarantines the gzip bomb with its reason and exits 4; every other object is read', () => {
+    expect(run.status, run.stderr).toBe(4);
+    const unreadable = events(run).filter((e) => e.event === 'object.unreadable');
+    expect(unreadable.map((e) => e.key)).toEqual([`${prefix}BOMB.gz`]);
+    expect(String(unreadable[0]!.reason)).toMatch(new RegExp(`^gzip inflates past \\d+ bytes .*at most ${MAX_INFLATION_RATIO} times`));
+  });
+
+  it('reads no link and no FIFO, and names each in the log with why; no loop', () => {
+    const skipped = events(run).filter((e) => e.event === 'object.skipped').map((e) => [e.key, String(e.reason).split(':')[0]]);
+    expect(skipped.sort()).toEqual([
+      [`${prefix}FIFO`, 'not a regular file (a FIFO)'], [`${prefix}LINKDUP`, 'a symbolic link'], [`${prefix}LINKOUT`, 'a symbolic link'], ['loop', 'a symbolic link'],
+    ]);
+    expect(run.stdout).toMatch(/4 entries of the log directory skipped/);
+  });
+
+  it('accounts for every record: the good objects\' day exactly, the hostile ones as rejects with reasons', async () => {
+    const day = await readDay(join(r, 'out'), DAY);
+    const want = expectedDay(sample.truth, DAY);
+    // Pings from outside the logs (the link) and the linked duplicate are not counted.
+    expect(day.episodes).toEqual(want.episodes);
+    expect(day.series).toEqual(want.series);
+    const rejects = (await readRejects(join(r, 'out', '_runs', `dt=${DAY}`, 'rejects.jsonl.gz'))).filter((x) => String(x.input).startsWith(prefix));
+    const byInput = (k: string) => rejects.filter((x) => x.input === `${prefix}${k}`);
+    const long = byInput('NONEWLINE');
+    expect(long).toHaveLength(1);
+    expect(long[0]).toMatchObject({ outcome: 'malformed', reason: `record longer than ${MAX_RECORD_BYTES} bytes`, at: 1, recordBytes: 5 << 20 });
+    expect(String(long[0]!.record).length).toBeLessThanOrEqual(1024);
+    expect(long[0]!.recordSha256).toBe(createHash('sha256').update(Buffer.alloc(5 << 20, 'a')).digest('hex'));
+    const binary = byInput('BINARY');
+    expect(binary.length).toBeGreaterThan(100);
+    for (const x of binary) expect(Buffer.byteLength(String(x.record))).toBeLessThanOrEqual(3 * 16 * 1024);
+    // The audit counts exactly the records the rejects file keeps, plus the good objects'.
+    const audit = day.audit as Array<{ source: string; outcome: string; records: number }>;
+    const malformed = audit.find((a) => a.source === 's3' && a.outcome === 'malformed')?.records ?? 0;
+    const wantMalformed = want.audit.find((a) => a.source === 's3' && a.outcome === 'malformed')?.records ?? 0;
+    expect(malformed - wantMalformed).toBe(rejects.filter((x) => x.outcome === 'malformed').length);
+    // The object whose lines end in a lone CR is read as its three records (a copy of the first
+    // object's: two not_ping, and a ping, counted and removed as a duplicate: contract §6).
+    const delta = (outcome: string): number => (audit.find((a) => a.source === 's3' && a.outcome === outcome)?.records ?? 0) - (want.audit.find((a) => a.source === 's3' && a.outcome === outcome)?.records ?? 0);
+    expect(byInput('CRONLY')).toEqual([]);
+    expect([delta('not_ping'), delta('ping'), delta('duplicate')]).toEqual([2, 1, 1]);
+  });
+
+  it('stages a time before 1970 under its own day, and the run goes on', async () => {
+    const staged = spawnSync('find', [join(r, 'out', '_staging'), '-path', '*dt=1969-12-31*'], { encoding: 'utf8' }).stdout.trim();
+    expect(staged).not.toBe('');
+  });
+});
+
+describe('preflight', () => {
+  it('exits 2 with one line, before listing anything, when the output or the warehouse cannot be written', async () => {
+    const r = root();
+    const sample = generateSample({ date: DAY, sessions: 5, seed: 6, recordsPerObject: 50 });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    for (const [env, says] of [
+      [{ PINGROLL_OUTPUT: '/proc/pingroll-out', PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` }, /^pingroll: cannot write to \/proc\/pingroll-out \(ENOENT\); set PINGROLL_OUTPUT/],
+      [{ PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: 'duckdb:/proc/pingroll/wh.duckdb' }, /^pingroll: cannot write the warehouse \/proc\/pingroll\/wh\.duckdb \(ENOENT\); set PINGROLL_WAREHOUSE/],
+    ] as const) {
+      const run = await cli({ PINGROLL_LOGS: join(r, 'logs'), ...env }, 'rollup', '--date', DAY);
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr.trim().split('\n').at(-1)).toMatch(says);
+      expect(events(run).some((e) => e.event === 'ingest.done' || e.event === 'run.start')).toBe(false);
+    }
+    expect(existsSync(join(r, 'out', '_state'))).toBe(false);
+  });
+});
+
+/** Deterministic bytes that look like anything: some newlines, NULs, high bytes. */
+function randomish(i: number): Buffer {
+  const out = Buffer.alloc(1 << 20);
+  let h = createHash('sha256').update(`seed-${i}`).digest();
+  for (let at = 0; at < out.length; at += 32) {
+    h.copy(out, at);
+    h = createHash('sha256').update(h).digest();
+  }
+  return out;
+}
+
+async function readRejects(file: string): Promise<Array<Record<string, unknown>>> {
+  const text = gunzipSync(await readFile(file)).toString('utf8');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
