@@ -19,6 +19,7 @@ const BENCHES = [
   { title: 'S3 latency', script: 'dist/bench/s3-latency-bench.js', about: 'The daily job\'s day read over the S3 API (moto behind a proxy that answers after 30 or 50 ms) against the same files from a directory, with the default reads in flight and with 4.' },
   { title: 'Sharded ingest', script: 'dist/bench/shard-bench.js', about: 'The daily job\'s day ingested by 1 and 2 `pingroll ingest --shard I/N` processes at once, then `pingroll rollup --no-ingest`, against the one process cron runs; the tables checked to be the same.' },
   { title: 'History', script: 'dist/bench/history-bench.js', about: 'Whether a run costs what is new or what came before: `pingroll rollup` with 100 new log objects, then a no-op run, over 10k, 100k and 1M objects of history (in the log directory and in the ledger), interleaved passes.' },
+  { title: 'Hostile input', script: 'dist/bench/hostile-bench.js', about: 'Peak memory of `pingroll rollup` (a cold process) with one large hostile object in the log directory: 500 MB with no newline, a gzip inflating to 3 GiB, 300 MB of random bytes; each must end as the contract says, under 1 GiB.' },
   { title: 'DynamoDB', script: 'dist/bench/dynamodb-bench.js', about: 'Scans of a monthly table against DynamoDB Local 3.3, and the read capacity of a month\'s backfill.' },
 ] as const;
 
