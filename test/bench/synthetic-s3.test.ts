@@ -5,7 +5,6 @@
  * output bucket's conditional writes, ranges, copies and deletes, the counters, and one real
  * `pingroll ingest` against it, then another after 5% more objects arrive.
  */
-import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,7 +22,7 @@ import { parseStagedRow } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { tempRoots } from '../helpers/job-fixture.js';
-import { CLI } from '../helpers/kill-run.js';
+import { cli } from '../helpers/cli.js';
 
 const DAYS = [{ day: '2026-11-01', count: 1500 }, { day: '2026-11-02', count: 1000 }];
 const RECORDS = 3;
@@ -72,19 +71,6 @@ function bruteList(keys: string[], prefix = '', delimiter = '', startAfter = '')
 
 function bodyOf(r: { Body?: unknown }): Promise<Uint8Array> {
   return (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
-}
-
-interface Run { status: number | null; stdout: string; stderr: string }
-
-function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
 }
 
 describe('the synthetic S3 endpoint', () => {

@@ -5,7 +5,7 @@
  * tables are those of the good objects alone. Large inputs are made as streams; the peak memory of the
  * largest is measured by the hostile bench (bench/hostile-bench.ts), not timed here.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
@@ -19,25 +19,14 @@ import { MAX_RECORD_BYTES } from '../../ingest/access-log/record-reader.js';
 import { MAX_INFLATION_RATIO } from '../../ingest/batch/object-parser.js';
 import { expectedDay } from '../helpers/oracle.js';
 import { readDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
+import { cli as runCli, events, type CliRun } from '../helpers/cli.js';
 
-const CLI = new URL('../../bin/pingroll.js', import.meta.url).pathname;
+/** The CLI with only these settings (and PATH). */
+const cli = (env: Record<string, string>, ...args: string[]): Promise<CliRun> => runCli({ PATH: process.env.PATH ?? '', ...env }, ...args);
+
 const DAY = '2026-11-01';
 const root = tempRoots();
 
-interface Run { status: number | null; stdout: string; stderr: string }
-
-function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-const events = (r: Run): Array<Record<string, unknown>> => r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** `n` bytes from `make(i)` pieces, written as a stream (no large buffer in the test). */
 async function writeStream(path: string, pieces: number, make: (i: number) => Buffer, gzip = false): Promise<void> {
@@ -48,7 +37,7 @@ async function writeStream(path: string, pieces: number, make: (i: number) => Bu
 describe('hostile objects in the log directory', () => {
   let sample: Sample;
   let r: string;
-  let run: Run;
+  let run: CliRun;
   const logs = (): string => join(r, 'logs');
   const prefix = `${DAY}-23-59-59-`;
   beforeAll(async () => {

@@ -15,26 +15,13 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { readDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 import { CLI } from '../../helpers/kill-run.js';
+import { cli } from '../../helpers/cli.js';
 
 const DAY = '2026-11-01';
 const root = tempRoots();
 
-interface Run { status: number | null; stdout: string; stderr: string }
-
 function cliEnv(logs: string, out: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', PINGROLL_LOGS: logs, PINGROLL_OUTPUT: out, PINGROLL_WAREHOUSE: `duckdb:${out}.duckdb`, ...extra };
-}
-
-/** The CLI as a process of its own, awaited (so that several run at once). */
-function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
 }
 
 /**
