@@ -1,0 +1,61 @@
+/**
+ * Fuzzed object shapes: the same records, whatever shape their object takes (line ends LF, CRLF or a
+ * lone CR, blank lines between, the last line ended or not, gzip or not, read from a file or fetched
+ * bytes), give the same outcome counts, record for record; nothing is lost or counted twice.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ObjectParser, type ParsedObject } from '../../../ingest/batch/object-parser.js';
+import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { rm, tempDir } from '../../helpers/job-fixture.js';
+
+const DAY = '2026-11-01';
+const dir = tempDir();
+afterAll(() => rm(dir, { recursive: true, force: true }));
+mkdirSync(join(dir, 'parts'), { recursive: true });
+
+const sample = generateSample({ date: DAY, sessions: 20, seed: 17, recordsPerObject: 400 });
+const LINES = sample.objects.flatMap((o) => o.text.split('\n').filter(Boolean)).slice(0, 400);
+// A few records that are not pings or not records at all, so that rejects are among them.
+const JUNK = ['garbage', '\u0000\u0001binary\u00ff', 'a "quoted" thing [01/Nov/2026:10:00:00 +0000]'];
+
+const parser = new ObjectParser({ pingKeys: ['p.gif'], dir: join(dir, 'parts'), name: 'shapes', partBytes: 1 << 30, onPart: () => {} });
+let n = 0;
+
+/** Outcome counts of one object, summed over its days. */
+function counts(p: ParsedObject): number[] {
+  const out = new Array<number>(p.counts[0]?.[1].length ?? 0).fill(0);
+  for (const [, c] of p.counts) c.forEach((k, i) => { out[i] = (out[i] ?? 0) + k; });
+  return out;
+}
+
+function parse(body: Buffer, asFile: boolean): ParsedObject {
+  const key = `${DAY}-10-00-00-SHAPE${n++}`;
+  if (!asFile) return parser.parse({ index: 0, key, day: DAY, bytes: new Uint8Array(body) });
+  const file = join(dir, key);
+  writeFileSync(file, body);
+  return parser.parse({ index: 0, key, day: DAY, file, size: body.length });
+}
+
+describe('an object\'s shape', () => {
+  it('never changes what its records count for', () => {
+    const record = fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...LINES) }, { weight: 1, arbitrary: fc.constantFrom(...JUNK) });
+    const shaped = fc.record({
+      records: fc.array(fc.record({ text: record, end: fc.constantFrom('\n', '\r\n', '\r'), blanks: fc.constantFrom('', '', '\n', '\r\n', ' \t\n') }), { minLength: 1, maxLength: 60 }),
+      lastEnded: fc.boolean(), gzip: fc.boolean(), asFile: fc.boolean(),
+    });
+    fc.assert(fc.property(shaped, ({ records, lastEnded, gzip, asFile }) => {
+      const plain = Buffer.from(records.map((r) => `${r.text}\n`).join(''));
+      const want = counts(parse(plain, false));
+      const text = records.map((r, i) => (i === records.length - 1 && !lastEnded ? r.text : `${r.text}${r.end}${r.blanks}`)).join('');
+      const body = gzip ? gzipSync(text) : Buffer.from(text);
+      const got = parse(body, asFile);
+      expect(got.unreadable).toBeUndefined();
+      expect(counts(got)).toEqual(want);
+      expect(got.records).toBe(records.length);
+    }), { numRuns: 300 });
+  });
+});
