@@ -107,8 +107,19 @@ export async function fetched(source: ObjectSource, task: ParseTask): Promise<Pa
 /** A file that cannot be opened or read, or a gzip that does not inflate: the object is unreadable, nothing else is wrong. */
 class Unreadable extends Error {}
 
+/** A write of the run's own files failed (`cause`): the run's trouble, not the object's. */
+class WriteError extends Error {}
+
+function written(write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    throw new WriteError((err as Error).message, { cause: err });
+  }
+}
+
 export class ObjectParser {
-  private readonly reader: AccessLogRecordReader;
+  private reader: AccessLogRecordReader;
   private current: ParsedTally | null = null;
   private part: RowFile | null = null;
   private parts = 0;
@@ -116,7 +127,12 @@ export class ObjectParser {
   private rejects: RowFile | null = null;
 
   constructor(private readonly opts: ObjectParserOptions) {
-    this.reader = new AccessLogRecordReader((r) => {
+    this.reader = this.makeReader();
+  }
+
+  private makeReader(): AccessLogRecordReader {
+    const opts = this.opts;
+    return new AccessLogRecordReader((r) => {
       const c = this.current!;
       // A record without a readable time belongs to the day in its object's name (contract §5); so
       // does a malformed one, none of whose fields is trusted.
@@ -139,8 +155,10 @@ export class ObjectParser {
 
   /** Appends a reject to the parser's rejects file. */
   private reject(day: string, reject: Reject): void {
-    this.rejects ??= new RowFile(join(this.opts.dir, `${this.opts.name}-rejects.jsonl`), REJECT_BUFFER);
-    this.rejects.append(Buffer.from(`${day}\t${JSON.stringify(reject)}\n`));
+    written(() => {
+      this.rejects ??= new RowFile(join(this.opts.dir, `${this.opts.name}-rejects.jsonl`), REJECT_BUFFER);
+      this.rejects.append(Buffer.from(`${day}\t${JSON.stringify(reject)}\n`));
+    });
   }
 
   parse(task: ParseTask): ParsedObject {
@@ -156,12 +174,18 @@ export class ObjectParser {
       else this.readBytes(task.bytes!);
       reader.finish();
     } catch (err) {
+      // A failure to write the run's own files (a full disk) is the run's: it stops the batch.
+      if (err instanceof WriteError) throw err.cause;
       reader.endTally();
       // Rows of a half-read object must not stay staged: they go, and the object counts for nothing.
       this.part?.truncate(rowsBefore);
       this.rejects?.truncate(rejectsBefore);
       if (err instanceof Unreadable) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: err.message };
-      throw err;
+      // Anything else went wrong on this object's bytes: a bug its bytes found. The object is
+      // quarantined (every run tries it again, and says so) rather than stopping every run; the reader,
+      // whose state is now unknown, is made anew.
+      this.reader = this.makeReader();
+      return { index: task.index, records: 0, counts: [], rejects: null, unreadable: `could not be parsed (${firstLine(err)}): a bug in pingroll; please report it with this object` };
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
@@ -245,8 +269,10 @@ export class ObjectParser {
   }
 
   private append(rows: Uint8Array): void {
-    this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`));
-    this.part.append(rows);
+    written(() => {
+      this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`));
+      this.part.append(rows);
+    });
   }
 
   private endPart(): void {

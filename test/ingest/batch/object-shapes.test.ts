@@ -59,3 +59,17 @@ describe('an object\'s shape', () => {
     }), { numRuns: 300 });
   });
 });
+
+describe('an object whose bytes make the parser fail', () => {
+  it('is quarantined with the reason instead of stopping the run, and the next object parses with a fresh reader', () => {
+    const p = new ObjectParser({ pingKeys: ['p.gif'], dir: join(dir, 'parts'), name: 'failing', partBytes: 1 << 30, onPart: () => {} });
+    const body = Buffer.from(`${LINES.slice(0, 20).join('\n')}\n`);
+    const want = counts(p.parse({ index: 0, key: `${DAY}-10-00-00-A`, day: DAY, bytes: new Uint8Array(body) }));
+    // As a WebAssembly memory that cannot grow would fail.
+    (p as unknown as { reader: { push: () => void } }).reader.push = () => { throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded'); };
+    const failed = p.parse({ index: 1, key: `${DAY}-10-00-00-B`, day: DAY, bytes: new Uint8Array(body) });
+    expect(failed).toMatchObject({ records: 0, counts: [], rejects: null });
+    expect(failed.unreadable).toBe('could not be parsed (WebAssembly.Memory.grow(): Maximum memory size exceeded): a bug in pingroll; please report it with this object');
+    expect(counts(p.parse({ index: 2, key: `${DAY}-10-00-00-C`, day: DAY, bytes: new Uint8Array(body) }))).toEqual(want);
+  });
+});
