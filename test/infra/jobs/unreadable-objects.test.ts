@@ -1,6 +1,6 @@
 /**
  * One bad log object never stops the pipeline and is never silently lost: a corrupt or truncated
- * gzip, a dangling link, an object gone between list and get are quarantined, retried by every run,
+ * gzip, a truncated one, an object gone between list and get are quarantined, retried by every run,
  * named in the manifests, and taken in as soon as they read, or accepted as lost by an operator.
  */
 import { spawnSync } from 'node:child_process';
@@ -41,35 +41,39 @@ describe('unreadable log objects', () => {
     const dangling = '2026-11-01-23-59-59-DANGLING';
     await symlink(join(r, 'nowhere'), join(r, 'logs', dangling));
 
-    const first = await runDay(config, { day: DAY, log: memoryLog() });
-    expect(first.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, truncated.key, dangling].sort());
+    const log = memoryLog();
+    const first = await runDay(config, { day: DAY, log });
+    expect(first.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, truncated.key].sort());
+    // A link is not followed, dangling or not: passed over, and named with why (contract §2).
+    expect(first.skipped).toBe(1);
+    expect(log.events.filter((e) => e.event === 'object.skipped').map((e) => e.fields.key)).toEqual([dangling]);
     expect(first.parsedObjects).toBe(good.length);
     // The day is exact over every object that read.
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf(good), DAY));
     const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
-    expect(manifest.quarantined.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, truncated.key, dangling].sort());
+    expect(manifest.quarantined.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, truncated.key].sort());
 
     // The truncated object is delivered whole after all: the next run takes it in.
     await writeFile(join(r, 'logs', truncated.key), body);
     const second = await runDay(config, { day: DAY, log: memoryLog() });
     expect(second.parsedObjects).toBe(1);
-    expect(second.unreadable.map((u) => u.key).sort()).toEqual([corrupt.key, dangling].sort());
+    expect(second.unreadable.map((u) => u.key)).toEqual([corrupt.key]);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf([...good, truncated]), DAY));
     const q = await Quarantine.load(new DirectoryObjectStore(join(r, 'out')));
-    expect(q.pending().map((o) => [o.key, o.attempts])).toEqual([[corrupt.key, 2], [dangling, 2]].sort());
+    expect(q.pending().map((o) => [o.key, o.attempts])).toEqual([[corrupt.key, 2]]);
 
     // As cron sees it: exit 4, and a last line that says what to do.
     const env = { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(r, 'logs'), PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(r, 'wh.duckdb')}` };
     const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', timeout: 60_000 });
     const run = cli('rollup', '--date', DAY);
     expect(run.status).toBe(4);
-    expect(run.stderr.trim().split('\n').at(-1), run.stderr).toMatch(new RegExp(`^pingroll: completed, but 2 log objects could not be read \\(first: ${[corrupt.key, dangling].sort()[0]}: .*\\); they are listed in .*_state/quarantine.json .*pingroll quarantine accept KEY`));
+    expect(run.stderr.trim().split('\n').at(-1), run.stderr).toMatch(new RegExp(`^pingroll: completed, but 1 log objects? could not be read \\(first: ${corrupt.key}: .*\\); they are listed in .*_state/quarantine.json .*pingroll quarantine accept KEY`));
     expect(cli('quarantine', 'accept', '--all').stdout).toMatch(/accepted as lost: /);
     const accepted = cli('rollup', '--date', DAY);
     expect(accepted.status).toBe(0);
     const after = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
     expect(after.quarantined).toEqual([]);
-    expect(after.acceptedLost.map((q: { key: string }) => q.key).sort()).toEqual([corrupt.key, dangling].sort());
+    expect(after.acceptedLost.map((q: { key: string }) => q.key)).toEqual([corrupt.key]);
   });
 
   it.each([['in the run\'s own thread', 0], ['by parsing threads', 2]])('quarantines an S3 object gone between list and get, and tries it by its key at every run (fetched %s)', async (_where, threads) => {
