@@ -1,6 +1,6 @@
 /**
  * One bad log object never stops the pipeline and is never silently lost: a corrupt or truncated
- * gzip, a truncated one, an object gone between list and get are quarantined, retried by every run,
+ * gzip, an object gone between list and get are quarantined, retried by every run,
  * named in the manifests, and taken in as soon as they read, or accepted as lost by an operator.
  */
 import { spawnSync } from 'node:child_process';
