@@ -297,13 +297,13 @@ async function incremental(size: number, n: number, firstDir: string, first: str
 }
 
 function table(rows: Row[]): string {
-  const head = '| objects a day | N | first state | LIST requests (all shards) | target | state read / written per shard, max | peak RSS per shard, max | peak heap | CPU per shard, max / total | rollup: wall, CPU, peak RSS | exact |';
+  const head = '| objects a day | N | first state | LIST requests (all shards) | target | state read / written per shard, max | peak RSS per shard, max | peak heap | CPU per shard, max / total | rollup: wall, CPU, peak RSS (JS heap) | exact |';
   const lines = rows.map((r) => {
     const lists = r.runs.reduce((k, m) => k + m.lists, 0);
     const target = 1.2 * (r.newObjects / 1000) + r.slicesListed + 10 * r.n;
     const max = (f: (m: Measured) => number): number => Math.max(...r.runs.map(f));
     const sum = (f: (m: Measured) => number): number => r.runs.reduce((k, m) => k + f(m), 0);
-    return `| ${fmt(r.size)} | ${r.n} | ${r.first} | ${fmt(lists)} | ${fmt(target)} ${lists <= target ? 'met' : '**missed**'} | ${mib(max((m) => m.stateRead))} / ${mib(max((m) => m.stateWritten))} MiB | ${fmt(max((m) => m.maxRssMiB))} MiB | ${fmt(max((m) => m.peakHeapMiB))} MiB | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(r.rollup.seconds, 1)} s, ${fmt(r.rollup.cpuSeconds, 1)} s, ${fmt(r.rollup.maxRssMiB)} MiB | ${r.exact ? 'yes' : '**no**'} |`;
+    return `| ${fmt(r.size)} | ${r.n} | ${r.first} | ${fmt(lists)} | ${fmt(target)} ${lists <= target ? 'met' : '**missed**'} | ${mib(max((m) => m.stateRead))} / ${mib(max((m) => m.stateWritten))} MiB | ${fmt(max((m) => m.maxRssMiB))} MiB | ${fmt(max((m) => m.peakHeapMiB))} MiB | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(r.rollup.seconds, 1)} s, ${fmt(r.rollup.cpuSeconds, 1)} s, ${fmt(r.rollup.maxRssMiB)} MiB (heap ${fmt(r.rollup.peakHeapMiB)} MiB) | ${r.exact ? 'yes' : '**no**'} |`;
   });
   return [head, `|${'---|'.repeat(11)}`, ...lines].join('\n');
 }

@@ -4,7 +4,9 @@
  * publish-journal.ts.
  */
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
-import { stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
@@ -57,14 +59,19 @@ export function rejectsKey(day: string): string {
   return `_runs/dt=${day}/rejects.jsonl.gz`;
 }
 
-/** The day's rejects from every batch, as one gzip file (gzip members concatenate), or null when there are none. */
-export async function dayRejects(store: ObjectStore, staged: string[]): Promise<Buffer | null> {
+/**
+ * The day's rejects from every batch, as one local gzip file (gzip members concatenate), or null when
+ * there are none: copied piece by piece, never held (a day of a binary object's rejects is GBs).
+ */
+export async function dayRejects(store: ObjectStore, staged: string[], dir: string): Promise<{ file: string; bytes: number } | null> {
   if (staged.length === 0) return null;
-  const parts: Buffer[] = [];
+  const file = join(dir, 'rejects.jsonl.gz'), part = join(dir, 'rejects-part.gz');
+  await rm(file, { force: true });
   for (const s of staged) {
-    const body = await store.get(s);
-    if (!body) throw new Error(`staged rejects ${s} are missing from ${store.url}; the ledger names them`);
-    parts.push(body);
+    if ((await store.size(s)) === null) throw new Error(`staged rejects ${s} are missing from ${store.url}; the ledger names them`);
+    await store.download(s, part);
+    await pipeline(createReadStream(part), createWriteStream(file, { flags: 'a' }));
   }
-  return Buffer.concat(parts);
+  await rm(part, { force: true });
+  return { file, bytes: (await stat(file)).size };
 }

@@ -166,19 +166,19 @@ export class DayPublisher {
       }, dir);
       const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, inputs.staged, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);
       const outputs = [...rollup.outputs, runs];
-      const rejectsBody = await dayRejects(store, rejects);
+      const rejectsFile = await dayRejects(store, rejects, dir);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
       const manifest: DayManifest = {
         run, day, version: this.opts.version, startedAt: started, finishedAt: new Date().toISOString(),
         inputs, scannedThisRun: ingest.scanned, missingTables: ingest.missingTables,
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
-        outputs: outputSummary, rejects: rejectsBody ? { key: rejectsKey(day), bytes: rejectsBody.length } : null,
+        outputs: outputSummary, rejects: rejectsFile ? { key: rejectsKey(day), bytes: rejectsFile.bytes } : null,
         warehouse: warehouse?.description ?? 'none',
         ...manifestQuarantine(held),
       };
       await publishWhole(store, {
         run, day, tables: outputs,
-        others: [{ key: rejectsKey(day), body: rejectsBody }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
+        others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file } }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
       }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };

@@ -19,7 +19,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Log } from '../lib/log.js';
-import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile, OutputTable } from './day-parquet.js';
 
 export const PUBLISH_PREFIX = '_state/publish/';
@@ -59,8 +59,8 @@ export interface DayFiles {
   journal?: string;
   /** The tables' Parquet, written locally. */
   tables: OutputFile[];
-  /** Other files and their bytes (the rejects, the manifest last); a null body removes the key. */
-  others: Array<{ key: string; body: Buffer | null }>;
+  /** Other files, their bytes or a local file (the rejects, the manifest last); a null body removes the key. */
+  others: Array<{ key: string; body: Buffer | LocalFile | null }>;
 }
 
 /** Publishes a day's files and warehouse rows whole (steps 1-4 above). */
