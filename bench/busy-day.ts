@@ -11,6 +11,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure } from './cold-run.js';
+import { DEFAULTS } from '../infra/config.js';
 
 const DAY = '2026-11-01';
 /** Pings in one copy of the bench day (measured by the job bench: 908,180). */
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const objects = readdirSync(dir).length;
   const exact = pings === copies * PINGS_PER_COPY;
   process.stdout.write([
-    `busy day: ${objects.toLocaleString('en')} log objects (${copies} copies of the job bench's day), one \`make rollup\`, cold, default settings (PINGROLL_MEMORY_LIMIT 2GB), node ${process.version}`,
+    `busy day: ${objects.toLocaleString('en')} log objects (${copies} copies of the job bench's day), one \`make rollup\`, cold, default settings (PINGROLL_MEMORY_LIMIT ${DEFAULTS.memoryLimit}), node ${process.version}`,
     '',
     `${pings.toLocaleString('en')} pings in ${seconds.toFixed(0)} s, peak RSS ${Math.round(rss).toLocaleString('en')} MiB`,
     exact ? `exactly ${copies} x ${PINGS_PER_COPY.toLocaleString('en')} pings, as the copies hold` : `expected ${(copies * PINGS_PER_COPY).toLocaleString('en')} pings: a bug`,

@@ -4,7 +4,7 @@
  * rolled up and written as Parquet by pingroll's own code. Run in its own process so its peak RSS is
  * its own. Usage: <staged.parquet> <day> <out dir> [count]
  */
-import { defaultConfig } from '../infra/config.js';
+import { loadConfig } from '../infra/config.js';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { stagedSelectList } from '../ingest/staged-ping.js';
 
 export async function makeStaged(file: string, day: string, count: number): Promise<void> {
   if (existsSync(file)) return;
-  const engine = await openEngine({ memoryLimitMb: defaultConfig().memoryLimitMb });
+  const engine = await openEngine({ memoryLimitMb: loadConfig(process.env).memoryLimitMb });
   const day0 = Date.parse(`${day}T00:00:00Z`);
   await engine.run(`COPY (
     SELECT ${stagedSelectList({
@@ -34,7 +34,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   await makeStaged(file, day, Number(count ?? 20_000_000));
   if (process.env.BENCH_MAKE_ONLY) process.exit(0);
   await mkdir(out, { recursive: true });
-  const engine = await openEngine({ tempDir: join(out, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
+  const engine = await openEngine({ tempDir: join(out, 'spill'), memoryLimitMb: loadConfig(process.env).memoryLimitMb });
   const rollup = await rollupDay(engine, day, [file], { s3: { ping: Number(count ?? 20_000_000) } });
   const files = await writeDayParquet(engine, day, rollup, out);
   process.stdout.write(JSON.stringify({ pings: rollup.pings, duplicates: rollup.duplicates, rows: files.map((f) => f.rows) }) + '\n');

@@ -57,6 +57,8 @@ export interface Config {
   debug: boolean;
   /** S3 is an S3-compatible server at an endpoint override (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`). */
   s3EndpointOverride: boolean;
+  /** How log objects are read from S3 (`PINGROLL_S3_GET`): `lean` (the SDK's signer, credentials, HTTP handler and retries without its per-request middleware) or `sdk` (GetObjectCommand). */
+  s3Get: 'lean' | 'sdk';
 }
 
 /** The `--flag` values given on the command line; each overrides its environment variable. */
@@ -83,10 +85,10 @@ export const DEFAULTS = {
   ddbExports: '',
   output: './data/out',
   warehouse: 'duckdb:./data/warehouse.duckdb',
-  memoryLimit: '2GB',
+  memoryLimit: '512MB',
   concurrency: 64,
   parseThreads: 'auto',
-  listMarginMinutes: 60,
+  listMarginMinutes: 10,
   segments: 4,
   parallelDays: 2,
 } as const;
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     parallelDays: wholeNumber(flags.days, DEFAULTS.parallelDays, '--days', 1, 16),
     debug: debugFrom(env),
     s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
+    s3Get: s3GetFrom(env.PINGROLL_S3_GET),
   };
   if (config.warehouse.kind === 'redshift') {
     // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.
@@ -286,4 +289,10 @@ function shardFromEnv(env: NodeJS.ProcessEnv): Shard | null {
     return parseShard(`${k8sIndex}/${env.PINGROLL_SHARDS}`, 'JOB_COMPLETION_INDEX/PINGROLL_SHARDS');
   }
   return null;
+}
+
+function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {
+  if (value === undefined || value === '' || value === 'lean') return 'lean';
+  if (value === 'sdk') return 'sdk';
+  throw new ConfigError(`PINGROLL_S3_GET='${value}' must be lean or sdk`);
 }

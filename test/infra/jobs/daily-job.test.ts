@@ -231,7 +231,7 @@ describe('the daily job over a directory', () => {
     const log = memoryLog();
     const again = await runDay(dirConfig(r), { day: '2026-11-03', log }, (b) => ({ ...b, store: crashingStore(b.store, (op, key) => (seen.push(`${op} ${key}`), false)) }));
     expect(again.parsedObjects).toBe(0);
-    // The listing skipped every object named before the window (the last day, less an hour's margin).
+    // The listing skipped every object named before the window (the last day, less the listing margin).
     const listed = log.events.find((e) => e.event === 'ingest.done')!.fields;
     expect(listed).toMatchObject({ fullListing: false });
     expect(listed.listed).toBeLessThan(samples[2]!.objects.length);

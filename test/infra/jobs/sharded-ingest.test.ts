@@ -165,11 +165,12 @@ describe('sharded ingest', () => {
       expect(await readDay(join(r, 's3'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
       // Each shard's own state, on S3.
       expect((await store.list('_state/listing-shards/')).sort()).toEqual(['0-of-3', '1-of-3', '2-of-3'].map((n) => `_state/listing-shards/${n}.json`));
-      // Objects delivered since (copies of the day's, named in the last hour): the shards list only their
+      // Objects delivered since (copies of the day's, named in the last hour, so visible up to an hour
+      // after their names' time: a listing margin of 60 minutes covers them): the shards list only their
       // own slices of the window, each parses its own once, and the day is the same (the copies are duplicates).
       const again = objects.slice(0, 9).map((o, i) => redeliver(o, Date.now() - (i * 7 + 1) * 60_000));
       for (const o of again) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }));
-      const second = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`)));
+      const second = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--list-margin', '60')));
       expect(second.map((sh) => Number(/: (\d+) log objects parsed/.exec(sh.stdout)?.[1] ?? 0))).toEqual([0, 1, 2].map((i) => again.filter((o) => shardOf(o.key, 3) === i).length));
       expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
       for (const t of ['daily_episode_stats', 'daily_series_stats']) await store.download(`${t}/dt=${DAY}/part-00000.parquet`, join(r, 's3', `${t}/dt=${DAY}/part-00000.parquet`));
