@@ -41,7 +41,7 @@ export async function buildBackends(config: Config, log: Log): Promise<Backends>
 export async function objectSourceAt(location: Location, config: Config, setting = 'PINGROLL_LOGS'): Promise<ObjectSource> {
   if (location.kind !== 's3') return new DirectoryObjectSource(location.path, setting);
   const [{ S3ObjectSource }, { s3ClientConfig }] = await Promise.all([import('../ingest/object-source/s3-object-source.js'), import('./aws/s3-client.js')]);
-  return S3ObjectSource.from({ client: s3ClientConfig(config), bucket: location.bucket, prefix: location.prefix });
+  return S3ObjectSource.from({ client: s3ClientConfig(config), bucket: location.bucket, prefix: location.prefix, get: config.s3Get });
 }
 
 export async function objectStoreAt(location: Location, config: Config): Promise<ObjectStore> {

@@ -4,14 +4,19 @@ import type { ObjectRef, ObjectSource } from './object-source.js';
 import { isAccountFolder, partitionStartAfter, nameStamp, PARTITION_LATE_DAYS, type ListWindow } from './listing-window.js';
 import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
+import { LeanGet } from './s3-lean-get.js';
 
 /** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (state/slices.ts). */
 function slicePrefix(n: number): string {
   return nameStamp(n * SLICE_MS).slice(0, SLICE_PREFIX_CHARS);
 }
 
-/** An S3 source as plain data: the client's settings (credentials and region come from the environment), bucket, prefix. */
-export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string }
+/**
+ * An S3 source as plain data: the client's settings (credentials and region come from the
+ * environment), bucket, prefix, and how objects are read: `lean` (s3-lean-get.ts, the default) or
+ * through the SDK's GetObjectCommand (`PINGROLL_S3_GET=sdk`).
+ */
+export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string; get?: 'lean' | 'sdk' }
 
 /**
  * Log objects under `s3://bucket/prefix/`: listed page by page (ListObjectsV2 returns keys in order,
@@ -21,13 +26,22 @@ export class S3ObjectSource implements ObjectSource {
   /** How to make this source again in another thread, when it was made from plain settings (`from`). */
   spec?: S3SourceSpec;
 
-  /** @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000). */
+  /** The lean getter once the SDK's first GetObject showed the endpoint; null: the SDK reads every object. */
+  private lean: LeanGet | null | undefined;
+  private learning: Promise<LeanGet | null | undefined> | undefined;
+
+  /**
+   * @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000).
+   * @param get `lean` reads objects with s3-lean-get.ts after the first; `sdk` with GetObjectCommand.
+   */
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
-    private readonly pageSize = 1000) {}
+    private readonly pageSize = 1000, get: 'lean' | 'sdk' = 'lean') {
+    if (get === 'sdk') this.lean = null;
+  }
 
   /** A source from plain settings, which a parsing thread can make again (`spec`). */
   static from(spec: S3SourceSpec): S3ObjectSource {
-    const source = new S3ObjectSource(new S3Client(spec.client), spec.bucket, spec.prefix);
+    const source = new S3ObjectSource(new S3Client(spec.client), spec.bucket, spec.prefix, 1000, spec.get);
     source.spec = spec;
     return source;
   }
@@ -129,7 +143,23 @@ export class S3ObjectSource implements ObjectSource {
   }
 
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {
-    const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + ref.key }));
-    return r.Body as AsyncIterable<Uint8Array>;
+    const key = this.prefix + ref.key;
+    if (this.lean === undefined && this.learning) this.lean = await this.learning;
+    if (this.lean) return this.lean.get(key);
+    if (this.lean === null) {
+      const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return r.Body as AsyncIterable<Uint8Array>;
+    }
+    // The first read goes through the SDK, which shows the lean getter the endpoint; reads that start
+    // meanwhile wait for it (a failed first read leaves the next to learn again).
+    const learned = LeanGet.learn(this.s3, this.bucket, key);
+    this.learning = learned.then((l) => l.lean, () => undefined);
+    try {
+      const { lean, body } = await learned;
+      this.lean = lean;
+      return body;
+    } finally {
+      this.learning = undefined;
+    }
   }
 }
