@@ -12,16 +12,15 @@ import { ConfigError, debugFrom, loadConfig } from '../config.js';
 import { codeVersion, gitRevision } from '../version.js';
 import { failureLine } from './failure-message.js';
 import { configFrom, withConfigOptions, withReadOptions, type ConfigOptions } from './config-options.js';
-import { backfillCommand } from './commands/backfill.js';
-import { generateCommand, type GenerateOptions } from './commands/generate.js';
-import { ingestCommand, type IngestCommandOptions } from './commands/ingest.js';
-import { parseCommand } from './commands/parse.js';
-import { reportCommand } from './commands/report.js';
-import { rollupCommand } from './commands/rollup.js';
-import { summarizeCommand } from './commands/summarize.js';
-import { topCommand } from './commands/top.js';
-import { quarantineCommand, UnreadableObjectsError } from './commands/quarantine.js';
-import { NotCompleteError, statusCommand } from './commands/status.js';
+import type { GenerateOptions } from './commands/generate.js';
+import type { IngestCommandOptions } from './commands/ingest.js';
+import type { RollupOptions } from './commands/rollup.js';
+import type { BackfillCommandOptions } from './commands/backfill.js';
+import { UnreadableObjectsError } from './commands/quarantine.js';
+import { NotCompleteError } from './exit-errors.js';
+
+// Each command's module is loaded when it runs: a rollup does not load the report's charts, the
+// sample generator or the parser's JSON output (start-up, issue #26).
 
 /** What a command prints on stdout. */
 const print = (text: string): void => void process.stdout.write(text);
@@ -47,13 +46,13 @@ export function program(): Command {
     .option('--month <YYYY-MM>', 'roll up the month (monthly_series_stats) instead of a day; the month must be over')
     .option('--dry-run', 'say what would be read and written; change nothing')
     .option('--no-ingest', 'roll up from what is staged (by pingroll ingest --shard): no listing, parsing or table scans')))
-    .action((opts: ConfigOptions & Parameters<typeof rollupCommand>[1]) => rollupCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & RollupOptions) => (await import('./commands/rollup.js')).rollupCommand(configFrom(opts), opts));
 
   withReadOptions(withConfigOptions(p.command('ingest')
     .description('parse the new log objects and commit them, without rolling up; as one of N shards running at once with --shard')
     .option('--shard <I/N>', 'parse the objects whose keys hash to shard I of N (0-based); default: from AWS_BATCH_JOB_ARRAY_INDEX and AWS_BATCH_JOB_ARRAY_SIZE, or JOB_COMPLETION_INDEX and PINGROLL_SHARDS')
     .option('--date <YYYY-MM-DD>', 'also read the legacy tables that can hold this day (shard 0 only)')))
-    .action((opts: ConfigOptions & IngestCommandOptions) => ingestCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & IngestCommandOptions) => (await import('./commands/ingest.js')).ingestCommand(configFrom(opts), opts));
 
   withReadOptions(withConfigOptions(p.command('backfill')
     .description('ingest once, then roll up every day of a range; skips days whose inputs did not change')
@@ -62,7 +61,7 @@ export function program(): Command {
     .option('--force', 'redo days whose inputs did not change')
     .option('--stale', 'publish exactly the days whose staged data changed since they were published (FROM and TO optional)')
     .option('--days <n>', 'days rolled up at once (default 2)')))
-    .action((opts: ConfigOptions & Parameters<typeof backfillCommand>[1]) => backfillCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & BackfillCommandOptions) => (await import('./commands/backfill.js')).backfillCommand(configFrom(opts), opts));
 
   withConfigOptions(p.command('status')
     .description("each day's state (complete, stale, incomplete, never run); exit 0 only when every day is complete")
@@ -70,7 +69,7 @@ export function program(): Command {
     .option('--to <YYYY-MM-DD>', 'the last day (default: yesterday)')
     .option('--json', 'one JSON object per day'))
     .action(async (opts: ConfigOptions & { from?: string; to?: string; json?: boolean }) => {
-      const { text, complete } = await statusCommand(configFrom(opts), opts);
+      const { text, complete } = await (await import('./commands/status.js')).statusCommand(configFrom(opts), opts);
       print(text);
       if (!complete) throw new NotCompleteError('not every day in the range is complete (see the reasons above)');
     });
@@ -92,7 +91,7 @@ export function program(): Command {
     .argument('<action>', 'list or accept')
     .argument('[key]', 'accept: the object key, as list shows it')
     .option('--all', 'accept: every quarantined object'))
-    .action(async (action: string, key: string | undefined, opts: ConfigOptions & { all?: boolean }) => print(await quarantineCommand(configFrom(opts), action, key, opts)));
+    .action(async (action: string, key: string | undefined, opts: ConfigOptions & { all?: boolean }) => print(await (await import('./commands/quarantine.js')).quarantineCommand(configFrom(opts), action, key, opts)));
 
   withConfigOptions(p.command('warehouse')
     .description('create the warehouse tables and views (idempotent)')
@@ -122,13 +121,13 @@ export function program(): Command {
     .option('--date <YYYY-MM-DD>', 'with --html: the day')
     .option('--format <format>', 'table, csv or json', 'table')
     .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
-    .action(async (opts: ConfigOptions & { month?: string; format?: string; date?: string; html?: string }) => print(await reportCommand(configFrom(opts), opts)));
+    .action(async (opts: ConfigOptions & { month?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
 
   withConfigOptions(p.command('top')
     .description("the day's top episodes by minutes watched, from the DuckDB warehouse")
     .option('--date <YYYY-MM-DD>', 'the UTC day')
     .option('--limit <n>', 'how many episodes', '10'))
-    .action(async (opts: ConfigOptions & { date?: string; limit: string }) => print(await topCommand(configFrom(opts), opts)));
+    .action(async (opts: ConfigOptions & { date?: string; limit: string }) => print(await (await import('./commands/top.js')).topCommand(configFrom(opts), opts)));
 
   p.command('parse')
     .description('one JSON line per log line: outcome, fields, ping (stdin without FILE; gzip detected)')
@@ -137,7 +136,7 @@ export function program(): Command {
     .option('--ping-keys <keys>', 'comma-separated ping object keys (PINGROLL_PING_KEYS)')
     .action(async (file: string | undefined, opts: { reason?: boolean; pingKeys?: string }) => {
       const config = loadConfig(process.env, { pingKeys: opts.pingKeys });
-      await parseCommand(file, config.pingKeys, opts.reason ?? false);
+      await (await import('./commands/parse.js')).parseCommand(file, config.pingKeys, opts.reason ?? false);
     });
 
   p.command('summarize')
@@ -145,7 +144,7 @@ export function program(): Command {
     .argument('[dir]', 'a directory of logs (default: PINGROLL_LOGS)')
     .action(async (dir: string | undefined) => {
       const config = loadConfig(process.env);
-      print(await summarizeCommand(dir ?? config.logs.url, config.pingKeys));
+      print(await (await import('./commands/summarize.js')).summarizeCommand(dir ?? config.logs.url, config.pingKeys));
     });
 
   p.command('generate')
@@ -155,7 +154,7 @@ export function program(): Command {
     .option('--sessions <n>', 'viewing sessions', '2000')
     .option('--seed <n>', 'random seed', '1')
     .option('--prefix <prefix>', 'key prefix of the log objects', '')
-    .action((opts: GenerateOptions) => generateCommand(opts));
+    .action(async (opts: GenerateOptions) => (await import('./commands/generate.js')).generateCommand(opts));
   return p;
 }
 
