@@ -3,8 +3,10 @@
  * 3,000 objects of S3-like sizes, through `make rollup` as cron runs it (a cold process), beside
  * DuckDB running the Athena regex plus the same dedupe and rollup SQL over the same files
  * (duckdb-regex-baseline.ts), each in its own process, interleaved passes; the same records as 20,
- * 300 and 30,000 objects; then a 20M-ping day through the rollup stage (rollup-20m.ts). Wall time
- * and peak RSS per process.
+ * 300 and 30,000 objects; then a 20M-ping day through the rollup stage (rollup-20m.ts); then a day of
+ * ~2,000 small objects (~540k records, ~280 an object, as S3 server access logging writes them),
+ * where fixed and per-object costs show, against the baseline and against `cat` of the same files
+ * (the floor). Wall time and peak RSS per process.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -74,6 +76,17 @@ function ourRun(dir: string, args = ''): Measured {
   });
 }
 
+/** `cat` of every file of `dir` to /dev/null, a cold process: what reading the bytes costs. */
+function catFloor(dir: string): number {
+  const started = process.hrtime.bigint();
+  const r = spawnSync('sh', ['-c', 'cat -- * > /dev/null'], { cwd: dir });
+  if (r.status !== 0) throw new Error(`cat failed in ${dir}`);
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** The day of small objects: ~540k records as ~2,000 objects. */
+const SMALL = { records: 540_000, objects: 2000 };
+
 /** `make rollup` over `dir`, and the baseline over the same files: one pass. */
 function pass(dir: string): { ours: Measured; base: Measured } {
   const ours = ourRun(dir);
@@ -114,8 +127,9 @@ async function main(): Promise<void> {
   const oursPings = Number(/: (\d+) pings/.exec(main[0]!.ours.stdout)?.[1]);
   const basePings = (JSON.parse(main[0]!.base.stdout) as { pings: number }).pings;
   const ratio = (rs: Array<{ ours: Measured; base: Measured }>): number => median(rs.map((r) => r.base.seconds / r.ours.seconds));
-  const sizes = (n: number): string => {
-    const s = readdirSync(dirs.get(n)!).map((f) => statSync(join(dirs.get(n)!, f)).size).sort((a, b) => a - b);
+  const sizes = (n: number): string => sizes2(dirs.get(n)!);
+  const sizes2 = (dir: string): string => {
+    const s = readdirSync(dir).map((f) => statSync(join(dir, f)).size).sort((a, b) => a - b);
     const kb = (b: number): string => (b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MB` : `${Math.max(1, Math.round(b / 1024))} KB`);
     return `${kb(s[0]!)} / ${kb(s[s.length >> 1]!)} / ${kb(s[s.length - 1]!)}`;
   };
@@ -130,6 +144,27 @@ async function main(): Promise<void> {
   await rm(join(BENCH_DIR, 'big-out'), { recursive: true, force: true });
   const big = measure('node', [node('dist/bench/rollup-20m.js'), staged, DAY, join(BENCH_DIR, 'big-out'), '20000000']);
   const bigOut = JSON.parse(big.stdout) as { pings: number; duplicates: Record<string, number> };
+
+  // The small-object day: the job, the baseline and the cat floor, interleaved.
+  const { dir: smallShards, records: smallRecords } = await benchLogDir(SMALL.records);
+  const smallDir = await rechunkedLogDir(smallShards, SMALL.objects);
+  const smallObjects = readdirSync(smallDir).length;
+  const smallBytes = readdirSync(smallDir).reduce((n, f) => n + statSync(join(smallDir, f)).size, 0);
+  const small: Array<{ ours: Measured; base: Measured; cat: number }> = [];
+  for (let p = 0; p < passes; p++) {
+    const cat = catFloor(smallDir);
+    const { ours, base } = pass(smallDir);
+    if (p === 0) {
+      const got = await readDay(join(BENCH_DIR, 'job-out', 'out'), DAY);
+      const want = await expectedTables(smallShards, smallRecords);
+      const same = (['episodes', 'series', 'audit'] as const).every((t) => isDeepStrictEqual(got[t], want[t]));
+      if (!same) process.stderr.write('the small-object day: pingroll\'s tables differ from the truth\n');
+      exact &&= same;
+      if (!same) process.exitCode = 1;
+    }
+    small.push({ ours, base, cat });
+  }
+  const smallOurs = median(small.map((r) => r.ours.seconds));
 
   const row = (name: string, ms: Measured[], pings: number): string =>
     `| ${name} | ${median(ms.map((m) => m.seconds)).toFixed(2)} | ${Math.round(median(ms.map((m) => m.maxRssMiB)))} | ${pings.toLocaleString('en')} |`;
@@ -160,6 +195,14 @@ async function main(): Promise<void> {
     ...THREADS.map((t, i) => `| ${t === 0 ? '0 (the run\'s own thread)' : t} | ${median(byThreads[i]!.map((m) => m.seconds)).toFixed(2)} | ${median(byThreads[i]!.map((m, p) => byThreads[0]![p]!.seconds / m.seconds)).toFixed(2)}x | ${Math.round(median(byThreads[i]!.map((m) => m.maxRssMiB)))} |`),
     '',
     `20M-ping day, rollup stage (dedupe, both aggregates, Parquet): ${big.seconds.toFixed(1)} s, peak RSS ${Math.round(big.maxRssMiB)} MiB, ${bigOut.pings.toLocaleString('en')} pings after ${Object.values(bigOut.duplicates)[0]?.toLocaleString('en')} duplicates`,
+    '',
+    `The small-object day: ${smallRecords.toLocaleString('en')} records in ${smallObjects.toLocaleString('en')} objects (${Math.round(smallBytes / 1e6)} MB, ~${Math.round(smallRecords / smallObjects)} records an object; smallest / median / largest: ${sizes2(smallDir)}), ${small.length} interleaved passes, medians; ratios within each pass:`,
+    '',
+    '| job | wall s | peak RSS MiB | ratio |',
+    '|---|---:|---:|---|',
+    `| \`make rollup\`, cold | ${smallOurs.toFixed(2)} | ${Math.round(median(small.map((r) => r.ours.maxRssMiB)))} | ${median(small.map((r) => r.base.seconds / r.ours.seconds)).toFixed(2)}x the baseline's speed (target >= 5x); ${median(small.map((r) => r.ours.seconds / r.cat)).toFixed(2)}x the cat floor's time (target <= 6x) |`,
+    `| DuckDB: Athena regex + the same dedupe and rollup SQL | ${median(small.map((r) => r.base.seconds)).toFixed(2)} | ${Math.round(median(small.map((r) => r.base.maxRssMiB)))} | |`,
+    `| \`cat\` of the same files to /dev/null (the floor) | ${median(small.map((r) => r.cat)).toFixed(2)} | | |`,
   ].join('\n') + '\n');
 }
 

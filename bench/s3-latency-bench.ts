@@ -103,9 +103,10 @@ async function main(): Promise<void> {
     await rollup(s3env);
     const shapes = [
       { name: 'directory (the same files)', latency: 0, env: { PINGROLL_LOGS: dir }, args: '' },
-      { name: 'S3 API, 30 ms first-byte latency, default reads in flight (64)', latency: 30, env: s3env, args: '' },
+      { name: 'S3 API, 25 ms first-byte latency, default reads in flight (64)', latency: 25, env: s3env, args: '' },
+      { name: 'the same through the SDK\'s GetObjectCommand (`PINGROLL_S3_GET=sdk`)', latency: 25, env: { ...s3env, PINGROLL_S3_GET: 'sdk' }, args: '' },
       { name: 'S3 API, 50 ms first-byte latency, default reads in flight (64)', latency: 50, env: s3env, args: '' },
-      { name: 'S3 API, 30 ms first-byte latency, 4 reads in flight', latency: 30, env: s3env, args: '--concurrency 4' },
+      { name: 'S3 API, 25 ms first-byte latency, 4 reads in flight', latency: 25, env: s3env, args: '--concurrency 4' },
     ];
     const passes = Number(process.env.BENCH_PASSES ?? 3);
     const runs = shapes.map(() => [] as Run[]);
