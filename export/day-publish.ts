@@ -180,7 +180,9 @@ export class DayPublisher {
         run, day, tables: outputs,
         others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file } }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
       }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
-      log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
+      // Records that are not pings (every outcome but ping, both sources): the day's rejects.
+      const rejectedRecords = Object.values(outcomes).reduce((n, bySource) => n + Object.entries(bySource).reduce((m, [o, c]) => m + (o === 'ping' ? 0 : c), 0), 0);
+      log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, rejects: rejectedRecords, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };
     } finally {
       await rm(dir, { recursive: true, force: true });

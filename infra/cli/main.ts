@@ -18,6 +18,8 @@ import type { RollupOptions } from './commands/rollup.js';
 import type { BackfillCommandOptions } from './commands/backfill.js';
 import { UnreadableObjectsError } from './commands/quarantine.js';
 import { NotCompleteError } from './exit-errors.js';
+import { afterRun, observeSettings, type ObserveSettings } from '../observe/after-run.js';
+import { MEASURED_COMMANDS, runFigures } from '../observe/run-figures.js';
 
 // Each command's module is loaded when it runs: a rollup does not load the report's charts, the
 // sample generator or the parser's JSON output (start-up, issue #26).
@@ -164,42 +166,40 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(p.helpInformation());
     return 2;
   }
+  let observe: ObserveSettings | null = null;
+  let outcome: { code: number; line: string | null };
   try {
+    observe = observeSettings(process.env);
+    if (MEASURED_COMMANDS.has(argv[0]!)) runFigures.command = argv[0]!;
     await p.parseAsync(argv, { from: 'user' });
-    return 0;
+    outcome = { code: 0, line: null };
   } catch (err) {
-    return reportFailure(err, debugFrom(process.env));
+    outcome = reportFailure(err, debugFrom(process.env));
   }
+  // Metrics and notifications of the run (never a change to its exit code).
+  if (observe) await afterRun(observe, runFigures, outcome.code, outcome.line);
+  return outcome.code;
 }
 
-export function reportFailure(err: unknown, debug: boolean): number {
+/** Says a failure on stderr, one line; its exit code, and the line (null when there was nothing to say). */
+export function reportFailure(err: unknown, debug: boolean): { code: number; line: string | null } {
+  const say = (code: number, line: string): { code: number; line: string } => {
+    process.stderr.write(`pingroll: ${line}\n`);
+    return { code, line };
+  };
   if (err instanceof CommanderError) {
     // Help and version were printed; anything else is a usage error, said on one line.
-    if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+    if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return { code: 0, line: null };
     const text = err.message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
-    process.stderr.write(`pingroll: ${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags\n`);
-    return 2;
+    return say(2, `${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags`);
   }
-  if (err instanceof NotCompleteError) {
-    process.stderr.write(`pingroll: ${err.message}\n`);
-    return 5;
-  }
-  if (err instanceof UnreadableObjectsError) {
-    process.stderr.write(`pingroll: ${err.message}\n`);
-    return 4;
-  }
-  if (err instanceof LockHeldError) {
-    process.stderr.write(`pingroll: ${err.message}\n`);
-    return 3;
-  }
-  if (err instanceof ConfigError || err instanceof LocationError) {
-    process.stderr.write(`pingroll: ${err.message}\n`);
-    return 2;
-  }
-  if ((err as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+  if (err instanceof NotCompleteError) return say(5, err.message);
+  if (err instanceof UnreadableObjectsError) return say(4, err.message);
+  if (err instanceof LockHeldError) return say(3, err.message);
+  if (err instanceof ConfigError || err instanceof LocationError) return say(2, err.message);
+  if ((err as NodeJS.ErrnoException).code === 'EPIPE') return { code: 0, line: null };
   if (debug) process.stderr.write(`${(err as Error).stack}\n`);
-  process.stderr.write(`pingroll: ${failureLine(err)}\n`);
-  return 1;
+  return say(1, failureLine(err));
 }
 
 // Node's own warnings (the AWS SDK's 8-line notice that later releases need Node 22, among them) go

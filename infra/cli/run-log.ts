@@ -1,8 +1,10 @@
 import type { Log } from '../../lib/log.js';
+import { runFigures } from '../observe/run-figures.js';
 
 /**
  * The CLI's log. Off a terminal (cron, CI): one JSON object per line on stderr, for log pipelines.
- * On a terminal: readable lines and a live progress line.
+ * On a terminal: readable lines and a live progress line. Every event is also counted into the
+ * run's figures (infra/observe/run-figures.ts).
  */
 export function makeLog(out: NodeJS.WriteStream = process.stderr, tty = Boolean(out.isTTY)): Log {
   let live = false, lastProgress = 0;
@@ -11,6 +13,8 @@ export function makeLog(out: NodeJS.WriteStream = process.stderr, tty = Boolean(
     live = false;
   };
   const emit = (level: string, event: string, fields: Record<string, unknown> = {}): void => {
+    // The run's figures (metrics, notifications) come from its events.
+    runFigures.observe(event, fields);
     if (tty) {
       clearLive();
       const rest = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');

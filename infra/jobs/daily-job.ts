@@ -109,7 +109,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
-      log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table) });
+      log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length });
       return summary;
     } finally {
       engine.closeSync();
@@ -190,7 +190,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
   for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
   if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
-  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, objects: batch.objects, records: batch.records, batches,
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
     parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
     days: [...new Set(batch.batches.flatMap((b) => b.days))].sort() });
   const out: IngestSummary & { batches: string[] } = {

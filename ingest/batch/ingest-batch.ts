@@ -66,8 +66,8 @@ export interface IngestResult {
   sealed: number;
   /** Sealed slices a full listing found unchanged (their parsed keys not read). */
   sealedUnchanged: number;
-  /** Objects the listing returned, and whether it was full. */
-  listed?: { objects: number; full: boolean };
+  /** Objects the listing returned, whether it was full, and the latest delivery time a returned key named (ISO; null: none named one). */
+  listed?: { objects: number; full: boolean; newest: string | null };
 }
 
 /**
@@ -83,6 +83,8 @@ export interface Listed {
   listed: number;
   /** Whether the listing was full (no window). */
   full: boolean;
+  /** The latest delivery time a returned key named, ISO; null when none named one. */
+  newest: string | null;
   next: ListingState & { changed: boolean };
   /** Slices that left the window with this listing (or were listed whole by a full one): to seal once all it found is committed. */
   toSeal: SliceTally[];
@@ -168,6 +170,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   const toSeal = [...tallies.values()].filter((t) => (window === undefined || t.number * SLICE_MS >= window.sinceMs) && (t.number + 1) * SLICE_MS <= nextSince);
   return {
     listed, full: window === undefined, toSeal, sealedUnchanged,
+    newest: Number.isFinite(tracker.newestMs) ? new Date(tracker.newestMs).toISOString() : null,
     next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt },
   };
 }
@@ -240,7 +243,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
     const { changed: _, ...next } = found.next;
     await saveListing(opts.store, next, stateKey);
   }
-  return { ...result, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full } };
+  return { ...result, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full, newest: found.newest } };
 }
 
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */

@@ -101,6 +101,8 @@ export class ListingTracker {
   private readonly folders: Set<string>;
   private other: boolean;
   private readonly startedMs = Date.now();
+  /** The latest delivery time named by a key this listing returned (not capped): how far behind the logs are. */
+  newestMs = -Infinity;
 
   /** @param full whether the listing is a full one (it alone can say the prefix holds nothing of another shape). */
   constructor(private readonly before: ListedShape, private readonly full: boolean) {
@@ -112,6 +114,7 @@ export class ListingTracker {
 
   saw(key: string): void {
     const t = nameTimeMs(key);
+    if (t !== null && t > this.newestMs) this.newestMs = t;
     // A name from the future (a clock gone wrong) must not move the window past objects still to come.
     if (t !== null && t > this.latest) this.latest = Math.min(t, this.startedMs);
     const account = accountOf(key);

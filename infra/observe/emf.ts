@@ -1,0 +1,47 @@
+/**
+ * The run's figures as one CloudWatch Embedded Metric Format line (the format's specification:
+ * docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
+ * On AWS Batch, ECS or Lambda, stdout goes to CloudWatch Logs, which makes metrics of such a line
+ * without an agent: namespace `pingroll`, dimension `Command`. The CDK app's alarms use them.
+ */
+import type { RunFigures } from './run-figures.js';
+
+export const EMF_NAMESPACE = 'pingroll';
+
+/** Whether to print the line: `PINGROLL_METRICS_EMF` on or off; by default on where stdout goes to CloudWatch Logs. */
+export function emfEnabled(env: NodeJS.ProcessEnv): boolean {
+  const v = env.PINGROLL_METRICS_EMF;
+  if (v === 'on') return true;
+  if (v === 'off') return false;
+  return Boolean(env.AWS_BATCH_JOB_ID || env.ECS_CONTAINER_METADATA_URI_V4 || env.ECS_CONTAINER_METADATA_URI || env.AWS_LAMBDA_FUNCTION_NAME);
+}
+
+export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string {
+  const values: Array<[string, number, string]> = [
+    ['Success', exitCode === 0 ? 1 : 0, 'Count'],
+    ['Failure', exitCode === 0 ? 0 : 1, 'Count'],
+    ['DurationSeconds', (nowMs - f.startedMs) / 1000, 'Seconds'],
+    ['RecordsRead', f.recordsRead, 'Count'],
+    ['ObjectsParsed', f.objectsParsed, 'Count'],
+    ['Pings', f.pings, 'Count'],
+    ['Rejects', f.rejects, 'Count'],
+    ['RejectsShare', f.recordsRead > 0 ? (100 * f.rejects) / f.recordsRead : 0, 'Percent'],
+    ['QuarantinedObjects', f.quarantinedObjects, 'Count'],
+    ['StaleDays', f.staleDays, 'Count'],
+  ];
+  const lag = f.lagSeconds(nowMs);
+  if (lag !== null) values.push(['LagSeconds', lag, 'Seconds']);
+  const doc: Record<string, unknown> = {
+    _aws: {
+      Timestamp: nowMs,
+      CloudWatchMetrics: [{ Namespace: EMF_NAMESPACE, Dimensions: [['Command']], Metrics: values.map(([Name, , Unit]) => ({ Name, Unit })) }],
+    },
+    Command: f.command,
+    // Not dimensions: searchable in Logs Insights beside the metrics.
+    ExitCode: exitCode,
+    ...(f.run ? { Run: f.run } : {}),
+    ...(f.days.size ? { Days: [...f.days].sort() } : {}),
+  };
+  for (const [name, value] of values) doc[name] = Math.round(value * 1000) / 1000;
+  return JSON.stringify(doc);
+}

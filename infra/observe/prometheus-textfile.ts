@@ -1,0 +1,70 @@
+/**
+ * The run's figures as a Prometheus textfile, for node_exporter's textfile collector on a cron host
+ * (`PINGROLL_PROMETHEUS_FILE`, a `.prom` file in the collector's directory). Written whole to a
+ * temporary name beside it and renamed over it, so the collector never reads half a file. Each
+ * command (rollup, ingest, backfill) has its own series, labelled `command`; a run rewrites its own
+ * and keeps the others' as the file had them. `pingroll_last_success_timestamp_seconds` keeps its
+ * value through failed runs: alert on `time() - pingroll_last_success_timestamp_seconds > 26 * 3600`.
+ */
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import type { RunFigures } from './run-figures.js';
+
+interface Series { name: string; help: string; value: (f: RunFigures, exitCode: number, nowMs: number) => number | null }
+
+const SERIES: Series[] = [
+  { name: 'pingroll_last_run_timestamp_seconds', help: 'When the last run of the command ended, in seconds since 1970.', value: (_f, _c, now) => now / 1000 },
+  { name: 'pingroll_last_success_timestamp_seconds', help: 'When the last successful (exit 0) run of the command ended, in seconds since 1970.', value: (_f, c, now) => (c === 0 ? now / 1000 : null) },
+  { name: 'pingroll_last_run_exit_code', help: 'The exit code of the last run (0 success; see the README for the others).', value: (_f, c) => c },
+  { name: 'pingroll_last_run_duration_seconds', help: 'How long the last run took.', value: (f, _c, now) => (now - f.startedMs) / 1000 },
+  { name: 'pingroll_last_run_records_read', help: 'Log records and table items the last run read.', value: (f) => f.recordsRead },
+  { name: 'pingroll_last_run_objects_parsed', help: 'Log objects the last run parsed.', value: (f) => f.objectsParsed },
+  { name: 'pingroll_last_run_pings', help: 'Pings of the days the last run published.', value: (f) => f.pings },
+  { name: 'pingroll_last_run_rejects', help: 'Records of the days the last run published that are not pings.', value: (f) => f.rejects },
+  { name: 'pingroll_last_run_quarantined_objects', help: 'Log objects that could not be read and are not accepted as lost, as the last run left them.', value: (f) => f.quarantinedObjects },
+  { name: 'pingroll_last_run_stale_days', help: 'Days the last run added records to and did not roll up (backfill --stale publishes them).', value: (f) => f.staleDays },
+  { name: 'pingroll_last_run_lag_seconds', help: 'Age of the newest log object the last run listed, by the delivery time in its name.', value: (f, _c, now) => f.lagSeconds(now) },
+];
+
+const LINE = /^(pingroll_[a-z_]+)\{command="([^"\\]*)"\} (\S+)$/;
+
+/** The series values the file holds now, by name and command; none when it is missing or not ours. */
+async function previous(file: string): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  const text = await readFile(file, 'utf8').catch(() => '');
+  for (const line of text.split('\n')) {
+    const m = LINE.exec(line);
+    if (!m || !Number.isFinite(Number(m[3]))) continue;
+    if (!out.has(m[1]!)) out.set(m[1]!, new Map());
+    out.get(m[1]!)!.set(m[2]!, Number(m[3]));
+  }
+  return out;
+}
+
+/** Writes `file` for this run (atomically), keeping other commands' series and the last success time. */
+export async function writePrometheusTextfile(file: string, f: RunFigures, exitCode: number, nowMs: number): Promise<void> {
+  const { Gauge, Registry } = await import('prom-client');
+  const before = await previous(file);
+  const registry = new Registry();
+  for (const s of SERIES) {
+    const gauge = new Gauge({ name: s.name, help: s.help, labelNames: ['command'], registers: [registry] });
+    for (const [command, v] of before.get(s.name) ?? []) if (command !== f.command) gauge.set({ command }, v);
+    const v = s.value(f, exitCode, nowMs) ?? before.get(s.name)?.get(f.command) ?? null;
+    if (v !== null) gauge.set({ command: f.command }, Math.round(v * 1000) / 1000);
+  }
+  const text = await registry.metrics();
+  // Not ending in .prom: the collector reads only those, so it never sees the temporary file.
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    const h = await open(tmp, 'w');
+    try {
+      await h.writeFile(text);
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * What a run did, in figures, for metrics and notifications: gathered from the run's log events
+ * (run-log.ts hands each event here), so that no job carries metrics code of its own.
+ */
+
+/** The commands whose runs are measured. */
+export const MEASURED_COMMANDS = new Set(['rollup', 'ingest', 'backfill']);
+
+export class RunFigures {
+  command = '';
+  run: string | null = null;
+  readonly startedMs = Date.now();
+  /** Days rolled up and published by this run. */
+  readonly days = new Set<string>();
+  /** Days this run's new records fell on. */
+  readonly touched = new Set<string>();
+  recordsRead = 0;
+  objectsParsed = 0;
+  pings = 0;
+  rejects = 0;
+  /** Log objects that could not be read and are not accepted as lost (the quarantine, as the run left it). */
+  quarantinedObjects = 0;
+  /** The latest delivery time named by a listed log object, ms. */
+  newestObjectMs: number | null = null;
+
+  /** Takes one log event. */
+  observe(event: string, fields: Record<string, unknown>): void {
+    const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+    switch (event) {
+      case 'run.start':
+        if (typeof fields.run === 'string') this.run ??= fields.run;
+        break;
+      case 'ingest.done': {
+        this.recordsRead += n(fields.records);
+        this.objectsParsed += n(fields.objects);
+        if (Array.isArray(fields.days)) for (const d of fields.days) if (typeof d === 'string') this.touched.add(d);
+        const newest = typeof fields.newestObject === 'string' ? Date.parse(fields.newestObject) : NaN;
+        if (Number.isFinite(newest) && (this.newestObjectMs === null || newest > this.newestObjectMs)) this.newestObjectMs = newest;
+        break;
+      }
+      case 'day.done':
+        if (typeof fields.day === 'string') this.days.add(fields.day);
+        this.pings += n(fields.pings);
+        this.rejects += n(fields.rejects);
+        break;
+      case 'run.done':
+        this.quarantinedObjects = Math.max(this.quarantinedObjects, n(fields.unreadable));
+        break;
+      case 'object.unreadable':
+        this.quarantinedObjects = Math.max(this.quarantinedObjects, 1);
+        break;
+    }
+  }
+
+  /** Days this run added records to and did not roll up: each is stale until rolled up again (`backfill --stale`). */
+  get staleDays(): number {
+    let stale = 0;
+    for (const d of this.touched) if (!this.days.has(d)) stale++;
+    return stale;
+  }
+
+  /** Seconds from the newest listed log object's delivery time to `nowMs`; null when no object named one. */
+  lagSeconds(nowMs: number): number | null {
+    return this.newestObjectMs === null ? null : Math.max(0, (nowMs - this.newestObjectMs) / 1000);
+  }
+}
+
+/** This process's run. */
+export const runFigures = new RunFigures();
