@@ -9,6 +9,7 @@ new PingrollStack(app, 'Pingroll', {
   imageDirectory: fileURLToPath(new URL('../..', import.meta.url)),
   shards: Number(context('shards') || 8),
   redshiftWorkgroup: context('redshiftWorkgroup'),
+  redshiftWorkgroupArn: context('redshiftWorkgroupArn'),
   redshiftDatabase: context('redshiftDatabase'),
   alarmEmail: context('alarmEmail') || undefined,
 });

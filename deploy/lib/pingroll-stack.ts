@@ -13,8 +13,12 @@
  *   Data API on one workgroup; Redshift's COPY role reads the output (and writes what UNLOAD writes);
  * - alarms on failed, timed-out and aborted runs, and on any job failing for good, to an SNS topic.
  * The Redshift Serverless workgroup itself is the analysts' and is named, not created.
+ *
+ * It passes cdk-nag's AwsSolutions pack (deploy/test): every permission names its resource where the
+ * name is known at synth time; what cannot (objects S3 names at run time, actions AWS offers without
+ * resource-level permissions) is acknowledged beside the grant, with its reason (`ack`).
  */
-import { Duration, IgnoreMode, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, IgnoreMode, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as batch from 'aws-cdk-lib/aws-batch';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -23,12 +27,19 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
+
+/** A cdk-nag finding acknowledged on `scope`, with why it cannot be fixed there (never a whole rule). */
+function ack(scope: IConstruct, id: string, reason: string): void {
+  if (!/^AwsSolutions-[A-Z]+\d+\[.+\]$/.test(id)) throw new Error(`acknowledge one finding (Rule[Finding]), not a whole rule: ${id}`);
+  Validations.of(scope).acknowledge({ id, reason });
+}
 
 export interface PingrollStackProps extends StackProps {
   /** The repository's root, where the Dockerfile is. */
@@ -36,10 +47,21 @@ export interface PingrollStackProps extends StackProps {
   /** Ingest shards per night (the array job's size; 1 runs one shard). */
   shards: number;
   redshiftWorkgroup: string;
+  /**
+   * The workgroup's ARN (it holds the workgroup's id, not its name): the Data API permissions name it.
+   * `aws redshift-serverless get-workgroup --workgroup-name NAME --query workgroup.workgroupArn`.
+   */
+  redshiftWorkgroupArn: string;
   redshiftDatabase: string;
   /** Where alarms are mailed; none: the topic only. */
   alarmEmail?: string;
 }
+
+/**
+ * The day before the nightly schedule's time (EventBridge's `time`, ISO 8601 UTC), in JSONata as Step
+ * Functions evaluates it; the tests evaluate the same text.
+ */
+export const DAY_BEFORE_SCHEDULE = "$fromMillis($toMillis($states.input.time) - 86400000, '[Y0001]-[M01]-[D01]')";
 
 /** What the container runs: pingroll's CLI (Dockerfile: WORKDIR /app). */
 const PINGROLL = ['node', 'bin/pingroll.js'];
@@ -52,6 +74,9 @@ export class PingrollStack extends Stack {
     super(scope, id, props);
     const shards = props.shards;
     if (!(Number.isInteger(shards) && shards >= 1 && shards <= 10_000)) throw new Error(`shards must be a whole number from 1 to 10000 (an AWS Batch array's size); got ${shards}`);
+    if (!/^arn:aws[a-z-]*:redshift-serverless:[a-z0-9-]+:\d{12}:workgroup\/[0-9a-f-]{36}$/.test(props.redshiftWorkgroupArn)) {
+      throw new Error(`pingroll:redshiftWorkgroupArn must be the workgroup's ARN (aws redshift-serverless get-workgroup --workgroup-name ${props.redshiftWorkgroup || 'NAME'} --query workgroup.workgroupArn); got '${props.redshiftWorkgroupArn}'`);
+    }
 
     const logBucket = new s3.Bucket(this, 'AccessLogs', {
       encryption: s3.BucketEncryption.S3_MANAGED, blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL, enforceSSL: true,
@@ -64,28 +89,45 @@ export class PingrollStack extends Stack {
       serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'logs/',
       targetObjectKeyFormat: s3.TargetObjectKeyFormat.partitionedPrefix(s3.PartitionDateSource.EVENT_TIME),
     });
+    // The output's own requests are logged too, beside the pings' (another prefix: pingroll lists logs/ only).
     const outputBucket = new s3.Bucket(this, 'Output', {
       encryption: s3.BucketEncryption.S3_MANAGED, blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL, enforceSSL: true, removalPolicy: RemovalPolicy.RETAIN,
+      serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'output-access-logs/',
     });
+    // Where pingroll's output lives in the bucket (PINGROLL_OUTPUT), and its objects: pingroll names them at run time.
+    const OUTPUT_PREFIX = 'pingroll/';
+    const outputObjects = outputBucket.arnForObjects(`${OUTPUT_PREFIX}*`);
 
-    // Redshift's COPY (and UNLOAD, for the rollup inside Redshift) runs as this role.
+    // Redshift's COPY reads the staged and published Parquet; UNLOAD (the rollup inside Redshift) writes
+    // under _warehouse-rollup/ of the output.
     const copyRole = new iam.Role(this, 'RedshiftCopyRole', { assumedBy: new iam.ServicePrincipal('redshift.amazonaws.com') });
-    outputBucket.grantRead(copyRole);
-    outputBucket.grantPut(copyRole, '_warehouse-rollup/*');
+    copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketLocation'], resources: [outputBucket.bucketArn] }));
+    copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [outputObjects] }));
+    copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [outputBucket.arnForObjects(`${OUTPUT_PREFIX}_warehouse-rollup/*`)] }));
+    ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'COPY reads objects pingroll names at run time (staged batches, each day\'s Parquet); the grant is limited to the output prefix');
+    ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}_warehouse-rollup/*]`, 'UNLOAD writes files it names itself, under a prefix per run; the grant is limited to _warehouse-rollup/ of the output');
 
-    const vpc = new ec2.Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }] });
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
+      flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.ALL } },
+    });
     const compute = new batch.FargateComputeEnvironment(this, 'Compute', { vpc, vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC }, maxvCpus: Math.max(16, shards * 2) });
     const queue = new batch.JobQueue(this, 'Queue', { computeEnvironments: [{ computeEnvironment: compute, order: 1 }] });
 
     // What the image's build sees is the repository less its .dockerignore, which CDK reads (Docker's rules).
     const image = ecs.ContainerImage.fromAsset(props.imageDirectory, { ignoreMode: IgnoreMode.DOCKER });
     const jobRole = new iam.Role(this, 'JobRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
-    logBucket.grantRead(jobRole, 'logs/*');
-    outputBucket.grantReadWrite(jobRole);
-    outputBucket.grantDelete(jobRole);
-    const workgroupArn = this.formatArn({ service: 'redshift-serverless', resource: 'workgroup', resourceName: '*' });
+    // The logs: listed (HeadBucket and ListObjectsV2 need ListBucket on the bucket) and read.
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [logBucket.bucketArn] }));
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [logBucket.arnForObjects('logs/*')] }));
+    ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(logBucket.node.defaultChild as s3.CfnBucket)}.Arn>/logs/*]`, 'S3 server access logging names the log objects at delivery time; the grant is read-only and limited to the logs/ prefix');
+    // The output: state, staging and published files, written (conditionally), read, deleted, multipart uploads aborted.
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [outputBucket.bucketArn] }));
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], resources: [outputObjects] }));
+    ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'pingroll names its state, staging and output objects at run time (batch ids, days); the grant is limited to the output prefix');
+    const workgroupArn = props.redshiftWorkgroupArn;
     jobRole.addToPolicy(new iam.PolicyStatement({
-      actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement'],
+      actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement', 'redshift-serverless:GetCredentials'],
       resources: [workgroupArn],
     }));
     // Statement ids are not resources: the Data API scopes these to the statements the caller ran.
@@ -93,22 +135,28 @@ export class PingrollStack extends Stack {
       actions: ['redshift-data:DescribeStatement', 'redshift-data:GetStatementResult', 'redshift-data:CancelStatement'],
       resources: ['*'],
     }));
-    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['redshift-serverless:GetCredentials'], resources: [workgroupArn] }));
+    ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a statement id is not a resource); the Data API lets a caller see only the statements it ran');
+    // The jobs' own log group, kept 90 days (the default /aws/batch/job group keeps logs forever).
+    const jobLogs = new logs.LogGroup(this, 'JobLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
 
     const environment = {
       PINGROLL_LOGS: logBucket.s3UrlForObject('logs/'),
-      PINGROLL_OUTPUT: outputBucket.s3UrlForObject('pingroll/'),
+      PINGROLL_OUTPUT: outputBucket.s3UrlForObject(OUTPUT_PREFIX),
       PINGROLL_WAREHOUSE: 'redshift',
       PINGROLL_ROLLUP: 'redshift',
       PINGROLL_REDSHIFT_WORKGROUP: props.redshiftWorkgroup,
       PINGROLL_REDSHIFT_DATABASE: props.redshiftDatabase,
       PINGROLL_REDSHIFT_IAM_ROLE: copyRole.roleArn,
     };
-    const container = (id: string, command: string[], cpu: number, memoryGiB: number): batch.EcsFargateContainerDefinition =>
-      new batch.EcsFargateContainerDefinition(this, id, {
+    const container = (id: string, command: string[], cpu: number, memoryGiB: number): batch.EcsFargateContainerDefinition => {
+      const c = new batch.EcsFargateContainerDefinition(this, id, {
         image, command, cpu, memory: Size.gibibytes(memoryGiB), jobRole, environment, assignPublicIp: true,
-        fargateCpuArchitecture: ecs.CpuArchitecture.X86_64,
+        fargateCpuArchitecture: ecs.CpuArchitecture.X86_64, logging: ecs.LogDrivers.awsLogs({ logGroup: jobLogs, streamPrefix: 'pingroll' }),
       });
+      ack(c.executionRole, 'AwsSolutions-IAM5[Resource::*]', 'ecr:GetAuthorizationToken has no resource-level permissions; pulling the image is limited to its repository');
+      ack(c.executionRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(jobLogs.node.defaultChild as logs.CfnLogGroup)}.Arn>:*]`, 'log streams are named per job at run time; the grant is limited to the jobs\' own log group');
+      return c;
+    };
     // A shard parses ~240 MB of logs per CPU-second from a directory (half that from S3: README's
     // model) with ~0.5 GiB peak; 2 vCPU and 4 GiB leave room for a busy shard and DuckDB's conversions.
     const ingestJob = new batch.EcsJobDefinition(this, 'IngestShard', {
@@ -137,12 +185,8 @@ export class PingrollStack extends Stack {
     // once, then each day, one at a time); the nightly schedule's {"time": ...} the day before it.
     const ingest = submit('Ingest shards', ingestJob, shardsOf);
     ingest.next(submit('Roll up and load', rollupJob, dateOf));
-    const yesterday = new sfn.Pass(this, 'The day of the schedule', {
-      parameters: { 'date.$': "States.ArrayGetItem(States.StringSplit($.time, 'T'), 0)" },
-    });
-    const dayBefore = new tasks.EvaluateExpression(this, 'The day before', {
-      expression: 'new Date(Date.parse($.date) - 86400000).toISOString().slice(0, 10)', resultPath: '$.date',
-    });
+    // JSONata's date functions, in the state machine itself (no Lambda function to run, patch or permit).
+    const dayBefore = sfn.Pass.jsonata(this, 'The day before the schedule', { outputs: { date: `{% ${DAY_BEFORE_SCHEDULE} %}` } });
     const eachDay = new sfn.Map(this, 'Each day', { itemsPath: '$.dates', itemSelector: { 'date.$': '$$.Map.Item.Value' }, maxConcurrency: 1, resultPath: sfn.JsonPath.DISCARD });
     eachDay.itemProcessor(submit('Roll up and load a day of the range', rollupJob, dateOf));
     const range = submit('Ingest shards for a range', ingestJob, shardsOf);
@@ -150,9 +194,27 @@ export class PingrollStack extends Stack {
     const what = new sfn.Choice(this, 'What to roll up?')
       .when(sfn.Condition.isPresent('$.dates'), range)
       .when(sfn.Condition.isPresent('$.date'), ingest)
-      .otherwise(yesterday.next(dayBefore).next(ingest));
+      .otherwise(dayBefore.next(ingest));
+    // The state machine's role is written here, statement by statement (CDK's Batch task would grant
+    // SubmitJob on every job definition): SubmitJob on the queue and the two job definitions it runs;
+    // the managed rule the .sync integration watches jobs with; logging and tracing.
+    const machineRole = new iam.Role(this, 'NightlyRole', { assumedBy: new iam.ServicePrincipal('states.amazonaws.com') });
+    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [queue.jobQueueArn, ingestJob.jobDefinitionArn, rollupJob.jobDefinitionArn] }));
+    machineRole.addToPolicy(new iam.PolicyStatement({
+      actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+      resources: [this.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
+    }));
+    machineRole.addToPolicy(new iam.PolicyStatement({
+      actions: ['logs:CreateLogDelivery', 'logs:GetLogDelivery', 'logs:UpdateLogDelivery', 'logs:DeleteLogDelivery', 'logs:ListLogDeliveries',
+        'logs:PutResourcePolicy', 'logs:DescribeResourcePolicies', 'logs:DescribeLogGroups',
+        'xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets'],
+      resources: ['*'],
+    }));
+    ack(machineRole, 'AwsSolutions-IAM5[Resource::*]', 'CloudWatch Logs\' log-delivery actions and X-Ray\'s trace actions have no resource-level permissions (Step Functions\' documented policy for logging and tracing)');
+    const machineLogs = new logs.LogGroup(this, 'NightlyLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
     this.stateMachine = new sfn.StateMachine(this, 'Nightly', {
-      definitionBody: sfn.DefinitionBody.fromChainable(what), timeout: Duration.hours(24), tracingEnabled: false,
+      definitionBody: sfn.DefinitionBody.fromChainable(what), timeout: Duration.hours(24), tracingEnabled: true,
+      role: machineRole.withoutPolicyUpdates(), logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
     });
     new events.Rule(this, 'EveryNight', {
       schedule: events.Schedule.cron({ minute: '30', hour: '2' }),
@@ -163,7 +225,7 @@ export class PingrollStack extends Stack {
       targets: [new targets.BatchJob(queue.jobQueueArn, queue, monthJob.jobDefinitionArn, monthJob, { jobName: 'pingroll-month', retryAttempts: 2 })],
     });
 
-    const topic = new sns.Topic(this, 'Alarms');
+    const topic = new sns.Topic(this, 'Alarms', { enforceSSL: true });
     if (props.alarmEmail) topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted'] as const) {
       const alarm = new cloudwatch.Alarm(this, `Runs${metric}`, {

@@ -6,12 +6,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import jsonata from 'jsonata';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PingrollStack } from '../lib/pingroll-stack.js';
+import { DAY_BEFORE_SCHEDULE, PingrollStack } from '../lib/pingroll-stack.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
+const WORKGROUP_ARN = 'arn:aws:redshift-serverless:eu-west-1:123456789012:workgroup/0b2f89bd-6884-7ca8-de44-3aac051aedd2';
 
 // Synthesized into a folder of its own, removed after: the image asset is a copy of the repository.
 const out = mkdtempSync(join(tmpdir(), 'pingroll-cdk-'));
@@ -19,13 +22,52 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 function synth(shards = 8): Template {
   const app = new App({ outdir: join(out, String(shards)) });
-  const stack = new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards, redshiftWorkgroup: 'analytics', redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
+  const stack = new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
   app.synth();
   return Template.fromStack(stack);
 }
 
+/** The stack synthesized under cdk-nag's AwsSolutions pack: its validation report, and the acknowledgments in the stack's source. */
+function nag(): { violations: Array<{ rule: string; path: string }>; report: string } {
+  const outdir = join(out, 'nag');
+  const app = new App({ outdir });
+  new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards: 8, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  let thrown = '';
+  try {
+    app.synth();
+  } catch (err) {
+    thrown = String(err);
+  }
+  const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as { pluginReports: Array<{ violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath: string }> }> }> };
+  const violations = report.pluginReports.flatMap((p) => p.violations.flatMap((v) => v.violatingConstructs.map((c) => ({ rule: v.ruleName, path: c.constructPath }))));
+  return { violations, report: thrown };
+}
+
 describe('the deployment (cdk synth)', () => {
   const t = synth();
+
+  it("passes cdk-nag's AwsSolutions pack: no unacknowledged error, and each acknowledgment one finding with its reason", () => {
+    const { violations, report } = nag();
+    expect(violations, report).toEqual([]);
+    // What is acknowledged, in the stack's source: one finding each (Rule[Finding]), each with a reason of its own.
+    const source = readFileSync(fileURLToPath(new URL('../lib/pingroll-stack.ts', import.meta.url)), 'utf8');
+    const acks = [...source.matchAll(/ack\([^,]+, `?'?(AwsSolutions-[^'`]+)['`], '((?:[^'\\]|\\.)+)'\)/g)].map((m) => ({ id: m[1]!, reason: m[2]! }));
+    expect(acks.length).toBeGreaterThan(0);
+    for (const a of acks) {
+      expect(a.id).toMatch(/^AwsSolutions-IAM5\[.+\]$/);
+      expect(a.reason.length).toBeGreaterThan(40);
+    }
+    expect(new Set(acks.map((a) => a.reason)).size).toBe(acks.length);
+  });
+
+  it('computes the day before the schedule in the state machine (JSONata, no Lambda function), across month and year ends', async () => {
+    for (const [time, day] of [['2026-11-25T02:30:00Z', '2026-11-24'], ['2026-12-01T02:30:00Z', '2026-11-30'], ['2027-01-01T02:30:00Z', '2026-12-31'], ['2028-03-01T02:30:00Z', '2028-02-29']]) {
+      expect(await jsonata(DAY_BEFORE_SCHEDULE).evaluate({}, { states: { input: { time } } })).toBe(day);
+    }
+    expect(JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'))).toContain(DAY_BEFORE_SCHEDULE.replace(/'/g, "'").slice(0, 30));
+    t.resourceCountIs('AWS::Lambda::Function', 0);
+  });
 
   it('logs the ping bucket\'s requests to the log bucket, PartitionedPrefix by EventTime', () => {
     t.hasResourceProperties('AWS::S3::Bucket', {
