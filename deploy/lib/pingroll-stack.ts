@@ -53,6 +53,8 @@ export interface PingrollStackProps extends StackProps {
    */
   redshiftWorkgroupArn: string;
   redshiftDatabase: string;
+  /** The rejects share (percent of a run's records that are not pings) above which to alarm; 5 when not given. */
+  rejectsShareAlarm?: number;
   /** Where alarms are mailed; none: the topic only. */
   alarmEmail?: string;
 }
@@ -235,6 +237,28 @@ export class PingrollStack extends Stack {
       });
       alarm.addAlarmAction(new actions.SnsAction(topic));
     }
+    // pingroll's own metrics: each run prints them as an Embedded Metric Format line (namespace pingroll,
+    // dimension Command), which CloudWatch Logs makes metrics of. The rollup publishes the day.
+    const pingrollMetric = (metricName: string, statistic: string, period: Duration): cloudwatch.Metric =>
+      new cloudwatch.Metric({ namespace: 'pingroll', metricName, dimensionsMap: { Command: 'rollup' }, statistic, period });
+    const emfAlarms: Array<[string, cloudwatch.AlarmProps]> = [
+      ['NoSuccessfulRollup', {
+        metric: pingrollMetric('Success', 'Sum', Duration.hours(26)), threshold: 1, evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        alarmDescription: 'no pingroll rollup has succeeded in 26 hours: see the nightly execution and its jobs\' logs',
+      }],
+      ['RejectsShare', {
+        metric: pingrollMetric('RejectsShare', 'Maximum', Duration.hours(1)), threshold: props.rejectsShareAlarm ?? 5, evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `more than ${props.rejectsShareAlarm ?? 5}% of a run's records were not pings: see the day's rejects (_rejects/) for the reasons`,
+      }],
+      ['QuarantinedObjects', {
+        metric: pingrollMetric('QuarantinedObjects', 'Maximum', Duration.hours(1)), threshold: 1, evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: 'log objects could not be read and are held in the quarantine: pingroll quarantine list',
+      }],
+    ];
+    for (const [id, alarmProps] of emfAlarms) new cloudwatch.Alarm(this, id, alarmProps).addAlarmAction(new actions.SnsAction(topic));
     // Any of pingroll's jobs failing for good (its retries spent), the month's included.
     new events.Rule(this, 'JobFailed', {
       eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn] } },

@@ -147,6 +147,15 @@ describe('the deployment (cdk synth)', () => {
       t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/States', MetricName: metric, Threshold: 1, AlarmActions: [Match.anyValue()] });
     }
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    // From pingroll's own metrics (EMF): no successful rollup in 26 h (a missing datapoint is no run), rejects share, quarantine.
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'Success', Dimensions: [{ Name: 'Command', Value: 'rollup' }], Period: 26 * 3600, Statistic: 'Sum', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'RejectsShare', Threshold: 5, ComparisonOperator: 'GreaterThanThreshold' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'QuarantinedObjects', Threshold: 1 });
+    // The names the job prints (infra/observe/emf.ts): the alarms watch metrics that exist.
+    const emf = readFileSync(fileURLToPath(new URL('../../infra/observe/emf.ts', import.meta.url)), 'utf8');
+    expect(emf).toContain("EMF_NAMESPACE = 'pingroll'");
+    expect(emf).toContain("Dimensions: [['Command']]");
+    for (const name of ['Success', 'RejectsShare', 'QuarantinedObjects']) expect(emf).toContain(`['${name}', `);
   });
 
   it('builds the image from the repository\'s Dockerfile, whose every COPY source exists', () => {
