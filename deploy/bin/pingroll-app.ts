@@ -12,5 +12,6 @@ new PingrollStack(app, 'Pingroll', {
   redshiftWorkgroupArn: context('redshiftWorkgroupArn'),
   redshiftDatabase: context('redshiftDatabase'),
   alarmEmail: context('alarmEmail') || undefined,
+  rejectsShareAlarm: Number(context('rejectsShareAlarm')) || undefined,
 });
 app.synth();
