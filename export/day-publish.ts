@@ -209,7 +209,7 @@ export class DayPublisher {
     await this.opts.fence?.();
     await store.put(runsKey, { file: runs.local });
     try {
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, runsKey, unloadPrefix, put: (key, body) => store.put(key, body) });
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));

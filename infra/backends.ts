@@ -57,7 +57,8 @@ export async function warehouseFor(config: Config, log?: Log): Promise<Warehouse
       import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
     // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
     const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
-    return new RedshiftWarehouse(api, config.redshift, config.output);
+    const store = await objectStoreAt(config.output, config);
+    return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body));
   }
   return null;
 }

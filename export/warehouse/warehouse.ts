@@ -26,8 +26,9 @@ export interface WarehouseRollup {
   staged: Array<{ key: string; size: number }>;
   /** The day's record counts by source and outcome (the rollup adds duplicates). */
   outcomes: Record<string, Record<string, number>>;
-  /** The day's daily_runs row, as Parquet. */
+  /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
+  runsSize: number;
   /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; what else the warehouse must write goes there too. */
   unloadPrefix: string;
   /** Writes an object to the output (output-relative key). */

@@ -99,7 +99,9 @@ function fieldValue(f: Field): string | number | boolean | null {
 export class RedshiftWarehouse implements Warehouse {
   private initialized = false;
 
-  constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: S3Location) {}
+  /** @param put writes an object of the output (output-relative key): the COPY manifests. */
+  constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: S3Location,
+    private readonly put: (key: string, body: Buffer) => Promise<void>) {}
 
   get description(): string {
     const t = this.cfg.target;
@@ -119,13 +121,21 @@ export class RedshiftWarehouse implements Warehouse {
 
   /**
    * Delete the day and COPY it, for each table, as one transaction. COPY reads the file where it waits
-   * to be published (its staged key), or where it is published.
+   * to be published (its staged key), or where it is published, always through a manifest that names
+   * it with its size (`manifestKey`): COPY from Parquet runs on Redshift Spectrum, which skips files
+   * under names beginning with `_` or `.` when it lists a location, and the staged files sit under
+   * `_state/`; a manifest names each file outright, so no listing rule applies (docs/running-on-aws.md).
    */
   static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey' | 'dateColumn'>>): string[] {
     return files.flatMap((f) => [
       `DELETE FROM ${cfg.schema}.${f.table} WHERE ${f.dateColumn ?? 'day'} = '${day}'`,
-      `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${f.stagedKey ?? f.key}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET`,
+      `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${RedshiftWarehouse.manifestKey(day, f)}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET MANIFEST`,
     ]);
+  }
+
+  /** Where a loaded file's COPY manifest is written: beside the staged file (removed with it), else under _state/load-manifests/. */
+  static manifestKey(day: string, f: Pick<OutputFile, 'table' | 'key' | 'stagedKey'>): string {
+    return f.stagedKey ? `${f.stagedKey}.manifest` : `_state/load-manifests/${day}/${f.table}.manifest`;
   }
 
   /**
@@ -147,7 +157,7 @@ export class RedshiftWarehouse implements Warehouse {
       ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
-      `COPY ${cfg.schema}.daily_runs FROM ${s3(input.runsKey)} ${role} FORMAT AS PARQUET`,
+      `COPY ${cfg.schema}.daily_runs FROM ${s3(`${input.unloadPrefix}daily_runs.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
       'DROP TABLE staged_pings',
     ];
@@ -167,11 +177,13 @@ export class RedshiftWarehouse implements Warehouse {
     await this.init();
     const manifestKey = input.staged.length ? `${input.unloadPrefix}staged.manifest` : null;
     if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, input.staged)));
+    await input.put(`${input.unloadPrefix}daily_runs.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.runsKey, size: input.runsSize }])));
     await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey }), `rollup of ${day}`);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
     await this.init();
+    for (const f of files) await this.put(RedshiftWarehouse.manifestKey(day, f), Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: f.stagedKey ?? f.key, size: f.bytes }])));
     await this.api.batch(RedshiftWarehouse.loadStatements(this.cfg, this.output, day, files), `load of ${day}`);
   }
 

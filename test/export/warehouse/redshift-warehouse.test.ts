@@ -34,7 +34,10 @@ const ENV = {
 };
 const cfg = (): RedshiftConfig => loadConfig(ENV).redshift!;
 const output = { kind: 's3' as const, bucket: 'rollups', prefix: 'pingroll/', url: 's3://rollups/pingroll/' };
-const files = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((table) => ({ table, key: `${table}/dt=2026-11-01/part-00000.parquet` })) as never[];
+const files = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].map((table, i) => ({ table, key: `${table}/dt=2026-11-01/part-00000.parquet`, stagedKey: `_state/publish/dt=2026-11-01/r1/${table}/dt=2026-11-01/part-00000.parquet`, bytes: 1000 + i })) as never[];
+/** The COPY manifests a warehouse wrote, by key. */
+const manifests = new Map<string, unknown>();
+const put = async (key: string, body: Buffer): Promise<void> => { manifests.set(key, JSON.parse(body.toString())); };
 const fast = { sleep: async () => {}, firstPollMs: 1 };
 
 describe('configuration', () => {
@@ -79,20 +82,22 @@ describe('loading a day', () => {
     rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolvesOnce({ Status: 'SUBMITTED' }).resolvesOnce({ Status: 'STARTED' }).resolves({ Status: 'FINISHED' });
     const waits: number[] = [];
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { sleep: async (ms) => { waits.push(ms); }, firstPollMs: 100 });
-    const wh = new RedshiftWarehouse(api, cfg(), output);
+    const wh = new RedshiftWarehouse(api, cfg(), output, put);
     await wh.loadDay('2026-11-01', files);
     let batches = rs.commandCalls(BatchExecuteStatementCommand);
     expect(batches).toHaveLength(2);
     expect(batches[0]!.args[0].input.Sqls).toEqual(RedshiftWarehouse.initStatements('pingroll'));
     expect(batches[1]!.args[0].input).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev' });
-    expect(batches[1]!.args[0].input.Sqls).toEqual([
-      "DELETE FROM pingroll.daily_episode_stats WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_episode_stats FROM 's3://rollups/pingroll/daily_episode_stats/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
-      "DELETE FROM pingroll.daily_series_stats WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_series_stats FROM 's3://rollups/pingroll/daily_series_stats/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
-      "DELETE FROM pingroll.daily_ingest_audit WHERE day = '2026-11-01'",
-      "COPY pingroll.daily_ingest_audit FROM 's3://rollups/pingroll/daily_ingest_audit/dt=2026-11-01/part-00000.parquet' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET",
-    ]);
+    // Each COPY through a manifest that names the staged file with its size: COPY from Parquet runs on
+    // Spectrum, which skips _-prefixed names when it lists; a manifest lists nothing.
+    const staged = (t: string): string => `_state/publish/dt=2026-11-01/r1/${t}/dt=2026-11-01/part-00000.parquet`;
+    expect(batches[1]!.args[0].input.Sqls).toEqual(['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].flatMap((t) => [
+      `DELETE FROM pingroll.${t} WHERE day = '2026-11-01'`,
+      `COPY pingroll.${t} FROM 's3://rollups/pingroll/${staged(t)}.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`,
+    ]));
+    ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit'].forEach((t, i) => expect(manifests.get(`${staged(t)}.manifest`)).toEqual({
+      entries: [{ url: `s3://rollups/pingroll/${staged(t)}`, mandatory: true, meta: { content_length: 1000 + i } }],
+    }));
     expect(rs.commandCalls(DescribeStatementCommand)).toHaveLength(4);
     expect(waits.slice(-2)).toEqual([100, 150]); // backoff grows
     // The tables are made once: the next load is its own batch alone.
@@ -107,7 +112,7 @@ describe('loading a day', () => {
       // The first batch makes the tables (FINISHED); the load's fails.
       rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-2' });
       rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolves({ Status: status as 'FAILED', Error: status === 'FAILED' ? 'S3ServiceException: Access Denied' : undefined });
-      const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output);
+      const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output, put);
       await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(RedshiftStatementError);
       await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(message);
     });
@@ -118,7 +123,7 @@ describe('loading a day', () => {
     rs.on(CancelStatementCommand).resolves({ Status: true });
     let now = 0;
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), { timeoutMs: 60_000, now: () => now, sleep: async (ms) => { now += ms; } });
-    await expect(new RedshiftWarehouse(api, cfg(), output).loadDay('2026-11-01', files)).rejects.toThrow(/did not finish load of 2026-11-01 \(statement b-3, last status STARTED\) within 60 s; it was cancelled/);
+    await expect(new RedshiftWarehouse(api, cfg(), output, put).loadDay('2026-11-01', files)).rejects.toThrow(/did not finish load of 2026-11-01 \(statement b-3, last status STARTED\) within 60 s; it was cancelled/);
     expect(rs.commandCalls(CancelStatementCommand)[0]!.args[0].input).toEqual({ Id: 'b-3' });
   });
 });
@@ -184,6 +189,7 @@ describe('make rollup with Redshift configured', () => {
       expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);
       // The day's four tables and daily_runs, in one transaction.
       expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(5);
+      expect(batches[1]!.filter((s) => s.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
       // COPY reads what the run published.
       const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
@@ -270,6 +276,9 @@ describe('make rollup with Redshift configured', () => {
       const day = sent[1]!;
       expect(day[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
       // One COPY through a manifest of every staged file of the day, and the day's daily_runs row.
+      // Every COPY reads through a manifest (no location listed: see loadStatements).
+      expect(day.filter((q) => q.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
+      expect(day.filter((q) => q.startsWith('COPY'))).toHaveLength(2);
       expect(day.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
