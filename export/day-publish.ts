@@ -13,6 +13,7 @@ import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
 import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
 import { SEALS } from '../state/seals.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { PartitionCatalog } from './catalog/glue-partitions.js';
 import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
@@ -44,6 +45,8 @@ export interface DayPublisherOptions {
   quarantine?: Quarantine;
   /** Roll days up inside the warehouse (PINGROLL_ROLLUP=redshift) instead of in DuckDB. */
   rollupInWarehouse?: boolean | undefined;
+  /** Where each published day's partitions are registered (PINGROLL_GLUE_DATABASE); none without. */
+  catalog?: PartitionCatalog | null;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -141,6 +144,7 @@ export class DayPublisher {
       const first = `${month}-01`;
       const file = await writeParquet(engine, `SELECT * FROM ${table}`, MONTH_TABLE, first, dir, 'month');
       await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `month=${month}`, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
+      await this.opts.catalog?.register([{ table: MONTH_TABLE, dt: first }]);
       this.opts.log.info('month.done', { run: this.opts.run, month, series: file.rows, days: days.length });
       return { series: file.rows, days: days.length };
     } finally {
@@ -182,6 +186,7 @@ export class DayPublisher {
       }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
       // Records that are not pings (every outcome but ping, both sources): the day's rejects.
       const rejectedRecords = Object.values(outcomes).reduce((n, bySource) => n + Object.entries(bySource).reduce((m, [o, c]) => m + (o === 'ping' ? 0 : c), 0), 0);
+      await this.opts.catalog?.register(outputs.map((o) => ({ table: o.table, dt: day })));
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, rejects: rejectedRecords, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };
     } finally {

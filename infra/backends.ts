@@ -16,6 +16,7 @@ import type { Log } from '../lib/log.js';
 import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Config } from './config.js';
+import type { PartitionCatalog } from '../export/catalog/glue-partitions.js';
 
 export interface Backends {
   /** The access logs (`PINGROLL_LOGS`). */
@@ -26,6 +27,8 @@ export interface Backends {
   warehouse: Warehouse | null;
   /** The legacy tables' items; null when `PINGROLL_DDB_TABLES` is empty. */
   items: TableItemSources | null;
+  /** Where published days' partitions are registered (`PINGROLL_GLUE_DATABASE`); null or absent: nowhere. */
+  catalog?: PartitionCatalog | null;
 }
 
 export async function buildBackends(config: Config, log: Log): Promise<Backends> {
@@ -34,6 +37,7 @@ export async function buildBackends(config: Config, log: Log): Promise<Backends>
     store: await objectStoreAt(config.output, config),
     warehouse: await warehouseFor(config, log),
     items: config.ddbTables ? await itemSourcesFor(config, log) : null,
+    catalog: await catalogFor(config),
   };
 }
 
@@ -58,9 +62,17 @@ export async function warehouseFor(config: Config, log?: Log): Promise<Warehouse
     // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
     const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
     const store = await objectStoreAt(config.output, config);
-    return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body));
+    return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body), config.glueDatabase);
   }
   return null;
+}
+
+/** The Glue database published days are registered in (the AWS SDK's Glue client, loaded only then). */
+export async function catalogFor(config: Config): Promise<PartitionCatalog | null> {
+  if (!config.glueDatabase || config.output.kind !== 's3') return null;
+  const [{ GluePartitions }, { GlueClient }] = await Promise.all([import('../export/catalog/glue-partitions.js'), import('@aws-sdk/client-glue')]);
+  // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_GLUE, ...).
+  return new GluePartitions(new GlueClient({ maxAttempts: 5 }), config.glueDatabase, config.output);
 }
 
 /** The legacy tables' items: scanned with the configured segments and budget, or read from exports. */

@@ -59,6 +59,8 @@ export interface Config {
   s3EndpointOverride: boolean;
   /** How log objects are read from S3 (`PINGROLL_S3_GET`): `lean` (the SDK's signer, credentials, HTTP handler and retries without its per-request middleware) or `sdk` (GetObjectCommand). */
   s3Get: 'lean' | 'sdk';
+  /** The Glue database whose tables get each published day's partitions (`PINGROLL_GLUE_DATABASE`); needs the output on S3. */
+  glueDatabase: string | null;
 }
 
 /** The `--flag` values given on the command line; each overrides its environment variable. */
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     debug: debugFrom(env),
     s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
     s3Get: s3GetFrom(env.PINGROLL_S3_GET),
+    glueDatabase: env.PINGROLL_GLUE_DATABASE || null,
   };
   if (config.warehouse.kind === 'redshift') {
     // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.
@@ -126,6 +129,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       throw new ConfigError(`PINGROLL_WAREHOUSE=redshift needs PINGROLL_OUTPUT on S3 (s3://bucket/prefix/), since COPY reads the Parquet from there; it is ${config.output.url}`);
     }
     config.redshift = parseRedshift(env);
+  }
+  if (config.glueDatabase !== null && (config.output.kind !== 's3' || !/^[a-z0-9_]{1,255}$/.test(config.glueDatabase))) {
+    throw new ConfigError(config.output.kind !== 's3'
+      ? `PINGROLL_GLUE_DATABASE needs PINGROLL_OUTPUT on S3 (the catalog's partitions point at the published files); it is ${config.output.url}`
+      : `PINGROLL_GLUE_DATABASE='${config.glueDatabase}' must be a Glue database name (lower-case letters, digits, _)`);
   }
   if (config.rollup === 'redshift' && config.warehouse.kind !== 'redshift') {
     throw new ConfigError('PINGROLL_ROLLUP=redshift needs PINGROLL_WAREHOUSE=redshift: the rollup runs inside the warehouse');

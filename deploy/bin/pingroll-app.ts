@@ -13,5 +13,7 @@ new PingrollStack(app, 'Pingroll', {
   redshiftDatabase: context('redshiftDatabase'),
   alarmEmail: context('alarmEmail') || undefined,
   rejectsShareAlarm: Number(context('rejectsShareAlarm')) || undefined,
+  catalogDatabase: context('catalogDatabase') || undefined,
+  athenaBytesScannedCutoff: Number(context('athenaBytesScannedCutoff')) || undefined,
 });
 app.synth();

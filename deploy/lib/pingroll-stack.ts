@@ -34,6 +34,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct, IConstruct } from 'constructs';
+import { Catalog } from './catalog.js';
 
 /** A cdk-nag finding acknowledged on `scope`, with why it cannot be fixed there (never a whole rule). */
 function ack(scope: IConstruct, id: string, reason: string): void {
@@ -53,6 +54,10 @@ export interface PingrollStackProps extends StackProps {
    */
   redshiftWorkgroupArn: string;
   redshiftDatabase: string;
+  /** The Glue database of the published tables; `pingroll` when not given. */
+  catalogDatabase?: string;
+  /** The most one Athena query of the workgroup may scan, in bytes; 10 GiB when not given. */
+  athenaBytesScannedCutoff?: number;
   /** The rejects share (percent of a run's records that are not pings) above which to alarm; 5 when not given. */
   rejectsShareAlarm?: number;
   /** Where alarms are mailed; none: the topic only. */
@@ -71,6 +76,7 @@ const PINGROLL = ['node', 'bin/pingroll.js'];
 export class PingrollStack extends Stack {
   readonly stateMachine: sfn.StateMachine;
   readonly pingBucket: s3.Bucket;
+  readonly catalog: Catalog;
 
   constructor(scope: Construct, id: string, props: PingrollStackProps) {
     super(scope, id, props);
@@ -109,6 +115,15 @@ export class PingrollStack extends Stack {
     ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'COPY reads objects pingroll names at run time (staged batches, each day\'s Parquet); the grant is limited to the output prefix');
     ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}_warehouse-rollup/*]`, 'UNLOAD writes files it names itself, under a prefix per run; the grant is limited to _warehouse-rollup/ of the output');
 
+    // The catalog over the published Parquet: Glue tables (dt projected for Athena, registered by each
+    // run for Spectrum and EMR), an Athena workgroup; Redshift reads them through <schema>_lake.
+    const catalog = new Catalog(this, 'Catalog', {
+      outputBucket, outputPrefix: OUTPUT_PREFIX, accessLogs: logBucket, database: props.catalogDatabase ?? 'pingroll',
+      bytesScannedCutoff: props.athenaBytesScannedCutoff ?? 10 * 2 ** 30, firstDay: '2024-01-01',
+    });
+    catalog.grantRead(copyRole);
+    this.catalog = catalog;
+
     const vpc = new ec2.Vpc(this, 'Vpc', {
       maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
       flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.ALL } },
@@ -127,6 +142,7 @@ export class PingrollStack extends Stack {
     jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [outputBucket.bucketArn] }));
     jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], resources: [outputObjects] }));
     ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'pingroll names its state, staging and output objects at run time (batch ids, days); the grant is limited to the output prefix');
+    catalog.grantAddPartitions(jobRole);
     const workgroupArn = props.redshiftWorkgroupArn;
     jobRole.addToPolicy(new iam.PolicyStatement({
       actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement', 'redshift-serverless:GetCredentials'],
@@ -149,6 +165,7 @@ export class PingrollStack extends Stack {
       PINGROLL_REDSHIFT_WORKGROUP: props.redshiftWorkgroup,
       PINGROLL_REDSHIFT_DATABASE: props.redshiftDatabase,
       PINGROLL_REDSHIFT_IAM_ROLE: copyRole.roleArn,
+      PINGROLL_GLUE_DATABASE: props.catalogDatabase ?? 'pingroll',
     };
     const container = (id: string, command: string[], cpu: number, memoryGiB: number): batch.EcsFargateContainerDefinition => {
       const c = new batch.EcsFargateContainerDefinition(this, id, {

@@ -2,7 +2,9 @@
  * `cdk synth` of the deployment, offline (CDK's own synthesis, as the CLI runs it), with assertions on
  * the template (aws-cdk-lib/assertions).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +63,45 @@ describe('the deployment (cdk synth)', () => {
     expect(new Set(acks.map((a) => a.reason)).size).toBe(acks.length);
   });
 
+  it('catalogs every published dataset with the columns and types of real published files: Glue tables with dt projected, an Athena workgroup with a scan limit, Spectrum\'s read and the jobs\' partition registration', async () => {
+    // A day and its month, published by pingroll itself (dist/: make build), read back by DuckDB.
+    const work = mkdtempSync(join(tmpdir(), 'pingroll-catalog-'));
+    try {
+      const cli = (...args: string[]): void => {
+        const r = spawnSync(process.execPath, [join(repo, 'bin/pingroll.js'), ...args], {
+          env: { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(work, 'logs'), PINGROLL_OUTPUT: join(work, 'out'), PINGROLL_WAREHOUSE: 'none' }, encoding: 'utf8',
+        });
+        expect(r.status, r.stderr).toBe(0);
+      };
+      cli('generate', '--out', join(work, 'logs'), '--date', '2026-10-31', '--sessions', '40');
+      cli('rollup', '--date', '2026-10-31');
+      cli('rollup', '--month', '2026-10');
+      const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof import('@duckdb/node-api');
+      const duck = await (await DuckDBInstance.create(':memory:')).connect();
+      const GLUE: Record<string, string> = { DATE: 'date', BIGINT: 'bigint', VARCHAR: 'string', TIMESTAMP: 'timestamp' };
+      const tables = Object.values(t.findResources('AWS::Glue::Table')) as Array<{ Properties: { TableInput: { Name: string; PartitionKeys: unknown; Parameters: Record<string, string>; StorageDescriptor: { Columns: Array<{ Name: string; Type: string }> } } } }>;
+      const published = readdirSync(join(work, 'out')).filter((d) => !d.startsWith('_') && !d.startsWith('.')).sort();
+      expect(tables.map((x) => x.Properties.TableInput.Name).sort()).toEqual(published);
+      for (const { Properties: { TableInput: ti } } of tables) {
+        const dir = join(work, 'out', ti.Name);
+        const file = join(dir, readdirSync(dir)[0]!, 'part-00000.parquet');
+        const described = (await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`)).getRowObjects() as Array<{ column_name: string; column_type: string }>;
+        expect(ti.StorageDescriptor.Columns, ti.Name).toEqual(described.map((c) => ({ Name: c.column_name, Type: GLUE[c.column_type] ?? `unmapped ${c.column_type}` })));
+        expect(ti.PartitionKeys).toEqual([{ Name: 'dt', Type: 'string' }]);
+        expect(ti.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.dt.type': 'date', 'projection.dt.format': 'yyyy-MM-dd', 'projection.dt.interval.unit': ti.Name === 'monthly_series_stats' ? 'MONTHS' : 'DAYS' });
+        expect(JSON.stringify(ti.Parameters['storage.location.template'])).toContain(`/pingroll/${ti.Name}/dt=\${dt}/`);
+      }
+      duck.closeSync();
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    t.hasResourceProperties('AWS::Athena::WorkGroup', { WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true, BytesScannedCutoffPerQuery: 10 * 2 ** 30, ResultConfiguration: Match.objectLike({ EncryptionConfiguration: { EncryptionOption: 'SSE_S3' } }) }) });
+    // The jobs register each day's partitions (for Spectrum and EMR), and know where.
+    t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll' }]) }) });
+    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements.some((st) => [st.Action].flat().includes('glue:BatchCreatePartition'))).toBe(true);
+  }, 60_000);
+
   it('computes the day before the schedule in the state machine (JSONata, no Lambda function), across month and year ends', async () => {
     for (const [time, day] of [['2026-11-25T02:30:00Z', '2026-11-24'], ['2026-12-01T02:30:00Z', '2026-11-30'], ['2027-01-01T02:30:00Z', '2026-12-31'], ['2028-03-01T02:30:00Z', '2028-02-29']]) {
       expect(await jsonata(DAY_BEFORE_SCHEDULE).evaluate({}, { states: { input: { time } } })).toBe(day);
@@ -76,7 +117,7 @@ describe('the deployment (cdk synth)', () => {
         TargetObjectKeyFormat: { PartitionedPrefix: { PartitionDateSource: 'EventTime' } },
       },
     });
-    t.resourceCountIs('AWS::S3::Bucket', 3);
+    t.resourceCountIs('AWS::S3::Bucket', 4);
   });
 
   it('runs pingroll\'s image on AWS Batch on Fargate: ingest shards as an array job, then the rollup inside Redshift', () => {

@@ -153,7 +153,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null });
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === undefined) await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger, shard);

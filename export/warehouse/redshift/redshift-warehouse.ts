@@ -101,21 +101,28 @@ export class RedshiftWarehouse implements Warehouse {
 
   /** @param put writes an object of the output (output-relative key): the COPY manifests. */
   constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: S3Location,
-    private readonly put: (key: string, body: Buffer) => Promise<void>) {}
+    private readonly put: (key: string, body: Buffer) => Promise<void>, private readonly glueDatabase: string | null = null) {}
 
   get description(): string {
     const t = this.cfg.target;
     return `redshift:${'workgroup' in t ? t.workgroup : t.cluster}/${this.cfg.database}.${this.cfg.schema}`;
   }
 
-  /** The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). */
-  static initStatements(schema: string): string[] {
-    return warehouseStatements('redshift', schema);
+  /**
+   * The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). With a Glue database
+   * (PINGROLL_GLUE_DATABASE), also the external schema `<schema>_lake` over it: the published Parquet,
+   * through Spectrum, beside the loaded tables (docs/analysts.md).
+   */
+  static initStatements(schema: string, lake?: { glueDatabase: string; iamRole: string }): string[] {
+    return [
+      ...warehouseStatements('redshift', schema),
+      ...(lake ? [`CREATE EXTERNAL SCHEMA IF NOT EXISTS ${schema}_lake FROM DATA CATALOG DATABASE '${lake.glueDatabase}' IAM_ROLE '${lake.iamRole}'`] : []),
+    ];
   }
 
   async init(): Promise<void> {
     if (this.initialized) return;
-    await this.api.batch(RedshiftWarehouse.initStatements(this.cfg.schema), 'warehouse init');
+    await this.api.batch(RedshiftWarehouse.initStatements(this.cfg.schema, this.glueDatabase ? { glueDatabase: this.glueDatabase, iamRole: this.cfg.iamRole } : undefined), 'warehouse init');
     this.initialized = true;
   }
 
