@@ -73,6 +73,10 @@ describe('DDL', () => {
     await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);
     expect(statements).toContain('SET search_path TO pingroll');
     expect(statements.filter((s) => s.startsWith('CREATE OR REPLACE VIEW'))).toHaveLength(4);
+    // With a Glue database: the external schema over the published files, beside the loaded tables.
+    expect(RedshiftWarehouse.initStatements('pingroll', { glueDatabase: 'pingroll', iamRole: 'arn:aws:iam::123456789012:role/pingroll-copy' }).at(-1))
+      .toBe("CREATE EXTERNAL SCHEMA IF NOT EXISTS pingroll_lake FROM DATA CATALOG DATABASE 'pingroll' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'");
+    expect(statements.some((s) => s.includes('EXTERNAL SCHEMA'))).toBe(false);
   });
 });
 
