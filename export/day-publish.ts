@@ -14,6 +14,7 @@ import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
 import { SEALS } from '../state/seals.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { PartitionCatalog } from './catalog/glue-partitions.js';
+import { REJECTS_TAGS } from './rejects-retention.js';
 import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
@@ -182,7 +183,7 @@ export class DayPublisher {
       };
       await publishWhole(store, {
         run, day, tables: outputs,
-        others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file } }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
+        others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file }, tags: REJECTS_TAGS }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
       }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
       // Records that are not pings (every outcome but ping, both sources): the day's rejects.
       const rejectedRecords = Object.values(outcomes).reduce((n, bySource) => n + Object.entries(bySource).reduce((m, [o, c]) => m + (o === 'ping' ? 0 : c), 0), 0);

@@ -60,7 +60,7 @@ export interface DayFiles {
   /** The tables' Parquet, written locally. */
   tables: OutputFile[];
   /** Other files, their bytes or a local file (the rejects, the manifest last); a null body removes the key. */
-  others: Array<{ key: string; body: Buffer | LocalFile | null }>;
+  others: Array<{ key: string; body: Buffer | LocalFile | null; tags?: Record<string, string> }>;
 }
 
 /** Publishes a day's files and warehouse rows whole (steps 1-4 above). */
@@ -80,7 +80,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
         journal.deletes.push(o.key);
         continue;
       }
-      await store.put(prefix + o.key, o.body);
+      await store.put(prefix + o.key, o.body, o.tags);
       journal.moves.push({ from: prefix + o.key, to: o.key });
     }
     await fence?.();

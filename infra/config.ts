@@ -6,6 +6,7 @@
  * here, except to learn whether S3 is a stand-in server (path-style addressing). Every bad value is a
  * ConfigError whose message says which setting and what it takes.
  */
+import type { Privacy } from '../ingest/privacy.js';
 import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
@@ -59,6 +60,10 @@ export interface Config {
   s3EndpointOverride: boolean;
   /** How log objects are read from S3 (`PINGROLL_S3_GET`): `lean` (the SDK's signer, credentials, HTTP handler and retries without its per-request middleware) or `sdk` (GetObjectCommand). */
   s3Get: 'lean' | 'sdk';
+  /** What the rejects keep of the people behind the records (`PINGROLL_PRIVACY`): `keep` the records as read, or `mask` client IPs and requester ARNs (ingest/privacy.ts). */
+  privacy: Privacy;
+  /** Days a day's rejects are kept after it (`PINGROLL_REJECTS_RETENTION_DAYS`); null: kept for good. */
+  rejectsRetentionDays: number | null;
   /** The Glue database whose tables get each published day's partitions (`PINGROLL_GLUE_DATABASE`); needs the output on S3. */
   glueDatabase: string | null;
 }
@@ -122,6 +127,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
     s3Get: s3GetFrom(env.PINGROLL_S3_GET),
     glueDatabase: env.PINGROLL_GLUE_DATABASE || null,
+    privacy: privacyFrom(env.PINGROLL_PRIVACY),
+    rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
   };
   if (config.warehouse.kind === 'redshift') {
     // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.
@@ -303,4 +310,10 @@ function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {
   if (value === undefined || value === '' || value === 'lean') return 'lean';
   if (value === 'sdk') return 'sdk';
   throw new ConfigError(`PINGROLL_S3_GET='${value}' must be lean or sdk`);
+}
+
+function privacyFrom(value: string | undefined): Privacy {
+  if (value === undefined || value === '' || value === 'keep') return 'keep';
+  if (value === 'mask') return 'mask';
+  throw new ConfigError(`PINGROLL_PRIVACY='${value}' must be keep (rejects keep records as read) or mask (client IPs cut to their network, requester ARNs dropped)`);
 }

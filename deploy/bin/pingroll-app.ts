@@ -14,6 +14,7 @@ new PingrollStack(app, 'Pingroll', {
   alarmEmail: context('alarmEmail') || undefined,
   rejectsShareAlarm: Number(context('rejectsShareAlarm')) || undefined,
   catalogDatabase: context('catalogDatabase') || undefined,
+  rejectsRetentionDays: Number(context('rejectsRetentionDays')) || undefined,
   athenaBytesScannedCutoff: Number(context('athenaBytesScannedCutoff')) || undefined,
 });
 app.synth();

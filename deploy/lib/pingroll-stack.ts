@@ -54,6 +54,8 @@ export interface PingrollStackProps extends StackProps {
    */
   redshiftWorkgroupArn: string;
   redshiftDatabase: string;
+  /** Days a day's rejects are kept (the job's PINGROLL_REJECTS_RETENTION_DAYS and the bucket's lifecycle rule); 90 when not given. */
+  rejectsRetentionDays?: number;
   /** The Glue database of the published tables; `pingroll` when not given. */
   catalogDatabase?: string;
   /** The most one Athena query of the workgroup may scan, in bytes; 10 GiB when not given. */
@@ -98,9 +100,16 @@ export class PingrollStack extends Stack {
       targetObjectKeyFormat: s3.TargetObjectKeyFormat.partitionedPrefix(s3.PartitionDateSource.EVENT_TIME),
     });
     // The output's own requests are logged too, beside the pings' (another prefix: pingroll lists logs/ only).
+    const rejectsRetentionDays = props.rejectsRetentionDays ?? 90;
     const outputBucket = new s3.Bucket(this, 'Output', {
       encryption: s3.BucketEncryption.S3_MANAGED, blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL, enforceSSL: true, removalPolicy: RemovalPolicy.RETAIN,
       serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'output-access-logs/',
+      // The rejects (raw records pingroll could not count) expire as the job expires them
+      // (PINGROLL_REJECTS_RETENTION_DAYS): by the tag pingroll writes them with.
+      lifecycleRules: [
+        { id: 'rejects', tagFilters: { 'pingroll-kind': 'rejects' }, expiration: Duration.days(rejectsRetentionDays) },
+        { id: 'unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+      ],
     });
     // Where pingroll's output lives in the bucket (PINGROLL_OUTPUT), and its objects: pingroll names them at run time.
     const OUTPUT_PREFIX = 'pingroll/';
@@ -166,6 +175,9 @@ export class PingrollStack extends Stack {
       PINGROLL_REDSHIFT_DATABASE: props.redshiftDatabase,
       PINGROLL_REDSHIFT_IAM_ROLE: copyRole.roleArn,
       PINGROLL_GLUE_DATABASE: props.catalogDatabase ?? 'pingroll',
+      // Rejects keep no client IP or requester ARN, and go after 90 days (README, Personal data).
+      PINGROLL_PRIVACY: 'mask',
+      PINGROLL_REJECTS_RETENTION_DAYS: String(rejectsRetentionDays),
     };
     const container = (id: string, command: string[], cpu: number, memoryGiB: number): batch.EcsFargateContainerDefinition => {
       const c = new batch.EcsFargateContainerDefinition(this, id, {

@@ -96,6 +96,11 @@ describe('the deployment (cdk synth)', () => {
       rmSync(work, { recursive: true, force: true });
     }
     t.hasResourceProperties('AWS::Athena::WorkGroup', { WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true, BytesScannedCutoffPerQuery: 10 * 2 ** 30, ResultConfiguration: Match.objectLike({ EncryptionConfiguration: { EncryptionOption: 'SSE_S3' } }) }) });
+    // Privacy: the jobs mask what rejects keep and expire them; the bucket's lifecycle rule mirrors it by pingroll's tag.
+    t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_PRIVACY', Value: 'mask' }, { Name: 'PINGROLL_REJECTS_RETENTION_DAYS', Value: '90' }]) }) });
+    t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ TagFilters: [{ Key: 'pingroll-kind', Value: 'rejects' }], ExpirationInDays: 90, Status: 'Enabled' })]) } });
+    const tagSource = readFileSync(fileURLToPath(new URL('../../export/rejects-retention.ts', import.meta.url)), 'utf8');
+    expect(tagSource).toContain("REJECTS_TAGS = { 'pingroll-kind': 'rejects' }");
     // The jobs register each day's partitions (for Spectrum and EMR), and know where.
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll' }]) }) });
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);

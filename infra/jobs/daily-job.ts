@@ -28,6 +28,7 @@ import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
 import { removeLeftovers } from '../../state/leftovers.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
+import { expireRejects } from '../../export/rejects-retention.js';
 
 export interface JobOptions {
   day: string;
@@ -109,6 +110,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
+      if (config.rejectsRetentionDays !== null) await expireRejects(store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length });
       return summary;
     } finally {
@@ -179,7 +181,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batches: string[] }> {
   const { log } = opts;
   const batch = await ingestNewObjects({
-    source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
+    source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, privacy: config.privacy, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile }, shard: opts.shard,
@@ -199,7 +201,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   };
   if (tables.length && backends.items) {
     const tablesRead = await scanTables({
-      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence, shard: opts.shard,
+      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence, shard: opts.shard, privacy: config.privacy,
     });
     out.scanned = tablesRead.scanned;
     out.missingTables = tablesRead.missing;

@@ -39,6 +39,8 @@ export interface Reject {
   /** For a record cut short: its whole length in bytes, and their SHA-256 (hex). */
   recordBytes?: number;
   recordSha256?: string;
+  /** PINGROLL_PRIVACY=mask: the record's client IP truncated and requester dropped, or its text withheld (ingest/privacy.ts). */
+  masked?: true;
 }
 
 const RECORD_LIMIT = 16 * 1024;

@@ -3,6 +3,7 @@
  * each record to exactly one outcome, pings and rejects staged by the UTC day they belong to, then
  * committed (see ledger.ts).
  */
+import type { Privacy } from '../privacy.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -29,6 +30,8 @@ export interface IngestOptions {
   store: ObjectStore;
   ledger: Ledger;
   pingKeys: readonly string[];
+  /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
+  privacy?: Privacy;
   engine: DuckDBConnection;
   /** Remote objects fetched at once, at most (the read budget bounds them too). */
   concurrency: number;
@@ -255,7 +258,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const spool = new DaySpool(dir, opts.engine, { partBytes: opts.partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
   const partBytes = opts.partBytes ?? PART_BYTES;
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];

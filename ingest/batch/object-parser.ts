@@ -13,7 +13,9 @@ import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, outcomeName, rejectReason } from '../access-log/outcome-codes.js';
-import { AccessLogRecordReader, MAX_RECORD_BYTES, READ_BYTES } from '../access-log/record-reader.js';
+import { AccessLogRecordReader, MAX_RECORD_BYTES, READ_BYTES, type ScannedRecord } from '../access-log/record-reader.js';
+import { F } from '../access-log/record-layout.js';
+import { maskedLine, withheld, type Privacy } from '../privacy.js';
 import { OUTCOMES } from '../ping-record.js';
 import { isGzip } from '../object-source/gzip.js';
 import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
@@ -87,6 +89,8 @@ export interface ObjectParserOptions {
    * handed over, of `days` (a day may have none left: an unreadable object's rows are taken back).
    */
   onPart: (path: string, days: string[]) => void;
+  /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
+  privacy?: Privacy;
 }
 
 
@@ -140,7 +144,7 @@ export class ObjectParser {
       const outcome = r.outcome;
       c.count(day, outcome, 1);
       if (outcome !== O_PING && outcome !== O_NOT_PING && outcome !== O_HTTP_ERROR) {
-        this.reject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...rejectedLine(r.b, r.lineStart, r.lineEnd) });
+        this.reject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...this.kept(r) });
       }
     }, {
       pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows),
@@ -148,9 +152,18 @@ export class ObjectParser {
       onOverlong: (o) => {
         const c = this.current!;
         c.count(c.day, O_MALFORMED, 1);
-        this.reject(c.day, { source: 's3', outcome: 'malformed', reason: `record longer than ${MAX_RECORD_BYTES} bytes`, input: c.key, at: o.lineNo, ...cutRecord(o.head, o.bytes, o.sha256) });
+        const kept = opts.privacy === 'mask' ? { record: '', recordBytes: o.bytes, recordSha256: o.sha256, masked: true as const } : cutRecord(o.head, o.bytes, o.sha256);
+        this.reject(c.day, { source: 's3', outcome: 'malformed', reason: `record longer than ${MAX_RECORD_BYTES} bytes`, input: c.key, at: o.lineNo, ...kept });
       },
     });
+  }
+
+  /** What a rejected record keeps: its line as read, or with PINGROLL_PRIVACY=mask its IP cut and requester dropped (its text withheld when its fields cannot be trusted). */
+  private kept(r: ScannedRecord): RejectedRecord & { masked?: true } {
+    if (this.opts.privacy !== 'mask') return rejectedLine(r.b, r.lineStart, r.lineEnd);
+    if (r.error !== 0 || r.count <= F.requester || r.start(F.remoteIp) < 0 || r.start(F.requester) < 0) return withheld(r.b, r.lineStart, r.lineEnd);
+    const line = maskedLine(r.b, r.lineStart, r.lineEnd, [r.start(F.remoteIp), r.end(F.remoteIp)], [r.start(F.requester), r.end(F.requester)]);
+    return { ...rejectedLine(line, 0, line.length), masked: true };
   }
 
   /** Appends a reject to the parser's rejects file. */

@@ -4,13 +4,14 @@
  * Messages back: `{ part }` when a part file is complete (always before the result of the object that
  * filled it), `{ index, result }` or `{ index, failed }` per task, `{ flushed }` after a flush.
  */
+import type { Privacy } from '../privacy.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { S3ObjectSource, type S3SourceSpec } from '../object-source/s3-object-source.js';
 import { fetched, ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
-const { pingKeys, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
-const parser = new ObjectParser({ pingKeys, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
+const { pingKeys, privacy, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; privacy: Privacy; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
+const parser = new ObjectParser({ pingKeys, privacy, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
 const source = spec ? S3ObjectSource.from(spec) : null;
 
 port.on('message', (msg: { task?: ParseTask; flush?: true }) => {

@@ -18,6 +18,7 @@ import { firstDayOf, isClosed, type MonthlyTable } from '../dynamodb/monthly-tab
 import { DaySpool } from './day-spool.js';
 import { stagedCodec } from '../../lib/parquet-codec.js';
 import { batchId } from './ingest-batch.js';
+import { maskedItem, type Privacy } from '../privacy.js';
 
 export interface ScanBatchOptions {
   source: ItemSource;
@@ -28,6 +29,8 @@ export interface ScanBatchOptions {
   now: Date;
   /** Called just before the commit; throws when the run may no longer commit. */
   fence?: () => Promise<void>;
+  /** What a rejected item keeps (ingest/privacy.ts); `keep` when not said. */
+  privacy?: Privacy;
 }
 
 /** Reads one table whole from `source`, stages every day it holds and commits the scan. */
@@ -46,7 +49,8 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
           // An item without a readable time belongs to the first day of its table's month (contract §5).
           spool.addReject(Number.isNaN(v.eventTimeMs) ? noTimeDay : dayOf(v.eventTimeMs), {
             source: 'dynamodb', outcome: 'bad_item', reason: v.reason, input: opts.table.name,
-            at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`, record: JSON.stringify(item),
+            at: `${item.ts_shard?.S ?? '?'}|${item.session_id?.S ?? '?'}`,
+            ...(opts.privacy === 'mask' ? { record: JSON.stringify(maskedItem(item)), masked: true as const } : { record: JSON.stringify(item) }),
           }, 0);
         }
       }
@@ -84,6 +88,7 @@ export interface ScanTablesOptions {
   rescan: boolean;
   log: Log;
   fence?: () => Promise<void>;
+  privacy?: Privacy;
   /** This run is a shard of a sharded ingest: it reads its share of each table (item-source.ts). */
   shard?: { index: number; count: number } | null | undefined;
 }
@@ -119,7 +124,7 @@ export async function scanTables(opts: ScanTablesOptions): Promise<{ scanned: Ta
       continue;
     }
     log.info(source.exportArn ? 'table.export' : 'table.scan', { table: table.name, ...source.details });
-    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now, fence: opts.fence });
+    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now, fence: opts.fence, privacy: opts.privacy ?? 'keep' });
     scanned.push({ table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, throttledRetries: scan.throttledRetries });
     log.info('table.scanned', { table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, closed: scan.closed, days: Object.keys(scan.days) });
   }

@@ -20,7 +20,8 @@ export interface ObjectStore {
    * Writes `body` (bytes, or a local file's path) under `key`, replacing any object there. With
    * `move`, the file is the store's from then on (a local store may rename it instead of copying it).
    */
-  put(key: string, body: Buffer | LocalFile): Promise<void>;
+  /** `tags`: S3 object tags (what a lifecycle rule can select by); a directory has none. */
+  put(key: string, body: Buffer | LocalFile, tags?: Record<string, string>): Promise<void>;
   /** Writes `body` only if nothing is under `key`; false when something was. */
   putIfAbsent(key: string, body: Buffer): Promise<boolean>;
   /** Keys under `prefix`, in order. */

@@ -54,11 +54,12 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async put(key: string, body: Buffer | LocalFile): Promise<void> {
+  async put(key: string, body: Buffer | LocalFile, tags?: Record<string, string>): Promise<void> {
     const input = Buffer.isBuffer(body)
       ? { Body: body }
       : { Body: createReadStream(body.file), ContentLength: (await stat(body.file)).size };
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, ...input }));
+    // A move (CopyObject) keeps the tags: TaggingDirective COPY is S3's default.
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, ...input, ...(tags ? { Tagging: new URLSearchParams(tags).toString() } : {}) }));
   }
 
   /** A conditional write (If-None-Match: *), which S3 has honoured since 2024. */

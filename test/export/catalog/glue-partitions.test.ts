@@ -1,10 +1,11 @@
 /**
  * Each published day's partitions in the Glue Data Catalog (PINGROLL_GLUE_DATABASE), against moto's
  * Glue and S3: registered with the table's storage description at the day's location, a second
- * publication harmless, a missing table a clear failure after the day is published.
+ * publication harmless, a missing table a clear failure after the day is published. (And the day's
+ * rejects on S3 carry the tag the deployment's lifecycle rule expires them by.)
  */
 import { CreateDatabaseCommand, CreateTableCommand, GetPartitionsCommand, GlueClient } from '@aws-sdk/client-glue';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/config.js';
 import { TABLES } from '../../../rollup/day-rollup.js';
@@ -56,6 +57,13 @@ describe('Glue partitions of published days', () => {
         expect(parts.map((p) => [p.Values, p.StorageDescriptor?.Location, p.StorageDescriptor?.Columns?.[0]?.Name]), t).toEqual([[[DAY], `s3://rollups/pingroll/${t}/dt=${DAY}/`, 'day']]);
       }
     }
+  });
+
+  it('writes a day\'s rejects with the tag the deployment\'s lifecycle rule expires them by, kept through the move into place', async () => {
+    const tags = await moto.client().send(new GetObjectTaggingCommand({ Bucket: 'rollups', Key: `pingroll/_runs/dt=${DAY}/rejects.jsonl.gz` }));
+    expect(tags.TagSet).toEqual([{ Key: 'pingroll-kind', Value: 'rejects' }]);
+    const manifest = await moto.client().send(new GetObjectTaggingCommand({ Bucket: 'rollups', Key: `pingroll/_runs/dt=${DAY}/manifest.json` }));
+    expect(manifest.TagSet).toEqual([]);
   });
 
   it('says what to do when the table is missing, after the day is published', async () => {
