@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirOf, syncFile } from '../../lib/durable-file.js';
 import { bounded, LocationError, makeDirs } from '../../lib/location.js';
@@ -167,6 +167,23 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  /**
+   * Removes the empty folders under `prefix` (and its own, when empty). A folder is what a key's
+   * slashes make, and files moved or deleted leave theirs behind: a run's publication leaves a dozen,
+   * and a listing of `_state/publish/` walked every one of them at every run (90 ms after a few dozen
+   * runs of one day, growing with the history). Only for prefixes no other process writes under.
+   */
+  async prune(prefix: string): Promise<void> {
+    const walk = async (dir: string): Promise<boolean> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => null);
+      if (entries === null) return false;
+      let empty = true;
+      for (const e of entries) if (!(e.isDirectory() && (await walk(join(dir, e.name))))) empty = false;
+      return empty && (await rmdir(dir).then(() => true, () => false));
+    };
+    await walk(this.path(prefix.replace(/\/+$/, '')));
   }
 
   async download(key: string, file: string): Promise<void> {

@@ -27,6 +27,8 @@ export interface ObjectStore {
   /** Keys under `prefix`, in order. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;
+  /** Removes the empty folders under `prefix`, where a store has folders (a directory); for prefixes only this run writes under. */
+  prune?(prefix: string): Promise<void>;
   /** Puts the object at `from` under `to` (replacing it whole, as `put` does) and removes it from `from`. */
   move(from: string, to: string): Promise<void>;
   /** Copies an object to a local file (DuckDB reads local files only: no httpfs here). */
