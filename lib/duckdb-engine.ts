@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as DuckDBApi from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { releasePreload } from './native-preload.js';
 
 /**
  * @duckdb/node-api, loaded with `require`: it is CommonJS, and importing it as ESM makes Node scan
  * the source of each module it re-exports for export names, a tenth of a second at every start.
  */
 export const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDBApi;
-releasePreload();
 
 export interface EngineOptions {
   /** DuckDB's memory limit in MB (from `PINGROLL_MEMORY_LIMIT`); beyond it, aggregations spill to `tempDir`. */
