@@ -178,8 +178,8 @@ describe('sharded ingest', () => {
       const want = expectedDay(objects.flatMap((o) => o.truth), DAY);
       expect([after.episodes, after.series]).toEqual([want.episodes, want.series]);
       // Two shards now: with no state of their own, they start where all three had listed (not a full
-      // listing each), list only their own slices of that window, and find nothing new.
-      const changed = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`)));
+      // listing each, the same 60-minute margin), list only their own slices of that window, and find nothing new.
+      const changed = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`, '--list-margin', '60')));
       const done = changed.map((sh) => {
         expect(sh.status, sh.stderr).toBe(0);
         expect(sh.stdout).toMatch(/: 0 log objects parsed/);
