@@ -18,7 +18,7 @@ import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import type { Backends } from '../backends.js';
 import { ConfigError, type Config } from '../config.js';
-import { ingest, inputIds, withRun, type JobOptions, type JobSummary } from './daily-job.js';
+import { ingest, inputIds, staleAmong, withRun, type JobOptions, type JobSummary } from './daily-job.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   /** The range; with `stale`, optional limits to it. */
@@ -154,7 +154,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const list of [summary.done, summary.skipped]) list.sort();
     summary.failed.sort((a, b) => a.day.localeCompare(b.day));
     log.info('backfill.done', { run, days: days.length, done: summary.done.length, skipped: summary.skipped.length, failed: summary.failed.map((f) => f.day),
-      pings: summary.pings, parsedObjects: summary.parsedObjects, tablesScanned: summary.scanned.map((t) => t.table), consumedCapacity: summary.consumedCapacity });
+      pings: summary.pings, parsedObjects: summary.parsedObjects, tablesScanned: summary.scanned.map((t) => t.table), consumedCapacity: summary.consumedCapacity,
+      staleDays: await staleAmong(store, ingested.touched, new Set([...summary.done, ...summary.skipped])) });
     return summary;
   });
 }

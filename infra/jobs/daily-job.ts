@@ -101,22 +101,31 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
   return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift' }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+    let touchedDays: string[] = [];
     try {
       if (opts.noIngest) {
         await settleQuarantine(state.quarantine, state.ledger, store);
         summary.unreadable = stillUnreadable(state.quarantine);
       } else {
-        const { batches: _, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+        const { batches: _, touched, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+        touchedDays = touched;
         Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
       if (config.rejectsRetentionDays !== null) await expireRejects(store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
-      log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length });
+      log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(store, touchedDays, new Set([day])) });
       return summary;
     } finally {
       engine.closeSync();
     }
   });
+}
+
+/** How many of `days` (that a run added records to) were published before and not by this run (`done`): each is stale until rolled up again. */
+export async function staleAmong(store: Backends['store'], days: string[], done: Set<string>): Promise<number> {
+  let stale = 0;
+  for (const d of days) if (!done.has(d) && (await store.size(manifestKey(d))) !== null) stale++;
+  return stale;
 }
 
 /** What a run holds while it works. */
@@ -178,7 +187,7 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batches: string[] }> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batches: string[]; touched: string[] }> {
   const { log } = opts;
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, privacy: config.privacy, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
@@ -195,7 +204,8 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
     parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
     days: [...new Set(batch.batches.flatMap((b) => b.days))].sort() });
-  const out: IngestSummary & { batches: string[] } = {
+  const out: IngestSummary & { batches: string[]; touched: string[] } = {
+    touched: [...new Set(batch.batches.flatMap((b) => b.days))].sort(),
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches, skipped: skipped?.skippedCount ?? 0,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };

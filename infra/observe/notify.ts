@@ -1,6 +1,8 @@
 /**
  * Alerts for cron users (`PINGROLL_NOTIFY_URL`): one JSON POST when a run fails, leaves log objects in
- * the quarantine, or leaves days stale. Bounded: three attempts, each with a 5-second limit, a second
+ * the quarantine, or is a backfill (`make rollup-stale` is one) that leaves days stale. A daily rollup
+ * leaving yesterday's day stale is the normal course (late records; the second cron line republishes
+ * it), so it is counted in the metrics, not notified. Bounded: three attempts, each with a 5-second limit, a second
  * and two between them. It never changes the run's exit code: a notification that cannot be delivered
  * is said in the log and dropped.
  */
@@ -23,7 +25,7 @@ export interface Notification {
 /** The notification for this run, or null when there is nothing to say (exit 0, nothing quarantined, nothing stale). */
 export function notificationFor(f: RunFigures, exitCode: number, failure: string | null, nowMs: number): Notification | null {
   const stale = f.staleDays;
-  if (exitCode === 0 && f.quarantinedObjects === 0 && stale === 0) return null;
+  if (exitCode === 0 && f.quarantinedObjects === 0 && (stale === 0 || f.command !== 'backfill')) return null;
   const reason = failure ?? (f.quarantinedObjects > 0 ? `${f.quarantinedObjects} log objects could not be read (pingroll quarantine list)`
     : `${stale} days received records after they were published: run pingroll backfill --stale`);
   return {

@@ -21,7 +21,7 @@ const SERIES: Series[] = [
   { name: 'pingroll_last_run_pings', help: 'Pings of the days the last run published.', value: (f) => f.pings },
   { name: 'pingroll_last_run_rejects', help: 'Records of the days the last run published that are not pings.', value: (f) => f.rejects },
   { name: 'pingroll_last_run_quarantined_objects', help: 'Log objects that could not be read and are not accepted as lost, as the last run left them.', value: (f) => f.quarantinedObjects },
-  { name: 'pingroll_last_run_stale_days', help: 'Days the last run added records to and did not roll up (backfill --stale publishes them).', value: (f) => f.staleDays },
+  { name: 'pingroll_last_run_stale_days', help: 'Days published before that the last run added records to and did not roll up (make rollup-stale republishes them).', value: (f) => f.staleDays },
   { name: 'pingroll_last_run_lag_seconds', help: 'Age of the newest log object the last run listed, by the delivery time in its name.', value: (f, _c, now) => f.lagSeconds(now) },
 ];
 

@@ -12,8 +12,12 @@ export class RunFigures {
   readonly startedMs = Date.now();
   /** Days rolled up and published by this run. */
   readonly days = new Set<string>();
-  /** Days this run's new records fell on. */
-  readonly touched = new Set<string>();
+  /**
+   * Days published before that this run added records to and did not roll up: stale until rolled up
+   * again (`make rollup-stale`). From the run's own count (`run.done`, `backfill.done`): days never
+   * published are not stale, and an ingest-only run (a shard) counts none.
+   */
+  staleDays = 0;
   recordsRead = 0;
   objectsParsed = 0;
   pings = 0;
@@ -33,7 +37,6 @@ export class RunFigures {
       case 'ingest.done': {
         this.recordsRead += n(fields.records);
         this.objectsParsed += n(fields.objects);
-        if (Array.isArray(fields.days)) for (const d of fields.days) if (typeof d === 'string') this.touched.add(d);
         const newest = typeof fields.newestObject === 'string' ? Date.parse(fields.newestObject) : NaN;
         if (Number.isFinite(newest) && (this.newestObjectMs === null || newest > this.newestObjectMs)) this.newestObjectMs = newest;
         break;
@@ -45,18 +48,15 @@ export class RunFigures {
         break;
       case 'run.done':
         this.quarantinedObjects = Math.max(this.quarantinedObjects, n(fields.unreadable));
+        this.staleDays = Math.max(this.staleDays, n(fields.staleDays));
+        break;
+      case 'backfill.done':
+        this.staleDays = Math.max(this.staleDays, n(fields.staleDays));
         break;
       case 'object.unreadable':
         this.quarantinedObjects = Math.max(this.quarantinedObjects, 1);
         break;
     }
-  }
-
-  /** Days this run added records to and did not roll up: each is stale until rolled up again (`backfill --stale`). */
-  get staleDays(): number {
-    let stale = 0;
-    for (const d of this.touched) if (!this.days.has(d)) stale++;
-    return stale;
   }
 
   /** Seconds from the newest listed log object's delivery time to `nowMs`; null when no object named one. */

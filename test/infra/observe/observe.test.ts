@@ -13,7 +13,8 @@ import { Ajv } from 'ajv';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
-import { notify, type Notification } from '../../../infra/observe/notify.js';
+import { notificationFor, notify, type Notification } from '../../../infra/observe/notify.js';
+import { RunFigures } from '../../../infra/observe/run-figures.js';
 import { projectFile } from '../../../lib/project-file.js';
 import { cli, events, type CliRun } from '../../helpers/cli.js';
 import { tempRoots, writeObjects } from '../../helpers/job-fixture.js';
@@ -101,7 +102,10 @@ describe('metrics and notifications', () => {
     const success = t1.get('pingroll_last_success_timestamp_seconds{rollup}')!;
     expect(Math.abs(success - Date.now() / 1000)).toBeLessThan(60);
 
-    // The day before's records arrive (the day before is now stale), and an object that cannot be read.
+    // The day before, published (empty) before its records arrive; then they arrive (it is now stale), and an object that cannot be read.
+    expect((await cli(env, 'rollup', '--date', '2026-10-31')).status).toBe(0);
+    const lastSuccess = (await textfile(prom)).get('pingroll_last_success_timestamp_seconds{rollup}')!;
+    expect(lastSuccess).toBeGreaterThanOrEqual(success);
     const before = generateSample({ date: '2026-10-31', sessions: 10, seed: 72, recordsPerObject: 100, lateShare: 0 });
     // Delivered after everything listed so far (a listing starts from the latest delivery time it saw).
     const newest = Math.max(...sample.objects.map((o) => o.deliveredMs));
@@ -112,27 +116,36 @@ describe('metrics and notifications', () => {
     const second = await cli(env, 'rollup', '--date', DAY);
     expect(second.status).toBe(4);
     const line = second.stderr.split('\n').find((l) => l.startsWith('pingroll: '))!.slice('pingroll: '.length);
-    // Stale: the days the new records fell on, but the one rolled up (the day before, and any its sessions reached).
+    // Stale: the days published before that the new records fell on, but the one rolled up: the day
+    // before (any other day its sessions reached was never published, so it is not stale).
     const touched = events(second).find((e) => e.event === 'ingest.done')!.days as string[];
-    const staleDays = touched.filter((d) => d !== DAY).length;
     expect(touched).toContain('2026-10-31');
+    const staleDays = 1;
     // Delivered on the third attempt; the run's exit code is its own.
     expect(endpoint.posted.map((p) => p.status)).toEqual([500, 503, 200]);
     expect(endpoint.posted[2]!.body).toMatchObject({ source: 'pingroll', command: 'rollup', days: [DAY], exitCode: 4, reason: line, counts: { quarantinedObjects: 1, staleDays } });
     expect(emfOf(second)).toMatchObject({ ExitCode: 4, Success: 0, Failure: 1, QuarantinedObjects: 1, StaleDays: staleDays });
     const t2 = await textfile(prom);
     expect(t2.get('pingroll_last_run_exit_code{rollup}')).toBe(4);
-    expect(t2.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(success);
-    expect(t2.get('pingroll_last_run_timestamp_seconds{rollup}')).toBeGreaterThan(success);
+    expect(t2.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(lastSuccess);
+    expect(t2.get('pingroll_last_run_timestamp_seconds{rollup}')).toBeGreaterThan(lastSuccess);
 
     // Another command's run keeps the rollup's series beside its own.
     const ingest = await cli(env, 'ingest');
     expect(ingest.status).toBe(4);
     const t3 = await textfile(prom);
     expect(t3.get('pingroll_last_run_exit_code{ingest}')).toBe(4);
-    expect(t3.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(success);
+    expect(t3.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(lastSuccess);
     expect(t3.has('pingroll_last_success_timestamp_seconds{ingest}')).toBe(false);
   }, 120_000);
+
+  it('notifies stale days left by a backfill (make rollup-stale), not by a daily rollup, whose yesterday late records make stale as a matter of course', () => {
+    const figures = (command: string, staleDays: number): RunFigures => Object.assign(new RunFigures(), { command, staleDays });
+    expect(notificationFor(figures('rollup', 1), 0, null, Date.now())).toBeNull();
+    expect(notificationFor(figures('ingest', 2), 0, null, Date.now())).toBeNull();
+    expect(notificationFor(figures('backfill', 2), 0, null, Date.now())).toMatchObject({ exitCode: 0, reason: '2 days received records after they were published: run pingroll backfill --stale', counts: { staleDays: 2 } });
+    expect(notificationFor(figures('rollup', 0), 1, 'the output is not writable', Date.now())).toMatchObject({ exitCode: 1, reason: 'the output is not writable' });
+  });
 
   it('a bad setting is exit 2 before anything runs; an endpoint that does not answer is given up in bounded time', async () => {
     const r = root();
