@@ -149,7 +149,9 @@ export class PingrollStack extends Stack {
     ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(logBucket.node.defaultChild as s3.CfnBucket)}.Arn>/logs/*]`, 'S3 server access logging names the log objects at delivery time; the grant is read-only and limited to the logs/ prefix');
     // The output: state, staging and published files, written (conditionally), read, deleted, multipart uploads aborted.
     jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [outputBucket.bucketArn] }));
-    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], resources: [outputObjects] }));
+    // Tagging: the day's rejects are written with the tag the lifecycle rule expires them by, and a
+    // move (CopyObject) copies the tags (GetObjectTagging on the source, PutObjectTagging on the copy).
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:GetObjectTagging', 's3:PutObjectTagging'], resources: [outputObjects] }));
     ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'pingroll names its state, staging and output objects at run time (batch ids, days); the grant is limited to the output prefix');
     catalog.grantAddPartitions(jobRole);
     const workgroupArn = props.redshiftWorkgroupArn;

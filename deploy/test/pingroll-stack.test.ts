@@ -105,6 +105,8 @@ describe('the deployment (cdk synth)', () => {
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll' }]) }) });
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements.some((st) => [st.Action].flat().includes('glue:BatchCreatePartition'))).toBe(true);
+    // Writing the rejects tagged, and moving them with their tags, needs both tagging actions.
+    expect(statements.some((st) => ['s3:PutObject', 's3:PutObjectTagging', 's3:GetObjectTagging'].every((a) => [st.Action].flat().includes(a)))).toBe(true);
   }, 60_000);
 
   it('computes the day before the schedule in the state machine (JSONata, no Lambda function), across month and year ends', async () => {

@@ -25,7 +25,8 @@ export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string 
     ['ObjectsParsed', f.objectsParsed, 'Count'],
     ['Pings', f.pings, 'Count'],
     ['Rejects', f.rejects, 'Count'],
-    ['RejectsShare', f.recordsRead > 0 ? (100 * f.rejects) / f.recordsRead : 0, 'Percent'],
+    // Of the published days' records (a rollup after shards reads none itself).
+    ['RejectsShare', f.dayRecords > 0 ? (100 * f.rejects) / f.dayRecords : 0, 'Percent'],
     ['QuarantinedObjects', f.quarantinedObjects, 'Count'],
     ['StaleDays', f.staleDays, 'Count'],
   ];

@@ -6,7 +6,7 @@
  * and keeps the others' as the file had them. `pingroll_last_success_timestamp_seconds` keeps its
  * value through failed runs: alert on `time() - pingroll_last_success_timestamp_seconds > 26 * 3600`.
  */
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import type { RunFigures } from './run-figures.js';
 
 interface Series { name: string; help: string; value: (f: RunFigures, exitCode: number, nowMs: number) => number | null }
@@ -42,6 +42,33 @@ async function previous(file: string): Promise<Map<string, Map<string, number>>>
 
 /** Writes `file` for this run (atomically), keeping other commands' series and the last success time. */
 export async function writePrometheusTextfile(file: string, f: RunFigures, exitCode: number, nowMs: number): Promise<void> {
+  // Runs ending together (a rollup and an ingest, shards on one host) take turns: each reads the file
+  // and writes it back, and one must not put back another's old figures.
+  const release = await lockFile(`${file}.lock`);
+  try {
+    await rewrite(file, f, exitCode, nowMs);
+  } finally {
+    await release();
+  }
+}
+
+/** An exclusive lock file beside the textfile (not ending in .prom), waited for up to 10 s; one older than a minute is a dead run's. */
+async function lockFile(path: string): Promise<() => Promise<void>> {
+  for (let waited = 0; ; waited += 50) {
+    try {
+      const h = await open(path, 'wx');
+      await h.close();
+      return () => rm(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = await stat(path).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > 60_000 || waited >= 10_000) await rm(path, { force: true });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+async function rewrite(file: string, f: RunFigures, exitCode: number, nowMs: number): Promise<void> {
   const { Gauge, Registry } = await import('prom-client');
   const before = await previous(file);
   const registry = new Registry();

@@ -22,6 +22,8 @@ export class RunFigures {
   objectsParsed = 0;
   pings = 0;
   rejects = 0;
+  /** Records of the days published (every outcome): what `rejects` is a share of. */
+  dayRecords = 0;
   /** Log objects that could not be read and are not accepted as lost (the quarantine, as the run left it). */
   quarantinedObjects = 0;
   /** The latest delivery time named by a listed log object, ms. */
@@ -45,6 +47,7 @@ export class RunFigures {
         if (typeof fields.day === 'string') this.days.add(fields.day);
         this.pings += n(fields.pings);
         this.rejects += n(fields.rejects);
+        this.dayRecords += n(fields.records);
         break;
       case 'run.done':
         this.quarantinedObjects = Math.max(this.quarantinedObjects, n(fields.unreadable));

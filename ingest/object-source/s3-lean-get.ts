@@ -120,11 +120,19 @@ export class LeanGet {
       method: 'GET', protocol, hostname, ...(port ? { port } : {}), path: pathPrefix + encodeKey(key), query: {},
       headers: { host: port ? `${hostname}:${port}` : hostname, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } as Record<string, string>,
     };
-    const signed = (await this.signer.sign(request as unknown as HttpRequest)) as HttpRequest;
+    // The SDK's clock offset (it corrects it when S3 says the clock is skewed), as its own signing does.
+    const offset = (this.s3.config as { systemClockOffset?: number }).systemClockOffset ?? 0;
+    const signed = (await this.signer.sign(request as unknown as HttpRequest, { signingDate: new Date(Date.now() + offset) })) as HttpRequest;
     const { response } = (await this.s3.config.requestHandler.handle(signed as never)) as { response: HttpResponse };
     const body = response.body as AsyncIterable<Uint8Array> | undefined;
     if (response.statusCode >= 200 && response.statusCode < 300) return body ?? (async function* () {})();
     const xml = await errorBody(body);
+    // A skewed clock: take S3's time as the SDK does, so the retry (and every later request) signs right.
+    const serverDate = Date.parse(String(response.headers.date ?? response.headers.Date ?? ''));
+    if (/<Code>(RequestTimeTooSkewed|RequestExpired)<\/Code>/.test(xml) && Number.isFinite(serverDate)) {
+      (this.s3.config as { systemClockOffset?: number }).systemClockOffset = serverDate - Date.now();
+      throw Object.assign(new LeanS3Error('RequestTimeTooSkewed', 'the clock was skewed; corrected from S3\'s Date', response.statusCode), { $retryable: {} });
+    }
     const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? (response.statusCode === 404 ? 'NoSuchKey' : `HTTP${response.statusCode}`);
     const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1] ?? `S3 answered ${response.statusCode}`;
     throw new LeanS3Error(code, message, response.statusCode);

@@ -153,13 +153,14 @@ export class S3ObjectSource implements ObjectSource {
     // The first read goes through the SDK, which shows the lean getter the endpoint; reads that start
     // meanwhile wait for it (a failed first read leaves the next to learn again).
     const learned = LeanGet.learn(this.s3, this.bucket, key);
-    this.learning = learned.then((l) => l.lean, () => undefined);
+    const mine = learned.then((l) => l.lean, () => undefined);
+    this.learning = mine;
     try {
       const { lean, body } = await learned;
       this.lean = lean;
       return body;
     } finally {
-      this.learning = undefined;
+      if (this.learning === mine) this.learning = undefined;
     }
   }
 }

@@ -93,6 +93,9 @@ describe('metrics and notifications', () => {
     const emf = emfOf(first);
     expect(emf).toMatchObject({ Command: 'rollup', ExitCode: 0, Success: 1, Failure: 0, Pings: pings, RecordsRead: sample.records, ObjectsParsed: sample.objects.length, Rejects: rejects, QuarantinedObjects: 0, StaleDays: 0, Days: [DAY] });
     expect(emf.LagSeconds).toBeGreaterThan(0);
+    // The share of the published day's records (every outcome) that are not pings.
+    const dayRecords = Object.values(manifest.outcomes.s3!).reduce((a, b) => a + b, 0);
+    expect(emf.RejectsShare).toBeCloseTo((100 * rejects) / dayRecords, 2);
     // Nothing to say: no notification.
     expect(endpoint.posted).toEqual([]);
     const t1 = await textfile(prom);

@@ -49,22 +49,22 @@ interface Fake {
   url: string;
   /** Every request: the object key it asked for, whether the SDK sent it (its user agent), the status answered. */
   seen: Array<{ key: string; sdk: boolean; status: number; token?: string }>;
-  /** Answers to give, per key, before the object itself: statuses with S3 error codes. */
-  failures: Map<string, Array<{ status: number; code: string }>>;
+  /** Answers to give, per key, before the object itself: statuses with S3 error codes (and a Date header, S3's clock). */
+  failures: Map<string, Array<{ status: number; code: string; date?: string }>>;
   close(): Promise<void>;
 }
 
 /** An S3 stand-in on 127.0.0.1 that refuses any request whose signature is wrong, serving `objects` (path style, bucket `logs`). */
 async function fakeS3(objects: Map<string, Buffer>, secrets: Record<string, string>): Promise<Fake> {
   const seen: Fake['seen'] = [];
-  const failures = new Map<string, Array<{ status: number; code: string }>>();
+  const failures = new Map<string, Array<{ status: number; code: string; date?: string }>>();
   const server: Server = createServer((req, res) => {
     req.resume();
     const key = decodeURIComponent((req.url ?? '').split('?')[0]!.replace(/^\/logs\//, ''));
-    const answer = (status: number, code?: string): void => {
+    const answer = (status: number, code?: string, date?: string): void => {
       seen.push({ key, sdk: /aws-sdk-js/.test(String(req.headers['user-agent'] ?? '') + String(req.headers['x-amz-user-agent'] ?? '')), status, ...(req.headers['x-amz-security-token'] ? { token: String(req.headers['x-amz-security-token']) } : {}) });
       if (code) {
-        res.writeHead(status, { 'content-type': 'application/xml' });
+        res.writeHead(status, { 'content-type': 'application/xml', ...(date ? { date } : {}) });
         res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code} from the fake</Message><RequestId>1</RequestId></Error>`);
         return;
       }
@@ -75,7 +75,7 @@ async function fakeS3(objects: Map<string, Buffer>, secrets: Record<string, stri
     const problem = sigV4Problem(req, secrets);
     if (problem) return answer(403, 'SignatureDoesNotMatch');
     const fail = failures.get(key)?.shift();
-    if (fail) return answer(fail.status, fail.code);
+    if (fail) return answer(fail.status, fail.code, fail.date);
     if (!objects.has(key)) return answer(404, 'NoSuchKey');
     answer(200);
   });
@@ -144,6 +144,12 @@ describe('the lean GetObject', () => {
       fake.failures.set('access/denied', [{ status: 403, code: 'AccessDenied' }]);
       await expect(source.open({ key: 'denied', size: 1, etag: '' })).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
       expect(fake.seen.filter((s) => s.key === 'access/denied')).toHaveLength(1);
+      // A skewed clock: S3's Date corrects the client's offset (as the SDK does), and the request is made again.
+      const s3Time = new Date(Date.now() + 3_600_000);
+      fake.failures.set('access/first', [{ status: 403, code: 'RequestTimeTooSkewed', date: s3Time.toUTCString() }]);
+      expect((await read(await source.open({ key: 'first', size: 1, etag: '' }))).toString()).toBe('1');
+      expect(fake.seen.filter((s) => s.key === 'access/first').map((s) => s.status)).toEqual([200, 403, 200]);
+      expect(Math.abs((client.config as { systemClockOffset?: number }).systemClockOffset! - 3_600_000)).toBeLessThan(5_000);
       expect(fake.seen.filter((s) => s.sdk)).toHaveLength(1);
     } finally {
       await fake.close();
