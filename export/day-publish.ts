@@ -81,6 +81,11 @@ export class DayPublisher {
     };
   }
 
+  /** Registers a published day's partitions again (a day skipped as unchanged, whose registration may have failed before); nothing without a catalog. */
+  async registerPartitions(day: string): Promise<void> {
+    await this.opts.catalog?.register([...TABLES, 'daily_runs'].map((table) => ({ table, dt: day })));
+  }
+
   /** Completes the publication of days that runs killed while publishing left behind. */
   recover(): Promise<string[]> {
     return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);

@@ -109,6 +109,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       queue.add(async () => {
         try {
           if (!opts.force && await sameInputs(store, ledger, day)) {
+            // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
+            await publisher.registerPartitions(day);
             summary.skipped.push(day);
             return;
           }

@@ -4,14 +4,14 @@
  * publication harmless, a missing table a clear failure after the day is published. (And the day's
  * rejects on S3 carry the tag the deployment's lifecycle rule expires them by.)
  */
-import { CreateDatabaseCommand, CreateTableCommand, GetPartitionsCommand, GlueClient } from '@aws-sdk/client-glue';
+import { BatchDeletePartitionCommand, CreateDatabaseCommand, CreateTableCommand, GetPartitionsCommand, GlueClient } from '@aws-sdk/client-glue';
 import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/config.js';
 import { TABLES } from '../../../rollup/day-rollup.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { memoryLog } from '../../../lib/log.js';
-import { runDay, setEnv } from '../../helpers/job-fixture.js';
+import { runDay, runDays, setEnv } from '../../helpers/job-fixture.js';
 import { startMoto, type Moto } from '../../helpers/moto.js';
 
 const DAY = '2026-11-01';
@@ -57,6 +57,14 @@ describe('Glue partitions of published days', () => {
         expect(parts.map((p) => [p.Values, p.StorageDescriptor?.Location, p.StorageDescriptor?.Columns?.[0]?.Name]), t).toEqual([[[DAY], `s3://rollups/pingroll/${t}/dt=${DAY}/`, 'day']]);
       }
     }
+  });
+
+  it('registers an unchanged day a backfill skips again (its registration may have failed after it was published)', async () => {
+    await glue.send(new BatchDeletePartitionCommand({ DatabaseName: 'pingroll', TableName: 'daily_series_stats', PartitionsToDelete: [{ Values: [DAY] }] }));
+    const summary = await runDays(loadConfig(env('pingroll')), { from: DAY, to: DAY, log: memoryLog() });
+    expect(summary.skipped).toEqual([DAY]);
+    const parts = (await glue.send(new GetPartitionsCommand({ DatabaseName: 'pingroll', TableName: 'daily_series_stats' }))).Partitions ?? [];
+    expect(parts.map((p) => p.Values)).toEqual([[DAY]]);
   });
 
   it('writes a day\'s rejects with the tag the deployment\'s lifecycle rule expires them by, kept through the move into place', async () => {
