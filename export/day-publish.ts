@@ -191,8 +191,13 @@ export class DayPublisher {
         others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file }, tags: REJECTS_TAGS }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
       }, inWarehouse ? null : this.loadWarehouse, this.opts.fence);
       // Records that are not pings (every outcome but ping, both sources): the day's rejects.
-      const dayRecords = Object.values(outcomes).reduce((n, bySource) => n + Object.values(bySource).reduce((m, c) => m + c, 0), 0);
-      const rejectedRecords = Object.values(outcomes).reduce((n, bySource) => n + Object.entries(bySource).reduce((m, [o, c]) => m + (o === 'ping' ? 0 : c), 0), 0);
+      let dayRecords = 0, rejectedRecords = 0;
+      for (const bySource of Object.values(outcomes)) {
+        for (const [outcome, n] of Object.entries(bySource)) {
+          dayRecords += n;
+          if (outcome !== 'ping') rejectedRecords += n;
+        }
+      }
       await this.opts.catalog?.register(outputs.map((o) => ({ table: o.table, dt: day })));
       log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, records: dayRecords, rejects: rejectedRecords, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };

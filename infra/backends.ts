@@ -32,10 +32,11 @@ export interface Backends {
 }
 
 export async function buildBackends(config: Config, log: Log): Promise<Backends> {
+  const store = await objectStoreAt(config.output, config);
   return {
     logs: await objectSourceAt(config.logs, config),
-    store: await objectStoreAt(config.output, config),
-    warehouse: await warehouseFor(config, log),
+    store,
+    warehouse: await warehouseFor(config, log, store),
     items: config.ddbTables ? await itemSourcesFor(config, log) : null,
     catalog: await catalogFor(config),
   };
@@ -54,14 +55,15 @@ export async function objectStoreAt(location: Location, config: Config): Promise
   return new S3ObjectStore(makeS3Client(config), location.bucket, location.prefix);
 }
 
-export async function warehouseFor(config: Config, log?: Log): Promise<Warehouse | null> {
+/** `output`: the run's store for PINGROLL_OUTPUT, where Redshift's COPY manifests are written (made here when not given). */
+export async function warehouseFor(config: Config, log?: Log, output?: ObjectStore): Promise<Warehouse | null> {
   if (config.warehouse.kind === 'duckdb') return new DuckDbWarehouse(config.warehouse.file);
   if (config.warehouse.kind === 'redshift' && config.redshift && config.output.kind === 's3') {
     const [{ RedshiftDataApi, RedshiftWarehouse }, { RedshiftDataClient }] = await Promise.all([
       import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
     // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
     const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
-    const store = await objectStoreAt(config.output, config);
+    const store = output ?? (await objectStoreAt(config.output, config));
     return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body), config.glueDatabase);
   }
   return null;

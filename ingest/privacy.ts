@@ -24,7 +24,7 @@ export function truncateIp(ip: string): string {
     const [head = ''] = ip.split('::');
     const groups = head.split(':').filter((g) => g !== '');
     // Groups before a `::` are the leading ones; a full address has all eight.
-    return `${groups.slice(0, 3).join(':')}::`.replace(/^::$/, '::');
+    return `${groups.slice(0, 3).join(':')}::`;
   }
   return '-';
 }

@@ -281,7 +281,7 @@ export class PingrollStack extends Stack {
       ['RejectsShare', {
         metric: pingrollMetric('RejectsShare', 'Maximum', Duration.hours(1)), threshold: props.rejectsShareAlarm ?? 5, evaluationPeriods: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `more than ${props.rejectsShareAlarm ?? 5}% of a run's records were not pings: see the day's rejects (_rejects/) for the reasons`,
+        alarmDescription: `more than ${props.rejectsShareAlarm ?? 5}% of a run's records were not pings: see the day's rejects (_runs/dt=YYYY-MM-DD/rejects.jsonl.gz under the output) for the reasons`,
       }],
       ['QuarantinedObjects', {
         metric: pingrollMetric('QuarantinedObjects', 'Maximum', Duration.hours(1)), threshold: 1, evaluationPeriods: 1,

@@ -55,7 +55,8 @@ describe('the deployment (cdk synth)', () => {
     // What is acknowledged, in the stack's source: one finding each (Rule[Finding]), each with a reason of its own.
     const source = readFileSync(fileURLToPath(new URL('../lib/pingroll-stack.ts', import.meta.url)), 'utf8');
     const acks = [...source.matchAll(/ack\([^,]+, `?'?(AwsSolutions-[^'`]+)['`], '((?:[^'\\]|\\.)+)'\)/g)].map((m) => ({ id: m[1]!, reason: m[2]! }));
-    expect(acks.length).toBeGreaterThan(0);
+    // Every ack( call of the source is read by the pattern above (none escapes the checks below).
+    expect(acks.length).toBe((source.match(/\n\s+ack\(/g) ?? []).length);
     for (const a of acks) {
       expect(a.id).toMatch(/^AwsSolutions-IAM5\[.+\]$/);
       expect(a.reason.length).toBeGreaterThan(40);
@@ -113,7 +114,8 @@ describe('the deployment (cdk synth)', () => {
     for (const [time, day] of [['2026-11-25T02:30:00Z', '2026-11-24'], ['2026-12-01T02:30:00Z', '2026-11-30'], ['2027-01-01T02:30:00Z', '2026-12-31'], ['2028-03-01T02:30:00Z', '2028-02-29']]) {
       expect(await jsonata(DAY_BEFORE_SCHEDULE).evaluate({}, { states: { input: { time } } })).toBe(day);
     }
-    expect(JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'))).toContain(DAY_BEFORE_SCHEDULE.replace(/'/g, "'").slice(0, 30));
+    // The expression as the template holds it: inside the definition string, itself a JSON string.
+    expect(JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'))).toContain(JSON.stringify(JSON.stringify(`{% ${DAY_BEFORE_SCHEDULE} %}`)).slice(3, -3));
     t.resourceCountIs('AWS::Lambda::Function', 0);
   });
 

@@ -5,7 +5,7 @@
  * registered in each of its tables, with the table's own storage description at the day's location.
  * Registering a partition that is there already is no error, so a day published again is harmless.
  */
-import { BatchCreatePartitionCommand, GetTableCommand, GlueClient, type PartitionInput } from '@aws-sdk/client-glue';
+import { BatchCreatePartitionCommand, GetTableCommand, GlueClient, type PartitionInput, type StorageDescriptor } from '@aws-sdk/client-glue';
 import type { S3Location } from '../../lib/location.js';
 
 export interface PartitionCatalog {
@@ -15,6 +15,9 @@ export interface PartitionCatalog {
 }
 
 export class GluePartitions implements PartitionCatalog {
+  /** Each table's storage description, asked of Glue once a run. */
+  private readonly descriptions = new Map<string, StorageDescriptor>();
+
   constructor(private readonly glue: GlueClient, private readonly database: string, private readonly output: S3Location) {}
 
   get description(): string {
@@ -25,14 +28,7 @@ export class GluePartitions implements PartitionCatalog {
     const byTable = new Map<string, string[]>();
     for (const p of parts) byTable.set(p.table, [...(byTable.get(p.table) ?? []), p.dt]);
     for (const [table, dts] of byTable) {
-      let sd;
-      try {
-        sd = (await this.glue.send(new GetTableCommand({ DatabaseName: this.database, Name: table }))).Table?.StorageDescriptor;
-      } catch (err) {
-        if ((err as Error).name === 'EntityNotFoundException') throw new Error(`the Glue table ${this.database}.${table} does not exist: deploy the catalog (deploy/) or unset PINGROLL_GLUE_DATABASE; the day is published, run again to register it`);
-        throw err;
-      }
-      if (!sd) throw new Error(`the Glue table ${this.database}.${table} has no storage description; the day is published, run again once the table is right`);
+      const sd = await this.storageOf(table);
       const inputs: PartitionInput[] = dts.map((dt) => ({ Values: [dt], StorageDescriptor: { ...sd, Location: `s3://${this.output.bucket}/${this.output.prefix}${table}/dt=${dt}/` } }));
       const r = await this.glue.send(new BatchCreatePartitionCommand({ DatabaseName: this.database, TableName: table, PartitionInputList: inputs }));
       const failed = (r.Errors ?? []).filter((e) => e.ErrorDetail?.ErrorCode !== 'AlreadyExistsException');
@@ -40,5 +36,20 @@ export class GluePartitions implements PartitionCatalog {
         throw new Error(`Glue did not register ${table} dt=${failed[0]!.PartitionValues?.join(',')} in ${this.database}: ${failed[0]!.ErrorDetail?.ErrorCode}: ${failed[0]!.ErrorDetail?.ErrorMessage}; the day is published, run again`);
       }
     }
+  }
+
+  private async storageOf(table: string): Promise<StorageDescriptor> {
+    const known = this.descriptions.get(table);
+    if (known) return known;
+    let sd: StorageDescriptor | undefined;
+    try {
+      sd = (await this.glue.send(new GetTableCommand({ DatabaseName: this.database, Name: table }))).Table?.StorageDescriptor;
+    } catch (err) {
+      if ((err as Error).name === 'EntityNotFoundException') throw new Error(`the Glue table ${this.database}.${table} does not exist: deploy the catalog (deploy/) or unset PINGROLL_GLUE_DATABASE; the day is published, run again to register it`);
+      throw err;
+    }
+    if (!sd) throw new Error(`the Glue table ${this.database}.${table} has no storage description; the day is published, run again once the table is right`);
+    this.descriptions.set(table, sd);
+    return sd;
   }
 }

@@ -16,8 +16,7 @@ import type { GenerateOptions } from './commands/generate.js';
 import type { IngestCommandOptions } from './commands/ingest.js';
 import type { RollupOptions } from './commands/rollup.js';
 import type { BackfillCommandOptions } from './commands/backfill.js';
-import { UnreadableObjectsError } from './commands/quarantine.js';
-import { NotCompleteError } from './exit-errors.js';
+import { NotCompleteError, UnreadableObjectsError } from './exit-errors.js';
 import { afterRun, observeSettings, type ObserveSettings } from '../observe/after-run.js';
 import { MEASURED_COMMANDS, runFigures } from '../observe/run-figures.js';
 

@@ -197,15 +197,16 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   const batches = batch.batches.map((b) => b.batch);
+  const touched = [...new Set(batch.batches.flatMap((b) => b.days))].sort();
   // What a log directory's listing passed over, said every run: an operator may have meant it read.
   const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
   for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
   if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
     parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
-    days: [...new Set(batch.batches.flatMap((b) => b.days))].sort() });
+    days: touched });
   const out: IngestSummary & { batches: string[]; touched: string[] } = {
-    touched: [...new Set(batch.batches.flatMap((b) => b.days))].sort(),
+    touched,
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches, skipped: skipped?.skippedCount ?? 0,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };

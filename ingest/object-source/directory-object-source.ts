@@ -31,15 +31,18 @@ export class DirectoryObjectSource implements ObjectSource {
   /** @param setting the configuration that names the directory, for messages. */
   constructor(private readonly root: string, private readonly setting = 'PINGROLL_LOGS') {}
 
+  /** Within one bounded wait: a mount that hangs hangs its first `stat`, not only the access check. */
   async check(): Promise<void> {
-    const st = await stat(this.root).catch((err: NodeJS.ErrnoException) => err);
-    if (st instanceof Error) {
-      throw new LocationError(st.code === 'ENOENT' || st.code === 'ENOTDIR'
-        ? `the directory ${this.root} does not exist; set ${this.setting} to where the access logs are (a directory or s3://bucket/prefix/)`
-        : `cannot read ${this.root} (${st.code}); check ${this.setting} and its permissions`);
-    }
-    if (!st.isDirectory()) throw new LocationError(`${this.root} is not a directory; set ${this.setting} to the directory that holds the access logs`);
-    await bounded(() => access(this.root, constants.R_OK | constants.X_OK), (reason) => `cannot read the directory ${this.root} (${reason}); check ${this.setting} and its permissions`);
+    await bounded(async () => {
+      const st = await stat(this.root).catch((err: NodeJS.ErrnoException) => err);
+      if (st instanceof Error) {
+        throw new LocationError(st.code === 'ENOENT' || st.code === 'ENOTDIR'
+          ? `the directory ${this.root} does not exist; set ${this.setting} to where the access logs are (a directory or s3://bucket/prefix/)`
+          : `cannot read ${this.root} (${st.code}); check ${this.setting} and its permissions`);
+      }
+      if (!st.isDirectory()) throw new LocationError(`${this.root} is not a directory; set ${this.setting} to the directory that holds the access logs`);
+      await access(this.root, constants.R_OK | constants.X_OK);
+    }, (reason) => `cannot read the directory ${this.root} (${reason}); check ${this.setting} and its permissions`);
   }
 
   /** The directory, ending in `/`: keys join to it as they do to an S3 prefix. */

@@ -35,7 +35,6 @@ export class DirectoryObjectStore implements ObjectStore {
   async checkWritable(): Promise<void> {
     const probe = join(this.root, `.pingroll-probe-${process.pid}`);
     await bounded(async () => {
-      await this.check();
       await makeDirs(this.root);
       await writeFile(probe, '');
       await rm(probe, { force: true });

@@ -19,7 +19,6 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async checkWritable(): Promise<void> {
-    await this.check();
     const key = `${this.prefix}_state/probe-${randomBytes(6).toString('hex')}`;
     await bounded(async () => {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.alloc(0) }));

@@ -4,8 +4,7 @@ import { Quarantine, QUARANTINE_KEY } from '../../../state/quarantine.js';
 import { acquireLock } from '../../../state/run-lock.js';
 import { randomUUID } from 'node:crypto';
 
-/** The run finished, but log objects could not be read: exit 4. */
-export class UnreadableObjectsError extends Error {}
+import { UnreadableObjectsError } from '../exit-errors.js';
 
 /** The one line a run that met unreadable objects ends with. */
 export function unreadableError(storeUrl: string, unreadable: Array<{ key: string; reason: string }>): UnreadableObjectsError {

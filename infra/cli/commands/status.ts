@@ -7,7 +7,6 @@ import { Quarantine } from '../../../state/quarantine.js';
 import { addDays } from '../../../lib/utc-day.js';
 
 /** Some day in the range is not complete: exit 5, so that monitoring can alert on it. */
-export { NotCompleteError } from '../exit-errors.js';
 
 /**
  * `pingroll status [--from D] [--to D] [--json]`: each day's state, the run that last published it,
