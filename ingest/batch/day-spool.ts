@@ -10,6 +10,7 @@ import { appendFileSync, closeSync, createReadStream, createWriteStream, openSyn
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { createGzip } from 'node:zlib';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -199,12 +200,14 @@ export class DaySpool {
     const fd = openSync(lines.file, 'r');
     try {
       const buf = Buffer.allocUnsafe(REJECT_READ_BYTES);
+      // A character split between two reads is decoded whole (rejects hold U+FFFD and any UTF-8).
+      const decoder = new StringDecoder('utf8');
       let carry = '';
       for (let at = lines.start; at < lines.end;) {
         const n = readSync(fd, buf, 0, Math.min(buf.length, lines.end - at), at);
         if (n === 0) throw new Error(`${lines.file} ends at ${at}, before ${lines.end}: this is a bug in pingroll`);
         at += n;
-        const text = carry + buf.toString('utf8', 0, n);
+        const text = carry + decoder.write(buf.subarray(0, n));
         const last = text.lastIndexOf('\n');
         carry = text.slice(last + 1);
         for (const line of text.slice(0, last).split('\n')) {

@@ -87,4 +87,31 @@ describe('the day spool', () => {
       engine.closeSync();
     }
   });
+
+  it('keeps a parser\'s rejects whole when a character straddles two of its reads (1 MiB each)', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const { gunzipSync } = await import('node:zlib');
+    const { readFileSync } = await import('node:fs');
+    const work = join(dir, 'work-utf8');
+    await mkdir(work, { recursive: true });
+    // Lines of two-byte characters, the first two bytes longer, so that byte 1,048,576 falls inside one.
+    const lines = Array.from({ length: 1200 }, (_, i) => `2026-11-01\t${JSON.stringify({ source: 's3', outcome: 'malformed', reason: 'x', input: 'k', at: i + 1, record: `${i === 0 ? 'ab' : ''}${'é'.repeat(500)}` })}`);
+    const body = Buffer.from(lines.join('\n') + '\n');
+    expect(body.length).toBeGreaterThan(1 << 20);
+    expect(body[1 << 20]! & 0xc0).toBe(0x80); // a continuation byte: the read boundary cuts a character
+    const file = join(work, 'rows-rejects.jsonl');
+    await writeFile(file, body);
+    const engine = await openEngine({ tempDir: join(dir, 'spill-utf8'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    const spool = new DaySpool(join(work, 'spool'), engine);
+    await mkdir(join(work, 'spool'), { recursive: true });
+    try {
+      spool.takeRejects({ file, start: 0, end: body.length });
+      const store = new DirectoryObjectStore(join(work, 'out'));
+      const staged = await spool.stage(store, 'b1');
+      const kept = gunzipSync(readFileSync(store.localFile(staged['2026-11-01']!.rejects!))).toString().trim().split('\n').map((l) => JSON.parse(l) as { record: string });
+      expect(kept.map((r) => r.record)).toEqual(lines.map((_, i) => `${i === 0 ? 'ab' : ''}${'é'.repeat(500)}`));
+    } finally {
+      engine.closeSync();
+    }
+  });
 });
