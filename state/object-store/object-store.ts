@@ -10,7 +10,7 @@ export interface ObjectStore {
   readonly url: string;
   /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
   check?(): Promise<void>;
-  /** As `check`, and that it can be written: an object put and deleted, within a bounded wait (a run's preflight). */
+  /** After `check` (which a run calls first): that it can be written, an object put and deleted, within a bounded wait (a run's preflight). */
   checkWritable?(): Promise<void>;
   /** The object's bytes, or null when there is none. */
   get(key: string): Promise<Buffer | null>;
