@@ -140,7 +140,8 @@ export class AccessLogRecordReader implements ScannedRecord {
   /** Bytes of an incomplete line kept at INPUT_AT from the previous chunk. */
   private carry = 0;
   /** A record past MAX_RECORD_BYTES being skipped to its newline: what is kept of it. */
-  private overlong: { lineNo: number; head: Buffer; bytes: number; hash: Hash } | null = null;
+  /** A too-long record being skipped; `cr`: its last byte read was a CR, not yet known to be a CRLF's. */
+  private overlong: { lineNo: number; head: Buffer; bytes: number; hash: Hash; cr: boolean } | null = null;
   private readonly onOverlong: ((o: Overlong) => void) | undefined;
   private linesSeen = 0;
   /** Int32 index of the current record. */
@@ -265,20 +266,34 @@ export class AccessLogRecordReader implements ScannedRecord {
    */
   private skipOverlong(b: Uint8Array): number {
     const o = this.overlong!;
+    if (b.length === 0) return 0;
+    // Ends as every other line does: at a LF, a CRLF (one ending, not two: the line numbers after it
+    // are those of a whole read) or a lone CR, whichever read its bytes came in.
+    if (o.cr) {
+      this.endOverlong();
+      return b[0] === 0x0a ? 1 : 0;
+    }
     const lf = b.indexOf(0x0a), cr = b.indexOf(0x0d);
     const nl = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
     const part = nl < 0 ? b : b.subarray(0, nl);
     o.hash.update(part);
     o.bytes += part.length;
     if (nl < 0) return b.length;
+    if (nl !== cr) {
+      this.endOverlong();
+      return nl + 1;
+    }
+    if (nl + 1 === b.length) {
+      o.cr = true;
+      return b.length;
+    }
     this.endOverlong();
-    return nl + 1;
+    return b[nl + 1] === 0x0a ? nl + 2 : nl + 1;
   }
 
   private endOverlong(): void {
     const o = this.overlong!;
     this.overlong = null;
-    // A CRLF ending is not part of the record, as for every other line.
     this.onOverlong?.({ lineNo: o.lineNo, head: o.head, bytes: o.bytes, sha256: o.hash.digest('hex') });
   }
 
@@ -293,7 +308,8 @@ export class AccessLogRecordReader implements ScannedRecord {
     endLoneCRs(this.u8, from, stop, final);
     for (let long = this.firstOverlong(from, stop); long; long = this.firstOverlong(from, stop)) {
       if (long.start > from) this.scanLines(from, long.start, true);
-      const line = this.u8.subarray(long.start, long.end);
+      // A CRLF's CR is no part of the record (lone CRs are LFs by now).
+      const line = this.u8.subarray(long.start, this.u8[long.end - 1] === 0x0d ? long.end - 1 : long.end);
       this.onOverlong?.({ lineNo: ++this.linesSeen, head: Buffer.from(line.subarray(0, OVERLONG_KEEP_BYTES)), bytes: line.length, sha256: createHash('sha256').update(line).digest('hex') });
       from = long.end + 1;
     }
@@ -318,7 +334,7 @@ export class AccessLogRecordReader implements ScannedRecord {
       if (nl < 0) return null; // no newline after it: an incomplete line (the carry's to handle)
       const start = u8.subarray(from, w).lastIndexOf(0x0a) + 1 + from;
       const end = w + nl;
-      if (end - start > MAX_RECORD_BYTES) return { start, end };
+      if ((u8[end - 1] === 0x0d ? end - 1 : end) - start > MAX_RECORD_BYTES) return { start, end };
       w = end + 1;
     }
     return null;
@@ -358,7 +374,10 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.carry = stop - from;
     if (this.carry > MAX_RECORD_BYTES && !final) {
       const head = Buffer.from(this.u8.subarray(from, from + OVERLONG_KEEP_BYTES));
-      this.overlong = { lineNo: ++this.linesSeen, head, bytes: this.carry, hash: createHash('sha256').update(this.u8.subarray(from, stop)) };
+      // A CR last (left by endLoneCRs until the next byte says whether it is a CRLF's) is no part of the record.
+      const cr = this.u8[stop - 1] === 0x0d;
+      const end = cr ? stop - 1 : stop;
+      this.overlong = { lineNo: ++this.linesSeen, head, bytes: end - from, hash: createHash('sha256').update(this.u8.subarray(from, end)), cr };
       this.carry = 0;
       return;
     }

@@ -11,12 +11,19 @@ import { AccessLogRecordReader, MAX_RECORD_BYTES, OVERLONG_KEEP_BYTES, READ_BYTE
 const REAL = readFileSync('test/fixtures/s3-access-logs/lines.txt', 'utf8').split('\n').filter((l) => l.trim()).slice(0, 5);
 
 /** What a reader hands over for `input` pushed in `chunk`-byte pieces: each record's line and outcome, and each too-long record. */
-function read(input: Buffer, chunk: number): { records: Array<[number, number]>; overlong: Overlong[]; work: number } {
+function read(input: Buffer, chunk: number | number[]): { records: Array<[number, number]>; overlong: Overlong[]; work: number } {
   const records: Array<[number, number]> = [];
   const overlong: Overlong[] = [];
   const reader = new AccessLogRecordReader((r) => records.push([r.lineNo, r.lineEnd - r.lineStart]), { pingKeys: ['p.gif'], onOverlong: (o) => overlong.push(o) });
   const before = reader.work();
-  for (let at = 0; at < input.length; at += chunk) reader.push(input.subarray(at, at + chunk));
+  // A size: reads of that many bytes; a list: reads of 4 KiB up to the first offset, then cut at each.
+  const cuts = typeof chunk === 'number' ? [] : chunk;
+  const size = typeof chunk === 'number' ? chunk : 4096;
+  let at = 0;
+  for (const cut of cuts) {
+    for (; at < cut; at = Math.min(cut, at + size)) reader.push(input.subarray(at, Math.min(cut, at + size)));
+  }
+  for (; at < input.length; at += size) reader.push(input.subarray(at, at + size));
   reader.finish();
   return { records, overlong, work: reader.work() - before };
 }
@@ -34,6 +41,25 @@ describe('a record longer than the longest', () => {
     // The same records, numbered around the long ones.
     expect(got.records.map(([, len]) => len)).toEqual(alone.records.map(([, len]) => len));
     expect(got.records.map(([n]) => n)).toEqual([1, 2, 4, 6]);
+  });
+
+  describe('ended by CRLF or a lone CR', () => {
+    const crlf = Buffer.from([REAL[0], REAL[1], long.toString(), REAL[2], long.toString(), REAL[3]].join('\r\n') + '\r\n');
+    const lone = Buffer.from([REAL[0], REAL[1], long.toString(), REAL[2], long.toString(), REAL[3]].join('\r') + '\r');
+    // The first long line's CR, as the last byte of a read and as the first.
+    const cr = REAL[0]!.length + 2 + REAL[1]!.length + 2 + long.length;
+    it.each([
+      ['CRLF, in one read', crlf, crlf.length], ['CRLF, across reads', crlf, READ_BYTES], ['CRLF, in small pieces', crlf, 4096],
+      ['CRLF, a read ending at the CR', crlf, cr + 1], ['CRLF, a read starting at the CR', crlf, cr],
+      ['CRLF, reads of 4 KiB and one ending at the CR', crlf, [cr - 4096, cr + 1]], ['lone CR, across reads', lone, READ_BYTES], ['lone CR, a read ending at the CR', lone, cr + 1],
+    ])('is the same record with the same numbers around it, whatever the reads (%s)', (_name, bytes, chunk) => {
+      const got = read(bytes, chunk);
+      expect(got.overlong.map((o) => [o.lineNo, o.bytes, o.sha256])).toEqual([[3, long.length, sha], [5, long.length, sha]]);
+      // The records around them as they read alone, with the same line endings.
+      const end = bytes === crlf ? '\r\n' : '\r';
+      const without = read(Buffer.from([REAL[0], REAL[1], REAL[2], REAL[3]].join(end) + end), READ_BYTES);
+      expect(got.records.map(([n, len]) => [n, len])).toEqual(without.records.map(([, len], i) => [[1, 2, 4, 6][i], len]));
+    });
   });
 
   it('at the end of an object, with no newline, is one record too', () => {
