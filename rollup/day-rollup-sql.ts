@@ -72,6 +72,22 @@ export function dayRollupStatements({ day, staged, tables, outcomes }: DayRollup
     `DELETE FROM ${tables.daily_hourly_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_hourly_stats} (day, hour, minutes_watched)
      SELECT ${date}, CAST(FLOOR(minute / 60.0) AS BIGINT), ${minutes} FROM day_pings GROUP BY CAST(FLOOR(minute / 60.0) AS BIGINT)`,
+    // Concurrency: distinct sessions with a ping in each UTC minute, per series and per episode; the
+    // peak is the most, at the earliest minute that has it (the series' row has a NULL episode).
+    `CREATE TEMP TABLE episode_minutes AS SELECT series, episode, minute, COUNT(DISTINCT session) AS sessions FROM day_pings GROUP BY series, episode, minute`,
+    `CREATE TEMP TABLE series_minutes AS SELECT series, minute, COUNT(DISTINCT session) AS sessions FROM day_pings GROUP BY series, minute`,
+    `DELETE FROM ${tables.daily_series_minutes} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_series_minutes} (day, series_id, minute, sessions)
+     SELECT ${date}, series, ${ts(`(${start} + minute * 60000)`)}, sessions FROM series_minutes`,
+    `DELETE FROM ${tables.daily_peaks} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_peaks} (day, series_id, episode_id, peak_sessions, peak_minute)
+     SELECT ${date}, series, episode, sessions, ${ts(`(${start} + minute * 60000)`)} FROM (
+       SELECT series, episode, sessions, minute, ROW_NUMBER() OVER (PARTITION BY series, episode ORDER BY sessions DESC, minute) AS rn FROM episode_minutes
+       UNION ALL
+       SELECT series, CAST(NULL AS VARCHAR(1024)), sessions, minute, ROW_NUMBER() OVER (PARTITION BY series ORDER BY sessions DESC, minute) FROM series_minutes) ranked
+     WHERE rn = 1`,
+    'DROP TABLE episode_minutes',
+    'DROP TABLE series_minutes',
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)

@@ -24,7 +24,15 @@ export const AUDIT_COLUMNS = ['day', 'source', 'outcome', 'records'] as const;
 /** pingroll's own addition: the day by UTC hour, for the report's chart of minutes watched by hour. */
 export const HOURLY_COLUMNS = ['day', 'hour', 'minutes_watched'] as const;
 
-export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats'] as const;
+/**
+ * pingroll's own: peak concurrency per series (episode_id NULL) and per episode: the most distinct
+ * sessions with a ping in one UTC minute, and the earliest minute they were reached.
+ */
+export const PEAK_COLUMNS = ['day', 'series_id', 'episode_id', 'peak_sessions', 'peak_minute'] as const;
+/** pingroll's own: each series' day minute by minute: distinct sessions with a ping in each UTC minute that has any. */
+export const SERIES_MINUTE_COLUMNS = ['day', 'series_id', 'minute', 'sessions'] as const;
+
+export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes'] as const;
 export type TableName = (typeof TABLES)[number];
 
 export interface DayRollup {
@@ -147,12 +155,37 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       SELECT hour, sum(bit_count(minutes & (((1::UBIGINT << (hi - lo + 1)::UBIGINT) - 1::UBIGINT) << lo::UBIGINT))) AS minutes FROM spans GROUP BY hour)
     WHERE minutes > 0
     ORDER BY hour`);
+  // Concurrency: a session's minutes (the bits of its blocks, OR-ed over sources and users) one row
+  // each, counted per minute; a session is counted once a minute whatever its pings. The peak is the
+  // largest count, at the earliest minute that has it. A series counts its sessions over all its
+  // episodes (a session that changes episode within a minute is one session of the series).
+  const minuteAt = (m: string): string => `make_timestamp((${dayStart} + ${m} * 60000) * 1000)`;
+  const perMinute = (by: string): string => `
+    SELECT ${by}, block * 64 + bit AS minute, count(*) AS sessions
+    FROM (SELECT ${by}, session, block, bit_or(minutes) AS minutes FROM session_blocks GROUP BY ${by}, session, block), range(64) r(bit)
+    WHERE (minutes >> bit::UBIGINT) & 1::UBIGINT = 1::UBIGINT
+    GROUP BY ${by}, minute`;
+  await engine.run(`CREATE OR REPLACE TEMP TABLE series_minutes AS ${perMinute('series')}`);
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_series_minutes AS
+    SELECT DATE ${sqlString(day)} AS day, series AS series_id, ${minuteAt('minute')} AS minute, sessions::BIGINT AS sessions
+    FROM series_minutes ORDER BY series_id, minute`);
+  const peak = (by: string, from: string): string => `
+    SELECT ${by}, sessions, minute FROM (
+      SELECT *, row_number() OVER (PARTITION BY ${by} ORDER BY sessions DESC, minute) AS rn FROM ${from}) WHERE rn = 1`;
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_peaks AS
+    SELECT DATE ${sqlString(day)} AS day, series AS series_id, episode AS episode_id, sessions::BIGINT AS peak_sessions, ${minuteAt('minute')} AS peak_minute
+    FROM (${peak('series, episode', `(${perMinute('series, episode')})`)}
+          UNION ALL SELECT series, NULL::VARCHAR AS episode, sessions, minute FROM (${peak('series', 'series_minutes')}))
+    ORDER BY series_id, episode_id NULLS FIRST`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
   const pings = kept.reduce((n, k) => n + Number(k.n), 0);
   return {
-    tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly' },
+    tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly',
+      daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes' },
     pings, duplicates,
   };
 }

@@ -110,3 +110,51 @@ export function expectedHourly(truth: TruthRecord[], day: string): Array<{ day: 
   }
   return [...byHour].sort((a, b) => a[0] - b[0]).map(([hour, set]) => ({ day, hour, minutes_watched: set.size }));
 }
+
+export interface PeakRow { day: string; series_id: string; episode_id: string | null; peak_sessions: number; peak_minute: string }
+export interface SeriesMinuteRow { day: string; series_id: string; minute: string; sessions: number }
+
+/** Distinct sessions of the survivors in each UTC minute (epoch minutes), grouped by `key`. */
+function sessionsByMinute(pings: TruthRecord[], key: (p: TruthRecord) => string): Map<string, Map<number, Set<string>>> {
+  const out = new Map<string, Map<number, Set<string>>>();
+  for (const p of pings) {
+    const k = key(p), minute = Math.floor(p.eventTimeMs / 60000);
+    const minutes = out.get(k) ?? new Map<number, Set<string>>();
+    out.set(k, minutes);
+    const sessions = minutes.get(minute) ?? new Set<string>();
+    minutes.set(minute, sessions);
+    sessions.add(p.session!);
+  }
+  return out;
+}
+
+/** Each series' day minute by minute: distinct sessions with a surviving ping in the minute. */
+export function expectedSeriesMinutes(truth: TruthRecord[], day: string): SeriesMinuteRow[] {
+  const rows: SeriesMinuteRow[] = [];
+  for (const [series_id, minutes] of sessionsByMinute(survivors(truth, day), (p) => p.series!)) {
+    for (const [m, sessions] of minutes) rows.push({ day, series_id, minute: ts(m * 60000), sessions: sessions.size });
+  }
+  return rows.sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.minute < b.minute ? -1 : 1));
+}
+
+/** Peak concurrency per series (episode null) and per episode: the most sessions in a minute, at the earliest such minute. */
+export function expectedPeaks(truth: TruthRecord[], day: string): PeakRow[] {
+  const pings = survivors(truth, day);
+  const rows: PeakRow[] = [];
+  const peakOf = (minutes: Map<number, Set<string>>): [number, number] => {
+    let best: [number, number] = [0, Infinity];
+    for (const [m, s] of minutes) if (s.size > best[0] || (s.size === best[0] && m < best[1])) best = [s.size, m];
+    return best;
+  };
+  for (const [k, minutes] of sessionsByMinute(pings, (p) => `${p.series}\u0000${p.episode}`)) {
+    const [series_id, episode_id] = k.split('\u0000') as [string, string];
+    const [n, m] = peakOf(minutes);
+    rows.push({ day, series_id, episode_id, peak_sessions: n, peak_minute: ts(m * 60000) });
+  }
+  for (const [series_id, minutes] of sessionsByMinute(pings, (p) => p.series!)) {
+    const [n, m] = peakOf(minutes);
+    rows.push({ day, series_id, episode_id: null, peak_sessions: n, peak_minute: ts(m * 60000) });
+  }
+  const e = (r: PeakRow): string => r.episode_id ?? '';
+  return rows.sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : e(a) < e(b) ? -1 : e(a) > e(b) ? 1 : 0));
+}

@@ -56,6 +56,25 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_hourly_stats (
   minutes_watched BIGINT NOT NULL
 ) DISTSTYLE ALL SORTKEY (day);
 
+-- pingroll's own: peak concurrency per series (episode_id NULL) and per episode: the most distinct
+-- sessions with a ping in one UTC minute, and the earliest such minute.
+CREATE TABLE IF NOT EXISTS {schema}.daily_peaks (
+  day           DATE          NOT NULL,
+  series_id     VARCHAR(1024) NOT NULL,
+  episode_id    VARCHAR(1024),
+  peak_sessions BIGINT        NOT NULL,
+  peak_minute   TIMESTAMP     NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
+-- pingroll's own: each series' day minute by minute (distinct sessions with a ping in the minute;
+-- minutes with none left out): the concurrency curve.
+CREATE TABLE IF NOT EXISTS {schema}.daily_series_minutes (
+  day       DATE          NOT NULL,
+  series_id VARCHAR(1024) NOT NULL,
+  minute    TIMESTAMP     NOT NULL,
+  sessions  BIGINT        NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
 -- One row per published day, loaded with the day in the same transaction (contract §8).
 CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   day                 DATE        NOT NULL,

@@ -49,17 +49,38 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
   };
 }
 
-/** The day's page: minutes by hour, top series and episodes, the source mix, the audit. */
+/**
+ * The day's concurrency: the series with the day's highest peak (daily_peaks), and its sessions
+ * minute by minute (daily_series_minutes; a minute with no row had none). Null on a day with no pings.
+ */
+async function concurrency(wh: Readable, schema: string, where: string): Promise<{ fact: string; chart: Chart } | null> {
+  const [top] = await wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
+    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, series_id LIMIT 1`);
+  if (!top) return null;
+  const rows = await wh.query<{ at: string; sessions: unknown }>(`SELECT CAST(minute AS VARCHAR(32)) AS at, sessions FROM ${schema}daily_series_minutes
+    WHERE ${where} AND series_id = ${sqlString(top.series_id)}`);
+  const hhmm = (at: string): string => String(at).slice(11, 16);
+  const byMinute = new Map(rows.map((r) => [hhmm(r.at), num(r.sessions)]));
+  const labels = Array.from({ length: 1440 }, (_, m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);
+  return {
+    fact: `${num(top.peak).toLocaleString('en')} sessions at ${hhmm(top.at)} (${top.series_id})`,
+    chart: { id: 'concurrency', title: `Concurrent sessions by minute (UTC): ${top.series_id}, the day's highest peak`, type: 'line', labels, values: labels.map((l) => byMinute.get(l) ?? 0) },
+  };
+}
+
+/** The day's page: minutes by hour, concurrency, top series and episodes, the source mix, the audit. */
 export async function dayPage(wh: Readable, schema: string, day: string): Promise<ReportPage> {
   const where = `day = DATE ${sqlString(day)}`;
   const b = await breakdown(wh, schema, where, 'Minutes watched by hour (UTC)');
   const runs = await wh.query<{ state: string; published_at: unknown }>(`SELECT state, CAST(published_at AS VARCHAR(32)) AS published_at FROM ${schema}daily_runs WHERE ${where}`).catch(() => []);
+  const peak = await concurrency(wh, schema, where);
   return {
     title: `pingroll: ${day}`,
     subtitle: `${wh.description}; UTC`,
     facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')],
+      ...(peak ? [['peak concurrency', peak.fact] as [string, string]] : []),
       ['state', runs[0] ? `${runs[0].state} (published ${String(runs[0].published_at).slice(0, 19)})` : 'not published']],
-    charts: [b.hours, ...b.rest],
+    charts: [b.hours, ...(peak ? [peak.chart] : []), ...b.rest],
   };
 }
 
@@ -116,7 +137,7 @@ figure { margin: 0; border: 1px solid #e2e6ee; border-radius: 6px; padding: 12px
     var canvas = document.querySelector('#' + c.id + ' canvas');
     new Chart(canvas, {
       type: c.type,
-      data: { labels: c.labels, datasets: [{ label: c.title, data: c.values, borderColor: colors[0], tension: 0.2,
+      data: { labels: c.labels, datasets: [{ label: c.title, data: c.values, borderColor: colors[0], tension: 0.2, pointRadius: c.labels.length > 200 ? 0 : 3,
         backgroundColor: c.type === 'doughnut' ? colors.slice(0, c.values.length) : colors[0] }] },
       options: { animation: false, responsive: true, maintainAspectRatio: false, indexAxis: c.horizontal ? 'y' : 'x',
         plugins: { legend: { display: c.type === 'doughnut' } } }

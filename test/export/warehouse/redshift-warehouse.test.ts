@@ -15,7 +15,7 @@ import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, SERIES_COLUMNS } from '../../../rollup/day-rollup.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
@@ -61,7 +61,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
@@ -191,8 +191,8 @@ describe('make rollup with Redshift configured', () => {
       const batches = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input.Sqls!);
       expect(batches).toHaveLength(2);
       expect(batches[0]!.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS'))).toBe(true);
-      // The day's four tables and daily_runs, in one transaction.
-      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(5);
+      // The day's tables and daily_runs, in one transaction.
+      expect(batches[1]!.filter((s) => s.startsWith('COPY'))).toHaveLength(TABLES.length + 1);
       expect(batches[1]!.filter((s) => s.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
       // COPY reads what the run published.
       const { S3ObjectStore } = await import('../../../state/object-store/s3-object-store.js');
@@ -286,11 +286,11 @@ describe('make rollup with Redshift configured', () => {
       expect(day.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
-      expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats'].map((t) =>
+      expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(TABLES.map((t) =>
         `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`));
       // The published day equals DuckDB's rollup, file for file (read back by DuckDB).
       const duckdbStore = new S3ObjectStore(client, 'rollups', 'duckdb/');
-      for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats']) {
+      for (const t of TABLES) {
         const files = await Promise.all([store, duckdbStore].map(async (st, i) => {
           const local = join(root, `${t}-${i}.parquet`);
           await st.download(`${t}/dt=2026-11-01/part-00000.parquet`, local);

@@ -29,10 +29,17 @@ describe('the HTML report', () => {
     await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 60, seed: 21 }).objects);
     const config = dirConfig(r);
     await runDay(config, { day: '2026-11-01', log: memoryLog() });
-    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 5 charts; self-contained/);
+    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 6 charts; self-contained/);
     const html = await readFile(join(r, 'day.html'), 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|<img[^>]+src=/);
     expect(html).toContain('Minutes watched by hour (UTC)');
+    // The concurrency curve: the series with the day's highest peak, every minute of the day, its peak among them.
+    const charts = JSON.parse(/<script type="application\/json" id="pingroll-data">(.*?)<\/script>/s.exec(html)![1]!) as Array<{ id: string; labels: string[]; values: number[] }>;
+    const curve = charts.find((c) => c.id === 'concurrency')!;
+    expect(curve.labels).toHaveLength(1440);
+    const peak = /peak concurrency<b>(\d+) sessions at (\d\d:\d\d)/.exec(html)!;
+    expect(Math.max(...curve.values)).toBe(Number(peak[1]));
+    expect(curve.values[curve.labels.indexOf(peak[2]!)]).toBe(Number(peak[1]));
   });
 
   it.skipIf(!chromium)('renders every chart in headless Chromium, day and month', async () => {
@@ -40,7 +47,7 @@ describe('the HTML report', () => {
     for (const d of ['2026-10-30', '2026-10-31']) await writeObjects(join(r, 'logs'), generateSample({ date: d, sessions: 60, seed: 22, prefix: `${d}/` }).objects);
     const config = dirConfig(r);
     for (const d of ['2026-10-30', '2026-10-31']) await runDay(config, { day: d, log: memoryLog() });
-    for (const [opts, charts] of [[{ date: '2026-10-31' }, 5], [{ month: '2026-10' }, 6]] as const) {
+    for (const [opts, charts] of [[{ date: '2026-10-31' }, 6], [{ month: '2026-10' }, 6]] as const) {
       const file = join(r, `${Object.values(opts)[0]}.html`);
       await reportCommand(config, { ...opts, html: file });
       const dom = headless(join(r, `profile-${charts}`), '--dump-dom', `file://${file}`);

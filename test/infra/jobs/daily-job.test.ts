@@ -16,7 +16,7 @@ import { sliceOf } from '../../../state/slices.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
-import { expectedDay, expectedHourly } from '../../helpers/oracle.js';
+import { expectedDay, expectedHourly, expectedPeaks, expectedSeriesMinutes } from '../../helpers/oracle.js';
 import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -59,7 +59,19 @@ describe('the daily job over a directory', () => {
     const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
     expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
-      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length], ['daily_runs', 1]]);
+      ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length],
+      ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length], ['daily_runs', 1]]);
+
+    // Concurrency: each series' minutes and the peaks, in Parquet and in the warehouse.
+    const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
+    const peaksSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, episode_id, peak_sessions, peak_minute::VARCHAR AS peak_minute FROM ${from} ORDER BY series_id, episode_id NULLS FIRST`;
+    const peaks = expectedPeaks(sample.truth, DAY);
+    expect(peaks.some((p) => p.peak_sessions > 1)).toBe(true);
+    expect(await query(peaksSql(file('daily_peaks')))).toEqual(peaks);
+    expect(await query(peaksSql('daily_peaks'), wh)).toEqual(peaks);
+    const minutesSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, minute::VARCHAR AS minute, sessions FROM ${from} ORDER BY series_id, minute`;
+    expect(await query(minutesSql(file('daily_series_minutes')))).toEqual(expectedSeriesMinutes(sample.truth, DAY));
+    expect(await query(minutesSql('daily_series_minutes'), wh)).toEqual(expectedSeriesMinutes(sample.truth, DAY));
 
     // By hour: distinct session-minutes within each hour, and they add up to the day's minutes.
     const hourly = await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM read_parquet('${join(r, 'out', 'daily_hourly_stats', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false) ORDER BY hour`);
