@@ -5,6 +5,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ViewerKey } from '../rollup/viewer-key.js';
 import type { Log } from '../lib/log.js';
 import { rollupDay, TABLES, type TableName } from '../rollup/day-rollup.js';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
@@ -48,6 +49,8 @@ export interface DayPublisherOptions {
   rollupInWarehouse?: boolean | undefined;
   /** Where each published day's partitions are registered (PINGROLL_GLUE_DATABASE); none without. */
   catalog?: PartitionCatalog | null;
+  /** The viewer datasets' key (PINGROLL_VIEWER_KEY); without one they get no rows. */
+  viewerKey?: ViewerKey | null;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -208,7 +211,7 @@ export class DayPublisher {
 
   /** The day rolled up by DuckDB, here, and its tables written as Parquet. */
   private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string) {
-    const rollup = await rollupDay(engine, day, files, outcomes);
+    const rollup = await rollupDay(engine, day, files, outcomes, { viewerKey: this.opts.viewerKey ?? null });
     return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: await writeDayParquet(engine, day, rollup, dir) };
   }
 
@@ -226,7 +229,7 @@ export class DayPublisher {
     await this.opts.fence?.();
     await store.put(runsKey, { file: runs.local });
     try {
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewerKey: this.opts.viewerKey ?? null, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));

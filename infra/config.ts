@@ -7,6 +7,7 @@
  * ConfigError whose message says which setting and what it takes.
  */
 import type { Privacy } from '../ingest/privacy.js';
+import { VIEWER_SECRET, viewerKey, type ViewerKey } from '../rollup/viewer-key.js';
 import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
@@ -66,6 +67,8 @@ export interface Config {
   rejectsRetentionDays: number | null;
   /** The Glue database whose tables get each published day's partitions (`PINGROLL_GLUE_DATABASE`); needs the output on S3. */
   glueDatabase: string | null;
+  /** The secret the viewer datasets' keys are made with (`PINGROLL_VIEWER_KEY`, rollup/viewer-key.ts); null: those datasets get no rows. */
+  viewerKey: ViewerKey | null;
 }
 
 /** The `--flag` values given on the command line; each overrides its environment variable. */
@@ -128,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     s3Get: s3GetFrom(env.PINGROLL_S3_GET),
     glueDatabase: env.PINGROLL_GLUE_DATABASE || null,
     privacy: privacyFrom(env.PINGROLL_PRIVACY),
+    viewerKey: viewerKeyFrom(env.PINGROLL_VIEWER_KEY),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
   };
   if (config.warehouse.kind === 'redshift') {
@@ -310,6 +314,13 @@ function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {
   if (value === undefined || value === '' || value === 'lean') return 'lean';
   if (value === 'sdk') return 'sdk';
   throw new ConfigError(`PINGROLL_S3_GET='${value}' must be lean or sdk`);
+}
+
+function viewerKeyFrom(value: string | undefined): ViewerKey | null {
+  if (!value) return null;
+  // The value itself is never repeated in a message: it is a secret.
+  if (!VIEWER_SECRET.test(value)) throw new ConfigError(`PINGROLL_VIEWER_KEY must be 16 to 256 characters of A-Z a-z 0-9 _ + / = . : - (e.g. openssl rand -base64 32); the one set is ${value.length} characters`);
+  return viewerKey(value);
 }
 
 function privacyFrom(value: string | undefined): Privacy {

@@ -24,6 +24,7 @@ import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { sqlString } from '../lib/duckdb-engine.js';
 import { STAGED_COLUMNS } from '../ingest/staged-ping.js';
 import type { TableName } from './day-rollup.js';
+import { SHA256_HEX, viewerKeySql, type Sha256Hex, type ViewerKey } from './viewer-key.js';
 
 /** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
 export const STAGED_TABLE_COLUMNS = STAGED_COLUMNS.map((c) =>
@@ -37,10 +38,13 @@ export interface DayRollupSql {
   tables: Record<TableName, string>;
   /** The day's record counts by source and outcome from the ledger (the rollup adds `duplicate`). */
   outcomes: Record<string, Record<string, number>>;
+  /** The viewer datasets' key (none: they get no rows), and the dialect's SHA-256 (Redshift's SHA2 unless said). */
+  viewerKey?: ViewerKey | null;
+  sha256Hex?: Sha256Hex;
 }
 
 /** The statements, in order; run them in one transaction. */
-export function dayRollupStatements({ day, staged, tables, outcomes }: DayRollupSql): string[] {
+export function dayRollupStatements({ day, staged, tables, outcomes, viewerKey = null, sha256Hex = SHA256_HEX.redshift }: DayRollupSql): string[] {
   const start = dayStartMs(day);
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
@@ -86,6 +90,15 @@ export function dayRollupStatements({ day, staged, tables, outcomes }: DayRollup
        UNION ALL
        SELECT series, CAST(NULL AS VARCHAR(1024)), sessions, minute, ROW_NUMBER() OVER (PARTITION BY series ORDER BY sessions DESC, minute) FROM series_minutes) ranked
      WHERE rn = 1`,
+    // Viewers by key (viewer-key.ts), per series and per episode; none without a key.
+    `DELETE FROM ${tables.daily_series_viewers} WHERE day = ${date}`,
+    `DELETE FROM ${tables.daily_episode_viewers} WHERE day = ${date}`,
+    ...(viewerKey ? [
+      `INSERT INTO ${tables.daily_series_viewers} (day, series_id, viewer_key)
+       SELECT ${date}, series, ${viewerKeySql(viewerKey, 'viewer', sha256Hex)} FROM (SELECT DISTINCT series, COALESCE(user_id, 'session:' || session) AS viewer FROM day_pings) v`,
+      `INSERT INTO ${tables.daily_episode_viewers} (day, series_id, episode_id, viewer_key)
+       SELECT ${date}, series, episode, ${viewerKeySql(viewerKey, 'viewer', sha256Hex)} FROM (SELECT DISTINCT series, episode, COALESCE(user_id, 'session:' || session) AS viewer FROM day_pings) v`,
+    ] : []),
     'DROP TABLE episode_minutes',
     'DROP TABLE series_minutes',
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.

@@ -14,6 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
+import { SHA256_HEX, viewerKeySql, type ViewerKey } from './viewer-key.js';
 
 /** The column order of contract §5: Redshift COPY matches Parquet columns by position. */
 export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
@@ -32,7 +33,15 @@ export const PEAK_COLUMNS = ['day', 'series_id', 'episode_id', 'peak_sessions', 
 /** pingroll's own: each series' day minute by minute: distinct sessions with a ping in each UTC minute that has any. */
 export const SERIES_MINUTE_COLUMNS = ['day', 'series_id', 'minute', 'sessions'] as const;
 
-export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes'] as const;
+/**
+ * pingroll's own: each day's distinct viewers per series and per episode, by viewer key (viewer-key.ts),
+ * for exact uniques over any range of days. No rows without PINGROLL_VIEWER_KEY.
+ */
+export const SERIES_VIEWER_COLUMNS = ['day', 'series_id', 'viewer_key'] as const;
+export const EPISODE_VIEWER_COLUMNS = ['day', 'series_id', 'episode_id', 'viewer_key'] as const;
+
+export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes',
+  'daily_series_viewers', 'daily_episode_viewers'] as const;
 export type TableName = (typeof TABLES)[number];
 
 export interface DayRollup {
@@ -47,7 +56,7 @@ export interface DayRollup {
  * by source and outcome from the batch commits; the rollup adds `duplicate`.
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
-  outcomes: Record<string, Record<string, number>>): Promise<DayRollup> {
+  outcomes: Record<string, Record<string, number>>, opts: { viewerKey?: ViewerKey | null } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
@@ -179,13 +188,24 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     FROM (${peak('series, episode', `(${perMinute('series, episode')})`)}
           UNION ALL SELECT series, NULL::VARCHAR AS episode, sessions, minute FROM (${peak('series', 'series_minutes')}))
     ORDER BY series_id, episode_id NULLS FIRST`);
+  // Viewers by key, per series and per episode (none without a key: no raw id is ever published).
+  const viewersBy = async (by: string, table: string): Promise<void> => {
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE ${table} AS
+      SELECT DATE ${sqlString(day)} AS day, ${by.split(', ').map((c) => `${c} AS ${c}_id`).join(', ')},
+             ${opts.viewerKey ? viewerKeySql(opts.viewerKey, 'viewer', SHA256_HEX.duckdb) : 'NULL::VARCHAR'} AS viewer_key
+      FROM (SELECT DISTINCT ${by}, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks)
+      ORDER BY ALL ${opts.viewerKey ? '' : 'LIMIT 0'}`);
+  };
+  await viewersBy('series', 'out_series_viewers');
+  await viewersBy('series, episode', 'out_episode_viewers');
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
   const pings = kept.reduce((n, k) => n + Number(k.n), 0);
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly',
-      daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes' },
+      daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers' },
     pings, duplicates,
   };
 }

@@ -1,4 +1,5 @@
 import type { OutputFile } from '../day-parquet.js';
+import type { ViewerKey } from '../../rollup/viewer-key.js';
 
 /** Where a rolled-up day is loaded for analysts (contract §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {
@@ -26,6 +27,8 @@ export interface WarehouseRollup {
   staged: Array<{ key: string; size: number }>;
   /** The day's record counts by source and outcome (the rollup adds duplicates). */
   outcomes: Record<string, Record<string, number>>;
+  /** The viewer datasets' key; none: they get no rows. */
+  viewerKey?: ViewerKey | null;
   /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
   runsSize: number;

@@ -124,6 +124,15 @@ export function program(): Command {
     .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
     .action(async (opts: ConfigOptions & { month?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
 
+  withConfigOptions(p.command('uniques')
+    .description('exact unique viewers over a range of days, per series (or per episode of one series) and over all series')
+    .option('--from <YYYY-MM-DD>', 'the first UTC day')
+    .option('--to <YYYY-MM-DD>', 'the last UTC day (included)')
+    .option('--series <id>', 'one series')
+    .option('--episode <id>', "with --series: one episode ('' for each of the series' episodes)")
+    .option('--format <format>', 'table, csv or json', 'table'))
+    .action(async (opts: ConfigOptions & { from?: string; to?: string; series?: string; episode?: string; format?: string }) => print(await (await import('./commands/uniques.js')).uniquesCommand(configFrom(opts), opts)));
+
   withConfigOptions(p.command('top')
     .description("the day's top episodes by minutes watched, from the DuckDB warehouse")
     .option('--date <YYYY-MM-DD>', 'the UTC day')

@@ -158,3 +158,19 @@ export function expectedPeaks(truth: TruthRecord[], day: string): PeakRow[] {
   const e = (r: PeakRow): string => r.episode_id ?? '';
   return rows.sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : e(a) < e(b) ? -1 : e(a) > e(b) ? 1 : 0));
 }
+
+/** The distinct viewers (`user`, else `session:<id>`) of the survivors of `days`, per series and over all series. */
+export function expectedUniques(truth: TruthRecord[], days: string[]): { bySeries: Map<string, Set<string>>; all: Set<string> } {
+  const bySeries = new Map<string, Set<string>>();
+  const all = new Set<string>();
+  for (const day of days) {
+    for (const p of survivors(truth, day)) {
+      const viewer = p.user ?? `session:${p.session}`;
+      const set = bySeries.get(p.series!) ?? new Set<string>();
+      bySeries.set(p.series!, set);
+      set.add(viewer);
+      all.add(viewer);
+    }
+  }
+  return { bySeries, all };
+}

@@ -15,10 +15,12 @@ import { Ledger } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { generateSample, redeliver } from '../../tools/sample/access-log-generator.js';
+import { SHA256_HEX, viewerKey, viewerKeyOf } from '../../rollup/viewer-key.js';
 import { dirConfig, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
 import { insertRows, startPostgres, type Postgres } from '../helpers/postgres.js';
 
 const root = tempRoots();
+const KEY = viewerKey('test-viewer-key-0123456789');
 let pg: Postgres;
 beforeAll(async () => { pg = await startPostgres(); }, 60_000);
 afterAll(() => pg?.close());
@@ -81,12 +83,16 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     // DuckDB's rollup, as the daily job runs it.
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    const rollup = await rollupDay(c, day, files, outcomes);
+    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY });
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
     expect(want.daily_episode_stats.some((r) => (r.dynamodb_pings as number) > 0)).toBe(true);
+    // The viewer datasets: one key per distinct viewer of each series (and episode), as computed here.
+    const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks`);
+    expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyOf(KEY, v.viewer) }))));
+    expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
 
     // The staged pings loaded into Postgres another way than COPY (which has no local stand-in).
     const schema = `s${seed}`;
@@ -102,7 +108,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${schema}.${t}`])) as Record<TableName, string>;
     expect(Number.parseInt((await pg.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version, 10)).toBeGreaterThanOrEqual(15);
     await pg.transaction(async (tx) => {
-      for (const sql of dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes })) await tx.exec(sql);
+      for (const sql of dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewerKey: KEY, sha256Hex: SHA256_HEX.postgres })) await tx.exec(sql);
     });
     for (const t of TABLES) {
       const got = normalized((await pg.query<Record<string, unknown>>(`SELECT * FROM ${schema}.${t} WHERE day = '${day}'`)).rows);
@@ -117,7 +123,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
       for (const sql of warehouseStatements('duckdb')) await d.run(sql);
       await d.run(`CREATE TABLE staged AS SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}])`);
       const plain = Object.fromEntries(TABLES.map((t) => [t, t])) as Record<TableName, string>;
-      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes })) await d.run(sql);
+      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewerKey: KEY, sha256Hex: SHA256_HEX.duckdb })) await d.run(sql);
       for (const t of TABLES) expect(normalized(await queryRows(d, `SELECT * FROM ${t}`)), `${t} on DuckDB`).toEqual(want[t]);
     } finally {
       d.closeSync();
@@ -126,7 +132,9 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
   });
 
   it('runs no function Redshift lacks', () => {
-    const text = dayRollupStatements({ day: '2026-11-01', staged: 'staged', tables: Object.fromEntries(TABLES.map((t) => [t, `pingroll.${t}`])) as Record<TableName, string>, outcomes: { s3: { ping: 1 } } }).join('\n');
+    const text = dayRollupStatements({ day: '2026-11-01', staged: 'staged', tables: Object.fromEntries(TABLES.map((t) => [t, `pingroll.${t}`])) as Record<TableName, string>, outcomes: { s3: { ping: 1 } }, viewerKey: KEY }).join('\n');
+    // Viewer keys by Redshift's SHA2 (hex, like DuckDB's sha256 and the tests' Postgres expression).
+    expect(text).toMatch(/SHA2\('[^']+' \|\| viewer, 256\)/);
     // Postgres and DuckDB have these; Redshift does not (or not the same): the one text must avoid them.
     for (const absent of [/\bFILTER\s*\(/i, /\bbit_count\b/i, /\bmake_timestamp\b/i, /\/\//, /\bGETDATE\b/i, /\bDATEADD\b/i, /\bNVL\b/i, /::/]) expect(text).not.toMatch(absent);
   });

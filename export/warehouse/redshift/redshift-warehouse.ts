@@ -162,7 +162,7 @@ export class RedshiftWarehouse implements Warehouse {
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes }),
+      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewerKey: input.viewerKey ?? null }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
       `COPY ${cfg.schema}.daily_runs FROM ${s3(`${input.unloadPrefix}daily_runs.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),

@@ -75,6 +75,22 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_series_minutes (
   sessions  BIGINT        NOT NULL
 ) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
 
+-- pingroll's own: each day's distinct viewers per series and per episode by viewer key (a keyed
+-- hash: no raw user id), for exact unique viewers over any range of days: COUNT(DISTINCT viewer_key).
+-- Empty where PINGROLL_VIEWER_KEY was not set.
+CREATE TABLE IF NOT EXISTS {schema}.daily_series_viewers (
+  day        DATE          NOT NULL,
+  series_id  VARCHAR(1024) NOT NULL,
+  viewer_key VARCHAR(32)   NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
+CREATE TABLE IF NOT EXISTS {schema}.daily_episode_viewers (
+  day        DATE          NOT NULL,
+  series_id  VARCHAR(1024) NOT NULL,
+  episode_id VARCHAR(1024) NOT NULL,
+  viewer_key VARCHAR(32)   NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
 -- One row per published day, loaded with the day in the same transaction (contract §8).
 CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   day                 DATE        NOT NULL,

@@ -51,9 +51,13 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break). */
 export function statementCsv(rows: StatementRow[]): string {
-  const field = (v: string | number): string => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  return ['series_id,minutes_watched,share_of_month,pings,days_watched', ...rows.map((r) =>
-    [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched].map(field).join(','))].join('\r\n') + '\r\n';
+  return csvText(['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched'], rows.map((r) => [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched]));
+}
+
+/** A header and rows as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break; CRLF line ends). */
+export function csvText(header: string[], rows: Array<Array<string | number | null>>): string {
+  const field = (v: string | number | null): string => (v === null ? '' : /[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  return [header.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
 }
 
 /** `pingroll report --month YYYY-MM [--format table|csv|json]`: the licensors' statement from the configured warehouse. */

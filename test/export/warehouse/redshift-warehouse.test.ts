@@ -2,6 +2,7 @@
  * The Redshift warehouse through the Data API. The Data API has no local stand-in, so it is the one
  * thing mocked in this suite (aws-sdk-client-mock); S3 and DuckDB around it are real.
  */
+import { SHA256_HEX } from '../../../rollup/viewer-key.js';
 import {
   BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
   GetStatementResultCommand, RedshiftDataClient,
@@ -15,7 +16,7 @@ import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
@@ -61,7 +62,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
@@ -220,7 +221,8 @@ describe('make rollup with Redshift configured', () => {
       const root = tempDir();
       roots.push(root);
       // The reference: DuckDB's rollup of the same logs, into another output.
-      await runDay(loadConfig({ ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://rollups/duckdb/', PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
+      const viewerKey = { PINGROLL_VIEWER_KEY: 'redshift-test-viewer-key-0123' };
+      await runDay(loadConfig({ ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://rollups/duckdb/', PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
 
       // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
       // with DuckDB reading and writing the Parquet; every other statement runs on Postgres as sent.
@@ -264,14 +266,15 @@ describe('make rollup with Redshift configured', () => {
               await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);
               await store.put(`${key(`s3://${unload[2]}`)}0000_part_00.parquet`, { file: out });
             } else {
-              await tx.exec(sql);
+              // Redshift's SHA2(x, 256) is Postgres's sha256 as hex (both: the UTF-8 bytes' digest, lowercase hex).
+              await tx.exec(sql.replace(/SHA2\(([^()]*), 256\)/g, (_m, e: string) => SHA256_HEX.postgres(e)));
             }
           }
         });
         return { Id: `b-${sent.length}` };
       });
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
-      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
+      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
       c.closeSync();
       duck.closeSync();
 

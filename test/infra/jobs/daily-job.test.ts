@@ -60,7 +60,9 @@ describe('the daily job over a directory', () => {
     expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
     expect(manifest.outputs.map((o: { table: string; rows: number }) => [o.table, o.rows])).toEqual([
       ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length],
-      ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length], ['daily_runs', 1]]);
+      ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length],
+      // No PINGROLL_VIEWER_KEY: the viewer datasets are published, with no rows.
+      ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_runs', 1]]);
 
     // Concurrency: each series' minutes and the peaks, in Parquet and in the warehouse.
     const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;

@@ -1,0 +1,77 @@
+/**
+ * Exact unique viewers over a range of days (`pingroll uniques`, the viewer datasets): against the
+ * oracle over two generated days whose viewers overlap, through the real daily job and the DuckDB
+ * warehouse; no raw id in what is published; a range keyed with two secrets, or with days rolled up
+ * without a key, refused with the days to roll up again.
+ */
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
+import { ConfigError } from '../../../infra/config.js';
+import { memoryLog } from '../../../lib/log.js';
+import { viewerKey, viewerKeyOf } from '../../../rollup/viewer-key.js';
+import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { expectedUniques } from '../../helpers/oracle.js';
+import { dirConfig, query, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+
+const root = tempRoots();
+const DAYS = ['2026-11-01', '2026-11-02'];
+const SECRET = 'uniques-test-secret-0123456789';
+let samples: Sample[];
+
+beforeAll(() => {
+  samples = DAYS.map((date, i) => generateSample({ date, sessions: 200, seed: 40 + i, truth: true, prefix: `${date}/`, recordsPerObject: 400, lateShare: 0.2 }));
+});
+
+async function rolledUp(env: Array<Record<string, string>>): Promise<string> {
+  const r = root();
+  for (const s of samples) await writeObjects(join(r, 'logs'), s.objects);
+  for (const [i, day] of DAYS.entries()) await runDay(dirConfig(r, env[i]), { day, log: memoryLog() });
+  return r;
+}
+
+describe('pingroll uniques', () => {
+  it('counts each viewer once over the range, per series and over all series, exactly; no raw id is published', async () => {
+    const r = await rolledUp([{ PINGROLL_VIEWER_KEY: SECRET }, { PINGROLL_VIEWER_KEY: SECRET }]);
+    const config = dirConfig(r, { PINGROLL_VIEWER_KEY: SECRET });
+    const truth = samples.flatMap((s) => s.truth);
+    const want = expectedUniques(truth, DAYS);
+    const got = JSON.parse(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1], format: 'json' })) as { rows: Array<{ series_id: string; viewers: number; days: number }>; allSeries: { viewers: number } };
+    const daysOf = (series: string): number => DAYS.filter((d) => expectedUniques(truth, [d]).bySeries.has(series)).length;
+    expect(got.rows.map((x) => [x.series_id, x.viewers, x.days])).toEqual([...want.bySeries].sort(([a], [b]) => (a < b ? -1 : 1)).map(([s, v]) => [s, v.size, daysOf(s)]));
+    expect(got.allSeries.viewers).toBe(want.all.size);
+    // The range is not the days added up: viewers of both days are counted once.
+    const perDay = DAYS.map((d) => expectedUniques(truth, [d]).all.size);
+    expect(want.all.size).toBeLessThan(perDay[0]! + perDay[1]!);
+
+    // One series, one day, and one series' episodes; the table and CSV forms.
+    const series = [...want.bySeries.keys()].sort()[0]!;
+    expect(await uniquesCommand(config, { from: DAYS[0], to: DAYS[0], series, format: 'csv' })).toBe(`series_id,viewers,days\r\n${series},${expectedUniques(truth, [DAYS[0]!]).bySeries.get(series)!.size},1\r\n`);
+    const episodes = JSON.parse(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1], series, episode: '', format: 'json' })) as { rows: Array<{ episode_id: string; viewers: number }> };
+    expect(episodes.rows.length).toBeGreaterThan(1);
+    const sessionsOf = (ep: string): number => new Set(DAYS.flatMap((d) => samples.flatMap((s) => s.truth)).filter((p) => p.outcome === 'ping' && p.series === series && p.episode === ep)
+      .map((p) => p.user ?? `session:${p.session}`)).size;
+    for (const e of episodes.rows) expect(e.viewers, e.episode_id).toBe(sessionsOf(e.episode_id));
+    expect(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1] })).toMatch(new RegExp(`all series\\s+${want.all.size.toLocaleString('en')}\\s+2\\n$`));
+
+    // Keys, not ids: each published key is the keyed hash of a viewer of the oracle's, none holds a raw id.
+    const key = viewerKey(SECRET);
+    const keys = await query<{ viewer_key: string }>(`SELECT DISTINCT viewer_key FROM read_parquet('${join(r, 'out', 'daily_series_viewers', '*', '*.parquet')}')`);
+    expect(new Set(keys.map((k) => k.viewer_key))).toEqual(new Set([...want.all].map((v) => viewerKeyOf(key, v))));
+    expect(keys.every((k) => k.viewer_key.startsWith(key.id) && !/^u\d+$|session:/.test(k.viewer_key))).toBe(true);
+  });
+
+  it('refuses a range rolled up without a key, or keyed with two secrets, naming the days to roll up again', async () => {
+    const unkeyed = await rolledUp([{ PINGROLL_VIEWER_KEY: SECRET }, {}]);
+    const err = await uniquesCommand(dirConfig(unkeyed), { from: DAYS[0], to: DAYS[1] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(`without PINGROLL_VIEWER_KEY (${DAYS[1]})`);
+    // The keyed day alone is fine.
+    expect(await uniquesCommand(dirConfig(unkeyed), { from: DAYS[0], to: DAYS[0] })).toMatch(/all series/);
+
+    const mixed = await rolledUp([{ PINGROLL_VIEWER_KEY: SECRET }, { PINGROLL_VIEWER_KEY: `${SECRET}-rotated` }]);
+    await expect(uniquesCommand(dirConfig(mixed), { from: DAYS[0], to: DAYS[1] })).rejects.toThrow(/mixes viewer keys made with 2 different PINGROLL_VIEWER_KEY secrets/);
+    // A secret that is not one is refused, without repeating it.
+    expect(() => dirConfig(mixed, { PINGROLL_VIEWER_KEY: 'short' })).toThrow(/PINGROLL_VIEWER_KEY must be 16 to 256 characters.*the one set is 5 characters/);
+  });
+});
