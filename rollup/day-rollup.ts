@@ -179,14 +179,24 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     CREATE OR REPLACE TEMP TABLE out_series_minutes AS
     SELECT DATE ${sqlString(day)} AS day, series AS series_id, ${minuteAt('minute')} AS minute, sessions::BIGINT AS sessions
     FROM series_minutes ORDER BY series_id, minute`);
-  const peak = (by: string, from: string): string => `
-    SELECT ${by}, sessions, minute FROM (
-      SELECT *, row_number() OVER (PARTITION BY ${by} ORDER BY sessions DESC, minute) AS rn FROM ${from}) WHERE rn = 1`;
+  // A peak and its earliest minute as one number, the most of sessions * 2048 + (2047 - minute) (a
+  // minute of the day is below 2048): one aggregate, not a window. A series' from its minutes; an
+  // episode's, whose minutes are not published, from 64 counts per block (a sum per bit of the
+  // sessions' masks) without a row per minute: 0.7 of the time on the 20M-ping day.
+  const decoded = (top: string): string => `(${top} // 2048)::BIGINT AS sessions, (2047 - ${top} % 2048)::BIGINT AS minute`;
+  const bitCounts = Array.from({ length: 64 }, (_, k) => `sum(((minutes >> ${k}::UBIGINT) & 1::UBIGINT)::INTEGER)`).join(', ');
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE out_peaks AS
     SELECT DATE ${sqlString(day)} AS day, series AS series_id, episode AS episode_id, sessions::BIGINT AS peak_sessions, ${minuteAt('minute')} AS peak_minute
-    FROM (${peak('series, episode', `(${perMinute('series, episode')})`)}
-          UNION ALL SELECT series, NULL::VARCHAR AS episode, sessions, minute FROM (${peak('series', 'series_minutes')}))
+    FROM (
+      SELECT series, episode, ${decoded('top')} FROM (
+        SELECT series, episode, max(list_max(list_transform(range(64), k -> counts[k + 1] * 2048 + (2047 - (block * 64 + k))))) AS top
+        FROM (SELECT series, episode, block, [${bitCounts}] AS counts
+              FROM (SELECT series, episode, session, block, bit_or(minutes) AS minutes FROM session_blocks GROUP BY series, episode, session, block)
+              GROUP BY series, episode, block)
+        GROUP BY series, episode)
+      UNION ALL
+      SELECT series, NULL::VARCHAR, ${decoded('top')} FROM (SELECT series, max(sessions * 2048 + (2047 - minute)) AS top FROM series_minutes GROUP BY series))
     ORDER BY series_id, episode_id NULLS FIRST`);
   // Viewers by key, per series and per episode (none without a key: no raw id is ever published).
   const viewersBy = async (by: string, table: string): Promise<void> => {
