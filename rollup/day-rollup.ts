@@ -190,7 +190,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     SELECT DATE ${sqlString(day)} AS day, series AS series_id, episode AS episode_id, sessions::BIGINT AS peak_sessions, ${minuteAt('minute')} AS peak_minute
     FROM (
       SELECT series, episode, ${decoded('top')} FROM (
-        SELECT series, episode, max(list_max(list_transform(range(64), k -> counts[k + 1] * 2048 + (2047 - (block * 64 + k))))) AS top
+        SELECT series, episode, max(list_max(list_transform(range(64), lambda k: counts[k + 1] * 2048 + (2047 - (block * 64 + k))))) AS top
         FROM (SELECT series, episode, block, [${bitCounts}] AS counts
               FROM (SELECT series, episode, session, block, bit_or(minutes) AS minutes FROM session_blocks GROUP BY series, episode, session, block)
               GROUP BY series, episode, block)

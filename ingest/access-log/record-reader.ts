@@ -139,8 +139,7 @@ export class AccessLogRecordReader implements ScannedRecord {
   private readonly onRows: ((rows: Uint8Array) => void) | undefined;
   /** Bytes of an incomplete line kept at INPUT_AT from the previous chunk. */
   private carry = 0;
-  /** A record past MAX_RECORD_BYTES being skipped to its newline: what is kept of it. */
-  /** A too-long record being skipped; `cr`: its last byte read was a CR, not yet known to be a CRLF's. */
+  /** A record past MAX_RECORD_BYTES being skipped to its newline, what is kept of it; `cr`: its last byte read was a CR, not yet known to be a CRLF's. */
   private overlong: { lineNo: number; head: Buffer; bytes: number; hash: Hash; cr: boolean } | null = null;
   private readonly onOverlong: ((o: Overlong) => void) | undefined;
   private linesSeen = 0;
@@ -372,11 +371,12 @@ export class AccessLogRecordReader implements ScannedRecord {
     // Move the incomplete line to the front for the next chunk; past MAX_RECORD_BYTES it is a
     // too-long record, skipped to its newline from now on (never held, never scanned again).
     this.carry = stop - from;
-    if (this.carry > MAX_RECORD_BYTES && !final) {
+    // A CR last (left by endLoneCRs until the next byte says whether it is a CRLF's) is no part of the
+    // record: a line of MAX_RECORD_BYTES and its CR is not too long, whatever the reads.
+    const cr = this.u8[stop - 1] === 0x0d;
+    const end = cr ? stop - 1 : stop;
+    if (end - from > MAX_RECORD_BYTES && !final) {
       const head = Buffer.from(this.u8.subarray(from, from + OVERLONG_KEEP_BYTES));
-      // A CR last (left by endLoneCRs until the next byte says whether it is a CRLF's) is no part of the record.
-      const cr = this.u8[stop - 1] === 0x0d;
-      const end = cr ? stop - 1 : stop;
       this.overlong = { lineNo: ++this.linesSeen, head, bytes: end - from, hash: createHash('sha256').update(this.u8.subarray(from, end)), cr };
       this.carry = 0;
       return;

@@ -11,19 +11,25 @@ import { AccessLogRecordReader, MAX_RECORD_BYTES, OVERLONG_KEEP_BYTES, READ_BYTE
 const REAL = readFileSync('test/fixtures/s3-access-logs/lines.txt', 'utf8').split('\n').filter((l) => l.trim()).slice(0, 5);
 
 /** What a reader hands over for `input` pushed in `chunk`-byte pieces: each record's line and outcome, and each too-long record. */
-function read(input: Buffer, chunk: number | number[]): { records: Array<[number, number]>; overlong: Overlong[]; work: number } {
+function read(input: Buffer, chunk: number | number[], via: 'push' | 'scanRead' = 'push'): { records: Array<[number, number]>; overlong: Overlong[]; work: number } {
   const records: Array<[number, number]> = [];
   const overlong: Overlong[] = [];
   const reader = new AccessLogRecordReader((r) => records.push([r.lineNo, r.lineEnd - r.lineStart]), { pingKeys: ['p.gif'], onOverlong: (o) => overlong.push(o) });
   const before = reader.work();
+  // A file's reads land in the reader's own memory (inputSpace, then scanRead); other streams are pushed.
+  const push = (piece: Buffer): void => {
+    if (via === 'push') return reader.push(piece);
+    reader.inputSpace(piece.length).set(piece);
+    reader.scanRead(piece.length);
+  };
   // A size: reads of that many bytes; a list: reads of 4 KiB up to the first offset, then cut at each.
   const cuts = typeof chunk === 'number' ? [] : chunk;
   const size = typeof chunk === 'number' ? chunk : 4096;
   let at = 0;
   for (const cut of cuts) {
-    for (; at < cut; at = Math.min(cut, at + size)) reader.push(input.subarray(at, Math.min(cut, at + size)));
+    for (; at < cut; at = Math.min(cut, at + size)) push(input.subarray(at, Math.min(cut, at + size)));
   }
-  for (; at < input.length; at += size) reader.push(input.subarray(at, at + size));
+  for (; at < input.length; at += size) push(input.subarray(at, at + size));
   reader.finish();
   return { records, overlong, work: reader.work() - before };
 }
@@ -52,14 +58,25 @@ describe('a record longer than the longest', () => {
       ['CRLF, in one read', crlf, crlf.length], ['CRLF, across reads', crlf, READ_BYTES], ['CRLF, in small pieces', crlf, 4096],
       ['CRLF, a read ending at the CR', crlf, cr + 1], ['CRLF, a read starting at the CR', crlf, cr],
       ['CRLF, reads of 4 KiB and one ending at the CR', crlf, [cr - 4096, cr + 1]], ['lone CR, across reads', lone, READ_BYTES], ['lone CR, a read ending at the CR', lone, cr + 1],
-    ])('is the same record with the same numbers around it, whatever the reads (%s)', (_name, bytes, chunk) => {
-      const got = read(bytes, chunk);
+    ].flatMap(([name, bytes, chunk]) => (['push', 'scanRead'] as const).map((via) => [`${name as string}, by ${via}`, bytes, chunk, via] as const)))('is the same record with the same numbers around it, whatever the reads (%s)', (_name, bytes, chunk, via) => {
+      const got = read(bytes as Buffer, chunk as number | number[], via);
       expect(got.overlong.map((o) => [o.lineNo, o.bytes, o.sha256])).toEqual([[3, long.length, sha], [5, long.length, sha]]);
       // The records around them as they read alone, with the same line endings.
       const end = bytes === crlf ? '\r\n' : '\r';
       const without = read(Buffer.from([REAL[0], REAL[1], REAL[2], REAL[3]].join(end) + end), READ_BYTES);
       expect(got.records.map(([n, len]) => [n, len])).toEqual(without.records.map(([, len], i) => [[1, 2, 4, 6][i], len]));
     });
+  });
+
+  it.each(['push', 'scanRead'] as const)('is not a line of exactly MAX_RECORD_BYTES and its CR, when a read ends at the CR (by %s)', (via) => {
+    const line = `${REAL[0]} ${'z'.repeat(MAX_RECORD_BYTES - REAL[0]!.length - 1)}`;
+    for (const end of ['\r\n', '\r']) {
+      const bytes = Buffer.from(`${REAL[1]}${end}${line}${end}${REAL[2]}${end}`);
+      const cr = REAL[1]!.length + end.length + line.length;
+      const got = read(bytes, [cr + 1], via);
+      expect(got.overlong, JSON.stringify(end)).toEqual([]);
+      expect(got.records.map(([n]) => n), JSON.stringify(end)).toEqual([1, 2, 3]);
+    }
   });
 
   it('at the end of an object, with no newline, is one record too', () => {
