@@ -20,7 +20,10 @@ import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeP
 import { manifestKey, type DayManifest } from './manifest.js';
 import { publishedState, writeRunsParquet } from './day-runs.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
-import type { Warehouse } from './warehouse/warehouse.js';
+import type { Warehouse, WarehouseRollup } from './warehouse/warehouse.js';
+import { WAREHOUSE_ROLLUP } from '../state/leftovers.js';
+import { warehouseStatements } from './warehouse/sql/ddl.js';
+import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import type { Quarantine } from '../state/quarantine.js';
 
 /** The day's unreadable objects, as its manifest names them. */
@@ -224,18 +227,30 @@ export class DayPublisher {
    */
   private async rollupInWarehouse(engine: DuckDBConnection, day: string, staged: Array<{ key: string; size: number }>, outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string) {
     const { store, run } = this.opts;
-    const unloadPrefix = `_warehouse-rollup/${run}/dt=${day}/`;
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run}/dt=${day}/`;
     const runsKey = `${unloadPrefix}daily_runs.parquet`;
     await this.opts.fence?.();
-    await store.put(runsKey, { file: runs.local });
     try {
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewerKey: this.opts.viewerKey ?? null, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      await store.put(runsKey, { file: runs.local });
+      // The viewer key's secret goes to Redshift as a file it COPYs (its statements are logged, so
+      // none may hold it), under this run's prefix: removed below, or by the next run if this one dies.
+      let viewers: WarehouseRollup['viewers'] = null;
+      if (this.opts.viewerKey) {
+        const local = join(dir, 'viewer-secret.parquet');
+        await engine.run(`COPY (SELECT ${sqlString(this.opts.viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
+        const secretKey = `${unloadPrefix}viewer-secret.parquet`;
+        await store.put(secretKey, { file: local, move: true });
+        viewers = { keyId: this.opts.viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
+      }
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
-        if (unloaded.length !== 1) throw new Error(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
+        if (unloaded.length > 1) throw new Error(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
         const local = join(dir, `${table}.parquet`);
-        await store.download(unloaded[0]!, local);
+        // A table with no rows of the day may be UNLOADed as no file: its empty file is made here, of the table's columns.
+        if (unloaded.length === 0) await emptyParquet(engine, table, local);
+        else await store.download(unloaded[0]!, local);
         const [{ n }] = (await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
         outputs.push({ table, key: outputKey(table, day), rows: Number(n), bytes: (await stat(local)).size, local });
       }
@@ -249,4 +264,14 @@ export class DayPublisher {
       for (const key of await store.list(unloadPrefix)) await store.delete(key).catch(() => {});
     }
   }
+}
+
+/**
+ * An empty Parquet file of a warehouse table's columns (the DDL's own, made in a schema of the day's
+ * engine the first time), for a table the warehouse UNLOADed no file of.
+ */
+async function emptyParquet(engine: DuckDBConnection, table: TableName, file: string): Promise<void> {
+  const [{ n }] = (await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 'unload_shapes'`)) as [{ n: bigint }];
+  if (n === 0n) for (const sql of warehouseStatements('postgres', 'unload_shapes')) await engine.run(sql);
+  await engine.run(`COPY (SELECT * FROM unload_shapes.${table}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
 }

@@ -203,7 +203,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE ${table} AS
       SELECT DATE ${sqlString(day)} AS day, ${by.split(', ').map((c) => `${c} AS ${c}_id`).join(', ')},
-             ${opts.viewerKey ? viewerKeySql(opts.viewerKey, 'viewer', SHA256_HEX.duckdb) : 'NULL::VARCHAR'} AS viewer_key
+             ${opts.viewerKey ? viewerKeySql(opts.viewerKey.id, sqlString(opts.viewerKey.secret), 'viewer', SHA256_HEX.duckdb) : 'NULL::VARCHAR'} AS viewer_key
       FROM (SELECT DISTINCT ${by}, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks)
       ORDER BY ALL ${opts.viewerKey ? '' : 'LIMIT 0'}`);
   };

@@ -36,9 +36,13 @@ export const SHA256_HEX = {
   postgres: (e: string) => `encode(sha256(convert_to(${e}, 'UTF8')), 'hex')`,
 } satisfies Record<string, Sha256Hex>;
 
-/** SQL: the viewer key of the viewer expression `viewer`. */
-export function viewerKeySql(key: ViewerKey, viewer: string, sha256Hex: Sha256Hex): string {
-  return `${sqlString(key.id)} || SUBSTRING(${sha256Hex(`${sqlString(key.secret)} || ${viewer}`)}, 1, ${VIEWER_KEY_CHARS - 8})`;
+/**
+ * SQL: the viewer key of the viewer expression `viewer`, with the key's id and `secret`, an SQL
+ * expression of the secret: a literal in DuckDB (this process), a column of a table loaded from S3 in
+ * Redshift, so that the secret is in no statement Redshift logs.
+ */
+export function viewerKeySql(keyId: string, secret: string, viewer: string, sha256Hex: Sha256Hex): string {
+  return `${sqlString(keyId)} || SUBSTRING(${sha256Hex(`${secret} || ${viewer}`)}, 1, ${VIEWER_KEY_CHARS - 8})`;
 }
 
 /** The same key computed here (tests and the oracle hold the SQL to it). */

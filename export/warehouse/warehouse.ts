@@ -1,5 +1,4 @@
 import type { OutputFile } from '../day-parquet.js';
-import type { ViewerKey } from '../../rollup/viewer-key.js';
 
 /** Where a rolled-up day is loaded for analysts (contract §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {
@@ -27,8 +26,8 @@ export interface WarehouseRollup {
   staged: Array<{ key: string; size: number }>;
   /** The day's record counts by source and outcome (the rollup adds duplicates). */
   outcomes: Record<string, Record<string, number>>;
-  /** The viewer datasets' key; none: they get no rows. */
-  viewerKey?: ViewerKey | null;
+  /** The viewer datasets' key id and the one-row Parquet file holding its secret (output-relative key, size); none: they get no rows. */
+  viewers?: { keyId: string; secretKey: string; secretSize: number } | null;
   /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
   runsSize: number;

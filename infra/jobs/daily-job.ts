@@ -169,7 +169,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === undefined) await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger, shard);
-    if (leftovers.staged + leftovers.compacted + leftovers.temporaries + leftovers.workDirs > 0) log.info('leftovers.removed', { ...leftovers });
+    if (leftovers.staged + leftovers.compacted + leftovers.temporaries + leftovers.workDirs + leftovers.warehouseRollup > 0) log.info('leftovers.removed', { ...leftovers });
     return await fn({ ledger, quarantine, publisher, fence, dir });
   } finally {
     await rm(dir, { recursive: true, force: true });

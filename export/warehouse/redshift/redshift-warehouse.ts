@@ -162,7 +162,9 @@ export class RedshiftWarehouse implements Warehouse {
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewerKey: input.viewerKey ?? null }),
+      // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
+      ...(input.viewers ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(`${input.unloadPrefix}viewer-secret.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
       `COPY ${cfg.schema}.daily_runs FROM ${s3(`${input.unloadPrefix}daily_runs.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
@@ -185,6 +187,7 @@ export class RedshiftWarehouse implements Warehouse {
     const manifestKey = input.staged.length ? `${input.unloadPrefix}staged.manifest` : null;
     if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, input.staged)));
     await input.put(`${input.unloadPrefix}daily_runs.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.runsKey, size: input.runsSize }])));
+    if (input.viewers) await input.put(`${input.unloadPrefix}viewer-secret.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.viewers.secretKey, size: input.viewers.secretSize }])));
     await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey }), `rollup of ${day}`);
   }
 

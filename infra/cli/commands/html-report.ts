@@ -55,7 +55,9 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
  */
 async function concurrency(wh: Readable, schema: string, where: string): Promise<{ fact: string; chart: Chart } | null> {
   const [top] = await wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
-    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, series_id LIMIT 1`);
+    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, series_id LIMIT 1`)
+    // A warehouse loaded before the table existed: the page without the chart.
+    .catch(() => []);
   if (!top) return null;
   const rows = await wh.query<{ at: string; sessions: unknown }>(`SELECT CAST(minute AS VARCHAR(32)) AS at, sessions FROM ${schema}daily_series_minutes
     WHERE ${where} AND series_id = ${sqlString(top.series_id)}`);

@@ -207,7 +207,7 @@ describe('make rollup with Redshift configured', () => {
     }
   });
 
-  it('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup', async () => {
+  it.each([['with', true], ['without', false]] as const)('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup (%s a viewer key)', async (_with, keyed) => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     const pg = await startPostgres();
@@ -221,7 +221,7 @@ describe('make rollup with Redshift configured', () => {
       const root = tempDir();
       roots.push(root);
       // The reference: DuckDB's rollup of the same logs, into another output.
-      const viewerKey = { PINGROLL_VIEWER_KEY: 'redshift-test-viewer-key-0123' };
+      const viewerKey: Record<string, string> = keyed ? { PINGROLL_VIEWER_KEY: 'redshift-test-viewer-key-0123' } : {};
       await runDay(loadConfig({ ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://rollups/duckdb/', PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
 
       // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
@@ -256,6 +256,8 @@ describe('make rollup with Redshift configured', () => {
               }
             } else if (unload) {
               const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
+              // Whether Redshift's UNLOAD of no rows writes a file is not documented: here it writes none (pingroll makes the empty file).
+              if (rows.length === 0) continue;
               // (Timestamps come as Postgres writes them, or as Dates from PGlite.)
               const json = join(root, 'unload.json');
               await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
@@ -285,7 +287,9 @@ describe('make rollup with Redshift configured', () => {
       // One COPY through a manifest of every staged file of the day, and the day's daily_runs row.
       // Every COPY reads through a manifest (no location listed: see loadStatements).
       expect(day.filter((q) => q.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
-      expect(day.filter((q) => q.startsWith('COPY'))).toHaveLength(2);
+      // The staged pings, the viewer key's secret (from a file: no statement holds it), the daily_runs row.
+      expect(day.filter((q) => q.startsWith('COPY'))).toHaveLength(keyed ? 3 : 2);
+      if (keyed) expect(day.join('\n')).not.toContain(viewerKey.PINGROLL_VIEWER_KEY);
       expect(day.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
@@ -301,7 +305,9 @@ describe('make rollup with Redshift configured', () => {
         }));
         const [a, b] = await Promise.all(files.map((f) => query(`SELECT * EXCLUDE (day), day::VARCHAR AS day FROM read_parquet('${f}') ORDER BY ALL`)));
         expect(a, t).toEqual(b);
-        expect(a!.length, t).toBeGreaterThan(0);
+        // Without a key the viewer tables have no rows: UNLOADed as no file, made empty by pingroll.
+        if (keyed || !t.endsWith('_viewers')) expect(a!.length, t).toBeGreaterThan(0);
+        else expect(a, t).toEqual([]);
       }
       expect(summary.pings).toBeGreaterThan(0);
       const manifest = JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString());
@@ -309,6 +315,33 @@ describe('make rollup with Redshift configured', () => {
       // The warehouse has the day, and nothing of the UNLOAD is left behind.
       expect((await pg.query('SELECT count(*)::int AS n FROM pingroll.daily_runs')).rows).toEqual([{ n: 1 }]);
       expect(await store.list('_warehouse-rollup/')).toEqual([]);
+
+      // pingroll uniques on Redshift (its queries run on Postgres as sent): the viewers DuckDB counts
+      // in the reference's published file, per series and over all series.
+      const results = new Map<string, Array<Record<string, unknown>>>();
+      rs.on(ExecuteStatementCommand).callsFake(async (input: { Sql: string }) => {
+        const id = `q-${results.size + 1}`;
+        results.set(id, (await pg.query<Record<string, unknown>>(input.Sql)).rows);
+        return { Id: id };
+      });
+      rs.on(GetStatementResultCommand).callsFake(async (input: { Id: string }) => {
+        const rows = results.get(input.Id)!;
+        const names = rows.length ? Object.keys(rows[0]!) : [];
+        const field = (v: unknown) => (v === null ? { isNull: true } : typeof v === 'number' ? { longValue: v } : { stringValue: String(v) });
+        return { ColumnMetadata: names.map((name) => ({ name })), Records: rows.map((r) => names.map((n) => field(r[n]))) };
+      });
+      const { uniquesCommand } = await import('../../../infra/cli/commands/uniques.js');
+      const uniquesOf = () => uniquesCommand(loadConfig({ ...ENV, ...s3.env, ...viewerKey }), { from: '2026-10-31', to: '2026-11-01', format: 'json' });
+      if (!keyed) await expect(uniquesOf()).rejects.toThrow(/1 day\(s\) of 2026-10-31\.\.2026-11-01 were rolled up without PINGROLL_VIEWER_KEY \(2026-11-01\)/);
+      else {
+        const uniques = JSON.parse(await uniquesOf()) as { rows: Array<{ series_id: string; viewers: number; days: number }>; allSeries: { viewers: number }; unpublished: string[] };
+        const reference = join(root, 'reference-viewers.parquet');
+        await duckdbStore.download('daily_series_viewers/dt=2026-11-01/part-00000.parquet', reference);
+        expect(uniques.rows).toEqual((await query(`SELECT series_id, count(DISTINCT viewer_key)::INT AS viewers, 1 AS days FROM read_parquet('${reference}') GROUP BY ALL ORDER BY series_id`)));
+        expect(uniques.allSeries.viewers).toBe((await query(`SELECT count(DISTINCT viewer_key)::INT AS n FROM read_parquet('${reference}')`))[0]!.n);
+        expect(uniques.rows.length).toBeGreaterThan(1);
+        expect(uniques.unpublished).toEqual(['2026-10-31']);
+      }
     } finally {
       await pg.close();
       restore();

@@ -49,10 +49,15 @@ describe('pingroll uniques', () => {
     expect(await uniquesCommand(config, { from: DAYS[0], to: DAYS[0], series, format: 'csv' })).toBe(`series_id,viewers,days\r\n${series},${expectedUniques(truth, [DAYS[0]!]).bySeries.get(series)!.size},1\r\n`);
     const episodes = JSON.parse(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1], series, episode: '', format: 'json' })) as { rows: Array<{ episode_id: string; viewers: number }> };
     expect(episodes.rows.length).toBeGreaterThan(1);
-    const sessionsOf = (ep: string): number => new Set(DAYS.flatMap((d) => samples.flatMap((s) => s.truth)).filter((p) => p.outcome === 'ping' && p.series === series && p.episode === ep)
+    const viewersOf = (ep: string): number => new Set(DAYS.flatMap((d) => samples.flatMap((s) => s.truth)).filter((p) => p.outcome === 'ping' && p.series === series && p.episode === ep)
       .map((p) => p.user ?? `session:${p.session}`)).size;
-    for (const e of episodes.rows) expect(e.viewers, e.episode_id).toBe(sessionsOf(e.episode_id));
+    for (const e of episodes.rows) expect(e.viewers, e.episode_id).toBe(viewersOf(e.episode_id));
     expect(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1] })).toMatch(new RegExp(`all series\\s+${want.all.size.toLocaleString('en')}\\s+2\\n$`));
+    // A range reaching past what is published says which days are missing.
+    const wider = JSON.parse(await uniquesCommand(config, { from: DAYS[0], to: '2026-11-04', format: 'json' })) as { unpublished: string[]; allSeries: { viewers: number } };
+    expect(wider.unpublished).toEqual(['2026-11-03', '2026-11-04']);
+    expect(wider.allSeries.viewers).toBe(want.all.size);
+    expect(await uniquesCommand(config, { from: DAYS[0], to: '2026-11-04' })).toContain('Not final: 2 day(s) of the range are not published (2026-11-03, 2026-11-04)');
 
     // Keys, not ids: each published key is the keyed hash of a viewer of the oracle's, none holds a raw id.
     const key = viewerKey(SECRET);
@@ -70,8 +75,18 @@ describe('pingroll uniques', () => {
     expect(await uniquesCommand(dirConfig(unkeyed), { from: DAYS[0], to: DAYS[0] })).toMatch(/all series/);
 
     const mixed = await rolledUp([{ PINGROLL_VIEWER_KEY: SECRET }, { PINGROLL_VIEWER_KEY: `${SECRET}-rotated` }]);
-    await expect(uniquesCommand(dirConfig(mixed), { from: DAYS[0], to: DAYS[1] })).rejects.toThrow(/mixes viewer keys made with 2 different PINGROLL_VIEWER_KEY secrets/);
+    const current = viewerKey(`${SECRET}-rotated`).id;
+    await expect(uniquesCommand(dirConfig(mixed, { PINGROLL_VIEWER_KEY: `${SECRET}-rotated` }), { from: DAYS[0], to: DAYS[1] }))
+      .rejects.toThrow(new RegExp(`mixes viewer keys made with 2 different PINGROLL_VIEWER_KEY secrets .*${current}, the current one: ${DAYS[1]}\\.\\.${DAYS[1]}.*make backfill FROM=${DAYS[0]} TO=${DAYS[0]}`));
     // A secret that is not one is refused, without repeating it.
-    expect(() => dirConfig(mixed, { PINGROLL_VIEWER_KEY: 'short' })).toThrow(/PINGROLL_VIEWER_KEY must be 16 to 256 characters.*the one set is 5 characters/);
+    const bad = 'short\\secret';
+    let said = '';
+    try {
+      dirConfig(mixed, { PINGROLL_VIEWER_KEY: bad });
+    } catch (err) {
+      said = (err as Error).message;
+    }
+    expect(said).toMatch(/PINGROLL_VIEWER_KEY must be 16 to 256 characters.*the one set is 12 characters/);
+    expect(said).not.toContain(bad);
   });
 });

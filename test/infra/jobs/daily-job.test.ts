@@ -300,7 +300,7 @@ describe('the daily job over a directory', () => {
     expect(await query(`SELECT count(*)::INT AS n FROM daily_series_stats WHERE day = DATE '${DAY}'`, join(r, 'wh.duckdb'))).toEqual([{ n: expectedDay(sample.truth, DAY).series.length }]);
   });
 
-  it('removes what killed runs left: staging of a batch that never committed, a commit not compacted, half-written files, work folders of dead processes', async () => {
+  it('removes what killed runs left: staging of a batch that never committed, a commit not compacted, half-written files, work folders of dead processes, a rollup in the warehouse\'s files (the viewer key\'s secret among them)', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
@@ -316,10 +316,14 @@ describe('the daily job over a directory', () => {
     const { tmpdir } = await import('node:os');
     const deadDir = join(tmpdir(), `pingroll-run-${dead}-leftover`);
     await mkdir(join(deadDir, 'spill'), { recursive: true });
+    // A run killed while Redshift rolled its day up: its manifests, its secret file, an UNLOADed file.
+    const rolling = `_warehouse-rollup/20261101T000000Z-deadbeef/dt=${DAY}/`;
+    for (const f of ['staged.manifest', 'viewer-secret.parquet', 'daily_series_stats/0000_part_00.parquet']) await store.put(`${rolling}${f}`, Buffer.from('x'));
     const log = memoryLog();
     await runDay(dirConfig(r), { day: DAY, log });
     // (Other dead processes' folders in TMPDIR may go too.)
-    expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, compacted: 0, temporaries: 1, workDirs: expect.any(Number) });
+    expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, compacted: 0, temporaries: 1, workDirs: expect.any(Number), warehouseRollup: 3 });
+    expect(await store.list('_warehouse-rollup/')).toEqual([]);
     expect((await store.list(STAGING)).sort()).toEqual(committed);
     expect(await store.list(INTENTS)).toEqual([]);
     expect(await readdir(join(r, 'out', '.tmp'))).toEqual([]);
