@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ViewerKey } from '../rollup/viewer-key.js';
 import type { Log } from '../lib/log.js';
-import { rollupDay, TABLES, type TableName } from '../rollup/day-rollup.js';
+import { rollupDay, TABLES, VIEWER_TABLES, type TableName } from '../rollup/day-rollup.js';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
@@ -190,6 +190,7 @@ export class DayPublisher {
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
         outputs: outputSummary, rejects: rejectsFile ? { key: rejectsKey(day), bytes: rejectsFile.bytes } : null,
         warehouse: warehouse?.description ?? 'none',
+        viewerKey: this.opts.viewerKey?.id ?? null,
         ...manifestQuarantine(held),
       };
       await publishWhole(store, {
@@ -244,11 +245,20 @@ export class DayPublisher {
       }
       await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
+      // Which tables must have no rows: the viewer tables without a key; every table but the audit on
+      // a day with no ping; the audit on a day with no record.
+      const counts = Object.values(outcomes).flatMap((o) => Object.entries(o));
+      const stagedPings = counts.reduce((n, [outcome, k]) => n + (outcome === 'ping' ? k : 0), 0);
+      const mustBeEmpty = (t: TableName): boolean => (t === 'daily_ingest_audit' ? counts.every(([, k]) => k === 0) : stagedPings === 0 || (!viewers && VIEWER_TABLES.includes(t)));
       for (const table of TABLES) {
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
-        if (unloaded.length > 1) throw new Error(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
+        // One file; or none for a table that must be empty (whether Redshift's UNLOAD of no rows
+        // writes a file is not documented), made here of the table's columns. None for any other is a
+        // failed UNLOAD, never published as an empty day.
+        if (unloaded.length > 1 || (unloaded.length === 0 && !mustBeEmpty(table))) {
+          throw new Error(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
+        }
         const local = join(dir, `${table}.parquet`);
-        // A table with no rows of the day may be UNLOADed as no file: its empty file is made here, of the table's columns.
         if (unloaded.length === 0) await emptyParquet(engine, table, local);
         else await store.download(unloaded[0]!, local);
         const [{ n }] = (await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
@@ -261,7 +271,13 @@ export class DayPublisher {
       for (const source of Object.keys(outcomes)) duplicates[source] ??= 0;
       return { pings: Number(pings ?? 0n), duplicates, outputs };
     } finally {
-      for (const key of await store.list(unloadPrefix)) await store.delete(key).catch(() => {});
+      // What is left (the secret's file among it) goes with the next run's leftovers, or after a day
+      // by the bucket's lifecycle rule (deploy/); said, so that it is not left unseen.
+      try {
+        for (const key of await store.list(unloadPrefix)) await store.delete(key);
+      } catch (err) {
+        this.opts.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, error: (err as Error).message.split('\n')[0] });
+      }
     }
   }
 }

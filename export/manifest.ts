@@ -35,6 +35,12 @@ export interface DayManifest {
   outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null;
   warehouse: string;
+  /**
+   * The id of the PINGROLL_VIEWER_KEY the viewer datasets were made with (viewer-key.ts; never the
+   * secret); null: made without one, so they have no rows. Absent from manifests written before those
+   * datasets existed. A backfill rolls a day up again when it differs from the current key's.
+   */
+  viewerKey?: string | null;
   /** Log objects that could not be read and may hold records of the day: still retried, or accepted as lost. */
   quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;

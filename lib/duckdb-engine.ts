@@ -38,6 +38,15 @@ export function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
+/**
+ * A SQL string expression that reads the same on DuckDB, PostgreSQL and Redshift, for values from the
+ * data (series and episode ids): Redshift reads a backslash in a literal as an escape (`'a\'` never
+ * ends), the others as itself, so each backslash is CHR(92), which all three have.
+ */
+export function portableString(s: string): string {
+  return s.includes('\\') ? s.split('\\').map(sqlString).join(' || CHR(92) || ') : sqlString(s);
+}
+
 /** Rows of a query as objects. */
 export async function queryRows<T>(engine: DuckDBConnection, sql: string): Promise<T[]> {
   const r = await engine.runAndReadAll(sql);

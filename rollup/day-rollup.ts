@@ -43,6 +43,8 @@ export const EPISODE_VIEWER_COLUMNS = ['day', 'series_id', 'episode_id', 'viewer
 export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes',
   'daily_series_viewers', 'daily_episode_viewers'] as const;
 export type TableName = (typeof TABLES)[number];
+/** The tables that have rows only with a viewer key. */
+export const VIEWER_TABLES: readonly TableName[] = ['daily_series_viewers', 'daily_episode_viewers'];
 
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */

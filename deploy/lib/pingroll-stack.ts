@@ -104,6 +104,8 @@ export class PingrollStack extends Stack {
     });
     // The output's own requests are logged too, beside the pings' (another prefix: pingroll lists logs/ only).
     const rejectsRetentionDays = props.rejectsRetentionDays ?? 90;
+    // Where pingroll's output lives in the bucket (PINGROLL_OUTPUT), and its objects: pingroll names them at run time.
+    const OUTPUT_PREFIX = 'pingroll/';
     const outputBucket = new s3.Bucket(this, 'Output', {
       encryption: s3.BucketEncryption.S3_MANAGED, blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL, enforceSSL: true, removalPolicy: RemovalPolicy.RETAIN,
       serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'output-access-logs/',
@@ -112,10 +114,11 @@ export class PingrollStack extends Stack {
       lifecycleRules: [
         { id: 'rejects', tagFilters: { 'pingroll-kind': 'rejects' }, expiration: Duration.days(rejectsRetentionDays) },
         { id: 'unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        // What a rollup inside Redshift keeps while it runs (COPY manifests, UNLOADed files, the viewer
+        // key's secret): removed by the run, or by the next; this, should neither have run for a day.
+        { id: 'warehouse-rollup', prefix: `${OUTPUT_PREFIX}_warehouse-rollup/`, expiration: Duration.days(1) },
       ],
     });
-    // Where pingroll's output lives in the bucket (PINGROLL_OUTPUT), and its objects: pingroll names them at run time.
-    const OUTPUT_PREFIX = 'pingroll/';
     const outputObjects = outputBucket.arnForObjects(`${OUTPUT_PREFIX}*`);
 
     // Redshift's COPY reads the staged and published Parquet; UNLOAD (the rollup inside Redshift) writes

@@ -101,6 +101,10 @@ describe('the deployment (cdk synth)', () => {
     // Privacy: the jobs mask what rejects keep and expire them; the bucket's lifecycle rule mirrors it by pingroll's tag.
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_PRIVACY', Value: 'mask' }, { Name: 'PINGROLL_REJECTS_RETENTION_DAYS', Value: '90' }]) }) });
     t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ TagFilters: [{ Key: 'pingroll-kind', Value: 'rejects' }], ExpirationInDays: 90, Status: 'Enabled' })]) } });
+    // What a rollup inside Redshift leaves (the viewer key's secret among it) goes after a day whatever happens to the runs.
+    t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'pingroll/_warehouse-rollup/', ExpirationInDays: 1, Status: 'Enabled' })]) } });
+    // The prefix is the one pingroll writes under.
+    expect(readFileSync(join(repo, 'state/leftovers.ts'), 'utf8')).toContain("WAREHOUSE_ROLLUP = '_warehouse-rollup/'");
     const tagSource = readFileSync(fileURLToPath(new URL('../../export/rejects-retention.ts', import.meta.url)), 'utf8');
     expect(tagSource).toContain("REJECTS_TAGS = { 'pingroll-kind': 'rejects' }");
     // The jobs register each day's partitions (for Spectrum and EMR), and know where.

@@ -108,7 +108,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
-          if (!opts.force && await sameInputs(store, ledger, day)) {
+          if (!opts.force && await sameInputs(store, ledger, day, config.viewerKey?.id ?? null)) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
             summary.skipped.push(day);
@@ -135,7 +135,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     await queue.onIdle();
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day))) refusedStale.push(day);
+    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, config.viewerKey?.id ?? null))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -162,8 +162,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   });
 }
 
-/** Whether the day's manifest names exactly the batches and scans the day would read now. */
-async function sameInputs(store: ObjectStore, ledger: Ledger, day: string): Promise<boolean> {
+/**
+ * Whether the day's manifest names exactly the batches and scans the day would read now, and its
+ * viewer datasets were made with the viewer key `keyId` (a key set or changed since: rolled up again).
+ */
+async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, keyId: string | null): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  return manifest !== null && inputsChanged(manifest, await inputIds(ledger, day)) === null;
+  return manifest !== null && inputsChanged(manifest, await inputIds(ledger, day)) === null && (manifest.viewerKey ?? null) === keyId;
 }

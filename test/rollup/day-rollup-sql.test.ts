@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
 import { rollupDay, TABLES, type TableName } from '../../rollup/day-rollup.js';
 import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
-import { DuckDBInstance, queryRows, sqlString } from '../../lib/duckdb-engine.js';
+import { DuckDBInstance, portableString, queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import { memoryLog } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
@@ -144,5 +144,21 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     expect(text).toMatch(/SHA2\(k\.secret \|\| v\.viewer, 256\)/);
     // Postgres and DuckDB have these; Redshift does not (or not the same): the one text must avoid them.
     for (const absent of [/\bFILTER\s*\(/i, /\bbit_count\b/i, /\bmake_timestamp\b/i, /\/\//, /\bGETDATE\b/i, /\bDATEADD\b/i, /\bNVL\b/i, /::/]) expect(text).not.toMatch(absent);
+  });
+
+  it('quotes ids from the data so that they read the same on every engine: no backslash in the text, which Redshift reads as an escape', async () => {
+    const duck = await DuckDBInstance.create(':memory:');
+    const d = await duck.connect();
+    try {
+      for (const id of ['plain', 'a\\', '\\', "it's \\'quoted\\'", 'a\\\\b', 'é\\n']) {
+        const expr = portableString(id);
+        expect(expr, id).not.toContain('\\');
+        expect((await pg.query<{ v: string }>(`SELECT ${expr} AS v`)).rows[0]!.v, id).toBe(id);
+        expect((await queryRows<{ v: string }>(d, `SELECT ${expr} AS v`))[0]!.v, id).toBe(id);
+      }
+    } finally {
+      d.closeSync();
+      duck.closeSync();
+    }
   });
 });

@@ -32,7 +32,8 @@ async function rollup(records: Staged[]) {
     const out = await rollupDay(engine, DAY, [file], outcomes);
     const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
       Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
-    return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates };
+    return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates,
+      peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes) };
   } finally {
     engine.closeSync();
   }
@@ -120,6 +121,34 @@ describe('what each metric counts (contract §5)', () => {
     expect(r.episodes.map((e) => [e.episode_id, e.sessions, e.minutes_watched])).toEqual([['e1', 2, 8], ['e2', 1, 1]]);
     // The series counts sZ's minute 64 once, though two episodes have it.
     expect(r.series).toMatchObject([{ sessions: 2, minutes_watched: 8, pings: 10 }]);
+  });
+  it('concurrency: distinct sessions a minute; a session in two episodes in one minute is one session of the series; the earliest minute of a tie; the day\'s last minute; blocks', async () => {
+    const at = (hhmmss: string): number => Date.parse(`${DAY}T${hhmmss}Z`);
+    const r = await rollup([
+      // 01:03 (minute 63, the first block's last): sA and sB in e1 (2), sC in e2: the series 3.
+      { session: 'sA', t: at('01:03:00'), key: 'r:1' },
+      { session: 'sB', t: at('01:03:30'), key: 'r:2' },
+      { session: 'sB', t: at('01:03:50'), key: 'r:3' }, // sB twice in the minute: once
+      { session: 'sC', episode: 'e2', t: at('01:03:10'), key: 'r:4' },
+      // 01:04 (minute 64, the second block's first): sA in e1 and in e2, sC in e2: e1 1, e2 2, the series 2 (sA once).
+      { session: 'sA', t: at('01:04:00'), key: 'r:5' },
+      { session: 'sA', episode: 'e2', t: at('01:04:20'), key: 'r:6' },
+      { session: 'sC', episode: 'e2', t: at('01:04:40'), key: 'r:7' },
+      // 23:59 (minute 1439): sA, sB, sC in e1: e1's 3, the series' 3 again, later: 01:03 stays its peak.
+      { session: 'sA', t: at('23:59:00'), key: 'r:8' },
+      { session: 'sB', t: at('23:59:01'), key: 'r:9' },
+      { session: 'sC', t: at('23:59:59'), key: 'r:10' },
+      // A duplicate of sA's 23:59 ping (the same ping id) and another series' session: neither counts here.
+      { session: 'sA', ping: 'p-dup', t: at('23:59:02'), key: 'r:11' },
+      { session: 'sA', ping: 'p-dup', t: at('23:59:03'), key: 'r:12' },
+      { series: 's2', session: 'sX', t: at('01:03:00'), key: 'r:13' },
+    ]);
+    const peak = (episode: string | null) => r.peaks.filter((p) => p.series_id === 's1' && p.episode_id === episode).map((p) => [p.peak_sessions, p.peak_minute]);
+    expect(peak(null)).toEqual([[3, expect.stringContaining('01:03:00')]]);
+    expect(peak('e1')).toEqual([[3, expect.stringContaining('23:59:00')]]);
+    expect(peak('e2')).toEqual([[2, expect.stringContaining('01:04:00')]]);
+    expect(r.peaks.filter((p) => p.series_id === 's2').map((p) => [p.episode_id, p.peak_sessions])).toEqual([[null, 1], ['e1', 1]]);
+    expect(r.seriesMinutes.filter((m) => m.series_id === 's1').map((m) => [String(m.minute).slice(11, 16), m.sessions])).toEqual([['01:03', 3], ['01:04', 2], ['23:59', 3]]);
   });
   it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });

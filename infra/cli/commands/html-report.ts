@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
-import { sqlString } from '../../../lib/duckdb-engine.js';
+import { portableString, sqlString } from '../../../lib/duckdb-engine.js';
+import { isMissingTable } from './uniques.js';
 import { addMonths } from '../../../lib/utc-day.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
@@ -57,10 +58,13 @@ async function concurrency(wh: Readable, schema: string, where: string): Promise
   const [top] = await wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
     FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, series_id LIMIT 1`)
     // A warehouse loaded before the table existed: the page without the chart.
-    .catch(() => []);
+    .catch((err: unknown) => {
+      if (isMissingTable(err)) return [];
+      throw err;
+    });
   if (!top) return null;
   const rows = await wh.query<{ at: string; sessions: unknown }>(`SELECT CAST(minute AS VARCHAR(32)) AS at, sessions FROM ${schema}daily_series_minutes
-    WHERE ${where} AND series_id = ${sqlString(top.series_id)}`);
+    WHERE ${where} AND series_id = ${portableString(top.series_id)}`);
   const hhmm = (at: string): string => String(at).slice(11, 16);
   const byMinute = new Map(rows.map((r) => [hhmm(r.at), num(r.sessions)]));
   const labels = Array.from({ length: 1440 }, (_, m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);

@@ -13,7 +13,7 @@
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../backends.js';
-import { sqlString } from '../../../lib/duckdb-engine.js';
+import { portableString, sqlString } from '../../../lib/duckdb-engine.js';
 import { ConfigError, parseDay, type Config } from '../../config.js';
 import { daysFrom } from '../../../lib/utc-day.js';
 import { csvText, REPORT_FORMATS, type ReportFormat } from './report.js';
@@ -22,15 +22,20 @@ export interface UniquesRow { series_id: string; episode_id?: string; viewers: n
 
 export interface UniquesOptions { from?: string; to?: string; series?: string; episode?: string; format?: string }
 
+/** Whether a query failed because its table does not exist (DuckDB's catalog error, Redshift's and Postgres's "relation ... does not exist"). */
+export function isMissingTable(err: unknown): boolean {
+  return /Catalog Error: Table with name|relation .* does not exist/.test(String((err as Error)?.message ?? err));
+}
+
 /** The SQL of one range's uniques (analysts' docs show the same): per series, or per episode of one series. */
 export function uniquesSql(schema: string, from: string, to: string, series: string | null, episode: string | null): string {
   const range = `day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)}`;
   if (episode !== null) {
     return `SELECT series_id, episode_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_episode_viewers
-      WHERE ${range} AND series_id = ${sqlString(series!)}${episode === '' ? '' : ` AND episode_id = ${sqlString(episode)}`} GROUP BY series_id, episode_id ORDER BY series_id, episode_id`;
+      WHERE ${range} AND series_id = ${portableString(series!)}${episode === '' ? '' : ` AND episode_id = ${portableString(episode)}`} GROUP BY series_id, episode_id ORDER BY series_id, episode_id`;
   }
   return `SELECT series_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_series_viewers
-    WHERE ${range}${series === null ? '' : ` AND series_id = ${sqlString(series)}`} GROUP BY series_id ORDER BY series_id`;
+    WHERE ${range}${series === null ? '' : ` AND series_id = ${portableString(series)}`} GROUP BY series_id ORDER BY series_id`;
 }
 
 export async function uniquesCommand(config: Config, opts: UniquesOptions): Promise<string> {
@@ -49,6 +54,7 @@ export async function uniquesCommand(config: Config, opts: UniquesOptions): Prom
     // (A warehouse loaded before the viewer tables existed has none: said, not a catalog error.)
     const ids = await q<{ id: string; first: string; last: string }>(`SELECT LEFT(viewer_key, 8) AS id, CAST(MIN(day) AS VARCHAR(10)) AS first, CAST(MAX(day) AS VARCHAR(10)) AS last
       FROM ${schema}daily_series_viewers WHERE ${range} GROUP BY LEFT(viewer_key, 8) ORDER BY first`).catch((err: unknown) => {
+      if (!isMissingTable(err)) throw err;
       throw new ConfigError(`${wh.description} has no viewer tables (${(err as Error).message.split('\n')[0]}): run pingroll warehouse init, then roll the days up with PINGROLL_VIEWER_KEY set`);
     });
     if (ids.length > 1) {

@@ -207,7 +207,7 @@ describe('make rollup with Redshift configured', () => {
     }
   });
 
-  it.each([['with', true], ['without', false]] as const)('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup (%s a viewer key)', async (_with, keyed) => {
+  it.each([['with', true, null], ['without', false, null], ['with an UNLOAD that wrote nothing for daily_peaks, and', true, 'daily_peaks']] as const)('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup (%s a viewer key)', async (_with, keyed, lost) => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     const pg = await startPostgres();
@@ -257,7 +257,8 @@ describe('make rollup with Redshift configured', () => {
             } else if (unload) {
               const rows = (await tx.query<Record<string, unknown>>(unload[1]!.replace(/''/g, "'"))).rows;
               // Whether Redshift's UNLOAD of no rows writes a file is not documented: here it writes none (pingroll makes the empty file).
-              if (rows.length === 0) continue;
+              // `lost`: an UNLOAD that wrote nothing though the table has rows (pingroll must fail, not publish it empty).
+              if (rows.length === 0 || unload[1]!.includes(`pingroll.${lost} `)) continue;
               // (Timestamps come as Postgres writes them, or as Dates from PGlite.)
               const json = join(root, 'unload.json');
               await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
@@ -276,7 +277,16 @@ describe('make rollup with Redshift configured', () => {
         return { Id: `b-${sent.length}` };
       });
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
-      const summary = await runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
+      const redshiftRun = (): Promise<Awaited<ReturnType<typeof runDay>>> => runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
+      if (lost) {
+        await expect(redshiftRun()).rejects.toThrow(/the warehouse's UNLOAD of daily_peaks for 2026-11-01 wrote 0 files under s3:\/\/rollups\/pingroll\/_warehouse-rollup\/.*\/dt=2026-11-01\/daily_peaks\/, not one; run again/);
+        expect(await store.get('_runs/dt=2026-11-01/manifest.json')).toBeNull();
+        expect(await store.list('_warehouse-rollup/')).toEqual([]);
+        c.closeSync();
+        duck.closeSync();
+        return;
+      }
+      const summary = await redshiftRun();
       c.closeSync();
       duck.closeSync();
 

@@ -12,7 +12,7 @@ import { memoryLog } from '../../../lib/log.js';
 import { viewerKey, viewerKeyOf } from '../../../rollup/viewer-key.js';
 import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { expectedUniques } from '../../helpers/oracle.js';
-import { dirConfig, query, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { dirConfig, query, runDay, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const root = tempRoots();
 const DAYS = ['2026-11-01', '2026-11-02'];
@@ -67,6 +67,13 @@ describe('pingroll uniques', () => {
   });
 
   it('refuses a range rolled up without a key, or keyed with two secrets, naming the days to roll up again', async () => {
+    // A warehouse made before the viewer tables existed: said, with what to do.
+    const old = root();
+    const { DuckDBInstance } = await import('../../../lib/duckdb-engine.js');
+    const made = await DuckDBInstance.create(join(old, 'wh.duckdb'));
+    made.closeSync();
+    await expect(uniquesCommand(dirConfig(old), { from: DAYS[0], to: DAYS[1] })).rejects.toThrow(/has no viewer tables .*: run pingroll warehouse init, then roll the days up with PINGROLL_VIEWER_KEY set/);
+
     const unkeyed = await rolledUp([{ PINGROLL_VIEWER_KEY: SECRET }, {}]);
     const err = await uniquesCommand(dirConfig(unkeyed), { from: DAYS[0], to: DAYS[1] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
@@ -88,5 +95,16 @@ describe('pingroll uniques', () => {
     }
     expect(said).toMatch(/PINGROLL_VIEWER_KEY must be 16 to 256 characters.*the one set is 12 characters/);
     expect(said).not.toContain(bad);
+
+    // What the refusals say to do works: the backfill they name rolls up again the days made with
+    // another key (or none), though their inputs are unchanged, and skips the others.
+    const fixed = dirConfig(mixed, { PINGROLL_VIEWER_KEY: `${SECRET}-rotated` });
+    const backfill = await runDays(fixed, { from: DAYS[0]!, to: DAYS[1]!, log: memoryLog() });
+    expect([backfill.done, backfill.skipped]).toEqual([[DAYS[0]], [DAYS[1]]]);
+    const healed = JSON.parse(await uniquesCommand(fixed, { from: DAYS[0], to: DAYS[1], format: 'json' })) as { allSeries: { viewers: number } };
+    expect(healed.allSeries.viewers).toBe(expectedUniques(samples.flatMap((s) => s.truth), DAYS).all.size);
+    const keyed = dirConfig(unkeyed, { PINGROLL_VIEWER_KEY: SECRET });
+    expect((await runDays(keyed, { from: DAYS[0]!, to: DAYS[1]!, log: memoryLog() })).done).toEqual([DAYS[1]]);
+    expect(await uniquesCommand(keyed, { from: DAYS[0], to: DAYS[1] })).toMatch(/all series/);
   });
 });

@@ -324,6 +324,13 @@ describe('the daily job over a directory', () => {
     // (Other dead processes' folders in TMPDIR may go too.)
     expect(log.events.find((e) => e.event === 'leftovers.removed')?.fields).toEqual({ staged: 1, compacted: 0, temporaries: 1, workDirs: expect.any(Number), warehouseRollup: 3 });
     expect(await store.list('_warehouse-rollup/')).toEqual([]);
+    // A shard (which runs beside others, one of which may be rolling up) leaves that prefix alone.
+    await store.put(`${rolling}staged.manifest`, Buffer.from('x'));
+    const { Ledger } = await import('../../../state/ledger.js');
+    const { removeLeftovers } = await import('../../../state/leftovers.js');
+    expect((await removeLeftovers(store, await Ledger.load(store), '0/2')).warehouseRollup).toBe(0);
+    expect(await store.list('_warehouse-rollup/')).toEqual([`${rolling}staged.manifest`]);
+    await store.delete(`${rolling}staged.manifest`);
     expect((await store.list(STAGING)).sort()).toEqual(committed);
     expect(await store.list(INTENTS)).toEqual([]);
     expect(await readdir(join(r, 'out', '.tmp'))).toEqual([]);
