@@ -61,46 +61,53 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
   const ts = (ms: string): string => `TIMESTAMP 'epoch' + ${ms} / 1000.0 * INTERVAL '1 second'`;
-  const minutes = `COUNT(DISTINCT session || ':' || CAST(minute AS VARCHAR))`;
-  const viewers = `COUNT(DISTINCT COALESCE(user_id, 'session:' || session))`;
+  // Ids are grouped, counted and compared by their `_k` forms, the id and CHR(1): Redshift ignores
+  // trailing blanks when it compares VARCHARs ('a' = 'a '), DuckDB and the contract do not; with a
+  // character after them the blanks count everywhere. (CHR(1) sorts before every character an id
+  // holds, so 'a' still sorts before 'a '.) What is published is the id itself, MIN() of a group
+  // whose ids are all the same.
+  const minutes = `COUNT(DISTINCT session_k || ':' || CAST(minute AS VARCHAR))`;
+  const viewers = `COUNT(DISTINCT COALESCE(user_k, 'session:' || session_k))`;
   const counted = Object.entries(outcomes).flatMap(([source, counts]) => Object.entries(counts).filter(([, n]) => n > 0)
     .map(([outcome, n]) => `SELECT ${sqlString(source)} AS source, ${sqlString(outcome)} AS outcome, CAST(${n} AS BIGINT) AS records`));
   return [
     // Dedupe: one survivor per key (the ping id, else the natural key): S3 over DynamoDB, then the
     // earliest, then the smallest natural key. The survivor supplies every value.
     `CREATE TEMP TABLE day_pings AS
-     SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute
+     SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
+            series || CHR(1) AS series_k, episode || CHR(1) AS episode_k, session || CHR(1) AS session_k, user_id || CHR(1) AS user_k
      FROM (
-       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(ping_id, natural_key)
-                                      ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(ping_id, natural_key) || CHR(1)
+                                      ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key || CHR(1)) AS rn
        FROM ${staged} s WHERE ${inDay}) ranked
      WHERE rn = 1`,
     `DELETE FROM ${tables.daily_episode_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_episode_stats} (day, series_id, episode_id, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at, s3_pings, dynamodb_pings)
-     SELECT ${date}, series, episode, COUNT(*), COUNT(DISTINCT session), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')},
+     SELECT ${date}, MIN(series), MIN(episode), COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')},
             SUM(CASE WHEN source = 's3' THEN 1 ELSE 0 END), SUM(CASE WHEN source = 'dynamodb' THEN 1 ELSE 0 END)
-     FROM day_pings GROUP BY series, episode`,
+     FROM day_pings GROUP BY series_k, episode_k`,
     `DELETE FROM ${tables.daily_series_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_series_stats} (day, series_id, episodes, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at)
-     SELECT ${date}, series, COUNT(DISTINCT episode), COUNT(*), COUNT(DISTINCT session), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')}
-     FROM day_pings GROUP BY series`,
+     SELECT ${date}, MIN(series), COUNT(DISTINCT episode_k), COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')}
+     FROM day_pings GROUP BY series_k`,
     // By UTC hour: distinct (session, minute) over every series and episode. Hours with none are left out.
     `DELETE FROM ${tables.daily_hourly_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_hourly_stats} (day, hour, minutes_watched)
      SELECT ${date}, CAST(FLOOR(minute / 60.0) AS BIGINT), ${minutes} FROM day_pings GROUP BY CAST(FLOOR(minute / 60.0) AS BIGINT)`,
     // Concurrency: distinct sessions with a ping in each UTC minute, per series and per episode; the
     // peak is the most, at the earliest minute that has it (the series' row has a NULL episode).
-    `CREATE TEMP TABLE episode_minutes AS SELECT series, episode, minute, COUNT(DISTINCT session) AS sessions FROM day_pings GROUP BY series, episode, minute`,
-    `CREATE TEMP TABLE series_minutes AS SELECT series, minute, COUNT(DISTINCT session) AS sessions FROM day_pings GROUP BY series, minute`,
+    `CREATE TEMP TABLE episode_minutes AS SELECT series_k, episode_k, MIN(series) AS series, MIN(episode) AS episode, minute, COUNT(DISTINCT session_k) AS sessions
+     FROM day_pings GROUP BY series_k, episode_k, minute`,
+    `CREATE TEMP TABLE series_minutes AS SELECT series_k, MIN(series) AS series, minute, COUNT(DISTINCT session_k) AS sessions FROM day_pings GROUP BY series_k, minute`,
     `DELETE FROM ${tables.daily_series_minutes} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_series_minutes} (day, series_id, minute, sessions)
      SELECT ${date}, series, ${ts(`(${start} + minute * 60000)`)}, sessions FROM series_minutes`,
     `DELETE FROM ${tables.daily_peaks} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_peaks} (day, series_id, episode_id, peak_sessions, peak_minute)
      SELECT ${date}, series, episode, sessions, ${ts(`(${start} + minute * 60000)`)} FROM (
-       SELECT series, episode, sessions, minute, ROW_NUMBER() OVER (PARTITION BY series, episode ORDER BY sessions DESC, minute) AS rn FROM episode_minutes
+       SELECT series, episode, sessions, minute, ROW_NUMBER() OVER (PARTITION BY series_k, episode_k ORDER BY sessions DESC, minute) AS rn FROM episode_minutes
        UNION ALL
-       SELECT series, CAST(NULL AS VARCHAR(1024)), sessions, minute, ROW_NUMBER() OVER (PARTITION BY series ORDER BY sessions DESC, minute) FROM series_minutes) ranked
+       SELECT series, CAST(NULL AS VARCHAR(1024)), sessions, minute, ROW_NUMBER() OVER (PARTITION BY series_k ORDER BY sessions DESC, minute) FROM series_minutes) ranked
      WHERE rn = 1`,
     // Viewers by key (viewer-key.ts), per series and per episode; none without a key.
     `DELETE FROM ${tables.daily_series_viewers} WHERE day = ${date}`,
@@ -108,10 +115,12 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     ...(keyed ? [
       `INSERT INTO ${tables.daily_series_viewers} (day, series_id, viewer_key)
        SELECT ${date}, v.series, ${viewerKeySql(keyed.keyId, 'k.secret', 'v.viewer', sha256Hex)}
-       FROM (SELECT DISTINCT series, COALESCE(user_id, 'session:' || session) AS viewer FROM day_pings) v CROSS JOIN ${keyed.secretTable} k`,
+       FROM (SELECT MIN(series) AS series, MIN(COALESCE(user_id, 'session:' || session)) AS viewer FROM day_pings
+             GROUP BY series_k, COALESCE(user_k, 'session:' || session_k)) v CROSS JOIN ${keyed.secretTable} k`,
       `INSERT INTO ${tables.daily_episode_viewers} (day, series_id, episode_id, viewer_key)
        SELECT ${date}, v.series, v.episode, ${viewerKeySql(keyed.keyId, 'k.secret', 'v.viewer', sha256Hex)}
-       FROM (SELECT DISTINCT series, episode, COALESCE(user_id, 'session:' || session) AS viewer FROM day_pings) v CROSS JOIN ${keyed.secretTable} k`,
+       FROM (SELECT MIN(series) AS series, MIN(episode) AS episode, MIN(COALESCE(user_id, 'session:' || session)) AS viewer FROM day_pings
+             GROUP BY series_k, episode_k, COALESCE(user_k, 'session:' || session_k)) v CROSS JOIN ${keyed.secretTable} k`,
     ] : []),
     'DROP TABLE episode_minutes',
     'DROP TABLE series_minutes',

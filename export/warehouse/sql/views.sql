@@ -1,6 +1,7 @@
 -- Views for analysts over the three pingroll tables. Plain SQL that DuckDB and Redshift both run
 -- (date_trunc, window functions, CAST AS DOUBLE PRECISION): the same logic in either warehouse.
--- Months are the first day of the month (a DATE).
+-- Months are the first day of the month (a DATE). Ids are grouped and partitioned as id || CHR(1):
+-- Redshift ignores trailing blanks when it compares VARCHARs ('a' = 'a '), the contract does not.
 
 -- The licensors' statement: minutes watched per series in a month, and each series' share of the
 -- month's minutes. A minute is one session watching during one UTC minute (contract §5), so a series'
@@ -9,10 +10,10 @@ CREATE OR REPLACE VIEW monthly_series_minutes AS
 SELECT month, series_id, minutes_watched, pings, days_watched,
        CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (PARTITION BY month), 0) AS share_of_month
 FROM (
-  SELECT CAST(date_trunc('month', day) AS DATE) AS month, series_id,
+  SELECT CAST(date_trunc('month', day) AS DATE) AS month, MIN(series_id) AS series_id,
          SUM(minutes_watched) AS minutes_watched, SUM(pings) AS pings, COUNT(*) AS days_watched
   FROM daily_series_stats
-  GROUP BY 1, 2
+  GROUP BY CAST(date_trunc('month', day) AS DATE), series_id || CHR(1)
 ) m;
 
 -- Episodes ranked by minutes watched within each day (1 = most); ties broken by series and episode.
@@ -27,16 +28,16 @@ CREATE OR REPLACE VIEW top_episodes_monthly AS
 SELECT month, ROW_NUMBER() OVER (PARTITION BY month ORDER BY minutes_watched DESC, series_id, episode_id) AS rank,
        series_id, episode_id, minutes_watched, pings, days_watched
 FROM (
-  SELECT CAST(date_trunc('month', day) AS DATE) AS month, series_id, episode_id,
+  SELECT CAST(date_trunc('month', day) AS DATE) AS month, MIN(series_id) AS series_id, MIN(episode_id) AS episode_id,
          SUM(minutes_watched) AS minutes_watched, SUM(pings) AS pings, COUNT(*) AS days_watched
   FROM daily_episode_stats
-  GROUP BY 1, 2, 3
+  GROUP BY CAST(date_trunc('month', day) AS DATE), series_id || CHR(1), episode_id || CHR(1)
 ) m;
 
 -- Each series day by day, with the previous day that had views and the change since then.
 CREATE OR REPLACE VIEW series_daily_trend AS
 SELECT day, series_id, minutes_watched, viewers, sessions, pings, episodes,
-       LAG(day) OVER (PARTITION BY series_id ORDER BY day) AS previous_day,
-       LAG(minutes_watched) OVER (PARTITION BY series_id ORDER BY day) AS previous_minutes_watched,
-       minutes_watched - LAG(minutes_watched) OVER (PARTITION BY series_id ORDER BY day) AS minutes_change
+       LAG(day) OVER (PARTITION BY series_id || CHR(1) ORDER BY day) AS previous_day,
+       LAG(minutes_watched) OVER (PARTITION BY series_id || CHR(1) ORDER BY day) AS previous_minutes_watched,
+       minutes_watched - LAG(minutes_watched) OVER (PARTITION BY series_id || CHR(1) ORDER BY day) AS minutes_change
 FROM daily_series_stats;

@@ -27,15 +27,18 @@ export function isMissingTable(err: unknown): boolean {
   return /Catalog Error: Table with name|relation .* does not exist/.test(String((err as Error)?.message ?? err));
 }
 
-/** The SQL of one range's uniques (analysts' docs show the same): per series, or per episode of one series. */
+/**
+ * The SQL of one range's uniques (analysts' docs show the same): per series, or per episode of one
+ * series. Ids compared as id || CHR(1): Redshift ignores trailing blanks in VARCHAR comparisons.
+ */
 export function uniquesSql(schema: string, from: string, to: string, series: string | null, episode: string | null): string {
   const range = `day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)}`;
   if (episode !== null) {
-    return `SELECT series_id, episode_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_episode_viewers
-      WHERE ${range} AND series_id = ${portableString(series!)}${episode === '' ? '' : ` AND episode_id = ${portableString(episode)}`} GROUP BY series_id, episode_id ORDER BY series_id, episode_id`;
+    return `SELECT MIN(series_id) AS series_id, MIN(episode_id) AS episode_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_episode_viewers
+      WHERE ${range} AND series_id || CHR(1) = ${portableString(series!)} || CHR(1)${episode === '' ? '' : ` AND episode_id || CHR(1) = ${portableString(episode)} || CHR(1)`} GROUP BY series_id || CHR(1), episode_id || CHR(1) ORDER BY 1, 2`;
   }
-  return `SELECT series_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_series_viewers
-    WHERE ${range}${series === null ? '' : ` AND series_id = ${portableString(series)}`} GROUP BY series_id ORDER BY series_id`;
+  return `SELECT MIN(series_id) AS series_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_series_viewers
+    WHERE ${range}${series === null ? '' : ` AND series_id || CHR(1) = ${portableString(series)} || CHR(1)`} GROUP BY series_id || CHR(1) ORDER BY 1`;
 }
 
 export async function uniquesCommand(config: Config, opts: UniquesOptions): Promise<string> {
