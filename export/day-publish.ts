@@ -273,11 +273,20 @@ export class DayPublisher {
     } finally {
       // What is left (the secret's file among it) goes with the next run's leftovers, or after a day
       // by the bucket's lifecycle rule (deploy/); said, so that it is not left unseen.
-      try {
-        for (const key of await store.list(unloadPrefix)) await store.delete(key);
-      } catch (err) {
-        this.opts.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, error: (err as Error).message.split('\n')[0] });
+      // The secret first; every key tried whatever fails before it.
+      const failed: string[] = [];
+      let error = '';
+      const keys = await store.list(unloadPrefix).catch((err: unknown) => {
+        error = (err as Error).message.split('\n')[0]!;
+        return [`${unloadPrefix}viewer-secret.parquet`];
+      });
+      for (const key of keys.sort((a, b) => Number(b.endsWith('viewer-secret.parquet')) - Number(a.endsWith('viewer-secret.parquet')))) {
+        await store.delete(key).catch((err: unknown) => {
+          failed.push(key);
+          error ||= (err as Error).message.split('\n')[0]!;
+        });
       }
+      if (error) this.opts.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, failed, error });
     }
   }
 }

@@ -47,6 +47,16 @@ export function portableString(s: string): string {
   return s.includes('\\') ? s.split('\\').map(sqlString).join(' || CHR(92) || ') : sqlString(s);
 }
 
+/**
+ * An id as SQL groups, compares and orders it the same on DuckDB, PostgreSQL and Redshift: the id
+ * and CHR(1). Redshift ignores trailing blanks when it compares VARCHARs ('a' = 'a '); a character
+ * after them makes them count, and CHR(1) sorts before any character an id holds, so 'a' still sorts
+ * before 'a '. (Cast: Redshift's CHR returns a CHAR, whose own trailing-blank rules must not apply.)
+ */
+export function idKey(expr: string): string {
+  return `${expr} || CAST(CHR(1) AS VARCHAR(1))`;
+}
+
 /** Rows of a query as objects. */
 export async function queryRows<T>(engine: DuckDBConnection, sql: string): Promise<T[]> {
   const r = await engine.runAndReadAll(sql);

@@ -29,7 +29,7 @@
  *   COPYs from a file, never a literal: Redshift keeps every statement's text in its system tables.
  */
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { sqlString } from '../lib/duckdb-engine.js';
+import { idKey, sqlString } from '../lib/duckdb-engine.js';
 import { STAGED_COLUMNS } from '../ingest/staged-ping.js';
 import type { TableName } from './day-rollup.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from './viewer-key.js';
@@ -61,11 +61,9 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
   const ts = (ms: string): string => `TIMESTAMP 'epoch' + ${ms} / 1000.0 * INTERVAL '1 second'`;
-  // Ids are grouped, counted and compared by their `_k` forms, the id and CHR(1): Redshift ignores
-  // trailing blanks when it compares VARCHARs ('a' = 'a '), DuckDB and the contract do not; with a
-  // character after them the blanks count everywhere. (CHR(1) sorts before every character an id
-  // holds, so 'a' still sorts before 'a '.) What is published is the id itself, MIN() of a group
-  // whose ids are all the same.
+  // Ids are grouped, counted, ordered and compared by their `_k` forms (idKey: the id and CHR(1)):
+  // Redshift ignores trailing blanks when it compares VARCHARs ('a' = 'a '), DuckDB and the contract
+  // do not. What is published is the id itself, MIN() of a group whose ids are all the same.
   const minutes = `COUNT(DISTINCT session_k || ':' || CAST(minute AS VARCHAR))`;
   const viewers = `COUNT(DISTINCT COALESCE(user_k, 'session:' || session_k))`;
   const counted = Object.entries(outcomes).flatMap(([source, counts]) => Object.entries(counts).filter(([, n]) => n > 0)
@@ -75,10 +73,10 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     // earliest, then the smallest natural key. The survivor supplies every value.
     `CREATE TEMP TABLE day_pings AS
      SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
-            series || CHR(1) AS series_k, episode || CHR(1) AS episode_k, session || CHR(1) AS session_k, user_id || CHR(1) AS user_k
+            ${idKey('series')} AS series_k, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k, ${idKey('user_id')} AS user_k
      FROM (
-       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(ping_id, natural_key) || CHR(1)
-                                      ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key || CHR(1)) AS rn
+       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY ${idKey('COALESCE(ping_id, natural_key)')}
+                                      ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
        FROM ${staged} s WHERE ${inDay}) ranked
      WHERE rn = 1`,
     `DELETE FROM ${tables.daily_episode_stats} WHERE day = ${date}`,

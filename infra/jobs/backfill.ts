@@ -80,6 +80,10 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       days = published.filter((d) => d < today);
     }
     summary.days = days.length;
+    // A range's backfill also rolls up again the days whose viewer datasets were made with another
+    // key, or none, than the one set (what `pingroll uniques` says to do). Not --stale (the days late
+    // records changed, no more), and never without a key: that would empty keyed days' viewer rows.
+    const rekey = !opts.stale && config.viewerKey ? config.viewerKey.id : null;
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
@@ -108,7 +112,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
-          if (!opts.force && await sameInputs(store, ledger, day, config.viewerKey?.id ?? null)) {
+          if (!opts.force && await sameInputs(store, ledger, day, rekey)) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
             summary.skipped.push(day);
@@ -135,7 +139,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     await queue.onIdle();
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, config.viewerKey?.id ?? null))) refusedStale.push(day);
+    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -163,10 +167,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
 }
 
 /**
- * Whether the day's manifest names exactly the batches and scans the day would read now, and its
- * viewer datasets were made with the viewer key `keyId` (a key set or changed since: rolled up again).
+ * Whether the day's manifest names exactly the batches and scans the day would read now, and, with
+ * `rekey` (the set viewer key's id), its viewer datasets were made with that key or the day had no ping.
  */
-async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, keyId: string | null): Promise<boolean> {
+async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  return manifest !== null && inputsChanged(manifest, await inputIds(ledger, day)) === null && (manifest.viewerKey ?? null) === keyId;
+  if (manifest === null || inputsChanged(manifest, await inputIds(ledger, day)) !== null) return false;
+  return rekey === null || manifest.pings === 0 || (manifest.viewerKey ?? null) === rekey;
 }

@@ -142,7 +142,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     }
   });
 
-  it('runs no function Redshift lacks', () => {
+  it('runs no function Redshift lacks', async () => {
     const text = dayRollupStatements({ day: '2026-11-01', staged: 'staged', tables: Object.fromEntries(TABLES.map((t) => [t, `pingroll.${t}`])) as Record<TableName, string>, outcomes: { s3: { ping: 1 } }, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' } }).join('\n');
     // Viewer keys by Redshift's SHA2 (hex, like DuckDB's sha256 and the tests' Postgres expression).
     expect(text).toMatch(/SHA2\(k\.secret \|\| v\.viewer, 256\)/);
@@ -150,8 +150,17 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     for (const absent of [/\bFILTER\s*\(/i, /\bbit_count\b/i, /\bmake_timestamp\b/i, /\/\//, /\bGETDATE\b/i, /\bDATEADD\b/i, /\bNVL\b/i, /::/]) expect(text).not.toMatch(absent);
     // Ids are grouped, partitioned and counted by their CHR(1)-suffixed forms only: Redshift ignores
     // trailing blanks when it compares VARCHARs, so 'a' and 'a ' would be one series, session or ping.
-    expect(text).not.toMatch(/\b(GROUP BY|PARTITION BY|DISTINCT)\s+(\w+\s*,\s*)*(series|episode|session|user_id|ping_id|natural_key)\b/);
-    expect(text).not.toMatch(/COUNT\(DISTINCT (COALESCE\()?(series|episode|session|user_id)\b/);
+    // The same of the analysts' views and of the commands' SQL (their sources, read as text).
+    const { readFileSync } = await import('node:fs');
+    const sources = ['export/warehouse/sql/views.sql', 'infra/cli/commands/uniques.ts', 'infra/cli/commands/html-report.ts']
+      .map((f) => readFileSync(join(import.meta.dirname, '../..', f), 'utf8'));
+    for (const sql of [text, ...sources]) {
+      expect(sql).not.toMatch(/\b(GROUP BY|PARTITION BY|DISTINCT|ORDER BY)\s+([\w.()]+(\s+(DESC|ASC))?\s*,\s*)*(series|episode|session|user_id|ping_id|natural_key|series_id|episode_id)\b(?!\)?\s*\|\|)/);
+      expect(sql).not.toMatch(/COUNT\(DISTINCT (COALESCE\()?(series|episode|session|user_id|series_id|episode_id)\b/);
+      expect(sql).not.toMatch(/\b(series_id|episode_id) = /);
+    }
+    // Every id key is CHR(1) as a VARCHAR (Redshift's CHR returns a CHAR, with CHAR's blank rules).
+    expect([text, ...sources].join('\n')).not.toMatch(/CHR\(1\)(?! AS VARCHAR\(1\)\))(?!\)?:)(?![^\n]*(\/\/|--|\*))/);
   });
 
   it('quotes ids from the data so that they read the same on every engine: no backslash in the text, which Redshift reads as an escape', async () => {

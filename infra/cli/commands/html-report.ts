@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
-import { portableString, sqlString } from '../../../lib/duckdb-engine.js';
+import { idKey, portableString, sqlString } from '../../../lib/duckdb-engine.js';
 import { isMissingTable } from './uniques.js';
 import { addMonths } from '../../../lib/utc-day.js';
 
@@ -31,8 +31,9 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
   const rows = (sql: string) => q<{ label: string; v: unknown }>(sql);
   const hourly = await q<{ hour: unknown; v: unknown }>(`SELECT hour, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${where} GROUP BY hour ORDER BY hour`);
   const byHour = Array.from({ length: 24 }, (_, h) => num(hourly.find((r) => num(r.hour) === h)?.v));
-  const series = await rows(`SELECT MIN(series_id) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${where} GROUP BY series_id || CHR(1) ORDER BY v DESC, label LIMIT 10`);
-  const episodes = await rows(`SELECT MIN(series_id || ' / ' || episode_id) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_episode_stats WHERE ${where} GROUP BY series_id || CHR(1), episode_id || CHR(1) ORDER BY v DESC, label LIMIT 10`);
+  const series = await rows(`SELECT MIN(series_id) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_series_stats WHERE ${where} GROUP BY ${idKey('series_id')} ORDER BY v DESC, ${idKey('MIN(series_id)')} LIMIT 10`);
+  const episodes = await rows(`SELECT MIN(series_id || ' / ' || episode_id) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_episode_stats WHERE ${where} GROUP BY ${idKey('series_id')}, ${idKey('episode_id')}
+    ORDER BY v DESC, ${idKey('MIN(series_id)')}, ${idKey('MIN(episode_id)')} LIMIT 10`);
   const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${where}`);
   const audit = await rows(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${where} GROUP BY source, outcome ORDER BY source, outcome`);
   const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
@@ -56,7 +57,7 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
  */
 async function concurrency(wh: Readable, schema: string, where: string): Promise<{ fact: string; chart: Chart } | null> {
   const [top] = await wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
-    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, series_id LIMIT 1`)
+    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, ${idKey('series_id')} LIMIT 1`)
     // A warehouse loaded before the table existed: the page without the chart.
     .catch((err: unknown) => {
       if (isMissingTable(err)) return [];
@@ -64,7 +65,7 @@ async function concurrency(wh: Readable, schema: string, where: string): Promise
     });
   if (!top) return null;
   const rows = await wh.query<{ at: string; sessions: unknown }>(`SELECT CAST(minute AS VARCHAR(32)) AS at, sessions FROM ${schema}daily_series_minutes
-    WHERE ${where} AND series_id || CHR(1) = ${portableString(top.series_id)} || CHR(1)`);
+    WHERE ${where} AND ${idKey('series_id')} = ${idKey(portableString(top.series_id))}`);
   const hhmm = (at: string): string => String(at).slice(11, 16);
   const byMinute = new Map(rows.map((r) => [hhmm(r.at), num(r.sessions)]));
   const labels = Array.from({ length: 1440 }, (_, m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);

@@ -13,7 +13,7 @@
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../backends.js';
-import { portableString, sqlString } from '../../../lib/duckdb-engine.js';
+import { idKey, portableString, sqlString } from '../../../lib/duckdb-engine.js';
 import { ConfigError, parseDay, type Config } from '../../config.js';
 import { daysFrom } from '../../../lib/utc-day.js';
 import { csvText, REPORT_FORMATS, type ReportFormat } from './report.js';
@@ -35,10 +35,11 @@ export function uniquesSql(schema: string, from: string, to: string, series: str
   const range = `day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)}`;
   if (episode !== null) {
     return `SELECT MIN(series_id) AS series_id, MIN(episode_id) AS episode_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_episode_viewers
-      WHERE ${range} AND series_id || CHR(1) = ${portableString(series!)} || CHR(1)${episode === '' ? '' : ` AND episode_id || CHR(1) = ${portableString(episode)} || CHR(1)`} GROUP BY series_id || CHR(1), episode_id || CHR(1) ORDER BY 1, 2`;
+      WHERE ${range} AND ${idKey('series_id')} = ${idKey(portableString(series!))}${episode === '' ? '' : ` AND ${idKey('episode_id')} = ${idKey(portableString(episode))}`}
+      GROUP BY ${idKey('series_id')}, ${idKey('episode_id')} ORDER BY ${idKey('MIN(series_id)')}, ${idKey('MIN(episode_id)')}`;
   }
   return `SELECT MIN(series_id) AS series_id, COUNT(DISTINCT viewer_key) AS viewers, COUNT(DISTINCT day) AS days FROM ${schema}daily_series_viewers
-    WHERE ${range}${series === null ? '' : ` AND series_id || CHR(1) = ${portableString(series)} || CHR(1)`} GROUP BY series_id || CHR(1) ORDER BY 1`;
+    WHERE ${range}${series === null ? '' : ` AND ${idKey('series_id')} = ${idKey(portableString(series))}`} GROUP BY ${idKey('series_id')} ORDER BY ${idKey('MIN(series_id)')}`;
 }
 
 export async function uniquesCommand(config: Config, opts: UniquesOptions): Promise<string> {

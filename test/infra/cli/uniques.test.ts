@@ -103,6 +103,10 @@ describe('pingroll uniques', () => {
     expect([backfill.done, backfill.skipped]).toEqual([[DAYS[0]], [DAYS[1]]]);
     const healed = JSON.parse(await uniquesCommand(fixed, { from: DAYS[0], to: DAYS[1], format: 'json' })) as { allSeries: { viewers: number } };
     expect(healed.allSeries.viewers).toBe(expectedUniques(samples.flatMap((s) => s.truth), DAYS).all.size);
+    // A backfill run without the key, or --stale with another, leaves the keyed days alone.
+    expect((await runDays(dirConfig(mixed), { from: DAYS[0]!, to: DAYS[1]!, log: memoryLog() })).skipped).toEqual(DAYS);
+    expect((await runDays(dirConfig(mixed, { PINGROLL_VIEWER_KEY: SECRET }), { stale: true, log: memoryLog(), now: new Date('2026-11-20T00:00:00Z') })).done).toEqual([]);
+    expect(JSON.parse(await uniquesCommand(fixed, { from: DAYS[0], to: DAYS[1], format: 'json' }))).toEqual(healed);
     const keyed = dirConfig(unkeyed, { PINGROLL_VIEWER_KEY: SECRET });
     expect((await runDays(keyed, { from: DAYS[0]!, to: DAYS[1]!, log: memoryLog() })).done).toEqual([DAYS[1]]);
     expect(await uniquesCommand(keyed, { from: DAYS[0], to: DAYS[1] })).toMatch(/all series/);
