@@ -24,6 +24,7 @@ export async function makeStaged(file: string, day: string, count: number): Prom
       ping_id: `'p-' || (CASE WHEN i % 33 = 0 THEN i - 1 ELSE i END)`,
       event_ms: `${day0}::BIGINT + ((i // 30) * 7919 % 86400000 + (i % 30) * 60000) % 86400000`,
       natural_key: `'r:' || i`,
+      platform: `['web', 'ios', 'android', 'roku', 'tvos'][(i // 30) % 5 + 1]`,
     })}
     FROM range(${count}) t(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
   engine.closeSync();

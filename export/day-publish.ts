@@ -54,6 +54,8 @@ export interface DayPublisherOptions {
   catalog?: PartitionCatalog | null;
   /** The viewer datasets' key (PINGROLL_VIEWER_KEY); without one they get no rows. */
   viewerKey?: ViewerKey | null;
+  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
+  platforms?: readonly string[];
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -215,7 +217,7 @@ export class DayPublisher {
 
   /** The day rolled up by DuckDB, here, and its tables written as Parquet. */
   private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string) {
-    const rollup = await rollupDay(engine, day, files, outcomes, { viewerKey: this.opts.viewerKey ?? null });
+    const rollup = await rollupDay(engine, day, files, outcomes, { viewerKey: this.opts.viewerKey ?? null, platforms: this.opts.platforms });
     return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: await writeDayParquet(engine, day, rollup, dir) };
   }
 
@@ -243,7 +245,7 @@ export class DayPublisher {
         await store.put(secretKey, { file: local, move: true });
         viewers = { keyId: this.opts.viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
       }
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.platforms, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       // Which tables must have no rows: the viewer tables without a key; every table but the audit on
       // a day with no ping; the audit on a day with no record.

@@ -8,6 +8,7 @@
  */
 import type { Privacy } from '../ingest/privacy.js';
 import { VIEWER_SECRET, viewerKey, type ViewerKey } from '../rollup/viewer-key.js';
+import { DEFAULT_PLATFORMS, MAX_PLATFORM_CHARS, normalizePlatform } from '../ingest/ping-record.js';
 import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
@@ -69,6 +70,8 @@ export interface Config {
   glueDatabase: string | null;
   /** The secret the viewer datasets' keys are made with (`PINGROLL_VIEWER_KEY`, rollup/viewer-key.ts); null: those datasets get no rows. */
   viewerKey: ViewerKey | null;
+  /** The platforms `daily_platform_stats` counts by name (`PINGROLL_PLATFORMS`, normalised); every other, and none, is `unknown`. */
+  platforms: readonly string[];
 }
 
 /** The `--flag` values given on the command line; each overrides its environment variable. */
@@ -132,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     glueDatabase: env.PINGROLL_GLUE_DATABASE || null,
     privacy: privacyFrom(env.PINGROLL_PRIVACY),
     viewerKey: viewerKeyFrom(env.PINGROLL_VIEWER_KEY),
+    platforms: platformsFrom(env.PINGROLL_PLATFORMS),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
   };
   if (config.warehouse.kind === 'redshift') {
@@ -314,6 +318,22 @@ function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {
   if (value === undefined || value === '' || value === 'lean') return 'lean';
   if (value === 'sdk') return 'sdk';
   throw new ConfigError(`PINGROLL_S3_GET='${value}' must be lean or sdk`);
+}
+
+/** At most this many platforms by name: a day's table has at most this many rows, plus `unknown`, per series. */
+export const MAX_PLATFORMS = 64;
+
+function platformsFrom(value: string | undefined): readonly string[] {
+  if (value === undefined || value.trim() === '') return DEFAULT_PLATFORMS;
+  const names = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  const platforms: string[] = [];
+  for (const name of names) {
+    const p = normalizePlatform(name);
+    if (p === null || p === 'unknown') throw new ConfigError(`PINGROLL_PLATFORMS: '${name.slice(0, 40)}' is not a platform name (letters and digits, at most ${MAX_PLATFORM_CHARS}; not 'unknown'), e.g. PINGROLL_PLATFORMS=web,ios,android`);
+    if (!platforms.includes(p)) platforms.push(p);
+  }
+  if (platforms.length > MAX_PLATFORMS) throw new ConfigError(`PINGROLL_PLATFORMS names ${platforms.length} platforms; at most ${MAX_PLATFORMS}`);
+  return platforms;
 }
 
 function viewerKeyFrom(value: string | undefined): ViewerKey | null {

@@ -2,12 +2,15 @@
  * The records that leave ingest. Both sources (S3 access logs, DynamoDB items) produce these; the
  * rollup knows nothing else about where a ping came from.
  */
+import { MAX_PLATFORM_CHARS } from './access-log/wasm-abi.js';
 
 /** What became of one input record (contract §3). `duplicate` is added by the rollup (contract §4). */
 export const OUTCOMES = ['ping', 'not_ping', 'http_error', 'bad_query', 'malformed', 'bad_item'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export type Source = 's3' | 'dynamodb';
+
+export { MAX_PLATFORM_CHARS };
 
 /** Series, episode and session ids longer than this (in code points) are rejected: they would not fit the warehouse's columns. */
 export { MAX_ID_CODE_POINTS as MAX_ID_LENGTH } from './access-log/wasm-abi.js';
@@ -25,6 +28,31 @@ export interface PingRecord {
   eventTimeMs: number;
   /** `r:` + request ID for S3 records, `k:` + ts_shard + `|` + session_id for items (contract §4). */
   naturalKey: string;
+  /** The player's platform (`x-platform`, an item's `platform`) as `normalizePlatform` leaves it; null when it leaves nothing. */
+  platform: string | null;
+}
+
+
+/** The platforms `daily_platform_stats` counts by name unless PINGROLL_PLATFORMS says otherwise (normalised). */
+export const DEFAULT_PLATFORMS: readonly string[] = ['web', 'ios', 'android', 'androidtv', 'tvos', 'roku', 'firetv', 'tizen', 'webos', 'chromecast', 'xbox', 'playstation', 'vizio'];
+
+/**
+ * A platform as staged: its ASCII letters lowercased and its digits, every other character dropped
+ * (`Android TV`, `android_tv` and `ANDROID-TV` are all `androidtv`); null when that leaves nothing or
+ * more than MAX_PLATFORM_CHARS. The rollup counts only the platforms PINGROLL_PLATFORMS names and the
+ * rest as `unknown`, so no value from a client can add rows without bound.
+ */
+export function normalizePlatform(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) out += raw[i];
+    else if (c >= 0x41 && c <= 0x5a) out += String.fromCharCode(c + 32);
+    else if (c >= 0x30 && c <= 0x39) out += raw[i];
+    if (out.length > MAX_PLATFORM_CHARS) return null;
+  }
+  return out === '' ? null : out;
 }
 
 /** The one outcome of a record, with the ping when it is one and the reason when it is a reject. */

@@ -20,10 +20,20 @@ export const STAGED_COLUMNS = [
   /** Event time, epoch ms UTC. */
   { name: 'event_ms', type: 'BIGINT' },
   { name: 'natural_key', type: 'VARCHAR' },
+  /** Added in staged format 2 (files named `pings-N.parquet`); files of format 1 (`part-N.parquet`) have no such column: read as NULL. */
+  { name: 'platform', type: 'VARCHAR' },
 ] as const;
 export type StagedColumn = (typeof STAGED_COLUMNS)[number]['name'];
 
 export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((c) => c.name);
+
+/** The columns of staged format 1 (before `platform`), in order. */
+export const STAGED_FORMAT_1_COLUMNS = STAGED_COLUMNS.slice(0, 8);
+
+/** A staged file's format, by its name: format 2 files are `pings-N.parquet` (ingest/batch/day-spool.ts), format 1's `part-N.parquet`. */
+export function stagedFormatOf(key: string): 1 | 2 {
+  return /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
+}
 
 /** The columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
 export const STAGED_CSV_COLUMNS = `{${STAGED_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
@@ -41,7 +51,7 @@ export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.typ
  * doubled), an empty field for a null, a newline at the end.
  */
 export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)}\n`;
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''}\n`;
 }
 
 function csv(v: string): string {
@@ -57,7 +67,7 @@ export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
   const f = csvFields(b, s, e);
   return {
     source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
-    eventTimeMs: Number(f[6]), naturalKey: f[7]!,
+    eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null,
   };
 }
 

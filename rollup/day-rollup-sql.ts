@@ -30,13 +30,18 @@
  */
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { idKey, sqlString } from '../lib/duckdb-engine.js';
-import { STAGED_COLUMNS } from '../ingest/staged-ping.js';
-import type { TableName } from './day-rollup.js';
+import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../ingest/staged-ping.js';
+import { platformSql, type TableName } from './day-rollup.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from './viewer-key.js';
 
 /** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
-export const STAGED_TABLE_COLUMNS = STAGED_COLUMNS.map((c) =>
-  `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
+export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
+/** The same of staged format 1's files (no `platform`): Redshift's COPY of Parquet takes exactly the file's columns. */
+export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
+
+function stagedTableColumns(columns: ReadonlyArray<{ name: string; type: string }>): string {
+  return columns.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
+}
 
 export interface DayRollupSql {
   day: string;
@@ -51,12 +56,14 @@ export interface DayRollupSql {
    * (never the secret itself: statement texts are logged). None: they get no rows.
    */
   viewers?: { keyId: string; secretTable: string } | null;
+  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
+  platforms?: readonly string[] | undefined;
   /** The dialect's SHA-256 as hex (Redshift's SHA2 unless said). */
   sha256Hex?: Sha256Hex;
 }
 
 /** The statements, in order; run them in one transaction. */
-export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, sha256Hex = SHA256_HEX.redshift }: DayRollupSql): string[] {
+export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift }: DayRollupSql): string[] {
   const start = dayStartMs(day);
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
@@ -73,6 +80,7 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     // earliest, then the smallest natural key. The survivor supplies every value.
     `CREATE TEMP TABLE day_pings AS
      SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
+            ${platformSql('platform', platforms)} AS platform,
             ${idKey('series')} AS series_k, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k, ${idKey('user_id')} AS user_k
      FROM (
        SELECT s.*, ROW_NUMBER() OVER (PARTITION BY ${idKey('COALESCE(ping_id, natural_key)')}
@@ -120,8 +128,12 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
        FROM (SELECT MIN(series) AS series, MIN(episode) AS episode, MIN(COALESCE(user_id, 'session:' || session)) AS viewer FROM day_pings
              GROUP BY series_k, episode_k, COALESCE(user_k, 'session:' || session_k)) v CROSS JOIN ${keyed.secretTable} k`,
     ] : []),
-    'DROP TABLE episode_minutes',
-    'DROP TABLE series_minutes',
+    // By platform (platformSql: PINGROLL_PLATFORMS by name, the rest `unknown`).
+    `DELETE FROM ${tables.daily_platform_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_platform_stats} (day, series_id, platform, pings, sessions, viewers, minutes_watched)
+     SELECT ${date}, MIN(series), platform, COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}
+     FROM day_pings GROUP BY series_k, platform`,
+    // (No temporary table is dropped: they go with the session, and a Redshift batch has 40 statements.)
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)
@@ -130,6 +142,5 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
        FROM (SELECT source, COUNT(*) AS n FROM ${staged} WHERE ${inDay} GROUP BY source) s
        LEFT JOIN (SELECT source, COUNT(*) AS n FROM day_pings GROUP BY source) k ON k.source = s.source`].join('\n       UNION ALL ')}) counts
      WHERE records > 0`,
-    'DROP TABLE day_pings',
   ];
 }

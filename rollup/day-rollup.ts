@@ -14,6 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
+import { DEFAULT_PLATFORMS } from '../ingest/ping-record.js';
 import { SHA256_HEX, viewerKeySql, type ViewerKey } from './viewer-key.js';
 
 /** The column order of contract §5: Redshift COPY matches Parquet columns by position. */
@@ -39,12 +40,25 @@ export const SERIES_MINUTE_COLUMNS = ['day', 'series_id', 'minute', 'sessions'] 
  */
 export const SERIES_VIEWER_COLUMNS = ['day', 'series_id', 'viewer_key'] as const;
 export const EPISODE_VIEWER_COLUMNS = ['day', 'series_id', 'episode_id', 'viewer_key'] as const;
+/**
+ * pingroll's own: each series' day by platform (PINGROLL_PLATFORMS by name, every other and none as
+ * `unknown`): pings, distinct sessions and viewers, minutes watched.
+ */
+export const PLATFORM_COLUMNS = ['day', 'series_id', 'platform', 'pings', 'sessions', 'viewers', 'minutes_watched'] as const;
 
 export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes',
-  'daily_series_viewers', 'daily_episode_viewers'] as const;
+  'daily_series_viewers', 'daily_episode_viewers', 'daily_platform_stats'] as const;
 export type TableName = (typeof TABLES)[number];
 /** The tables that have rows only with a viewer key. */
 export const VIEWER_TABLES: readonly TableName[] = ['daily_series_viewers', 'daily_episode_viewers'];
+
+/**
+ * SQL: the platform a staged `platform` (normalised, or NULL) is counted as: itself when `platforms`
+ * names it, else `unknown`. The same text on DuckDB, PostgreSQL and Redshift.
+ */
+export function platformSql(column: string, platforms: readonly string[] = DEFAULT_PLATFORMS): string {
+  return platforms.length ? `CASE WHEN ${column} IN (${platforms.map(sqlString).join(', ')}) THEN ${column} ELSE 'unknown' END` : `'unknown'`;
+}
 
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */
@@ -58,14 +72,17 @@ export interface DayRollup {
  * by source and outcome from the batch commits; the rollup adds `duplicate`.
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
-  outcomes: Record<string, Record<string, number>>, opts: { viewerKey?: ViewerKey | null } = {}): Promise<DayRollup> {
+  outcomes: Record<string, Record<string, number>>, opts: { viewerKey?: ViewerKey | null; platforms?: readonly string[] | undefined } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
   // faster than a (filename, row) struct (the dedupe statement: 233 ms against 245 ms, medians of 12
   // interleaved runs).
   const files = stagedFiles.length
-    ? `(SELECT *, (file_index::BIGINT << 40) | file_row_number AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], file_row_number = true))`
+    // By name, with the staged shape's every column: files of staged format 1 have no `platform`
+    // (NULL), and where all of a day's are of it, no file has the column at all.
+    ? `(SELECT *, (file_index::BIGINT << 40) | file_row_number AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], file_row_number = true, union_by_name = true)
+        UNION ALL BY NAME SELECT *, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`
     // No ping staged for the day: an empty relation of the staged shape.
     : `(SELECT *, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`;
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
@@ -93,11 +110,11 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
         SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
         FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
       ) WHERE rn > 1)
-    SELECT source, series, episode, session, user_id, ${minuteOfDay} // 64 AS block,
+    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform, ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
            bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes
     FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay}
-    GROUP BY source, series, episode, session, user_id, block`);
+    GROUP BY source, series, episode, session, user_id, platform, block`);
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
       SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (
@@ -211,13 +228,22 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   };
   await viewersBy('series', 'out_series_viewers');
   await viewersBy('series, episode', 'out_episode_viewers');
+  // By platform: each series' pings, sessions, viewers and minutes on each platform.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_platforms AS
+    SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, b.platform, b.pings::BIGINT AS pings, s.sessions::BIGINT AS sessions,
+           v.viewers::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched
+    FROM (SELECT series, platform, sum(pings) AS pings FROM session_blocks GROUP BY series, platform) b
+    JOIN (${sessions('series, platform')}) s USING (series, platform) JOIN (${viewers('series, platform')}) v USING (series, platform)
+    ORDER BY series_id, platform`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
   const pings = kept.reduce((n, k) => n + Number(k.n), 0);
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly',
-      daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers' },
+      daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
+      daily_platform_stats: 'out_platforms' },
     pings, duplicates,
   };
 }

@@ -34,6 +34,7 @@ export const DATASETS: Dataset[] = [
   { name: 'daily_series_minutes', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['minute', TS], ['sessions', 'bigint']] },
   { name: 'daily_series_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['viewer_key', 'string']] },
   { name: 'daily_episode_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['viewer_key', 'string']] },
+  { name: 'daily_platform_stats', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['platform', 'string'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint']] },
   { name: 'daily_runs', every: 'DAYS', columns: [['day', 'date'], ['run', 'string'], ['published_at', TS], ['code_version', 'string'], ['objects_read', 'bigint'], ['tables_read', 'bigint'], ['quarantined_objects', 'bigint'], ['state', 'string']] },
   { name: 'monthly_series_stats', every: 'MONTHS', columns: [['month', 'date'], ['series_id', 'string'], ['episodes', 'bigint'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint'], ['days_watched', 'bigint']] },
 ];

@@ -28,6 +28,8 @@ export interface WarehouseRollup {
   outcomes: Record<string, Record<string, number>>;
   /** The viewer datasets' key id and the one-row Parquet file holding its secret (output-relative key, size); none: they get no rows. */
   viewers?: { keyId: string; secretKey: string; secretSize: number } | null;
+  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
+  platforms?: readonly string[] | undefined;
   /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
   runsSize: number;

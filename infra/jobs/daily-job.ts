@@ -100,7 +100,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
 
-  return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift', viewerKey: config.viewerKey }, async (state) => {
+  return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift', viewerKey: config.viewerKey, platforms: config.platforms }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     let touchedDays: string[] = [];
     try {
@@ -145,7 +145,7 @@ export interface RunState {
  * anything is created), the lock taken, the state loaded, a day a killed run left half published
  * completed, what dead runs left removed. `fn` then runs; the lock and the work folder are let go after.
  */
-export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>]; shard?: Shard | null; rollupInWarehouse?: boolean; viewerKey?: ViewerKey | null },
+export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>]; shard?: Shard | null; rollupInWarehouse?: boolean; viewerKey?: ViewerKey | null; platforms?: readonly string[] },
   fn: (state: RunState) => Promise<T>): Promise<T> {
   const { logs, store, warehouse } = backends;
   const { run, log } = opts;
@@ -165,7 +165,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, viewerKey: opts.viewerKey ?? null });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, viewerKey: opts.viewerKey ?? null, platforms: opts.platforms });
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === undefined) await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger, shard);

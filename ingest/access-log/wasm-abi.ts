@@ -61,3 +61,5 @@ export const MALFORMED_NO_TIME = 1;
 
 /** Series, episode and session ids longer than this many code points are rejected (VARCHAR(256)). */
 export const MAX_ID_CODE_POINTS = 256;
+/** The longest normalised platform kept (ingest/ping-record.ts's normalizePlatform); a longer one is none. */
+export const MAX_PLATFORM_CHARS = 32;

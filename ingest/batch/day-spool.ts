@@ -270,7 +270,8 @@ export class DaySpool {
       if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
       const pings: string[] = [];
       for (const [k, part] of parts.entries()) {
-        const key = `${prefix}dt=${day}/part-${k}.parquet`;
+        // `pings-N`: staged format 2 (with `platform`); format 1's files were `part-N` (STAGED_COLUMNS).
+        const key = `${prefix}dt=${day}/pings-${k}.parquet`;
         puts.push(queue.add(() => store.put(key, { file: part.file, move: true })));
         pings.push(key);
       }

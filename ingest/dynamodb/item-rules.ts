@@ -4,7 +4,7 @@
  * are the same id (`1234` either way). Pure: an item in DynamoDB's attribute-value form in, a verdict out.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { MAX_ID_LENGTH, type Verdict } from '../ping-record.js';
+import { MAX_ID_LENGTH, normalizePlatform, type Verdict } from '../ping-record.js';
 import { eventTimeOfShardKey } from './ts-shard.js';
 
 export type Item = Record<string, AttributeValue>;
@@ -42,6 +42,7 @@ export function classifyItem(item: Item): Verdict & { eventTimeMs: number } {
       pingId: text(item, 'ping_id') || null,
       eventTimeMs,
       naturalKey: `k:${tsShard}|${session}`,
+      platform: normalizePlatform(text(item, 'platform')),
     },
   };
 }

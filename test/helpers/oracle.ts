@@ -4,6 +4,7 @@
  * Small data only.
  */
 import type { TruthRecord } from '../../tools/sample/access-log-generator.js';
+import { DEFAULT_PLATFORMS } from '../../ingest/ping-record.js';
 
 export interface EpisodeRow {
   day: string; series_id: string; episode_id: string; pings: number; sessions: number; viewers: number;
@@ -173,4 +174,31 @@ export function expectedUniques(truth: TruthRecord[], days: string[]): { bySerie
     }
   }
   return { bySeries, all };
+}
+
+export interface PlatformRow { day: string; series_id: string; platform: string; pings: number; sessions: number; viewers: number; minutes_watched: number }
+
+/**
+ * Each series' survivors by platform: the platform as sent, lowercased to its ASCII letters and
+ * digits (none, or over 32 of them, is none), counted by name when `platforms` names it, else as
+ * `unknown`; pings, distinct sessions, viewers (`user`, else `session:<id>`) and (session, minute).
+ */
+export function expectedPlatforms(truth: TruthRecord[], day: string, platforms: readonly string[] = DEFAULT_PLATFORMS): PlatformRow[] {
+  const dayStart = Date.parse(`${day}T00:00:00Z`);
+  const groups = new Map<string, { pings: number; sessions: Set<string>; viewers: Set<string>; minutes: Set<string> }>();
+  for (const p of survivors(truth, day)) {
+    const chars = (p.platform ?? '').replace(/[^A-Za-z0-9]/g, '').toLowerCase();
+    const platform = chars && chars.length <= 32 && platforms.includes(chars) ? chars : 'unknown';
+    const k = `${p.series}\u0000${platform}`;
+    const g = groups.get(k) ?? { pings: 0, sessions: new Set<string>(), viewers: new Set<string>(), minutes: new Set<string>() };
+    groups.set(k, g);
+    g.pings++;
+    g.sessions.add(p.session!);
+    g.viewers.add(p.user ?? `session:${p.session}`);
+    g.minutes.add(`${p.session}\u0000${Math.floor((p.eventTimeMs - dayStart) / 60000)}`);
+  }
+  return [...groups].map(([k, g]) => {
+    const [series_id, platform] = k.split('\u0000') as [string, string];
+    return { day, series_id, platform, pings: g.pings, sessions: g.sessions.size, viewers: g.viewers.size, minutes_watched: g.minutes.size };
+  }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.platform < b.platform ? -1 : a.platform > b.platform ? 1 : 0));
 }

@@ -14,26 +14,26 @@ const T0 = Date.parse(`${DAY}T10:00:00Z`);
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string; session?: string; user?: string | null; ping?: string | null; t: number; key: string }
+interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string; session?: string; user?: string | null; ping?: string | null; t: number; key: string; platform?: string | null }
 
 /** Rolls up hand-made staged records; returns the three tables' rows. */
-async function rollup(records: Staged[]) {
+async function rollup(records: Staged[], platforms?: string[]) {
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
     const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
-    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)})`);
+    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)}, ${v(r.platform ?? null)})`);
     await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(${STAGED_COLUMN_NAMES.join(', ')})) TO ${sqlString(file)} (FORMAT parquet)`);
     const outcomes: Record<string, Record<string, number>> = {};
     for (const r of records.filter((x) => x.t >= Date.parse(DAY) && x.t < Date.parse(DAY) + 86_400_000)) {
       const o = (outcomes[r.source ?? 's3'] ??= {});
       o.ping = (o.ping ?? 0) + 1;
     }
-    const out = await rollupDay(engine, DAY, [file], outcomes);
+    const out = await rollupDay(engine, DAY, [file], outcomes, { platforms });
     const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
       Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
     return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates,
-      peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes) };
+      peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes), platforms: await read(out.tables.daily_platform_stats) };
   } finally {
     engine.closeSync();
   }
@@ -149,6 +149,25 @@ describe('what each metric counts (contract §5)', () => {
     expect(peak('e2')).toEqual([[2, expect.stringContaining('01:04:00')]]);
     expect(r.peaks.filter((p) => p.series_id === 's2').map((p) => [p.episode_id, p.peak_sessions])).toEqual([[null, 1], ['e1', 1]]);
     expect(r.seriesMinutes.filter((m) => m.series_id === 's1').map((m) => [String(m.minute).slice(11, 16), m.sessions])).toEqual([['01:03', 3], ['01:04', 2], ['23:59', 3]]);
+  });
+  it('platforms: the configured ones by name, every other and none as unknown; sessions, viewers and minutes per series and platform', async () => {
+    const at = (hhmm: string): number => Date.parse(`${DAY}T${hhmm}:00Z`);
+    const records: Staged[] = [
+      { session: 'sA', user: 'u1', platform: 'web', t: at('10:00'), key: 'r:1' },
+      { session: 'sA', user: 'u1', platform: 'web', t: at('10:01'), key: 'r:2' },
+      { session: 'sB', user: 'u1', platform: 'ios', t: at('10:00'), key: 'r:3' }, // u1 again, on another platform
+      { session: 'sC', platform: 'smartfridge', t: at('10:00'), key: 'r:4' }, // not configured: unknown
+      { session: 'sD', platform: null, t: at('10:05'), key: 'r:5' }, // none: unknown
+      { session: 'sD', platform: null, t: at('10:05'), key: 'r:6', ping: 'p1' },
+      { session: 'sD', platform: null, t: at('10:05'), key: 'r:7', ping: 'p1' }, // a duplicate: not counted
+      { series: 's2', session: 'sE', platform: 'web', t: at('11:00'), key: 'r:8' },
+    ];
+    const rows = (r: Awaited<ReturnType<typeof rollup>>) => r.platforms.map((p) => [p.series_id, p.platform, p.pings, p.sessions, p.viewers, p.minutes_watched]);
+    expect(rows(await rollup(records))).toEqual([
+      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'unknown', 3, 2, 2, 2], ['s1', 'web', 2, 1, 1, 2], ['s2', 'web', 1, 1, 1, 1]]);
+    // Another list: smartfridge by name, web no longer.
+    expect(rows(await rollup(records, ['smartfridge', 'ios']))).toEqual([
+      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'smartfridge', 1, 1, 1, 1], ['s1', 'unknown', 4, 2, 2, 3], ['s2', 'unknown', 1, 1, 1, 1]]);
   });
   it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });

@@ -56,6 +56,8 @@ export interface TruthRecord {
   /** contract §4 dedupe key. */
   dedupeKey?: string;
   naturalKey?: string;
+  /** The platform as sent, decoded (`x-platform`); the rollup normalises it. */
+  platform?: string | null;
 }
 
 export interface LogObject {
@@ -80,7 +82,8 @@ export interface Sample {
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const PLATFORMS = ['web', 'ios', 'android', 'roku', 'tvos', 'firetv'];
+// As players send them: some to normalise ('Android+TV' is androidtv), one no list names, none at all.
+const PLATFORMS = ['web', 'ios', 'android', 'roku', 'tvos', 'firetv', 'Android+TV', 'smart_fridge', ''];
 const AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
@@ -210,7 +213,7 @@ export function generateSample(opts: SampleOptions): Sample {
         const truth: TruthRecord | undefined = wantTruth
           ? {
             outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw),
-            episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`,
+            episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`, platform: platform.replace(/\+/g, ' ') || null,
           }
           : undefined;
         pending.push({ line, eventMs: at, truth });

@@ -16,8 +16,12 @@ import type { Log } from '../../../lib/log.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
 import type { Warehouse, WarehouseRollup } from '../warehouse.js';
-import { dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
+import { dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
+import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
+
+/** The columns of staged format 1's files, for the table their COPY fills. */
+const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 
 export interface DataApiOptions {
   /** Give up on a statement after this long (it is cancelled). */
@@ -155,20 +159,27 @@ export class RedshiftWarehouse implements Warehouse {
    * file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's 6.2 GB per file); pingroll
    * then publishes the files as its own (day-publish.ts). Analysts see the old day or the new one.
    */
-  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'> & { manifestKey: string | null }): string[] {
+  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'> & { manifestKey: string | null; format1ManifestKey?: string | null }): string[] {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${cfg.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      // Files staged before `platform` (format 1) have a column less, and COPY takes exactly a file's
+      // columns: into a table of theirs, then added with no platform.
+      ...(input.format1ManifestKey ? [
+        `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
+        `COPY staged_pings_format_1 FROM ${s3(input.format1ManifestKey)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+      ] : []),
       // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
       ...(input.viewers ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(`${input.unloadPrefix}viewer-secret.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null }),
+      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
       `COPY ${cfg.schema}.daily_runs FROM ${s3(`${input.unloadPrefix}daily_runs.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
-      'DROP TABLE staged_pings',
+      // (The temporary tables go with the session: a batch holds at most 40 statements.)
     ];
   }
 
@@ -184,11 +195,14 @@ export class RedshiftWarehouse implements Warehouse {
   /** Writes the staged files' manifest under `unloadPrefix`, then runs the day's batch (rollupStatements). */
   async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
     await this.init();
-    const manifestKey = input.staged.length ? `${input.unloadPrefix}staged.manifest` : null;
-    if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, input.staged)));
+    const current = input.staged.filter((f) => stagedFormatOf(f.key) === 2), format1 = input.staged.filter((f) => stagedFormatOf(f.key) === 1);
+    const manifestKey = current.length ? `${input.unloadPrefix}staged.manifest` : null;
+    if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, current)));
+    const format1ManifestKey = format1.length ? `${input.unloadPrefix}staged-format-1.manifest` : null;
+    if (format1ManifestKey) await input.put(format1ManifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, format1)));
     await input.put(`${input.unloadPrefix}daily_runs.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.runsKey, size: input.runsSize }])));
     if (input.viewers) await input.put(`${input.unloadPrefix}viewer-secret.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.viewers.secretKey, size: input.viewers.secretSize }])));
-    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey }), `rollup of ${day}`);
+    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey, format1ManifestKey }), `rollup of ${day}`);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

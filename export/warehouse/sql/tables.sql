@@ -91,6 +91,18 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_episode_viewers (
   viewer_key VARCHAR(32)   NOT NULL
 ) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
 
+-- pingroll's own: each series' day by platform: PINGROLL_PLATFORMS by name (normalised: lowercase
+-- letters and digits), every other platform and none as 'unknown'.
+CREATE TABLE IF NOT EXISTS {schema}.daily_platform_stats (
+  day             DATE          NOT NULL,
+  series_id       VARCHAR(1024) NOT NULL,
+  platform        VARCHAR(32)   NOT NULL,
+  pings           BIGINT        NOT NULL,
+  sessions        BIGINT        NOT NULL,
+  viewers         BIGINT        NOT NULL,
+  minutes_watched BIGINT        NOT NULL
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
 -- One row per published day, loaded with the day in the same transaction (contract §8).
 CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   day                 DATE        NOT NULL,

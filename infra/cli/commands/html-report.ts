@@ -36,6 +36,12 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
     ORDER BY v DESC, ${idKey('MIN(series_id)')}, ${idKey('MIN(episode_id)')} LIMIT 10`);
   const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${where}`);
   const audit = await rows(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${where} GROUP BY source, outcome ORDER BY source, outcome`);
+  // (A warehouse loaded before the table existed: no bars.)
+  const platforms = await rows(`SELECT platform AS label, SUM(minutes_watched) AS v FROM ${schema}daily_platform_stats WHERE ${where} GROUP BY platform ORDER BY v DESC, platform`)
+    .catch((err: unknown) => {
+      if (isMissingTable(err)) return [];
+      throw err;
+    });
   const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
   return {
     pings: num(mix?.pings),
@@ -45,6 +51,7 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
     rest: [
       bars('top-series', 'Top series by minutes watched', series),
       bars('top-episodes', 'Top episodes by minutes watched', episodes),
+      bars('platforms', 'Minutes watched by platform', platforms),
       { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] } as Chart,
       bars('audit', 'Records read, by outcome', audit),
     ],

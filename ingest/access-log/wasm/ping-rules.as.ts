@@ -19,7 +19,7 @@
 
 import {
   AT_DETAIL, AT_ERROR, AT_FIELDS, AT_OUTCOME, AT_ROW_END, AT_ROW_START, AT_TIME_MS, DETAIL_PROBLEM_SHIFT, MALFORMED_NO_TIME,
-  MAX_ID_CODE_POINTS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
+  MAX_ID_CODE_POINTS, MAX_PLATFORM_CHARS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
 } from '../wasm-abi';
 
 const F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
@@ -35,10 +35,10 @@ export function pingKeysAt(): usize { return keys; }
 export function pingKeysCapacity(): i32 { return KEYS_CAP; }
 export function setPingKeyCount(n: i32): void { keyCount = n; }
 
-// The five parameters, in PARAMS order; raw value spans for `x-` names (slots 0-4) and bare aliases
+// The six parameters, in PARAMS order; raw value spans for `x-` names (slots 0-5) and bare aliases
 // (5-9), -1 when absent; then each value's final bytes.
-const rawStart: usize = memory.data(40), rawEnd: usize = memory.data(40);
-const valStart: usize = memory.data(20), valEnd: usize = memory.data(20);
+const rawStart: usize = memory.data(48), rawEnd: usize = memory.data(48);
+const valStart: usize = memory.data(24), valEnd: usize = memory.data(24);
 
 let scratchTop: usize = 0;
 let rows: usize = 0;
@@ -152,7 +152,7 @@ function formDecode(s: usize, e: usize): void {
   scratchTop = bEnd;
 }
 
-/** Which parameter (series, episode, session, user, ping) the name [s, e) is, or -1: its bytes compared as words. */
+/** Which parameter (series, episode, session, user, ping, platform) the name [s, e) is, or -1: its bytes compared as words. */
 function paramIndex(s: usize, e: usize): i32 {
   const n = e - s;
   if (n == 6) return load<u32>(s) == 0x69726573 /* seri */ && load<u16>(s, 4) == 0x7365 /* es */ ? 0 : -1;
@@ -166,13 +166,14 @@ function paramIndex(s: usize, e: usize): i32 {
     const w = load<u32>(s);
     return w == 0x72657375 /* user */ ? 3 : w == 0x676e6970 /* ping */ ? 4 : -1;
   }
+  if (n == 8) return load<u64>(s) == 0x6d726f6674616c70 /* platform */ ? 5 : -1;
   return -1;
 }
 
 // What a query's bytes hold, found in one pass: DECODE for `%`, `+` or a byte of 0x80 or more (the
 // text changes when read), QUOTE for a quote, comma or CR (the staged CSV field must be quoted).
 const DECODE: i32 = 1, QUOTED: i32 = 2, UNKNOWN: i32 = 4;
-const flags: usize = memory.data(40), valFlags: usize = memory.data(20);
+const flags: usize = memory.data(48), valFlags: usize = memory.data(24);
 
 /** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
 function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i32): void {
@@ -184,7 +185,7 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
     ns = decStart;
     ne = decEnd;
   }
-  let slot = 5;
+  let slot = 6;
   if (ne - ns > 2 && load<u16>(ns) == 0x2d78 /* x- */) {
     slot = 0;
     ns += 2;
@@ -214,11 +215,11 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
 }
 
 /**
- * Reads the query [qs, qe) into the five values (valStart -1 when absent), in one pass: a SIMD mask
+ * Reads the query [qs, qe) into the six values (valStart -1 when absent), in one pass: a SIMD mask
  * of the bytes that matter per 64, then one step per such byte.
  */
 function readQuery(qs: usize, qe: usize): void {
-  for (let i = 0; i < 10; i++) store<i32>(rawStart + <usize>(i << 2), -1);
+  for (let i = 0; i < 12; i++) store<i32>(rawStart + <usize>(i << 2), -1);
   // The current `name=value` starts at a; eq 0 while it has no `=` (no input lies at address 0).
   let a = qs, eq: usize = 0, nameFlags = 0, valueFlags = 0;
   for (let block = qs; block < qe; block += 64) {
@@ -241,9 +242,9 @@ function readQuery(qs: usize, qe: usize): void {
     }
   }
   if (qe > a) takeParam(a, eq == 0 ? qe : eq, qe, nameFlags, valueFlags);
-  for (let p = 0; p < 5; p++) {
+  for (let p = 0; p < 6; p++) {
     let at = <usize>(p << 2);
-    if (load<i32>(rawStart + at) < 0) at += 20;
+    if (load<i32>(rawStart + at) < 0) at += 24;
     const s = load<i32>(rawStart + at), e = load<i32>(rawEnd + at);
     if (s < 0) {
       store<i32>(valStart + <usize>(p << 2), -1);
@@ -507,7 +508,7 @@ function putSmall(v: u32): void {
   while (n > 0) put(u8at(top + --n));
 }
 
-/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key. */
+/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform. */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
   for (let p = 0; p < 5; p++) {
@@ -519,7 +520,30 @@ function writeRow(rec: usize): void {
   putInteger(<i64>load<f64>(rec + <usize>AT_TIME_MS));
   put(COMMA);
   naturalKeyField(<usize>field(rec, F_REQUEST_ID, false), <usize>field(rec, F_REQUEST_ID, true));
+  put(COMMA);
+  platformField();
   put(LF);
+}
+
+/**
+ * The platform as ingest/ping-record.ts's normalizePlatform leaves it: ASCII letters lowercased and
+ * digits, nothing else; an empty field (null) when that is nothing or more than MAX_PLATFORM_CHARS.
+ */
+function platformField(): void {
+  const s = load<i32>(valStart + 20);
+  if (s < 0) return;
+  const e = load<i32>(valEnd + 20);
+  const from = rows;
+  for (let i = <usize>s; i < <usize>e; i++) {
+    const c = u8at(i);
+    if (c - 0x61 <= 25 || c - 0x30 <= 9) put(c);
+    else if (c - 0x41 <= 25) put(c + 32);
+    else continue;
+    if (rows - from > <usize>MAX_PLATFORM_CHARS) {
+      rows = from;
+      return;
+    }
+  }
 }
 
 function classify(rec: usize): i32 {

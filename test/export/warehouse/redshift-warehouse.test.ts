@@ -11,12 +11,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
+import { STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
@@ -62,7 +63,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_platform_stats', PLATFORM_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
@@ -82,6 +83,41 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
+  it('rolls up a day staged partly before `platform` existed: format 1 files COPYed into a table of their columns and added without a platform; the batch within 40 statements', async () => {
+    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1' });
+    rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+    manifests.clear();
+    const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output, put);
+    const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 }];
+    await wh.rollupDay('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', put });
+    const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
+    expect(entries('u/staged.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
+    expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);
+    const sqls = rs.commandCalls(BatchExecuteStatementCommand).at(-1)!.args[0].input.Sqls!;
+    expect(sqls.length).toBeLessThanOrEqual(40);
+    const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
+    expect(sqls.slice(0, 5)).toEqual([
+      `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
+      `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\)$/, '')})`,
+      `COPY staged_pings_format_1 FROM 's3://rollups/pingroll/u/staged-format-1.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key FROM staged_pings_format_1',
+    ]);
+    // Those statements run on PostgreSQL, and the rows of format 1 get no platform.
+    const pg = await startPostgres();
+    try {
+      await pg.transaction(async (tx) => {
+        await tx.exec(sqls[0]!);
+        await tx.exec(sqls[2]!);
+        await tx.exec(`INSERT INTO staged_pings_format_1 VALUES ('s3', 's', 'e', 'x', NULL, NULL, 1, 'r:1')`);
+        await tx.exec(sqls[4]!);
+        expect((await tx.query('SELECT series, platform FROM staged_pings')).rows).toEqual([{ series: 's', platform: null }]);
+      });
+    } finally {
+      await pg.close();
+    }
+  });
+
   it('makes its tables at its first load; then sends one batch per load: delete then COPY for each table, in order, and waits for FINISHED', async () => {
     rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-1' });
     rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolvesOnce({ Status: 'SUBMITTED' }).resolvesOnce({ Status: 'STARTED' }).resolves({ Status: 'FINISHED' });

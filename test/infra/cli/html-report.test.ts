@@ -29,7 +29,7 @@ describe('the HTML report', () => {
     await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 60, seed: 21 }).objects);
     const config = dirConfig(r);
     await runDay(config, { day: '2026-11-01', log: memoryLog() });
-    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 6 charts; self-contained/);
+    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 7 charts; self-contained/);
     const html = await readFile(join(r, 'day.html'), 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|<img[^>]+src=/);
     expect(html).toContain('Minutes watched by hour (UTC)');
@@ -40,6 +40,10 @@ describe('the HTML report', () => {
     const peak = /peak concurrency<b>(\d+) sessions at (\d\d:\d\d)/.exec(html)!;
     expect(Math.max(...curve.values)).toBe(Number(peak[1]));
     expect(curve.values[curve.labels.indexOf(peak[2]!)]).toBe(Number(peak[1]));
+    // Minutes by platform: each session on one platform here, so they add up to the day's minutes.
+    const sum = (id: string): number => charts.find((c) => c.id === id)!.values.reduce((a, b) => a + b, 0);
+    expect(charts.find((c) => c.id === 'platforms')!.labels).toContain('unknown');
+    expect(sum('platforms')).toBe(sum('by-hour'));
   });
 
   it.skipIf(!chromium)('renders every chart in headless Chromium, day and month', async () => {
@@ -47,7 +51,7 @@ describe('the HTML report', () => {
     for (const d of ['2026-10-30', '2026-10-31']) await writeObjects(join(r, 'logs'), generateSample({ date: d, sessions: 60, seed: 22, prefix: `${d}/` }).objects);
     const config = dirConfig(r);
     for (const d of ['2026-10-30', '2026-10-31']) await runDay(config, { day: d, log: memoryLog() });
-    for (const [opts, charts] of [[{ date: '2026-10-31' }, 6], [{ month: '2026-10' }, 6]] as const) {
+    for (const [opts, charts] of [[{ date: '2026-10-31' }, 7], [{ month: '2026-10' }, 7]] as const) {
       const file = join(r, `${Object.values(opts)[0]}.html`);
       await reportCommand(config, { ...opts, html: file });
       const dom = headless(join(r, `profile-${charts}`), '--dump-dom', `file://${file}`);

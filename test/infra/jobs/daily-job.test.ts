@@ -16,7 +16,7 @@ import { sliceOf } from '../../../state/slices.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
-import { expectedDay, expectedHourly, expectedPeaks, expectedSeriesMinutes } from '../../helpers/oracle.js';
+import { expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
 import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -62,7 +62,7 @@ describe('the daily job over a directory', () => {
       ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length],
       ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length],
       // No PINGROLL_VIEWER_KEY: the viewer datasets are published, with no rows.
-      ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_runs', 1]]);
+      ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_platform_stats', expectedPlatforms(sample.truth, DAY).length], ['daily_runs', 1]]);
 
     // Concurrency: each series' minutes and the peaks, in Parquet and in the warehouse.
     const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
@@ -74,6 +74,13 @@ describe('the daily job over a directory', () => {
     const minutesSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, minute::VARCHAR AS minute, sessions FROM ${from} ORDER BY series_id, minute`;
     expect(await query(minutesSql(file('daily_series_minutes')))).toEqual(expectedSeriesMinutes(sample.truth, DAY));
     expect(await query(minutesSql('daily_series_minutes'), wh)).toEqual(expectedSeriesMinutes(sample.truth, DAY));
+
+    // By platform: the configured ones by name (one sent as 'Android TV' among them), the rest unknown.
+    const platforms = expectedPlatforms(sample.truth, DAY);
+    expect(new Set(platforms.map((p) => p.platform))).toEqual(new Set(['web', 'ios', 'android', 'roku', 'tvos', 'firetv', 'androidtv', 'unknown']));
+    const platformSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, platform, pings, sessions, viewers, minutes_watched FROM ${from} ORDER BY series_id, platform`;
+    expect(await query(platformSql(file('daily_platform_stats')))).toEqual(platforms);
+    expect(await query(platformSql('daily_platform_stats'), wh)).toEqual(platforms);
 
     // By hour: distinct session-minutes within each hour, and they add up to the day's minutes.
     const hourly = await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM read_parquet('${join(r, 'out', 'daily_hourly_stats', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false) ORDER BY hour`);

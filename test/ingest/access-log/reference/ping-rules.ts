@@ -3,7 +3,7 @@
  * the WebAssembly rules ingest runs (`ingest/access-log/wasm/ping-rules.as.ts`). The differential
  * fuzz tests hold the two to identical verdicts and values. Pure: bytes and spans in, a verdict out.
  */
-import { MAX_ID_LENGTH, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
+import { MAX_ID_LENGTH, normalizePlatform, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
 import { defaultConfig } from '../../../../infra/config.js';
 import { F, SCAN_ERRORS } from '../../../../ingest/access-log/record-layout.js';
 import { fieldNumber } from '../../../../ingest/access-log/record-fields.js';
@@ -47,6 +47,7 @@ export class PingRules {
       pingId: p.ping || null,
       eventTimeMs: timeMs,
       naturalKey: 'r:' + b.toString('latin1', r.start(F.requestId), r.end(F.requestId)),
+      platform: normalizePlatform(p.platform),
     };
     return { outcome: 'ping', ping };
   }
