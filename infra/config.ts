@@ -326,6 +326,7 @@ export const MAX_PLATFORMS = 64;
 function platformsFrom(value: string | undefined): readonly string[] {
   if (value === undefined || value.trim() === '') return DEFAULT_PLATFORMS;
   const names = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  if (names.length === 0) throw new ConfigError(`PINGROLL_PLATFORMS='${value.slice(0, 40)}' names no platform; unset it for the defaults, or name some, e.g. PINGROLL_PLATFORMS=web,ios,android`);
   const platforms: string[] = [];
   for (const name of names) {
     const p = normalizePlatform(name);

@@ -114,7 +114,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
            bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes
     FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay}
-    GROUP BY source, series, episode, session, user_id, platform, block`);
+    GROUP BY source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)}, block`);
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
       SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (

@@ -1,7 +1,7 @@
 /**
  * Contract §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
  */
-import { defaultConfig } from '../../infra/config.js';
+import { defaultConfig, loadConfig } from '../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
@@ -161,13 +161,21 @@ describe('what each metric counts (contract §5)', () => {
       { session: 'sD', platform: null, t: at('10:05'), key: 'r:6', ping: 'p1' },
       { session: 'sD', platform: null, t: at('10:05'), key: 'r:7', ping: 'p1' }, // a duplicate: not counted
       { series: 's2', session: 'sE', platform: 'web', t: at('11:00'), key: 'r:8' },
+      // The same ping from both collectors, their platforms differing: the survivor's (S3's) counts.
+      { series: 's3', session: 'sF', platform: 'web', ping: 'p9', t: at('12:00'), key: 'r:9' },
+      { series: 's3', session: 'sF', platform: 'ios', ping: 'p9', t: at('11:59'), key: 'k:9', source: 'dynamodb' },
     ];
     const rows = (r: Awaited<ReturnType<typeof rollup>>) => r.platforms.map((p) => [p.series_id, p.platform, p.pings, p.sessions, p.viewers, p.minutes_watched]);
     expect(rows(await rollup(records))).toEqual([
-      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'unknown', 3, 2, 2, 2], ['s1', 'web', 2, 1, 1, 2], ['s2', 'web', 1, 1, 1, 1]]);
+      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'unknown', 3, 2, 2, 2], ['s1', 'web', 2, 1, 1, 2], ['s2', 'web', 1, 1, 1, 1], ['s3', 'web', 1, 1, 1, 1]]);
     // Another list: smartfridge by name, web no longer.
     expect(rows(await rollup(records, ['smartfridge', 'ios']))).toEqual([
-      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'smartfridge', 1, 1, 1, 1], ['s1', 'unknown', 4, 2, 2, 3], ['s2', 'unknown', 1, 1, 1, 1]]);
+      ['s1', 'ios', 1, 1, 1, 1], ['s1', 'smartfridge', 1, 1, 1, 1], ['s1', 'unknown', 4, 2, 2, 3], ['s2', 'unknown', 1, 1, 1, 1], ['s3', 'unknown', 1, 1, 1, 1]]);
+    // PINGROLL_PLATFORMS: normalised as pings are, duplicates once; a name that is none, or no name, refused.
+    const { DEFAULT_PLATFORMS } = await import('../../ingest/ping-record.js');
+    expect(loadConfig({}).platforms).toEqual(DEFAULT_PLATFORMS);
+    expect(loadConfig({ PINGROLL_PLATFORMS: ' Smart-Fridge, iOS ,ios' }).platforms).toEqual(['smartfridge', 'ios']);
+    for (const bad of [',', 'web,--', 'web,unknown', 'a'.repeat(33)]) expect(() => loadConfig({ PINGROLL_PLATFORMS: bad }), bad).toThrow(/PINGROLL_PLATFORMS/);
   });
   it('a day with records but no staged ping: empty tables, and the audit of what was read', async () => {
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });

@@ -36,7 +36,7 @@ export function pingKeysCapacity(): i32 { return KEYS_CAP; }
 export function setPingKeyCount(n: i32): void { keyCount = n; }
 
 // The six parameters, in PARAMS order; raw value spans for `x-` names (slots 0-5) and bare aliases
-// (5-9), -1 when absent; then each value's final bytes.
+// (6-11), -1 when absent; then each value's final bytes.
 const rawStart: usize = memory.data(48), rawEnd: usize = memory.data(48);
 const valStart: usize = memory.data(24), valEnd: usize = memory.data(24);
 
