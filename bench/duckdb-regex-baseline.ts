@@ -28,14 +28,15 @@ export async function baseline(logDir: string, day: string, outDir: string): Pro
     CREATE TEMP TABLE pings AS
     SELECT *, ${param('series')} AS series, ${param('episode')} AS episode, ${param('session')} AS session,
            ${param('user')} AS user_id, ${param('ping')} AS ping_id,
-           regexp_replace(${param('platform')}, '[^A-Za-z0-9]', '', 'g') AS platform_chars
+           regexp_replace(${param('platform')}, '[^A-Za-z0-9]', '', 'g') AS platform_chars, ${param('pos')} AS pos_text
     FROM (SELECT r.request_id AS request_id, epoch_ms(strptime(trim(r.time, '[]'), '%d/%b/%Y:%H:%M:%S %z')) AS event_ms,
                  regexp_extract(r.request_uri, '\\?([^ ]*)', 1) AS q
           FROM parsed
           WHERE r.operation IN ('REST.GET.OBJECT', 'WEBSITE.GET.OBJECT') AND r.key = 'p.gif' AND r.http_status IN ('200', '204', '206', '304'))`);
   const staged = join(outDir, 'staged.parquet');
   const staging = stagedSelectList({ source: `'s3'`, series: 'series', episode: 'episode', session: 'session', user_id: 'user_id', ping_id: 'ping_id', event_ms: 'event_ms', natural_key: `'r:' || request_id`,
-    platform: `CASE WHEN length(platform_chars) BETWEEN 1 AND 32 THEN lower(platform_chars) END` });
+    platform: `CASE WHEN length(platform_chars) BETWEEN 1 AND 32 THEN lower(platform_chars) END`,
+    pos: `CASE WHEN regexp_full_match(pos_text, '[0-9]{1,9}(\\.[0-9]*)?') THEN CAST(split_part(pos_text, '.', 1) AS BIGINT) END` });
   await engine.run(`COPY (SELECT ${staging}
     FROM pings WHERE series <> '' AND episode <> '' AND session <> '') TO ${sqlString(staged)} (FORMAT parquet)`);
   const day0 = Date.parse(`${day}T00:00:00Z`);

@@ -25,6 +25,7 @@ export async function makeStaged(file: string, day: string, count: number): Prom
       event_ms: `${day0}::BIGINT + ((i // 30) * 7919 % 86400000 + (i % 30) * 60000) % 86400000`,
       natural_key: `'r:' || i`,
       platform: `['web', 'ios', 'android', 'roku', 'tvos'][(i // 30) % 5 + 1]`,
+      pos: `(i % 30) * 60`,
     })}
     FROM range(${count}) t(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
   engine.closeSync();

@@ -30,6 +30,19 @@ export interface PingRecord {
   naturalKey: string;
   /** The player's platform (`x-platform`, an item's `platform`) as `normalizePlatform` leaves it; null when it leaves nothing. */
   platform: string | null;
+  /** The playhead in whole seconds (`x-pos`, an item's `pos`) as `normalizePos` leaves it; null when it is not one. */
+  pos: number | null;
+}
+
+/**
+ * A playhead as staged: 1 to 9 digits, optionally a point and digits (`754`, `754.25`, `754.`), as
+ * its whole seconds; null for anything else (empty, signed, an exponent, blanks, ten digits or more).
+ * The client's claim: whether it fits the episode is the rollup's to judge.
+ */
+export function normalizePos(raw: string | null | undefined): number | null {
+  if (!raw) return null;
+  const m = /^([0-9]{1,9})(\.[0-9]*)?$/.exec(raw);
+  return m ? Number(m[1]) : null;
 }
 
 

@@ -22,6 +22,8 @@ export const STAGED_COLUMNS = [
   { name: 'natural_key', type: 'VARCHAR' },
   /** Added in staged format 2 (files named `pings-N.parquet`); files of format 1 (`part-N.parquet`) have no such column: read as NULL. */
   { name: 'platform', type: 'VARCHAR' },
+  /** Added with `platform`: the playhead in whole seconds (ping-record.ts's normalizePos), or NULL. */
+  { name: 'pos', type: 'BIGINT' },
 ] as const;
 export type StagedColumn = (typeof STAGED_COLUMNS)[number]['name'];
 
@@ -51,7 +53,7 @@ export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.typ
  * doubled), an empty field for a null, a newline at the end.
  */
 export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''}\n`;
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''}\n`;
 }
 
 function csv(v: string): string {
@@ -67,7 +69,7 @@ export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
   const f = csvFields(b, s, e);
   return {
     source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
-    eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null,
+    eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null, pos: f[9] ? Number(f[9]) : null,
   };
 }
 

@@ -4,7 +4,7 @@
  * are the same id (`1234` either way). Pure: an item in DynamoDB's attribute-value form in, a verdict out.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { MAX_ID_LENGTH, normalizePlatform, type Verdict } from '../ping-record.js';
+import { MAX_ID_LENGTH, normalizePlatform, normalizePos, type Verdict } from '../ping-record.js';
 import { eventTimeOfShardKey } from './ts-shard.js';
 
 export type Item = Record<string, AttributeValue>;
@@ -43,6 +43,7 @@ export function classifyItem(item: Item): Verdict & { eventTimeMs: number } {
       eventTimeMs,
       naturalKey: `k:${tsShard}|${session}`,
       platform: normalizePlatform(text(item, 'platform')),
+      pos: normalizePos(text(item, 'pos')),
     },
   };
 }

@@ -22,7 +22,7 @@ async function rollup(records: Staged[], platforms?: string[]) {
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
     const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
-    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)}, ${v(r.platform ?? null)})`);
+    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)}, ${v(r.platform ?? null)}, NULL::BIGINT)`);
     await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(${STAGED_COLUMN_NAMES.join(', ')})) TO ${sqlString(file)} (FORMAT parquet)`);
     const outcomes: Record<string, Record<string, number>> = {};
     for (const r of records.filter((x) => x.t >= Date.parse(DAY) && x.t < Date.parse(DAY) + 86_400_000)) {

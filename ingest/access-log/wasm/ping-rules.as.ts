@@ -35,10 +35,10 @@ export function pingKeysAt(): usize { return keys; }
 export function pingKeysCapacity(): i32 { return KEYS_CAP; }
 export function setPingKeyCount(n: i32): void { keyCount = n; }
 
-// The six parameters, in PARAMS order; raw value spans for `x-` names (slots 0-5) and bare aliases
-// (6-11), -1 when absent; then each value's final bytes.
-const rawStart: usize = memory.data(48), rawEnd: usize = memory.data(48);
-const valStart: usize = memory.data(24), valEnd: usize = memory.data(24);
+// The seven parameters, in PARAMS order; raw value spans for `x-` names (slots 0-6) and bare aliases
+// (7-13), -1 when absent; then each value's final bytes.
+const rawStart: usize = memory.data(56), rawEnd: usize = memory.data(56);
+const valStart: usize = memory.data(28), valEnd: usize = memory.data(28);
 
 let scratchTop: usize = 0;
 let rows: usize = 0;
@@ -152,7 +152,7 @@ function formDecode(s: usize, e: usize): void {
   scratchTop = bEnd;
 }
 
-/** Which parameter (series, episode, session, user, ping, platform) the name [s, e) is, or -1: its bytes compared as words. */
+/** Which parameter (series, episode, session, user, ping, platform, pos) the name [s, e) is, or -1: its bytes compared as words. */
 function paramIndex(s: usize, e: usize): i32 {
   const n = e - s;
   if (n == 6) return load<u32>(s) == 0x69726573 /* seri */ && load<u16>(s, 4) == 0x7365 /* es */ ? 0 : -1;
@@ -167,13 +167,14 @@ function paramIndex(s: usize, e: usize): i32 {
     return w == 0x72657375 /* user */ ? 3 : w == 0x676e6970 /* ping */ ? 4 : -1;
   }
   if (n == 8) return load<u64>(s) == 0x6d726f6674616c70 /* platform */ ? 5 : -1;
+  if (n == 3) return load<u16>(s) == 0x6f70 /* po */ && u8at(s + 2) == 0x73 /* s */ ? 6 : -1;
   return -1;
 }
 
 // What a query's bytes hold, found in one pass: DECODE for `%`, `+` or a byte of 0x80 or more (the
 // text changes when read), QUOTE for a quote, comma or CR (the staged CSV field must be quoted).
 const DECODE: i32 = 1, QUOTED: i32 = 2, UNKNOWN: i32 = 4;
-const flags: usize = memory.data(48), valFlags: usize = memory.data(24);
+const flags: usize = memory.data(56), valFlags: usize = memory.data(28);
 
 /** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
 function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i32): void {
@@ -185,7 +186,7 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
     ns = decStart;
     ne = decEnd;
   }
-  let slot = 6;
+  let slot = 7;
   if (ne - ns > 2 && load<u16>(ns) == 0x2d78 /* x- */) {
     slot = 0;
     ns += 2;
@@ -215,11 +216,11 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
 }
 
 /**
- * Reads the query [qs, qe) into the six values (valStart -1 when absent), in one pass: a SIMD mask
+ * Reads the query [qs, qe) into the seven values (valStart -1 when absent), in one pass: a SIMD mask
  * of the bytes that matter per 64, then one step per such byte.
  */
 function readQuery(qs: usize, qe: usize): void {
-  for (let i = 0; i < 12; i++) store<i32>(rawStart + <usize>(i << 2), -1);
+  for (let i = 0; i < 14; i++) store<i32>(rawStart + <usize>(i << 2), -1);
   // The current `name=value` starts at a; eq 0 while it has no `=` (no input lies at address 0).
   let a = qs, eq: usize = 0, nameFlags = 0, valueFlags = 0;
   for (let block = qs; block < qe; block += 64) {
@@ -242,9 +243,9 @@ function readQuery(qs: usize, qe: usize): void {
     }
   }
   if (qe > a) takeParam(a, eq == 0 ? qe : eq, qe, nameFlags, valueFlags);
-  for (let p = 0; p < 6; p++) {
+  for (let p = 0; p < 7; p++) {
     let at = <usize>(p << 2);
-    if (load<i32>(rawStart + at) < 0) at += 24;
+    if (load<i32>(rawStart + at) < 0) at += 28;
     const s = load<i32>(rawStart + at), e = load<i32>(rawEnd + at);
     if (s < 0) {
       store<i32>(valStart + <usize>(p << 2), -1);
@@ -508,7 +509,7 @@ function putSmall(v: u32): void {
   while (n > 0) put(u8at(top + --n));
 }
 
-/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform. */
+/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos. */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
   for (let p = 0; p < 5; p++) {
@@ -522,7 +523,32 @@ function writeRow(rec: usize): void {
   naturalKeyField(<usize>field(rec, F_REQUEST_ID, false), <usize>field(rec, F_REQUEST_ID, true));
   put(COMMA);
   platformField();
+  put(COMMA);
+  posField();
   put(LF);
+}
+
+/**
+ * The playhead as ingest/ping-record.ts's normalizePos leaves it: 1 to 9 digits, then optionally a
+ * point and digits, written as its whole seconds; an empty field (null) for anything else.
+ */
+function posField(): void {
+  const s = load<i32>(valStart + 24);
+  if (s < 0) return;
+  const e = <usize>load<i32>(valEnd + 24);
+  let i = <usize>s;
+  let v: u32 = 0;
+  while (i < e && u8at(i) - 0x30 <= 9) {
+    v = v * 10 + (u8at(i) - 0x30);
+    i++;
+  }
+  const digits = i - <usize>s;
+  if (digits == 0 || digits > 9) return;
+  if (i < e) {
+    if (u8at(i) != 0x2e) return;
+    for (let j = i + 1; j < e; j++) if (u8at(j) - 0x30 > 9) return;
+  }
+  putSmall(v);
 }
 
 /**

@@ -99,7 +99,7 @@ describe('loading a day', () => {
     expect(sqls.slice(0, 5)).toEqual([
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
-      `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\)$/, '')})`,
+      `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\), pos BIGINT$/, '')})`,
       `COPY staged_pings_format_1 FROM 's3://rollups/pingroll/u/staged-format-1.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key FROM staged_pings_format_1',
     ]);

@@ -38,14 +38,16 @@ const piece = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('a', 'Z', '9', '-', '_', '.', '~', '=', '+', '%', '%2', '%41', '%2B', '%25', '%22', '%2C', '%0A', '%0D', '%00',
     '%E2%9C%93', '%E2%9C', '%FF', '%C3', '%C3%A9', '%ED%A0%80', '%F0%9F%98%80', '%F4%90%80%80', '"', ',', '\r', 'é', '😀',
     // Platforms: letters to lowercase, and runs that take a value past its 32 characters.
-    'Android', 'TV', 'abcdefghijklmnop', 'QRSTUVWXYZ012345').map((s) => [...Buffer.from(s, 'utf8')]) },
+    'Android', 'TV', 'abcdefghijklmnop', 'QRSTUVWXYZ012345',
+    // Playheads: digits, a point, more than nine digits, a sign.
+    '0', '7', '12', '754', '123456789', '.', '.25', '-', 'e3').map((s) => [...Buffer.from(s, 'utf8')]) },
   { weight: 1, arbitrary: byte(0x80, 0xff) },
   { weight: 1, arbitrary: fc.tuple(byte(0xc0, 0xf7), byte(0x80, 0xbf)).map(([a, b]) => [...a, ...b]) },
 );
 const text = (max: number): fc.Arbitrary<number[]> => fc.array(piece, { maxLength: max }).map((ps) => ps.flat());
 const name = fc.oneof(
   fc.constantFrom('x-series', 'series', 'x-episode', 'episode', 'x-session', 'session', 'x-user', 'user', 'x-ping', 'ping',
-    'x-platform', 'platform', 'x%2Dplatform', 'x-platfor%6D', 'x-platforms',
+    'x-platform', 'platform', 'x%2Dplatform', 'x-platfor%6D', 'x-platforms', 'x-pos', 'pos', 'x%2Dpos', 'x-po', 'x-posx',
     'x%2Dseries', 'x-seri%65s', 'x+series', 'cb', 'x-', '').map((s) => [...Buffer.from(s)]),
   text(4),
 );

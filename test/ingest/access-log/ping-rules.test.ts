@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { outcomeName } from '../../../ingest/access-log/outcome-codes.js';
 import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
-import { parseOne } from '../../helpers/parse-helpers.js';
+import { parseOne, scanOne } from '../../helpers/parse-helpers.js';
+import { parseStagedRow } from '../../../ingest/staged-ping.js';
+import { normalizePlatform } from '../../../ingest/ping-record.js';
 
 const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
 /** A 27-field record for the ping key, with what a test wants to vary. */
@@ -51,6 +53,20 @@ describe('query parameters (contract §1a)', () => {
   it('reads all the ping fields, and ignores others', () => {
     const out = parseOne(rec({ uri: q('cb=1&x-series=s&x-episode=e&x-session=se&x-user=u&x-ping=p1&x-ts=1&x-pos=2&x-platform=web') }));
     expect(out.ping).toMatchObject({ series: 's', episode: 'e', session: 'se', user: 'u', ping_id: 'p1' });
+  });
+  it('stages the platform normalised and the playhead as whole seconds, or none, as the TypeScript rules do', () => {
+    const staged = (query: string): { platform: string | null; pos: number | null } => scanOne(rec({ uri: q(`x-series=s&x-episode=e&x-session=se&${query}`) }), (r) => {
+      const p = parseStagedRow(r.b, r.rowStart, r.rowEnd);
+      return { platform: p.platform, pos: p.pos };
+    }, true, ['p.gif']);
+    for (const [query, platform, pos] of [
+      ['x-platform=web&x-pos=754', 'web', 754], ['platform=Android+TV&pos=754.25', 'androidtv', 754], ['x-platform=%41ndroid_TV&x-pos=0', 'androidtv', 0],
+      ['x-platform=&platform=web&x-pos=&pos=5', null, null], ['x-platform=%E2%9C%93&x-pos=-5', null, null], ['x-platform=' + 'a'.repeat(32) + '&x-pos=123456789', 'a'.repeat(32), 123456789],
+      ['x-platform=' + 'a'.repeat(33) + '&x-pos=1234567890', null, null], ['x-platform=iOS&x-platform=web&x-pos=1e3', 'ios', null], ['x-pos=12.&x-pos=3', null, 12],
+    ] as const) {
+      expect(staged(query), query).toEqual({ platform, pos });
+      expect({ platform: normalizePlatform(platform === null ? null : platform), pos }).toEqual({ platform, pos });
+    }
   });
   it('accepts bare aliases from older clients', () => {
     expect(parseOne(rec({ uri: q('series=s&episode=e&session=se&user=u&ping=p') })).ping).toMatchObject({ series: 's', user: 'u', ping_id: 'p' });

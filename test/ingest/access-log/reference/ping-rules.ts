@@ -3,7 +3,7 @@
  * the WebAssembly rules ingest runs (`ingest/access-log/wasm/ping-rules.as.ts`). The differential
  * fuzz tests hold the two to identical verdicts and values. Pure: bytes and spans in, a verdict out.
  */
-import { MAX_ID_LENGTH, normalizePlatform, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
+import { MAX_ID_LENGTH, normalizePlatform, normalizePos, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
 import { defaultConfig } from '../../../../infra/config.js';
 import { F, SCAN_ERRORS } from '../../../../ingest/access-log/record-layout.js';
 import { fieldNumber } from '../../../../ingest/access-log/record-fields.js';
@@ -48,6 +48,7 @@ export class PingRules {
       eventTimeMs: timeMs,
       naturalKey: 'r:' + b.toString('latin1', r.start(F.requestId), r.end(F.requestId)),
       platform: normalizePlatform(p.platform),
+      pos: normalizePos(p.pos),
     };
     return { outcome: 'ping', ping };
   }

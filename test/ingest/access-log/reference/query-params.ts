@@ -6,11 +6,11 @@
  * characters meet %-escapes; the tests hold this code to the reference implementation.)
  *
  * The query is read once as a string and walked with string built-ins, which V8 runs natively;
- * only the six parameters the rollup uses are kept, and only values with `%` or `+` are decoded.
+ * only the seven parameters staged are kept, and only values with `%` or `+` are decoded.
  */
 
 /** Parameter names, without the `x-` prefix. */
-export const PARAMS = ['series', 'episode', 'session', 'user', 'ping', 'platform'] as const;
+export const PARAMS = ['series', 'episode', 'session', 'user', 'ping', 'platform', 'pos'] as const;
 export type ParamName = (typeof PARAMS)[number];
 
 /** Each value, or null when absent. */
@@ -21,6 +21,7 @@ export interface PingParams {
   user: string | null;
   ping: string | null;
   platform: string | null;
+  pos: string | null;
 }
 
 /** Buffer's own slice method skips `toString`'s argument handling: measurably cheaper per record. */
@@ -31,8 +32,8 @@ type SlicingBuffer = Buffer & { utf8Slice(start: number, end: number): string };
  * name the first wins.
  */
 export class PingParamReader {
-  /** Raw values: slots 0-5 for `x-` names, 6-11 for bare aliases. */
-  private readonly raw: Array<string | undefined> = new Array(12).fill(undefined);
+  /** Raw values: slots 0-6 for `x-` names, 7-13 for bare aliases. */
+  private readonly raw: Array<string | undefined> = new Array(14).fill(undefined);
   private scratch = Buffer.allocUnsafe(1024);
 
   /** The parameters of the query string `b[s, e)` (without the `?`). */
@@ -56,7 +57,7 @@ export class PingParamReader {
       a = z + 1;
     }
     return {
-      series: this.value(0), episode: this.value(1), session: this.value(2), user: this.value(3), ping: this.value(4), platform: this.value(5),
+      series: this.value(0), episode: this.value(1), session: this.value(2), user: this.value(3), ping: this.value(4), platform: this.value(5), pos: this.value(6),
     };
   }
 
@@ -73,7 +74,7 @@ export class PingParamReader {
         break;
       }
     }
-    let slot = 6;
+    let slot = 7;
     if (ne - ns > 2 && name.charCodeAt(ns) === 0x78 /* x */ && name.charCodeAt(ns + 1) === 0x2d /* - */) {
       slot = 0;
       ns += 2;
@@ -84,7 +85,7 @@ export class PingParamReader {
   }
 
   private value(p: number): string | null {
-    const v = this.raw[p] ?? this.raw[p + 6];
+    const v = this.raw[p] ?? this.raw[p + 7];
     if (v === undefined) return null;
     return v.indexOf('%') < 0 && v.indexOf('+') < 0 ? v : this.decode(v);
   }
