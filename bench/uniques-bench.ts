@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const episodeRowsPerDay = await count(`SELECT count(*) AS n FROM base_daily_episode_viewers`);
   if (rowsPerDay === 0) throw new Error(`the base day ${BASE_DAY} has no viewer rows: was it rolled up with PINGROLL_VIEWER_KEY?`);
   // What the construction gives, computed here: the distinct keys over the last 30 days and the year.
-  const baseKeys = [...new Set((await queryRows<{ k: string }>(c, `SELECT DISTINCT viewer_key AS k FROM base_daily_series_viewers`)).map((r) => r.k))];
+  const baseKeys = (await queryRows<{ k: string }>(c, `SELECT DISTINCT viewer_key AS k FROM base_daily_series_viewers`)).map((r) => r.k);
   const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
   const from30 = addDays('2026-12-31', -29);
   const distinct = (range: string[]): number => {

@@ -5,9 +5,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ViewerKey } from '../rollup/viewer-key.js';
 import type { Log } from '../lib/log.js';
-import { rollupDay, TABLES, VIEWER_TABLES, type TableName } from '../rollup/day-rollup.js';
+import { rollupDay, TABLES, VIEWER_TABLES, type RollupSettings, type TableName } from '../rollup/day-rollup.js';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
@@ -52,10 +51,8 @@ export interface DayPublisherOptions {
   rollupInWarehouse?: boolean | undefined;
   /** Where each published day's partitions are registered (PINGROLL_GLUE_DATABASE); none without. */
   catalog?: PartitionCatalog | null;
-  /** The viewer datasets' key (PINGROLL_VIEWER_KEY); without one they get no rows. */
-  viewerKey?: ViewerKey | null;
-  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
-  platforms?: readonly string[];
+  /** How days are rolled up: the viewer key (none: the viewer datasets get no rows) and the platforms counted by name. */
+  settings?: RollupSettings;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -192,7 +189,7 @@ export class DayPublisher {
         outcomes, pings: rollup.pings, duplicates: rollup.duplicates,
         outputs: outputSummary, rejects: rejectsFile ? { key: rejectsKey(day), bytes: rejectsFile.bytes } : null,
         warehouse: warehouse?.description ?? 'none',
-        viewerKey: this.opts.viewerKey?.id ?? null,
+        viewerKey: this.opts.settings?.viewerKey?.id ?? null,
         ...manifestQuarantine(held),
       };
       await publishWhole(store, {
@@ -217,7 +214,7 @@ export class DayPublisher {
 
   /** The day rolled up by DuckDB, here, and its tables written as Parquet. */
   private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string) {
-    const rollup = await rollupDay(engine, day, files, outcomes, { viewerKey: this.opts.viewerKey ?? null, platforms: this.opts.platforms });
+    const rollup = await rollupDay(engine, day, files, outcomes, this.opts.settings);
     return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: await writeDayParquet(engine, day, rollup, dir) };
   }
 
@@ -238,14 +235,15 @@ export class DayPublisher {
       // The viewer key's secret goes to Redshift as a file it COPYs (its statements are logged, so
       // none may hold it), under this run's prefix: removed below, or by the next run if this one dies.
       let viewers: WarehouseRollup['viewers'] = null;
-      if (this.opts.viewerKey) {
+      const viewerKey = this.opts.settings?.viewerKey;
+      if (viewerKey) {
         const local = join(dir, 'viewer-secret.parquet');
-        await engine.run(`COPY (SELECT ${sqlString(this.opts.viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
+        await engine.run(`COPY (SELECT ${sqlString(viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
         const secretKey = `${unloadPrefix}viewer-secret.parquet`;
         await store.put(secretKey, { file: local, move: true });
-        viewers = { keyId: this.opts.viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
+        viewers = { keyId: viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
       }
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.platforms, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.settings?.platforms, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       // Which tables must have no rows: the viewer tables without a key; every table but the audit on
       // a day with no ping; the audit on a day with no record.
@@ -273,21 +271,14 @@ export class DayPublisher {
       for (const source of Object.keys(outcomes)) duplicates[source] ??= 0;
       return { pings: Number(pings ?? 0n), duplicates, outputs };
     } finally {
-      // What is left (the secret's file among it) goes with the next run's leftovers, or after a day
-      // by the bucket's lifecycle rule (deploy/); said, so that it is not left unseen.
-      // The secret first; every key tried whatever fails before it.
+      // The secret's file first, then the rest, each whatever failed before it. What is left goes with
+      // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
       const failed: string[] = [];
       let error = '';
-      const keys = await store.list(unloadPrefix).catch((err: unknown) => {
-        error = (err as Error).message.split('\n')[0]!;
-        return [`${unloadPrefix}viewer-secret.parquet`];
-      });
-      for (const key of keys.sort((a, b) => Number(b.endsWith('viewer-secret.parquet')) - Number(a.endsWith('viewer-secret.parquet')))) {
-        await store.delete(key).catch((err: unknown) => {
-          failed.push(key);
-          error ||= (err as Error).message.split('\n')[0]!;
-        });
-      }
+      const note = (err: unknown): void => { error ||= (err as Error).message.split('\n')[0]!; };
+      const remove = (key: string): Promise<void> => store.delete(key).catch((err: unknown) => { failed.push(key); note(err); });
+      await remove(`${unloadPrefix}viewer-secret.parquet`);
+      for (const key of await store.list(unloadPrefix).catch((err: unknown) => { note(err); return []; })) await remove(key);
       if (error) this.opts.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, failed, error });
     }
   }

@@ -321,7 +321,7 @@ function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {
 }
 
 /** At most this many platforms by name: a day's table has at most this many rows, plus `unknown`, per series. */
-export const MAX_PLATFORMS = 64;
+const MAX_PLATFORMS = 64;
 
 function platformsFrom(value: string | undefined): readonly string[] {
   if (value === undefined || value.trim() === '') return DEFAULT_PLATFORMS;

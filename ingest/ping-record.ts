@@ -45,7 +45,6 @@ export function normalizePos(raw: string | null | undefined): number | null {
   return m ? Number(m[1]) : null;
 }
 
-
 /** The platforms `daily_platform_stats` counts by name unless PINGROLL_PLATFORMS says otherwise (normalised). */
 export const DEFAULT_PLATFORMS: readonly string[] = ['web', 'ios', 'android', 'androidtv', 'tvos', 'roku', 'firetv', 'tizen', 'webos', 'chromecast', 'xbox', 'playstation', 'vizio'];
 
@@ -56,16 +55,8 @@ export const DEFAULT_PLATFORMS: readonly string[] = ['web', 'ios', 'android', 'a
  * rest as `unknown`, so no value from a client can add rows without bound.
  */
 export function normalizePlatform(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  let out = '';
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) out += raw[i];
-    else if (c >= 0x41 && c <= 0x5a) out += String.fromCharCode(c + 32);
-    else if (c >= 0x30 && c <= 0x39) out += raw[i];
-    if (out.length > MAX_PLATFORM_CHARS) return null;
-  }
-  return out === '' ? null : out;
+  const out = raw ? raw.replace(/[^A-Za-z0-9]+/g, '').toLowerCase() : '';
+  return out !== '' && out.length <= MAX_PLATFORM_CHARS ? out : null;
 }
 
 /** The one outcome of a record, with the ping when it is one and the reason when it is a reject. */

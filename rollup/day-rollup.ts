@@ -60,6 +60,16 @@ export function platformSql(column: string, platforms: readonly string[] = DEFAU
   return platforms.length ? `CASE WHEN ${column} IN (${platforms.map(sqlString).join(', ')}) THEN ${column} ELSE 'unknown' END` : `'unknown'`;
 }
 
+/**
+ * How days are rolled up, from the configuration (Config has both): the viewer key
+ * (PINGROLL_VIEWER_KEY; none: the viewer datasets get no rows) and the platforms counted by name
+ * (PINGROLL_PLATFORMS; the defaults when not given).
+ */
+export interface RollupSettings {
+  viewerKey?: ViewerKey | null;
+  platforms?: readonly string[] | undefined;
+}
+
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */
   tables: Record<TableName, string>;
@@ -72,7 +82,7 @@ export interface DayRollup {
  * by source and outcome from the batch commits; the rollup adds `duplicate`.
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
-  outcomes: Record<string, Record<string, number>>, opts: { viewerKey?: ViewerKey | null; platforms?: readonly string[] | undefined } = {}): Promise<DayRollup> {
+  outcomes: Record<string, Record<string, number>>, opts: RollupSettings = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins

@@ -38,3 +38,16 @@ export interface WarehouseRollup {
   /** Writes an object to the output (output-relative key). */
   put(key: string, body: Buffer): Promise<void>;
 }
+
+/** Whether a query failed because its table does not exist (DuckDB's catalog error, Redshift's and Postgres's "relation ... does not exist"). */
+export function isMissingTable(err: unknown): boolean {
+  return /Catalog Error: Table with name|relation .* does not exist/.test(String((err as Error)?.message ?? err));
+}
+
+/** A query's rows, or none where its table does not exist (a warehouse loaded before the table was added). */
+export async function rowsOrNoneIfMissing<T>(rows: Promise<T[]>): Promise<T[]> {
+  return rows.catch((err: unknown) => {
+    if (isMissingTable(err)) return [];
+    throw err;
+  });
+}

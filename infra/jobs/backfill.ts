@@ -69,7 +69,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
-  return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds, rollupInWarehouse: config.rollup === 'redshift', viewerKey: config.viewerKey, platforms: config.platforms,
+  return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds, rollupInWarehouse: config.rollup === 'redshift', settings: config,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
     let days = range ?? [];
     if (opts.stale) {

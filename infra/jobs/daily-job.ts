@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DayPublisher, type PublishedDay } from '../../export/day-publish.js';
-import { TABLES } from '../../rollup/day-rollup.js';
+import { TABLES, type RollupSettings } from '../../rollup/day-rollup.js';
 import { outputKey } from '../../export/day-parquet.js';
 import { manifestKey } from '../../export/manifest.js';
 import { ingestNewObjects, listNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
@@ -29,7 +29,6 @@ import { codeVersion } from '../version.js';
 import { removeLeftovers } from '../../state/leftovers.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { expireRejects } from '../../export/rejects-retention.js';
-import type { ViewerKey } from '../../rollup/viewer-key.js';
 
 export interface JobOptions {
   day: string;
@@ -100,7 +99,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
 
-  return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift', viewerKey: config.viewerKey, platforms: config.platforms }, async (state) => {
+  return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift', settings: config }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     let touchedDays: string[] = [];
     try {
@@ -145,7 +144,7 @@ export interface RunState {
  * anything is created), the lock taken, the state loaded, a day a killed run left half published
  * completed, what dead runs left removed. `fn` then runs; the lock and the work folder are let go after.
  */
-export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>]; shard?: Shard | null; rollupInWarehouse?: boolean; viewerKey?: ViewerKey | null; platforms?: readonly string[] },
+export async function withRun<T>(backends: Backends, opts: { run: string; command: string; kind: string; log: Log; waitSeconds?: number | undefined; start: [string, Record<string, unknown>]; shard?: Shard | null; rollupInWarehouse?: boolean; settings?: RollupSettings },
   fn: (state: RunState) => Promise<T>): Promise<T> {
   const { logs, store, warehouse } = backends;
   const { run, log } = opts;
@@ -165,11 +164,11 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, viewerKey: opts.viewerKey ?? null, platforms: opts.platforms });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, settings: opts.settings });
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === undefined) await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger, shard);
-    if (leftovers.staged + leftovers.compacted + leftovers.temporaries + leftovers.workDirs + leftovers.warehouseRollup > 0) log.info('leftovers.removed', { ...leftovers });
+    if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
     return await fn({ ledger, quarantine, publisher, fence, dir });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -42,7 +42,7 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
   const run = randomUUID();
   const name = shard ? shardText(shard) : null;
   const tables = opts.day && config.ddbTables ? tablesForDay(config.ddbTables, opts.day) : [];
-  return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }], viewerKey: config.viewerKey }, async (state) => {
+  return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }], settings: config }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {
       const out = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });

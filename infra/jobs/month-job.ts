@@ -17,7 +17,7 @@ export interface MonthOptions { month: string; log: Log; waitSeconds?: number; n
 export async function runMonthRollup(config: Config, backends: Backends, opts: MonthOptions): Promise<IngestSummary & { run: string; series: number; days: number }> {
   const run = randomUUID();
   const { log, month } = opts;
-  return withRun(backends, { run, command: `rollup --month ${month}`, kind: 'month', log, waitSeconds: opts.waitSeconds, start: ['month.start', { run, month }], viewerKey: config.viewerKey, platforms: config.platforms }, async (state) => {
+  return withRun(backends, { run, command: `rollup --month ${month}`, kind: 'month', log, waitSeconds: opts.waitSeconds, start: ['month.start', { run, month }], settings: config }, async (state) => {
     const days = daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1));
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import { rollupDay } from '../../rollup/day-rollup.js';
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
+import { DEFAULT_PLATFORMS } from '../../ingest/ping-record.js';
 import { rm, tempDir } from '../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -172,7 +173,6 @@ describe('what each metric counts (contract §5)', () => {
     expect(rows(await rollup(records, ['smartfridge', 'ios']))).toEqual([
       ['s1', 'ios', 1, 1, 1, 1], ['s1', 'smartfridge', 1, 1, 1, 1], ['s1', 'unknown', 4, 2, 2, 3], ['s2', 'unknown', 1, 1, 1, 1], ['s3', 'unknown', 1, 1, 1, 1]]);
     // PINGROLL_PLATFORMS: normalised as pings are, duplicates once; a name that is none, or no name, refused.
-    const { DEFAULT_PLATFORMS } = await import('../../ingest/ping-record.js');
     expect(loadConfig({}).platforms).toEqual(DEFAULT_PLATFORMS);
     expect(loadConfig({ PINGROLL_PLATFORMS: ' Smart-Fridge, iOS ,ios' }).platforms).toEqual(['smartfridge', 'ios']);
     for (const bad of [',', 'web,--', 'web,unknown', 'a'.repeat(33)]) expect(() => loadConfig({ PINGROLL_PLATFORMS: bad }), bad).toThrow(/PINGROLL_PLATFORMS/);

@@ -23,6 +23,9 @@ import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 
+/** The COPY manifests of a day's rollup (rollupDay writes them): the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret. */
+interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null }
+
 export interface DataApiOptions {
   /** Give up on a statement after this long (it is cancelled). */
   timeoutMs?: number;
@@ -159,25 +162,25 @@ export class RedshiftWarehouse implements Warehouse {
    * file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's 6.2 GB per file); pingroll
    * then publishes the files as its own (day-publish.ts). Analysts see the old day or the new one.
    */
-  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'> & { manifestKey: string | null; format1ManifestKey?: string | null }): string[] {
+  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'>, manifests: RollupManifests): string[] {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${cfg.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
     return [
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-      ...(input.manifestKey ? [`COPY staged_pings FROM ${s3(input.manifestKey)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       // Files staged before `platform` (format 1) have a column less, and COPY takes exactly a file's
       // columns: into a table of theirs, then added with no platform.
-      ...(input.format1ManifestKey ? [
+      ...(manifests.format1 ? [
         `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-        `COPY staged_pings_format_1 FROM ${s3(input.format1ManifestKey)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
         `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
       ] : []),
       // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
-      ...(input.viewers ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(`${input.unloadPrefix}viewer-secret.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ...(input.viewers && manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms }),
       `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
-      `COPY ${cfg.schema}.daily_runs FROM ${s3(`${input.unloadPrefix}daily_runs.manifest`)} ${role} FORMAT AS PARQUET MANIFEST`,
+      `COPY ${cfg.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
       ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
       // (The temporary tables go with the session: a batch holds at most 40 statements.)
     ];
@@ -192,17 +195,23 @@ export class RedshiftWarehouse implements Warehouse {
     return JSON.stringify({ entries: files.map((f) => ({ url: `s3://${output.bucket}/${output.prefix}${f.key}`, mandatory: true, meta: { content_length: f.size } })) });
   }
 
-  /** Writes the staged files' manifest under `unloadPrefix`, then runs the day's batch (rollupStatements). */
+  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's batch (rollupStatements). */
   async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
     await this.init();
-    const current = input.staged.filter((f) => stagedFormatOf(f.key) === 2), format1 = input.staged.filter((f) => stagedFormatOf(f.key) === 1);
-    const manifestKey = current.length ? `${input.unloadPrefix}staged.manifest` : null;
-    if (manifestKey) await input.put(manifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, current)));
-    const format1ManifestKey = format1.length ? `${input.unloadPrefix}staged-format-1.manifest` : null;
-    if (format1ManifestKey) await input.put(format1ManifestKey, Buffer.from(RedshiftWarehouse.copyManifest(this.output, format1)));
-    await input.put(`${input.unloadPrefix}daily_runs.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.runsKey, size: input.runsSize }])));
-    if (input.viewers) await input.put(`${input.unloadPrefix}viewer-secret.manifest`, Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: input.viewers.secretKey, size: input.viewers.secretSize }])));
-    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, { ...input, manifestKey, format1ManifestKey }), `rollup of ${day}`);
+    // Each COPY's manifest, under unloadPrefix; none for no files.
+    const manifest = async (name: string, files: Array<{ key: string; size: number }>): Promise<string | null> => {
+      if (!files.length) return null;
+      const key = `${input.unloadPrefix}${name}.manifest`;
+      await input.put(key, Buffer.from(RedshiftWarehouse.copyManifest(this.output, files)));
+      return key;
+    };
+    const manifests: RollupManifests = {
+      staged: await manifest('staged', input.staged.filter((f) => stagedFormatOf(f.key) === 2)),
+      format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
+      runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
+      secret: input.viewers ? await manifest('viewer-secret', [{ key: input.viewers.secretKey, size: input.viewers.secretSize }]) : null,
+    };
+    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input, manifests), `rollup of ${day}`);
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

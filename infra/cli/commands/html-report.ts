@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import type { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { idKey, portableString, sqlString } from '../../../lib/duckdb-engine.js';
-import { isMissingTable } from './uniques.js';
+import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
 import { addMonths } from '../../../lib/utc-day.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
@@ -36,12 +36,7 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
     ORDER BY v DESC, ${idKey('MIN(series_id)')}, ${idKey('MIN(episode_id)')} LIMIT 10`);
   const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${where}`);
   const audit = await rows(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${where} GROUP BY source, outcome ORDER BY source, outcome`);
-  // (A warehouse loaded before the table existed: no bars.)
-  const platforms = await rows(`SELECT platform AS label, SUM(minutes_watched) AS v FROM ${schema}daily_platform_stats WHERE ${where} GROUP BY platform ORDER BY v DESC, platform`)
-    .catch((err: unknown) => {
-      if (isMissingTable(err)) return [];
-      throw err;
-    });
+  const platforms = await rowsOrNoneIfMissing(rows(`SELECT platform AS label, SUM(minutes_watched) AS v FROM ${schema}daily_platform_stats WHERE ${where} GROUP BY platform ORDER BY v DESC, platform`));
   const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
   return {
     pings: num(mix?.pings),
@@ -63,13 +58,9 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
  * minute by minute (daily_series_minutes; a minute with no row had none). Null on a day with no pings.
  */
 async function concurrency(wh: Readable, schema: string, where: string): Promise<{ fact: string; chart: Chart } | null> {
-  const [top] = await wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
-    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, ${idKey('series_id')} LIMIT 1`)
-    // A warehouse loaded before the table existed: the page without the chart.
-    .catch((err: unknown) => {
-      if (isMissingTable(err)) return [];
-      throw err;
-    });
+  // (A warehouse loaded before the table existed: the page without the chart.)
+  const [top] = await rowsOrNoneIfMissing(wh.query<{ series_id: string; peak: unknown; at: string }>(`SELECT series_id, peak_sessions AS peak, CAST(peak_minute AS VARCHAR(32)) AS at
+    FROM ${schema}daily_peaks WHERE ${where} AND episode_id IS NULL ORDER BY peak_sessions DESC, ${idKey('series_id')} LIMIT 1`));
   if (!top) return null;
   const rows = await wh.query<{ at: string; sessions: unknown }>(`SELECT CAST(minute AS VARCHAR(32)) AS at, sessions FROM ${schema}daily_series_minutes
     WHERE ${where} AND ${idKey('series_id')} = ${idKey(portableString(top.series_id))}`);

@@ -16,16 +16,12 @@ import { warehouseFor } from '../../backends.js';
 import { idKey, portableString, sqlString } from '../../../lib/duckdb-engine.js';
 import { ConfigError, parseDay, type Config } from '../../config.js';
 import { daysFrom } from '../../../lib/utc-day.js';
+import { isMissingTable } from '../../../export/warehouse/warehouse.js';
 import { csvText, REPORT_FORMATS, type ReportFormat } from './report.js';
 
 export interface UniquesRow { series_id: string; episode_id?: string; viewers: number; days: number }
 
 export interface UniquesOptions { from?: string; to?: string; series?: string; episode?: string; format?: string }
-
-/** Whether a query failed because its table does not exist (DuckDB's catalog error, Redshift's and Postgres's "relation ... does not exist"). */
-export function isMissingTable(err: unknown): boolean {
-  return /Catalog Error: Table with name|relation .* does not exist/.test(String((err as Error)?.message ?? err));
-}
 
 /**
  * The SQL of one range's uniques (analysts' docs show the same): per series, or per episode of one

@@ -16,6 +16,7 @@ import { ConfigError, loadConfig } from '../../../infra/config.js';
 import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
+import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
@@ -313,18 +314,18 @@ describe('make rollup with Redshift configured', () => {
         return { Id: `b-${sent.length}` };
       });
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
-      const redshiftRun = (): Promise<Awaited<ReturnType<typeof runDay>>> => runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
-      if (lost) {
-        await expect(redshiftRun()).rejects.toThrow(/the warehouse's UNLOAD of daily_peaks for 2026-11-01 wrote 0 files under s3:\/\/rollups\/pingroll\/_warehouse-rollup\/.*\/dt=2026-11-01\/daily_peaks\/, not one; run again/);
-        expect(await store.get('_runs/dt=2026-11-01/manifest.json')).toBeNull();
-        expect(await store.list('_warehouse-rollup/')).toEqual([]);
+      const ran = runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
+      await ran.catch(() => {}).finally(() => {
         c.closeSync();
         duck.closeSync();
+      });
+      if (lost) {
+        await expect(ran).rejects.toThrow(/the warehouse's UNLOAD of daily_peaks for 2026-11-01 wrote 0 files under s3:\/\/rollups\/pingroll\/_warehouse-rollup\/.*\/dt=2026-11-01\/daily_peaks\/, not one; run again/);
+        expect(await store.get('_runs/dt=2026-11-01/manifest.json')).toBeNull();
+        expect(await store.list('_warehouse-rollup/')).toEqual([]);
         return;
       }
-      const summary = await redshiftRun();
-      c.closeSync();
-      duck.closeSync();
+      const summary = await ran;
 
       // One init batch, one batch for the day: the staged files COPYed, the rollup, the UNLOADs.
       expect(sent).toHaveLength(2);
@@ -376,7 +377,6 @@ describe('make rollup with Redshift configured', () => {
         const field = (v: unknown) => (v === null ? { isNull: true } : typeof v === 'number' ? { longValue: v } : { stringValue: String(v) });
         return { ColumnMetadata: names.map((name) => ({ name })), Records: rows.map((r) => names.map((n) => field(r[n]))) };
       });
-      const { uniquesCommand } = await import('../../../infra/cli/commands/uniques.js');
       const uniquesOf = () => uniquesCommand(loadConfig({ ...ENV, ...s3.env, ...viewerKey }), { from: '2026-10-31', to: '2026-11-01', format: 'json' });
       if (!keyed) await expect(uniquesOf()).rejects.toThrow(/1 day\(s\) of 2026-10-31\.\.2026-11-01 were rolled up without PINGROLL_VIEWER_KEY \(2026-11-01\)/);
       else {

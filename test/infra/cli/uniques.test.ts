@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
 import { ConfigError } from '../../../infra/config.js';
 import { memoryLog } from '../../../lib/log.js';
+import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { viewerKey, viewerKeyOf } from '../../../rollup/viewer-key.js';
 import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { expectedUniques } from '../../helpers/oracle.js';
@@ -69,7 +70,6 @@ describe('pingroll uniques', () => {
   it('refuses a range rolled up without a key, or keyed with two secrets, naming the days to roll up again', async () => {
     // A warehouse made before the viewer tables existed: said, with what to do.
     const old = root();
-    const { DuckDBInstance } = await import('../../../lib/duckdb-engine.js');
     const made = await DuckDBInstance.create(join(old, 'wh.duckdb'));
     made.closeSync();
     await expect(uniquesCommand(dirConfig(old), { from: DAYS[0], to: DAYS[1] })).rejects.toThrow(/has no viewer tables .*: run pingroll warehouse init, then roll the days up with PINGROLL_VIEWER_KEY set/);

@@ -2,7 +2,8 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { BATCHES, DAYS, INTENTS, PARSED, STAGING } from '../../../state/ledger.js';
+import { BATCHES, DAYS, INTENTS, Ledger, PARSED, STAGING } from '../../../state/ledger.js';
+import { removeLeftovers } from '../../../state/leftovers.js';
 import { PUBLISH_PREFIX } from '../../../export/publish-journal.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -333,8 +334,6 @@ describe('the daily job over a directory', () => {
     expect(await store.list('_warehouse-rollup/')).toEqual([]);
     // A shard (which runs beside others, one of which may be rolling up) leaves that prefix alone.
     await store.put(`${rolling}staged.manifest`, Buffer.from('x'));
-    const { Ledger } = await import('../../../state/ledger.js');
-    const { removeLeftovers } = await import('../../../state/leftovers.js');
     expect((await removeLeftovers(store, await Ledger.load(store), '0/2')).warehouseRollup).toBe(0);
     expect(await store.list('_warehouse-rollup/')).toEqual([`${rolling}staged.manifest`]);
     await store.delete(`${rolling}staged.manifest`);

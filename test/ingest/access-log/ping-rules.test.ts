@@ -3,7 +3,7 @@ import { outcomeName } from '../../../ingest/access-log/outcome-codes.js';
 import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
 import { parseOne, scanOne } from '../../helpers/parse-helpers.js';
 import { parseStagedRow } from '../../../ingest/staged-ping.js';
-import { normalizePlatform } from '../../../ingest/ping-record.js';
+import { PingRules } from './reference/ping-rules.js';
 
 const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
 /** A 27-field record for the ping key, with what a test wants to vary. */
@@ -55,17 +55,20 @@ describe('query parameters (contract §1a)', () => {
     expect(out.ping).toMatchObject({ series: 's', episode: 'e', session: 'se', user: 'u', ping_id: 'p1' });
   });
   it('stages the platform normalised and the playhead as whole seconds, or none, as the TypeScript rules do', () => {
-    const staged = (query: string): { platform: string | null; pos: number | null } => scanOne(rec({ uri: q(`x-series=s&x-episode=e&x-session=se&${query}`) }), (r) => {
+    // What the WebAssembly rules staged, and what the TypeScript reference makes of the same record.
+    const reference = new PingRules(['p.gif']);
+    type Values = { platform: string | null; pos: number | null };
+    const staged = (query: string): { wasm: Values; reference: Values } => scanOne(rec({ uri: q(`x-series=s&x-episode=e&x-session=se&${query}`) }), (r) => {
       const p = parseStagedRow(r.b, r.rowStart, r.rowEnd);
-      return { platform: p.platform, pos: p.pos };
+      const v = reference.classify(r);
+      return { wasm: { platform: p.platform, pos: p.pos }, reference: v.outcome === 'ping' ? { platform: v.ping.platform, pos: v.ping.pos } : { platform: 'no ping', pos: null } };
     }, true, ['p.gif']);
     for (const [query, platform, pos] of [
       ['x-platform=web&x-pos=754', 'web', 754], ['platform=Android+TV&pos=754.25', 'androidtv', 754], ['x-platform=%41ndroid_TV&x-pos=0', 'androidtv', 0],
       ['x-platform=&platform=web&x-pos=&pos=5', null, null], ['x-platform=%E2%9C%93&x-pos=-5', null, null], ['x-platform=' + 'a'.repeat(32) + '&x-pos=123456789', 'a'.repeat(32), 123456789],
       ['x-platform=' + 'a'.repeat(33) + '&x-pos=1234567890', null, null], ['x-platform=iOS&x-platform=web&x-pos=1e3', 'ios', null], ['x-pos=12.&x-pos=3', null, 12],
     ] as const) {
-      expect(staged(query), query).toEqual({ platform, pos });
-      expect({ platform: normalizePlatform(platform === null ? null : platform), pos }).toEqual({ platform, pos });
+      expect(staged(query), query).toEqual({ wasm: { platform, pos }, reference: { platform, pos } });
     }
   });
   it('accepts bare aliases from older clients', () => {

@@ -32,8 +32,8 @@ type SlicingBuffer = Buffer & { utf8Slice(start: number, end: number): string };
  * name the first wins.
  */
 export class PingParamReader {
-  /** Raw values: slots 0-6 for `x-` names, 7-13 for bare aliases. */
-  private readonly raw: Array<string | undefined> = new Array(14).fill(undefined);
+  /** Raw values: a slot per parameter for `x-` names, then one each for bare aliases. */
+  private readonly raw: Array<string | undefined> = new Array(2 * PARAMS.length).fill(undefined);
   private scratch = Buffer.allocUnsafe(1024);
 
   /** The parameters of the query string `b[s, e)` (without the `?`). */
@@ -74,7 +74,7 @@ export class PingParamReader {
         break;
       }
     }
-    let slot = 7;
+    let slot: number = PARAMS.length;
     if (ne - ns > 2 && name.charCodeAt(ns) === 0x78 /* x */ && name.charCodeAt(ns + 1) === 0x2d /* - */) {
       slot = 0;
       ns += 2;
@@ -85,7 +85,7 @@ export class PingParamReader {
   }
 
   private value(p: number): string | null {
-    const v = this.raw[p] ?? this.raw[p + 7];
+    const v = this.raw[p] ?? this.raw[p + PARAMS.length];
     if (v === undefined) return null;
     return v.indexOf('%') < 0 && v.indexOf('+') < 0 ? v : this.decode(v);
   }
