@@ -24,6 +24,7 @@ import { WAREHOUSE_ROLLUP } from '../state/leftovers.js';
 import { warehouseStatements } from './warehouse/sql/ddl.js';
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import type { Quarantine } from '../state/quarantine.js';
+import { loadEpisodeCatalog, type EpisodeCatalog, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
 
 /** The day's unreadable objects, as its manifest names them. */
 function manifestQuarantine({ quarantined, acceptedLost }: ReturnType<Quarantine['forDay']>): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
@@ -53,6 +54,8 @@ export interface DayPublisherOptions {
   catalog?: PartitionCatalog | null;
   /** How days are rolled up: the viewer key (none: the viewer datasets get no rows) and the platforms counted by name. */
   settings?: RollupSettings;
+  /** The episode catalog (PINGROLL_EPISODE_CATALOG), read once a run; none: completion figures are NULL. */
+  episodes?: EpisodeCatalogSource | null;
 }
 
 /** What this run's ingest did, for the manifest. */
@@ -71,7 +74,23 @@ export class DayPublisher {
   /** Warehouse loads one at a time: one connection, one transaction at a time. */
   private warehouseQueue: Promise<unknown> = Promise.resolve();
 
+  private catalog: Promise<EpisodeCatalog | null> | null = null;
+
   constructor(private readonly opts: DayPublisherOptions) {}
+
+  /**
+   * The episode catalog, fetched and checked the first time (jobs ask before they ingest, so that a bad
+   * catalog stops the run before any work); null without one. An EpisodeCatalogError (exit 2) names what to fix.
+   */
+  episodeCatalog(engine: DuckDBConnection): Promise<EpisodeCatalog | null> {
+    const source = this.opts.episodes;
+    if (!source) return Promise.resolve(null);
+    this.catalog ??= loadEpisodeCatalog(engine, source, join(this.opts.workDir, 'episode-catalog.csv'), join(this.opts.workDir, 'episode-catalog.parquet')).then((c) => {
+      this.opts.log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
+      return c;
+    });
+    return this.catalog;
+  }
 
   /** Loads a day into the warehouse, one load at a time; null without a warehouse. */
   private get loadWarehouse(): LoadWarehouse {
@@ -179,7 +198,8 @@ export class DayPublisher {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objectCount, tablesRead: inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
       }, dir);
-      const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, inputs.staged, outcomes, runs, dir) : await this.rollupHere(engine, day, files, outcomes, dir);
+      const catalog = await this.episodeCatalog(engine);
+      const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, inputs.staged, outcomes, runs, dir, catalog) : await this.rollupHere(engine, day, files, outcomes, dir, catalog);
       const outputs = [...rollup.outputs, runs];
       const rejectsFile = await dayRejects(store, rejects, dir);
       const outputSummary = outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes }));
@@ -190,6 +210,7 @@ export class DayPublisher {
         outputs: outputSummary, rejects: rejectsFile ? { key: rejectsKey(day), bytes: rejectsFile.bytes } : null,
         warehouse: warehouse?.description ?? 'none',
         viewerKey: this.opts.settings?.viewerKey?.id ?? null,
+        episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes },
         ...manifestQuarantine(held),
       };
       await publishWhole(store, {
@@ -213,8 +234,8 @@ export class DayPublisher {
   }
 
   /** The day rolled up by DuckDB, here, and its tables written as Parquet. */
-  private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string) {
-    const rollup = await rollupDay(engine, day, files, outcomes, this.opts.settings);
+  private async rollupHere(engine: DuckDBConnection, day: string, files: string[], outcomes: Record<string, Record<string, number>>, dir: string, catalog: EpisodeCatalog | null) {
+    const rollup = await rollupDay(engine, day, files, outcomes, { ...this.opts.settings, catalogFile: catalog?.file ?? null });
     return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: await writeDayParquet(engine, day, rollup, dir) };
   }
 
@@ -225,7 +246,8 @@ export class DayPublisher {
    * killed in between leaves the day's manifest unwritten, and the next run rolls it up again (the
    * load replaces the day).
    */
-  private async rollupInWarehouse(engine: DuckDBConnection, day: string, staged: Array<{ key: string; size: number }>, outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string) {
+  private async rollupInWarehouse(engine: DuckDBConnection, day: string, staged: Array<{ key: string; size: number }>, outcomes: Record<string, Record<string, number>>, runs: OutputFile, dir: string,
+    catalog: EpisodeCatalog | null) {
     const { store, run } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run}/dt=${day}/`;
     const runsKey = `${unloadPrefix}daily_runs.parquet`;
@@ -243,7 +265,14 @@ export class DayPublisher {
         await store.put(secretKey, { file: local, move: true });
         viewers = { keyId: viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
       }
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.settings?.platforms, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      // The episode catalog, as checked, for Redshift to COPY.
+      let episodes: WarehouseRollup['catalog'] = null;
+      if (catalog) {
+        const catalogKey = `${unloadPrefix}episode-catalog.parquet`;
+        await store.put(catalogKey, { file: catalog.file });
+        episodes = { key: catalogKey, size: (await store.size(catalogKey))! };
+      }
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.settings?.platforms, catalog: episodes, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       // Which tables must have no rows: the viewer tables without a key; every table but the audit on
       // a day with no ping; the audit on a day with no record.

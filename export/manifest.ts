@@ -41,6 +41,12 @@ export interface DayManifest {
    * datasets existed. A backfill rolls a day up again when it differs from the current key's.
    */
   viewerKey?: string | null;
+  /**
+   * The episode catalog the completion dataset was made with (PINGROLL_EPISODE_CATALOG): where it was
+   * read, the SHA-256 of its bytes and its episodes; null: none. Absent from manifests written before
+   * completion existed. A range backfill with a catalog set rolls a day up again when it differs.
+   */
+  episodeCatalog?: { url: string; sha256: string; episodes: number } | null;
   /** Log objects that could not be read and may hold records of the day: still retried, or accepted as lost. */
   quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;

@@ -17,6 +17,7 @@ import { DirectoryObjectStore } from '../state/object-store/directory-object-sto
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Config } from './config.js';
 import type { PartitionCatalog } from '../export/catalog/glue-partitions.js';
+import { EpisodeCatalogError, MAX_CATALOG_BYTES, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
 
 export interface Backends {
   /** The access logs (`PINGROLL_LOGS`). */
@@ -29,6 +30,8 @@ export interface Backends {
   items: TableItemSources | null;
   /** Where published days' partitions are registered (`PINGROLL_GLUE_DATABASE`); null or absent: nowhere. */
   catalog?: PartitionCatalog | null;
+  /** The episode catalog (`PINGROLL_EPISODE_CATALOG`); null or absent: none. */
+  episodes?: EpisodeCatalogSource | null;
 }
 
 export async function buildBackends(config: Config, log: Log): Promise<Backends> {
@@ -39,6 +42,7 @@ export async function buildBackends(config: Config, log: Log): Promise<Backends>
     warehouse: await warehouseFor(config, log, store),
     items: config.ddbTables ? await itemSourcesFor(config, log) : null,
     catalog: await catalogFor(config),
+    episodes: await episodeCatalogAt(config),
   };
 }
 
@@ -75,6 +79,39 @@ export async function catalogFor(config: Config): Promise<PartitionCatalog | nul
   const [{ GluePartitions }, { GlueClient }] = await Promise.all([import('../export/catalog/glue-partitions.js'), import('@aws-sdk/client-glue')]);
   // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_GLUE, ...).
   return new GluePartitions(new GlueClient({ maxAttempts: 5 }), config.glueDatabase, config.output);
+}
+
+/**
+ * The episode catalog's file, fetched to a local path (a local file copied, an S3 object downloaded),
+ * at most MAX_CATALOG_BYTES; a missing or unreadable one is an EpisodeCatalogError (exit 2).
+ */
+export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSource | null> {
+  const at = config.episodeCatalog;
+  if (!at) return null;
+  const fail = (why: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${at.url} cannot be read: ${why}; point it at the catalog CSV, or unset it`);
+  const tooLarge = (size: number): EpisodeCatalogError => fail(`it is ${size} bytes, over the ${MAX_CATALOG_BYTES} a catalog may have`);
+  if (at.kind === 'file') {
+    return {
+      url: at.url,
+      fetch: async (dest) => {
+        const { copyFile, stat } = await import('node:fs/promises');
+        const st = await stat(at.path).catch((err: NodeJS.ErrnoException) => { throw fail(err.code ?? err.message); });
+        if (!st.isFile()) throw fail('not a regular file');
+        if (st.size > MAX_CATALOG_BYTES) throw tooLarge(st.size);
+        await copyFile(at.path, dest).catch((err: NodeJS.ErrnoException) => { throw fail(err.code ?? err.message); });
+      },
+    };
+  }
+  const store = await objectStoreAt({ kind: 's3', bucket: at.bucket, prefix: '', url: `s3://${at.bucket}/` }, config);
+  return {
+    url: at.url,
+    fetch: async (dest) => {
+      const size = await store.size(at.key).catch((err: Error) => { throw fail(err.message.split('\n')[0]!); });
+      if (size === null) throw fail('no such object');
+      if (size > MAX_CATALOG_BYTES) throw tooLarge(size);
+      await store.download(at.key, dest).catch((err: Error) => { throw fail(err.message.split('\n')[0]!); });
+    },
+  };
 }
 
 /** The legacy tables' items: scanned with the configured segments and budget, or read from exports. */

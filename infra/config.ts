@@ -72,7 +72,12 @@ export interface Config {
   viewerKey: ViewerKey | null;
   /** The platforms `daily_platform_stats` counts by name (`PINGROLL_PLATFORMS`, normalised); every other, and none, is `unknown`. */
   platforms: readonly string[];
+  /** The episode catalog's location (`PINGROLL_EPISODE_CATALOG`, rollup/episode-catalog.ts): a local CSV file or an S3 object; null: completion figures are NULL. */
+  episodeCatalog: CatalogLocation | null;
 }
+
+/** Where one file is: an S3 object or a local path. */
+export type CatalogLocation = { kind: 's3'; bucket: string; key: string; url: string } | { kind: 'file'; path: string; url: string };
 
 /** The `--flag` values given on the command line; each overrides its environment variable. */
 export interface ConfigFlags {
@@ -136,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     privacy: privacyFrom(env.PINGROLL_PRIVACY),
     viewerKey: viewerKeyFrom(env.PINGROLL_VIEWER_KEY),
     platforms: platformsFrom(env.PINGROLL_PLATFORMS),
+    episodeCatalog: catalogLocationFrom(env.PINGROLL_EPISODE_CATALOG),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
   };
   if (config.warehouse.kind === 'redshift') {
@@ -226,6 +232,19 @@ export function parseLocation(value: string, name: string): Location {
   }
   // The url ends in / as an S3 prefix does: keys join to it as they are.
   return { kind: 'dir', path: v, url: v.endsWith('/') ? v : `${v}/` };
+}
+
+/** PINGROLL_EPISODE_CATALOG: an S3 object's URL or a local file's path; empty or unset: none. */
+function catalogLocationFrom(value: string | undefined): CatalogLocation | null {
+  const v = value?.trim() ?? '';
+  if (v === '') return null;
+  if (/^s3:\/\//i.test(v)) {
+    const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.*[^/])$/.exec(v);
+    if (!m) throw new ConfigError(`PINGROLL_EPISODE_CATALOG=${value} is not an S3 object's URL (s3://bucket/key.csv, the key not ending in /)`);
+    return { kind: 's3', bucket: m[1]!, key: m[2]!, url: v };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) throw new ConfigError(`PINGROLL_EPISODE_CATALOG=${value}: only s3:// URLs and local files are supported`);
+  return { kind: 'file', path: v, url: v };
 }
 
 function optionalLocation(value: string, name: string): Location | null {

@@ -31,13 +31,16 @@
 import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { idKey, sqlString } from '../lib/duckdb-engine.js';
 import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../ingest/staged-ping.js';
-import { platformSql, type TableName } from './day-rollup.js';
+import { COMPLETION_THRESHOLDS, platformSql, type TableName } from './day-rollup.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from './viewer-key.js';
 
 /** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
 export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
 /** The same of staged format 1's files (no `platform`): Redshift's COPY of Parquet takes exactly the file's columns. */
 export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
+
+/** The episode catalog's Parquet (rollup/episode-catalog.ts) as a Redshift table, its columns in the file's order. */
+export const CATALOG_TABLE_COLUMNS = 'series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT';
 
 function stagedTableColumns(columns: ReadonlyArray<{ name: string; type: string }>): string {
   return columns.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
@@ -60,10 +63,12 @@ export interface DayRollupSql {
   platforms?: readonly string[] | undefined;
   /** The dialect's SHA-256 as hex (Redshift's SHA2 unless said). */
   sha256Hex?: Sha256Hex;
+  /** A table of the episode catalog (series_id, episode_id, duration_seconds: rollup/episode-catalog.ts); none: completion figures are NULL. */
+  catalogTable?: string | null;
 }
 
 /** The statements, in order; run them in one transaction. */
-export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift }: DayRollupSql): string[] {
+export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null }: DayRollupSql): string[] {
   const start = dayStartMs(day);
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
@@ -79,7 +84,7 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     // Dedupe: one survivor per key (the ping id, else the natural key): S3 over DynamoDB, then the
     // earliest, then the smallest natural key. The survivor supplies every value.
     `CREATE TEMP TABLE day_pings AS
-     SELECT source, series, episode, session, user_id, event_ms, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
+     SELECT source, series, episode, session, user_id, event_ms, pos, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
             ${platformSql('platform', platforms)} AS platform,
             ${idKey('series')} AS series_k, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k, ${idKey('user_id')} AS user_k
      FROM (
@@ -133,7 +138,23 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     `INSERT INTO ${tables.daily_platform_stats} (day, series_id, platform, pings, sessions, viewers, minutes_watched)
      SELECT ${date}, MIN(series), platform, COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}
      FROM day_pings GROUP BY series_k, platform`,
-    // (No temporary table is dropped: they go with the session, and a Redshift batch has 40 statements.)
+    // Completion (day-rollup.ts, COMPLETION_COLUMNS): each session's furthest playhead that is at most
+    // the catalog's duration, per episode; without the episode in the catalog, NULL.
+    `DELETE FROM ${tables.daily_episode_completion} WHERE day = ${date}`,
+    catalogTable ? `INSERT INTO ${tables.daily_episode_completion} (day, series_id, episode_id, duration_seconds, sessions, sessions_with_position, ${COMPLETION_THRESHOLDS.map((p) => `reached_${p}`).join(', ')}, avg_share_watched)
+     SELECT ${date}, MIN(series), MIN(episode), MIN(duration), COUNT(*), CASE WHEN MIN(duration) IS NULL THEN NULL ELSE COUNT(pos) END,
+            ${COMPLETION_THRESHOLDS.map((p) => `CASE WHEN MIN(duration) IS NULL THEN NULL ELSE SUM(CASE WHEN pos * 100 >= ${p} * duration THEN 1 ELSE 0 END) END`).join(', ')},
+            CAST(SUM(pos) AS DOUBLE PRECISION) / CAST(NULLIF(COUNT(pos) * MIN(duration), 0) AS DOUBLE PRECISION)
+     FROM (
+       SELECT d.series_k, d.episode_k, MIN(d.series) AS series, MIN(d.episode) AS episode, MIN(c.duration_seconds) AS duration,
+              MAX(CASE WHEN d.pos <= c.duration_seconds THEN d.pos END) AS pos
+       FROM day_pings d LEFT JOIN (SELECT ${idKey('series_id')} AS series_k, ${idKey('episode_id')} AS episode_k, duration_seconds FROM ${catalogTable}) c
+         ON c.series_k = d.series_k AND c.episode_k = d.episode_k
+       GROUP BY d.series_k, d.episode_k, d.session_k) f
+     GROUP BY series_k, episode_k`
+      : `INSERT INTO ${tables.daily_episode_completion} (day, series_id, episode_id, sessions)
+     SELECT ${date}, MIN(series), MIN(episode), COUNT(DISTINCT session_k) FROM day_pings GROUP BY series_k, episode_k`,
+    // (No temporary table is dropped: they go with the session.)
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)

@@ -46,8 +46,23 @@ export const EPISODE_VIEWER_COLUMNS = ['day', 'series_id', 'episode_id', 'viewer
  */
 export const PLATFORM_COLUMNS = ['day', 'series_id', 'platform', 'pings', 'sessions', 'viewers', 'minutes_watched'] as const;
 
+/**
+ * pingroll's own: how far each episode's sessions got into it, with the episode catalog's duration
+ * (PINGROLL_EPISODE_CATALOG; rollup/episode-catalog.ts). A session's furthest playhead is the largest
+ * `x-pos` (an item's `pos`) of its surviving pings of the day that is at most the duration (a
+ * position past it is impossible and ignored; one that is not 1-9 digits was never staged);
+ * `reached_N` counts the sessions whose furthest playhead is at least N% of the duration, and
+ * `avg_share_watched` is their furthest playheads' sum over (sessions with one * duration). One row
+ * per episode of the day; every column after `sessions` NULL for an episode the catalog lacks, and
+ * for all without a catalog.
+ */
+export const COMPLETION_COLUMNS = ['day', 'series_id', 'episode_id', 'duration_seconds', 'sessions', 'sessions_with_position',
+  'reached_25', 'reached_50', 'reached_75', 'reached_95', 'avg_share_watched'] as const;
+/** The completion thresholds, in percent of the duration. */
+export const COMPLETION_THRESHOLDS = [25, 50, 75, 95] as const;
+
 export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes',
-  'daily_series_viewers', 'daily_episode_viewers', 'daily_platform_stats'] as const;
+  'daily_series_viewers', 'daily_episode_viewers', 'daily_platform_stats', 'daily_episode_completion'] as const;
 export type TableName = (typeof TABLES)[number];
 /** The tables that have rows only with a viewer key. */
 export const VIEWER_TABLES: readonly TableName[] = ['daily_series_viewers', 'daily_episode_viewers'];
@@ -82,7 +97,7 @@ export interface DayRollup {
  * by source and outcome from the batch commits; the rollup adds `duplicate`.
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
-  outcomes: Record<string, Record<string, number>>, opts: RollupSettings = {}): Promise<DayRollup> {
+  outcomes: Record<string, Record<string, number>>, opts: RollupSettings & { catalogFile?: string | null } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
@@ -111,6 +126,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // last are the least and greatest, distinct minutes are the bits of a session's blocks
   // (bit_count), and sessions and viewers are distinct over the groups.
   const key = 'coalesce(ping_id, natural_key)';
+  // With a catalog, each group keeps its furthest possible playhead (none past the episode's duration).
+  const catalog = opts.catalogFile ? `read_parquet(${sqlString(opts.catalogFile)})` : null;
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
@@ -122,8 +139,10 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       ) WHERE rn > 1)
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform, ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
-           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes
-    FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay}
+           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
+    FROM ${files} AS s ANTI JOIN losers USING (rowid)
+    ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
+    WHERE ${inDay}
     GROUP BY source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)}, block`);
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
@@ -246,6 +265,23 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     FROM (SELECT series, platform, sum(pings) AS pings FROM session_blocks GROUP BY series, platform) b
     JOIN (${sessions('series, platform')}) s USING (series, platform) JOIN (${viewers('series, platform')}) v USING (series, platform)
     ORDER BY series_id, platform`);
+  // Completion: each session's furthest playhead in each episode, against the catalog's duration.
+  // The share is one division of exact integers (the same double on every engine).
+  const nullUnlessListed = (expr: string): string => `CASE WHEN c.duration_seconds IS NULL THEN NULL ELSE ${expr} END`;
+  await engine.run(catalog ? `
+    CREATE OR REPLACE TEMP TABLE out_completion AS
+    SELECT DATE ${sqlString(day)} AS day, f.series AS series_id, f.episode AS episode_id, c.duration_seconds::BIGINT AS duration_seconds, count(*)::BIGINT AS sessions,
+           ${nullUnlessListed('count(f.pos)')}::BIGINT AS sessions_with_position,
+           ${COMPLETION_THRESHOLDS.map((p) => `${nullUnlessListed(`count(*) FILTER (WHERE f.pos * 100 >= ${p} * c.duration_seconds)`)}::BIGINT AS reached_${p}`).join(', ')},
+           sum(f.pos)::DOUBLE / nullif(count(f.pos) * c.duration_seconds, 0)::DOUBLE AS avg_share_watched
+    FROM (SELECT series, episode, session, max(furthest) AS pos FROM session_blocks GROUP BY series, episode, session) f
+    LEFT JOIN ${catalog} c ON c.series_id = f.series AND c.episode_id = f.episode
+    GROUP BY f.series, f.episode, c.duration_seconds
+    ORDER BY series_id, episode_id` : `
+    CREATE OR REPLACE TEMP TABLE out_completion AS
+    SELECT day, series_id, episode_id, NULL::BIGINT AS duration_seconds, sessions, ${['sessions_with_position', ...COMPLETION_THRESHOLDS.map((p) => `reached_${p}`)].map((c) => `NULL::BIGINT AS ${c}`).join(', ')},
+           NULL::DOUBLE AS avg_share_watched
+    FROM out_episode ORDER BY series_id, episode_id`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE out_audit AS
     SELECT * FROM (${values.length ? `VALUES ${values.join(', ')}` : `SELECT NULL::DATE, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT LIMIT 0`}) t(day, source, outcome, records)
     ORDER BY source, outcome`);
@@ -253,7 +289,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly',
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
-      daily_platform_stats: 'out_platforms' },
+      daily_platform_stats: 'out_platforms', daily_episode_completion: 'out_completion' },
     pings, duplicates,
   };
 }

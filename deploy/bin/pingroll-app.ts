@@ -16,5 +16,6 @@ new PingrollStack(app, 'Pingroll', {
   catalogDatabase: context('catalogDatabase') || undefined,
   rejectsRetentionDays: Number(context('rejectsRetentionDays')) || undefined,
   athenaBytesScannedCutoff: Number(context('athenaBytesScannedCutoff')) || undefined,
+  episodeCatalogKey: context('episodeCatalogKey') || undefined,
 });
 app.synth();

@@ -15,7 +15,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
 /** Glue (Hive) types of the Parquet columns: DATE, INT64, UTF8 strings, INT64 timestamps in µs. */
-type GlueType = 'date' | 'bigint' | 'string' | 'timestamp';
+type GlueType = 'date' | 'bigint' | 'string' | 'timestamp' | 'double';
 
 export interface Dataset {
   name: string;
@@ -35,6 +35,7 @@ export const DATASETS: Dataset[] = [
   { name: 'daily_series_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['viewer_key', 'string']] },
   { name: 'daily_episode_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['viewer_key', 'string']] },
   { name: 'daily_platform_stats', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['platform', 'string'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint']] },
+  { name: 'daily_episode_completion', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['duration_seconds', 'bigint'], ['sessions', 'bigint'], ['sessions_with_position', 'bigint'], ['reached_25', 'bigint'], ['reached_50', 'bigint'], ['reached_75', 'bigint'], ['reached_95', 'bigint'], ['avg_share_watched', 'double']] },
   { name: 'daily_runs', every: 'DAYS', columns: [['day', 'date'], ['run', 'string'], ['published_at', TS], ['code_version', 'string'], ['objects_read', 'bigint'], ['tables_read', 'bigint'], ['quarantined_objects', 'bigint'], ['state', 'string']] },
   { name: 'monthly_series_stats', every: 'MONTHS', columns: [['month', 'date'], ['series_id', 'string'], ['episodes', 'bigint'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint'], ['days_watched', 'bigint']] },
 ];

@@ -67,6 +67,11 @@ export interface PingrollStackProps extends StackProps {
   rejectsShareAlarm?: number;
   /** Where alarms are mailed; none: the topic only. */
   alarmEmail?: string;
+  /**
+   * The episode catalog CSV's key in the output bucket (e.g. `catalog/episodes.csv`: the jobs'
+   * PINGROLL_EPISODE_CATALOG, read-only to them); none: completion figures are NULL.
+   */
+  episodeCatalogKey?: string;
 }
 
 /**
@@ -160,6 +165,8 @@ export class PingrollStack extends Stack {
     jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:GetObjectTagging', 's3:PutObjectTagging'], resources: [outputObjects] }));
     ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'pingroll names its state, staging and output objects at run time (batch ids, days); the grant is limited to the output prefix');
     catalog.grantAddPartitions(jobRole);
+    // The episode catalog, that one object read.
+    if (props.episodeCatalogKey) jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [outputBucket.arnForObjects(props.episodeCatalogKey)] }));
     const workgroupArn = props.redshiftWorkgroupArn;
     jobRole.addToPolicy(new iam.PolicyStatement({
       actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement', 'redshift-serverless:GetCredentials'],
@@ -186,6 +193,7 @@ export class PingrollStack extends Stack {
       // Rejects keep no client IP or requester ARN, and go after 90 days (README, Personal data).
       PINGROLL_PRIVACY: 'mask',
       PINGROLL_REJECTS_RETENTION_DAYS: String(rejectsRetentionDays),
+      ...(props.episodeCatalogKey ? { PINGROLL_EPISODE_CATALOG: outputBucket.s3UrlForObject(props.episodeCatalogKey) } : {}),
     };
     // The viewer key (PINGROLL_VIEWER_KEY): the secret of the keyed hash the viewer datasets hold instead
     // of user ids. Generated once, kept when the stack goes (uniques over a range need one key throughout),

@@ -13,7 +13,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import jsonata from 'jsonata';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DAY_BEFORE_SCHEDULE, PingrollStack } from '../lib/pingroll-stack.js';
+import { DAY_BEFORE_SCHEDULE, PingrollStack, type PingrollStackProps } from '../lib/pingroll-stack.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const WORKGROUP_ARN = 'arn:aws:redshift-serverless:eu-west-1:123456789012:workgroup/0b2f89bd-6884-7ca8-de44-3aac051aedd2';
@@ -22,9 +22,9 @@ const WORKGROUP_ARN = 'arn:aws:redshift-serverless:eu-west-1:123456789012:workgr
 const out = mkdtempSync(join(tmpdir(), 'pingroll-cdk-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-function synth(shards = 8): Template {
-  const app = new App({ outdir: join(out, String(shards)) });
-  const stack = new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
+function synth(shards = 8, extra: Partial<PingrollStackProps> = {}): Template {
+  const app = new App({ outdir: join(out, `${shards}${Object.keys(extra).join('-')}`) });
+  const stack = new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com', ...extra });
   app.synth();
   return Template.fromStack(stack);
 }
@@ -33,7 +33,7 @@ function synth(shards = 8): Template {
 function nag(): { violations: Array<{ rule: string; path: string }>; report: string } {
   const outdir = join(out, 'nag');
   const app = new App({ outdir });
-  new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards: 8, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com' });
+  new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards: 8, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com', episodeCatalogKey: 'catalog/episodes.csv' });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   let thrown = '';
   try {
@@ -81,7 +81,7 @@ describe('the deployment (cdk synth)', () => {
       cli('rollup', '--month', '2026-10');
       const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof import('@duckdb/node-api');
       const duck = await (await DuckDBInstance.create(':memory:')).connect();
-      const GLUE: Record<string, string> = { DATE: 'date', BIGINT: 'bigint', VARCHAR: 'string', TIMESTAMP: 'timestamp' };
+      const GLUE: Record<string, string> = { DATE: 'date', BIGINT: 'bigint', VARCHAR: 'string', TIMESTAMP: 'timestamp', DOUBLE: 'double' };
       const tables = Object.values(t.findResources('AWS::Glue::Table')) as Array<{ Properties: { TableInput: { Name: string; PartitionKeys: unknown; Parameters: Record<string, string>; StorageDescriptor: { Columns: Array<{ Name: string; Type: string }> } } } }>;
       const published = readdirSync(join(work, 'out')).filter((d) => !d.startsWith('_') && !d.startsWith('.')).sort();
       expect(tables.map((x) => x.Properties.TableInput.Name).sort()).toEqual(published);
@@ -201,6 +201,18 @@ describe('the deployment (cdk synth)', () => {
       if ([s.Action].flat().some((a) => a.startsWith('s3:'))) expect(s.Resource).not.toBe('*');
     }
     expect(statements.some((s) => [s.Action].flat().includes('redshift-data:BatchExecuteStatement'))).toBe(true);
+  });
+
+  it('gives the jobs an episode catalog when one is named: its URL in their environment, and read access to that one object', () => {
+    expect(JSON.stringify(t.findResources('AWS::Batch::JobDefinition'))).not.toContain('PINGROLL_EPISODE_CATALOG');
+    const withCatalog = synth(8, { episodeCatalogKey: 'catalog/episodes.csv' });
+    const defs = Object.values(withCatalog.findResources('AWS::Batch::JobDefinition')) as Array<{ Properties: { ContainerProperties: { Environment: Array<{ Name: string; Value: unknown }> } } }>;
+    expect(defs.length).toBeGreaterThan(0);
+    for (const d of defs) expect(JSON.stringify(d.Properties.ContainerProperties.Environment.find((e) => e.Name === 'PINGROLL_EPISODE_CATALOG')?.Value)).toMatch(/"s3:\/\/",.*"\/catalog\/episodes\.csv"/);
+    const statements = (Object.values(withCatalog.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }>)
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const read = statements.filter((s) => JSON.stringify(s.Resource).includes('/catalog/episodes.csv'));
+    expect(read.map((s) => s.Action)).toEqual(['s3:GetObject']);
   });
 
   it('alarms on failed, timed-out and aborted runs, and on any job that fails for good, to a topic', () => {

@@ -30,6 +30,8 @@ export interface WarehouseRollup {
   viewers?: { keyId: string; secretKey: string; secretSize: number } | null;
   /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
   platforms?: readonly string[] | undefined;
+  /** The episode catalog as Parquet (output-relative key, size: rollup/episode-catalog.ts); none: completion figures are NULL. */
+  catalog?: { key: string; size: number } | null;
   /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
   runsSize: number;

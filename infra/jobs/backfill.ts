@@ -88,7 +88,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
     let ingested: Awaited<ReturnType<typeof ingest>>;
+    // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
+    // SHA-256). A bad catalog stops the backfill here, before any work.
+    let recatalog: string | null = null;
     try {
+      recatalog = opts.stale ? null : (await publisher.episodeCatalog(ingestEngine))?.sha256 ?? null;
       ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence, quarantine });
     } finally {
       ingestEngine.closeSync();
@@ -112,7 +116,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
-          if (!opts.force && await sameInputs(store, ledger, day, rekey)) {
+          if (!opts.force && await sameInputs(store, ledger, day, rekey, recatalog)) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
             summary.skipped.push(day);
@@ -139,7 +143,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     await queue.onIdle();
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null))) refusedStale.push(day);
+    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null, null))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -168,10 +172,12 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
 
 /**
  * Whether the day's manifest names exactly the batches and scans the day would read now, and, with
- * `rekey` (the set viewer key's id), its viewer datasets were made with that key or the day had no ping.
+ * `rekey` (the set viewer key's id), its viewer datasets were made with that key, and with `recatalog`
+ * (the set episode catalog's SHA-256), its completion with that catalog, or the day had no ping.
  */
-async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null): Promise<boolean> {
+async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null, recatalog: string | null): Promise<boolean> {
   const manifest = await readManifest(store, day);
   if (manifest === null || inputsChanged(manifest, await inputIds(ledger, day)) !== null) return false;
-  return rekey === null || manifest.pings === 0 || (manifest.viewerKey ?? null) === rekey;
+  if (manifest.pings === 0) return true;
+  return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog?.sha256 ?? null) === recatalog);
 }

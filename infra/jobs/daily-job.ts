@@ -103,6 +103,8 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     let touchedDays: string[] = [];
     try {
+      // A bad episode catalog stops the run here, before any work.
+      await state.publisher.episodeCatalog(engine);
       if (opts.noIngest) {
         await settleQuarantine(state.quarantine, state.ledger, store);
         summary.unreadable = stillUnreadable(state.quarantine);
@@ -164,7 +166,7 @@ export async function withRun<T>(backends: Backends, opts: { run: string; comman
     const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
-    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, settings: opts.settings });
+    const publisher = new DayPublisher({ run, store, warehouse, ledger, workDir: dir, log, version: codeVersion(), fence, quarantine, rollupInWarehouse: opts.rollupInWarehouse, catalog: backends.catalog ?? null, settings: opts.settings, episodes: backends.episodes ?? null });
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === undefined) await publisher.recover();
     const leftovers = await removeLeftovers(store, ledger, shard);

@@ -202,3 +202,51 @@ export function expectedPlatforms(truth: TruthRecord[], day: string, platforms: 
     return { day, series_id, platform, pings: g.pings, sessions: g.sessions.size, viewers: g.viewers.size, minutes_watched: g.minutes.size };
   }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.platform < b.platform ? -1 : a.platform > b.platform ? 1 : 0));
 }
+
+export interface CompletionRow {
+  day: string; series_id: string; episode_id: string; duration_seconds: number | null; sessions: number; sessions_with_position: number | null;
+  reached_25: number | null; reached_50: number | null; reached_75: number | null; reached_95: number | null; avg_share_watched: number | null;
+}
+
+/**
+ * Completion per episode: each session's furthest playhead among its survivors that is at most the
+ * catalog's duration (`catalog`: "series\0episode" to seconds); sessions reaching 25/50/75/95% of it,
+ * and the furthest playheads' mean share. Every figure null for an episode the catalog lacks.
+ */
+export function expectedCompletion(truth: TruthRecord[], day: string, catalog: Map<string, number>): CompletionRow[] {
+  const episodes = new Map<string, Map<string, number | null>>();
+  for (const p of survivors(truth, day)) {
+    const k = `${p.series}\u0000${p.episode}`;
+    const sessions = episodes.get(k) ?? new Map<string, number | null>();
+    episodes.set(k, sessions);
+    const duration = catalog.get(k);
+    const pos = p.pos !== undefined && p.pos !== null && duration !== undefined && p.pos <= duration ? p.pos : null;
+    const cur = sessions.get(p.session!) ?? null;
+    sessions.set(p.session!, pos === null ? cur : Math.max(cur ?? -1, pos));
+  }
+  return [...episodes].map(([k, sessions]) => {
+    const [series_id, episode_id] = k.split('\u0000') as [string, string];
+    const duration = catalog.get(k) ?? null;
+    const furthest = [...sessions.values()].filter((v): v is number => v !== null);
+    const reached = (pct: number): number | null => (duration === null ? null : furthest.filter((f) => f * 100 >= pct * duration).length);
+    return {
+      day, series_id, episode_id, duration_seconds: duration, sessions: sessions.size, sessions_with_position: duration === null ? null : furthest.length,
+      reached_25: reached(25), reached_50: reached(50), reached_75: reached(75), reached_95: reached(95),
+      avg_share_watched: duration === null || furthest.length === 0 ? null : furthest.reduce((a, b) => a + b, 0) / (furthest.length * duration),
+    };
+  }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.episode_id < b.episode_id ? -1 : a.episode_id > b.episode_id ? 1 : 0));
+}
+
+/** An episode catalog CSV's durations, as expectedCompletion takes them (a plain reading: no quoted commas in ids). */
+export function catalogDurations(csv: string): Map<string, number> {
+  const [header, ...rows] = csv.trim().split('\n');
+  const cols = header!.split(',');
+  const at = (name: string): number => cols.indexOf(name);
+  const out = new Map<string, number>();
+  for (const row of rows) {
+    // Fields after a quoted one shift: the generator's catalog quotes only its title, which is ignored.
+    const f = row.replace(/"(?:[^"]|"")*"/g, 'x').split(',');
+    out.set(`${f[at('series_id')]}\u0000${f[at('episode_id')]}`, Number(f[at('duration_seconds')]));
+  }
+  return out;
+}

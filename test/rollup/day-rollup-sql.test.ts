@@ -7,7 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
+import { loadEpisodeCatalog } from '../../rollup/episode-catalog.js';
+import { writeFile } from 'node:fs/promises';
 import { rollupDay, TABLES, type TableName } from '../../rollup/day-rollup.js';
 import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
 import { DuckDBInstance, portableString, queryRows, sqlString } from '../../lib/duckdb-engine.js';
@@ -15,7 +17,7 @@ import { memoryLog } from '../../lib/log.js';
 import { Ledger } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
-import { generateSample, redeliver } from '../../tools/sample/access-log-generator.js';
+import { generateSample, redeliver, sampleEpisodeCatalog } from '../../tools/sample/access-log-generator.js';
 import { SHA256_HEX, viewerKey, viewerKeyOf } from '../../rollup/viewer-key.js';
 import { dirConfig, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
 import { insertRows, startPostgres, type Postgres } from '../helpers/postgres.js';
@@ -64,14 +66,16 @@ async function stagedDay(seed: number, day: string): Promise<{ files: string[]; 
   const dynamo = join(r, 'dynamodb.parquet');
   const from = `read_parquet([${files.map(sqlString).join(', ')}])`;
   await c.run(`COPY (
-      SELECT 'dynamodb' AS source, series, episode, session, user_id, ping_id, event_ms + (CASE WHEN hash(natural_key) % 2 = 0 THEN 1000 ELSE -1000 END) AS event_ms, 'ddb:' || natural_key AS natural_key
+      SELECT 'dynamodb' AS source, series, episode, session, user_id, ping_id, event_ms + (CASE WHEN hash(natural_key) % 2 = 0 THEN 1000 ELSE -1000 END) AS event_ms, 'ddb:' || natural_key AS natural_key,
+             -- The losing copy's playhead further on: it must not count.
+             pos + 600 AS pos
       FROM ${from} WHERE ping_id IS NOT NULL AND hash(natural_key) % 9 = 0
       UNION ALL
-      SELECT 'dynamodb', series, episode, 'ddb-' || session, NULL, 'ddb-' || natural_key, event_ms + 30000, 'ddb-own:' || natural_key
+      SELECT 'dynamodb', series, episode, 'ddb-' || session, NULL, 'ddb-' || natural_key, event_ms + 30000, 'ddb-own:' || natural_key, pos
       FROM ${from} WHERE hash(natural_key) % 13 = 0
       UNION ALL
       -- Ids that differ from others only by trailing blanks (Redshift's VARCHAR comparison ignores them; the contract does not).
-      SELECT 'dynamodb', series || ' ', episode || ' ', session || ' ', user_id || ' ', ping_id || ' ', event_ms, 'blank:' || natural_key
+      SELECT 'dynamodb', series || ' ', episode || ' ', session || ' ', user_id || ' ', ping_id || ' ', event_ms, 'blank:' || natural_key, pos
       FROM ${from} WHERE hash(natural_key) % 11 = 0
     ) TO ${sqlString(dynamo)} (FORMAT parquet)`);
   const [{ n }] = (await queryRows<{ n: bigint }>(c, `SELECT count(*) AS n FROM read_parquet(${sqlString(dynamo)}) WHERE event_ms // 86400000 = ${Date.parse(day) / 86_400_000}`)) as [{ n: bigint }];
@@ -88,7 +92,9 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     // DuckDB's rollup, as the daily job runs it.
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY });
+    // An episode catalog, with an episode whose ids differ from another's only by trailing blanks.
+    const catalog = await loadEpisodeCatalog(c, { url: 'test', fetch: (dest) => writeFile(dest, `${sampleEpisodeCatalog()}"s1000 ",x,"e1 ",61\n`) }, join(root(), 'c.csv'), join(root(), 'c.parquet'));
+    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file });
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
@@ -98,6 +104,8 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks`);
     expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyOf(KEY, v.viewer) }))));
     expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
+    expect(want.daily_episode_completion.filter((r) => r.reached_50 !== null && (r.reached_50 as number) > 0).length).toBeGreaterThan(10);
+    expect(want.daily_episode_completion.some((r) => r.series_id === 's1000 ' && r.episode_id === 'e1 ' && r.duration_seconds === 61)).toBe(true);
 
     // The staged pings loaded into Postgres another way than COPY (which has no local stand-in).
     const schema = `s${seed}`;
@@ -105,9 +113,12 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     await pg.exec(`CREATE TABLE ${schema}.staged (${STAGED_TABLE_COLUMNS})`);
     // (By name: the DynamoDB file above is of staged format 1, without `platform`.)
     const rows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`);
+    const catalogRows = await queryRows<Record<string, unknown>>(c, `SELECT * FROM read_parquet(${sqlString(catalog.file)})`);
     c.closeSync();
     db.closeSync();
     await insertRows(pg, `${schema}.staged`, rows, [...STAGED_COLUMN_NAMES]);
+    await pg.exec(`CREATE TABLE ${schema}.episode_catalog (${CATALOG_TABLE_COLUMNS})`);
+    await insertRows(pg, `${schema}.episode_catalog`, catalogRows, ['series_id', 'episode_id', 'duration_seconds']);
     // A day published before, and its neighbour: the day is replaced, the neighbour left alone.
     await pg.exec(`INSERT INTO ${schema}.daily_hourly_stats VALUES ('${day}', 3, 999), ('1999-01-01', 3, 7)`);
 
@@ -118,7 +129,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
       // (One per seed: the seeds share a session, and a temporary table lives as long as it.)
       await tx.exec(`CREATE TEMP TABLE viewer_secret_${seed} (secret VARCHAR(256))`);
       await tx.exec(`INSERT INTO viewer_secret_${seed} VALUES ('${KEY.secret}')`);
-      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres });
+      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres, catalogTable: `${schema}.episode_catalog` });
       expect(statements.join('\n')).not.toContain(KEY.secret);
       for (const sql of statements) await tx.exec(sql);
     });
@@ -138,7 +149,8 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
       await d.run(`CREATE TABLE staged AS SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`);
       const plain = Object.fromEntries(TABLES.map((t) => [t, t])) as Record<TableName, string>;
       await d.run(`CREATE TEMP TABLE viewer_secret AS SELECT '${KEY.secret}' AS secret`);
-      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb })) await d.run(sql);
+      await d.run(`CREATE TABLE episode_catalog AS SELECT * FROM read_parquet(${sqlString(catalog.file)})`);
+      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog' })) await d.run(sql);
       for (const t of TABLES) expect(normalized(await queryRows(d, `SELECT * FROM ${t}`)), `${t} on DuckDB`).toEqual(want[t]);
     } finally {
       d.closeSync();
@@ -147,7 +159,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
   });
 
   it('runs no function Redshift lacks', () => {
-    const text = dayRollupStatements({ day: '2026-11-01', staged: 'staged', tables: Object.fromEntries(TABLES.map((t) => [t, `pingroll.${t}`])) as Record<TableName, string>, outcomes: { s3: { ping: 1 } }, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' } }).join('\n');
+    const text = dayRollupStatements({ day: '2026-11-01', staged: 'staged', tables: Object.fromEntries(TABLES.map((t) => [t, `pingroll.${t}`])) as Record<TableName, string>, outcomes: { s3: { ping: 1 } }, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, catalogTable: 'episode_catalog' }).join('\n');
     // Viewer keys by Redshift's SHA2 (hex, like DuckDB's sha256 and the tests' Postgres expression).
     expect(text).toMatch(/SHA2\(k\.secret \|\| v\.viewer, 256\)/);
     // Postgres and DuckDB have these; Redshift does not (or not the same): the one text must avoid them.

@@ -58,6 +58,8 @@ export interface TruthRecord {
   naturalKey?: string;
   /** The platform as sent, decoded (`x-platform`); the rollup normalises it. */
   platform?: string | null;
+  /** The playhead as staged: whole seconds, or null for one sent that is not 1-9 digits. */
+  pos?: number | null;
 }
 
 export interface LogObject {
@@ -140,6 +142,25 @@ interface Pending {
   order?: number;
 }
 
+/** The generator's `i`th series id, as sent (`+` for a space). */
+function sampleSeriesId(i: number): string {
+  return i % 7 === 3 ? `The+Crown+S${i}` : `s${1000 + i}`;
+}
+
+/**
+ * An episode catalog (PINGROLL_EPISODE_CATALOG, a CSV) of the generator's series and episodes: each
+ * one's duration, 10 to 38 minutes, except each series' last episode, which it leaves out (its
+ * completion figures are NULL). Ids as the tables have them (decoded); a column the catalog ignores.
+ */
+export function sampleEpisodeCatalog(opts: { series?: number; episodesPerSeries?: number } = {}): string {
+  const rows = ['series_id,title,episode_id,duration_seconds'];
+  for (let i = 0; i < (opts.series ?? 40); i++) {
+    const series = sampleSeriesId(i).replace(/\+/g, ' ');
+    for (let e = 1; e < (opts.episodesPerSeries ?? 12); e++) rows.push(`${series},"Episode ${e}, part ""one""",e${e},${600 + 120 * ((i * 7 + e * 3) % 15)}`);
+  }
+  return rows.join('\n') + '\n';
+}
+
 export function generateSample(opts: SampleOptions): Sample {
   const rand = rng(opts.seed ?? 1);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
@@ -180,7 +201,7 @@ export function generateSample(opts: SampleOptions): Sample {
     `${OWNER} ${bucket} [${logTime(ms)}] ${ip()} ${requester} ${reqId} ${op} ${key} ${uri} ${status} ${err} ${bytes} ${bytes} ${1 + Math.floor(rand() * 40)} ${Math.floor(rand() * 10)} ${referer} "${agent}"${tail()}`;
   const ip = (): string => `${1 + Math.floor(rand() * 220)}.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}.${1 + Math.floor(rand() * 254)}`;
 
-  const seriesIds = Array.from({ length: nSeries }, (_, i) => (i % 7 === 3 ? `The+Crown+S${i}` : `s${1000 + i}`));
+  const seriesIds = Array.from({ length: nSeries }, (_, i) => sampleSeriesId(i));
   const seriesName = (raw: string): string => raw.replace(/\+/g, ' ');
 
   // ---- viewing sessions and their pings
@@ -195,6 +216,17 @@ export function generateSample(opts: SampleOptions): Sample {
     const viaWebsite = rand() < 0.05;
     const viaCloudFront = rand() < 0.05;
     const minutes = 1 + Math.floor(-Math.log(1 - rand()) * 25);
+    // The playhead (x-pos), from the session's id (no draw of its own, so the rest is as before): a
+    // fifth start part-way in; some send a negative or exponent position once, some positions far
+    // past any episode's end.
+    const h = Number.parseInt(session.slice(0, 4), 16);
+    const startPos = h % 5 === 0 ? (h % 20) * 60 : 0;
+    const playhead = (m: number): [string, number | null] => {
+      if (m === 2 && (h >> 4) % 23 === 0) return ['-60', null];
+      if (m === 3 && (h >> 4) % 29 === 0) return ['1e3', null];
+      const p = startPos + m * 60 + ((h >> 4) % 31 === 0 ? 100_000 : 0);
+      return [String(p), p];
+    };
     let t = dayStart + Math.floor(rand() * DAY_MS);
     for (let m = 0; m < minutes; m++, t += 60_000 + Math.floor((rand() - 0.5) * 4000)) {
       const pingId = legacyClient ? null : uuid();
@@ -206,14 +238,15 @@ export function generateSample(opts: SampleOptions): Sample {
         let q = `${p}series=${seriesRaw}&${p}episode=${episode}&${p}session=${session}`;
         if (user) q += `&${p}user=${user}`;
         if (pingId) q += `&${p}ping=${pingId}`;
-        q += `&${p}ts=${at}&${p}pos=${m * 60}&${p}platform=${platform}&cb=${hex(6)}`;
+        const [posSent, pos] = playhead(m);
+        q += `&${p}ts=${at}&${p}pos=${posSent}&${p}platform=${platform}&cb=${hex(6)}`;
         const op = viaWebsite ? 'WEBSITE.GET.OBJECT' : 'REST.GET.OBJECT';
         const line = record(at, viaCloudFront ? OAI : '-', reqId, op, pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`,
           rand() < 0.05 ? 304 : 200, '-', rand() < 0.5 ? '43' : '-', '"-"', agent);
         const truth: TruthRecord | undefined = wantTruth
           ? {
             outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw),
-            episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`, platform: platform.replace(/\+/g, ' ') || null,
+            episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`, platform: platform.replace(/\+/g, ' ') || null, pos,
           }
           : undefined;
         pending.push({ line, eventMs: at, truth });

@@ -16,15 +16,18 @@ import type { Log } from '../../../lib/log.js';
 import { warehouseStatements } from '../sql/ddl.js';
 import type { OutputFile } from '../../day-parquet.js';
 import type { Warehouse, WarehouseRollup } from '../warehouse.js';
-import { dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
 import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
 
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 
-/** The COPY manifests of a day's rollup (rollupDay writes them): the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret. */
-interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null }
+/** The COPY manifests of a day's rollup (rollupDay writes them): the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
+interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog?: string | null }
+
+/** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
+const SESSION_KEEP_ALIVE_SECONDS = 600;
 
 export interface DataApiOptions {
   /** Give up on a statement after this long (it is cancelled). */
@@ -51,11 +54,18 @@ export class RedshiftDataApi {
     };
   }
 
-  /** Runs statements as one transaction; resolves when Redshift says FINISHED. */
-  async batch(sqls: string[], what: string): Promise<string> {
-    const r = await this.client.send(new BatchExecuteStatementCommand({ ...this.target, Sqls: sqls, StatementName: `pingroll ${what}`.slice(0, 500) }));
+  /**
+   * Runs statements as one transaction; resolves when Redshift says FINISHED. `session`: keep the
+   * session open for `keepAliveSeconds` after, or run in the open session `id` (its temporary tables
+   * still there); the session's id is returned.
+   */
+  async batch(sqls: string[], what: string, session: { keepAliveSeconds?: number; id?: string } = {}): Promise<{ id: string; sessionId: string | undefined }> {
+    const name = { Sqls: sqls, StatementName: `pingroll ${what}`.slice(0, 500) };
+    // In an open session the Data API takes its id instead of the cluster or workgroup, database and credentials.
+    const r = await this.client.send(new BatchExecuteStatementCommand(session.id ? { ...name, SessionId: session.id }
+      : { ...this.target, ...name, ...(session.keepAliveSeconds ? { SessionKeepAliveSeconds: session.keepAliveSeconds } : {}) }));
     await this.wait(r.Id!, what);
-    return r.Id!;
+    return { id: r.Id!, sessionId: r.SessionId ?? session.id };
   }
 
   /** Rows of a query, every result page. */
@@ -153,37 +163,45 @@ export class RedshiftWarehouse implements Warehouse {
   }
 
   /**
-   * The day rolled up inside Redshift (PINGROLL_ROLLUP=redshift), as one batch, which the Data API
-   * runs as one transaction: the day's staged Parquet COPYed into a temporary table (one COPY through a
-   * manifest, whatever the number of files: a batch takes at most 40 statements), the rollup SQL
-   * (rollup/day-rollup-sql.ts: each table's day deleted, then inserted), the day's daily_runs row
-   * COPYed, and each table's day UNLOADed as Parquet (Snappy, as pingroll's own files) under
-   * `unloadPrefix`, from inside the transaction: what it writes is what the transaction commits. One
-   * file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's 6.2 GB per file); pingroll
-   * then publishes the files as its own (day-publish.ts). Analysts see the old day or the new one.
+   * The day rolled up inside Redshift (PINGROLL_ROLLUP=redshift), as two batches in one Data API
+   * session (a batch takes at most 40 statements):
+   * - `prepare`: the inputs COPYed into temporary tables: the day's staged Parquet (one COPY through a
+   *   manifest, whatever the number of files), the viewer key's secret, the episode catalog. Nothing a
+   *   reader sees; a run that dies after it leaves nothing (temporary tables go with the session).
+   * - `rollup`, one transaction: the rollup SQL (rollup/day-rollup-sql.ts: each table's day deleted,
+   *   then inserted), the day's daily_runs row COPYed, and each table's day UNLOADed as Parquet
+   *   (Snappy, as pingroll's own files) under `unloadPrefix`, from inside the transaction: what it
+   *   writes is what the transaction commits. One file per table (PARALLEL OFF: a day's rollup is far
+   *   below UNLOAD's 6.2 GB per file); pingroll then publishes the files as its own (day-publish.ts).
+   *   Analysts see the old day or the new one.
    */
-  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'>, manifests: RollupManifests): string[] {
+  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'>, manifests: RollupManifests): { prepare: string[]; rollup: string[] } {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${cfg.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
-    return [
-      `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-      ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      // Files staged before `platform` (format 1) have a column less, and COPY takes exactly a file's
-      // columns: into a table of theirs, then added with no platform.
-      ...(manifests.format1 ? [
-        `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-        `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
-      ] : []),
-      // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
-      ...(input.viewers && manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms }),
-      `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
-      `COPY ${cfg.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
-      ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
-      // (The temporary tables go with the session: a batch holds at most 40 statements.)
-    ];
+    const catalog = input.catalog && manifests.catalog ? 'episode_catalog' : null;
+    return {
+      prepare: [
+        `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
+        ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        // Files staged before `platform` (format 1) have columns fewer, and COPY takes exactly a file's
+        // columns: into a table of theirs, then added with no platform or playhead.
+        ...(manifests.format1 ? [
+          `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
+          `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
+          `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+        ] : []),
+        // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
+        ...(input.viewers && manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ],
+      rollup: [
+        ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms, catalogTable: catalog }),
+        `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
+        `COPY ${cfg.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
+        ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+      ],
+    };
   }
 
   /**
@@ -195,7 +213,7 @@ export class RedshiftWarehouse implements Warehouse {
     return JSON.stringify({ entries: files.map((f) => ({ url: `s3://${output.bucket}/${output.prefix}${f.key}`, mandatory: true, meta: { content_length: f.size } })) });
   }
 
-  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's batch (rollupStatements). */
+  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (rollupStatements). */
   async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
     await this.init();
     // Each COPY's manifest, under unloadPrefix; none for no files.
@@ -210,8 +228,12 @@ export class RedshiftWarehouse implements Warehouse {
       format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
       runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
       secret: input.viewers ? await manifest('viewer-secret', [{ key: input.viewers.secretKey, size: input.viewers.secretSize }]) : null,
+      catalog: input.catalog ? await manifest('episode-catalog', [input.catalog]) : null,
     };
-    await this.api.batch(RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input, manifests), `rollup of ${day}`);
+    const { prepare, rollup } = RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input, manifests);
+    const session = await this.api.batch(prepare, `rollup of ${day}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
+    if (!session.sessionId) throw new RedshiftStatementError(`the Redshift Data API gave no session for the rollup of ${day}'s inputs (statement ${session.id}); run again`);
+    await this.api.batch(rollup, `rollup of ${day}`, { id: session.sessionId });
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

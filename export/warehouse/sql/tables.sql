@@ -103,6 +103,23 @@ CREATE TABLE IF NOT EXISTS {schema}.daily_platform_stats (
   minutes_watched BIGINT        NOT NULL
 ) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
 
+-- pingroll's own: how far each episode's sessions got into it, against the episode catalog's
+-- duration (PINGROLL_EPISODE_CATALOG): sessions whose furthest playhead reached 25/50/75/95% of it,
+-- and the average share reached. Every column after sessions is NULL for an episode the catalog lacks.
+CREATE TABLE IF NOT EXISTS {schema}.daily_episode_completion (
+  day                    DATE             NOT NULL,
+  series_id              VARCHAR(1024)    NOT NULL,
+  episode_id             VARCHAR(1024)    NOT NULL,
+  duration_seconds       BIGINT,
+  sessions               BIGINT           NOT NULL,
+  sessions_with_position BIGINT,
+  reached_25             BIGINT,
+  reached_50             BIGINT,
+  reached_75             BIGINT,
+  reached_95             BIGINT,
+  avg_share_watched      DOUBLE PRECISION
+) DISTSTYLE KEY DISTKEY (series_id) SORTKEY (day);
+
 -- One row per published day, loaded with the day in the same transaction (contract §8).
 CREATE TABLE IF NOT EXISTS {schema}.daily_runs (
   day                 DATE        NOT NULL,

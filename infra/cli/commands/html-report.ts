@@ -37,6 +37,13 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
   const [mix] = await q<{ s3: unknown; ddb: unknown; pings: unknown }>(`SELECT SUM(s3_pings) AS s3, SUM(dynamodb_pings) AS ddb, SUM(pings) AS pings FROM ${schema}daily_episode_stats WHERE ${where}`);
   const audit = await rows(`SELECT source || ' ' || outcome AS label, SUM(records) AS v FROM ${schema}daily_ingest_audit WHERE ${where} GROUP BY source, outcome ORDER BY source, outcome`);
   const platforms = await rowsOrNoneIfMissing(rows(`SELECT platform AS label, SUM(minutes_watched) AS v FROM ${schema}daily_platform_stats WHERE ${where} GROUP BY platform ORDER BY v DESC, platform`));
+  // Drop-off: of the sessions with a playhead in episodes the catalog has, the share that reached each
+  // point of the episode (none without a catalog: no chart).
+  const [reach] = await rowsOrNoneIfMissing(q<Record<'n' | 'r25' | 'r50' | 'r75' | 'r95', unknown>>(`SELECT SUM(sessions_with_position) AS n, SUM(reached_25) AS r25, SUM(reached_50) AS r50,
+    SUM(reached_75) AS r75, SUM(reached_95) AS r95 FROM ${schema}daily_episode_completion WHERE ${where}`));
+  const withPosition = num(reach?.n);
+  const completion: Chart[] = withPosition > 0 ? [{ id: 'completion', title: 'Sessions reaching each point of the episode, % (episodes in the catalog)', type: 'bar',
+    labels: ['25%', '50%', '75%', '95%'], values: (['r25', 'r50', 'r75', 'r95'] as const).map((k) => Math.round((num(reach![k]) / withPosition) * 1000) / 10) }] : [];
   const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
   return {
     pings: num(mix?.pings),
@@ -47,6 +54,7 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
       bars('top-series', 'Top series by minutes watched', series),
       bars('top-episodes', 'Top episodes by minutes watched', episodes),
       bars('platforms', 'Minutes watched by platform', platforms),
+      ...completion,
       { id: 'sources', title: 'Pings by source', type: 'doughnut', labels: ['S3 access logs', 'DynamoDB'], values: [num(mix?.s3), num(mix?.ddb)] } as Chart,
       bars('audit', 'Records read, by outcome', audit),
     ],

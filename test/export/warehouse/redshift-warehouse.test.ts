@@ -17,8 +17,8 @@ import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift
 import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
-import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
+import { generateSample, objectBody, sampleEpisodeCatalog as generatedCatalog } from '../../../tools/sample/access-log-generator.js';
+import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, COMPLETION_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
@@ -64,7 +64,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_platform_stats', PLATFORM_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
+    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_platform_stats', PLATFORM_COLUMNS], ['daily_episode_completion', COMPLETION_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
@@ -84,19 +84,37 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
-  it('rolls up a day staged partly before `platform` existed: format 1 files COPYed into a table of their columns and added without a platform; the batch within 40 statements', async () => {
-    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1' });
+  it('rolls up a day staged partly before `platform` existed: format 1 files COPYed into a table of their columns and added without a platform; two batches in one session, each within 40 statements', async () => {
+    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     manifests.clear();
     const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output, put);
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 }];
-    await wh.rollupDay('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', put });
+    await wh.rollupDay('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
+      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', put });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
     expect(entries('u/staged.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
     expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);
-    const sqls = rs.commandCalls(BatchExecuteStatementCommand).at(-1)!.args[0].input.Sqls!;
+    expect(entries('u/episode-catalog.manifest')).toEqual(['u/episode-catalog.parquet']);
+    // The init, then the day's inputs in a session kept open, then the day's transaction in that session (its temporary tables there).
+    const calls = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input);
+    expect(calls).toHaveLength(3);
+    expect(calls[1]).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev', SessionKeepAliveSeconds: 600 });
+    expect(calls[2]).toMatchObject({ SessionId: 'session-1' });
+    for (const absent of ['WorkgroupName', 'Database', 'ClusterIdentifier', 'SecretArn', 'DbUser', 'SessionKeepAliveSeconds']) expect(calls[2], absent).not.toHaveProperty(absent);
+    const [sqls, day] = [calls[1]!.Sqls!, calls[2]!.Sqls!];
+    // The worst case: format 1 files, a viewer key and a catalog.
     expect(sqls.length).toBeLessThanOrEqual(40);
+    expect(day.length).toBeLessThanOrEqual(40);
+    expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(TABLES.length);
+    expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
+    expect(sqls.slice(5)).toEqual([
+      'CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))',
+      `COPY viewer_secret FROM 's3://rollups/pingroll/u/viewer-secret.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      `CREATE TEMP TABLE episode_catalog (series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT)`,
+      `COPY episode_catalog FROM 's3://rollups/pingroll/u/episode-catalog.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+    ]);
     expect(sqls.slice(0, 5)).toEqual([
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
@@ -258,7 +276,9 @@ describe('make rollup with Redshift configured', () => {
       const root = tempDir();
       roots.push(root);
       // The reference: DuckDB's rollup of the same logs, into another output.
-      const viewerKey: Record<string, string> = keyed ? { PINGROLL_VIEWER_KEY: 'redshift-test-viewer-key-0123' } : {};
+      // With a key, also an episode catalog on S3 (read from there by both runs): completion figures from it; without, NULL.
+      const viewerKey: Record<string, string> = keyed ? { PINGROLL_VIEWER_KEY: 'redshift-test-viewer-key-0123', PINGROLL_EPISODE_CATALOG: 's3://logs/catalog/episodes.csv' } : {};
+      if (keyed) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: 'catalog/episodes.csv', Body: generatedCatalog() }));
       await runDay(loadConfig({ ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://rollups/duckdb/', PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
 
       // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
@@ -270,10 +290,14 @@ describe('make rollup with Redshift configured', () => {
       const key = (url: string): string => url.replace(/^s3:\/\/rollups\/pingroll\//, '');
       const sent: string[][] = [];
       const copies: number[] = [];
-      rs.on(BatchExecuteStatementCommand).callsFake(async (input: { Sqls: string[] }) => {
+      const sessions: string[] = [];
+      rs.on(BatchExecuteStatementCommand).callsFake(async (input: { Sqls: string[]; SessionId?: string; SessionKeepAliveSeconds?: number }) => {
         sent.push(input.Sqls);
         // The warehouse's init (Redshift's DDL and views): the tables are in Postgres already, as its DDL made them.
         if (input.Sqls.some((q) => q.startsWith('CREATE TABLE IF NOT EXISTS'))) return { Id: 'init' };
+        // A batch runs in the session it names (here: Postgres's one connection, whose temporary tables stay), or opens one.
+        if (input.SessionId) expect(sessions).toContain(input.SessionId);
+        else if (input.SessionKeepAliveSeconds) sessions.push(`session-${sessions.length + 1}`);
         await pg.transaction(async (tx) => {
           for (const sql of input.Sqls) {
             const copy = /^COPY (\S+) FROM 's3:\/\/([^']+)' IAM_ROLE '[^']+' FORMAT AS PARQUET( MANIFEST)?$/.exec(sql);
@@ -301,7 +325,7 @@ describe('make rollup with Redshift configured', () => {
               await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
               const table = /FROM pingroll\.(\w+)/.exec(unload[1]!)![1]!;
               const types = (await tx.query<{ column_name: string; data_type: string }>(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'pingroll' AND table_name = '${table}' ORDER BY ordinal_position`)).rows;
-              const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : 'VARCHAR'}'`).join(', ');
+              const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : t.data_type === 'double precision' ? 'DOUBLE' : 'VARCHAR'}'`).join(', ');
               const out = join(root, 'unload.parquet');
               await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);
               await store.put(`${key(`s3://${unload[2]}`)}0000_part_00.parquet`, { file: out });
@@ -311,7 +335,7 @@ describe('make rollup with Redshift configured', () => {
             }
           }
         });
-        return { Id: `b-${sent.length}` };
+        return { Id: `b-${sent.length}`, SessionId: input.SessionId ?? (input.SessionKeepAliveSeconds ? sessions.at(-1) : undefined) };
       });
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
       const ran = runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
@@ -327,17 +351,19 @@ describe('make rollup with Redshift configured', () => {
       }
       const summary = await ran;
 
-      // One init batch, one batch for the day: the staged files COPYed, the rollup, the UNLOADs.
-      expect(sent).toHaveLength(2);
-      const day = sent[1]!;
-      expect(day[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
+      // One init batch, then the day's two in one session: its inputs COPYed; the rollup, the daily_runs row and the UNLOADs.
+      expect(sent).toHaveLength(3);
+      expect(sessions).toEqual(['session-1']);
+      const [inputs, day] = [sent[1]!, sent[2]!];
+      expect(inputs[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
       // One COPY through a manifest of every staged file of the day, and the day's daily_runs row.
       // Every COPY reads through a manifest (no location listed: see loadStatements).
-      expect(day.filter((q) => q.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
-      // The staged pings, the viewer key's secret (from a file: no statement holds it), the daily_runs row.
-      expect(day.filter((q) => q.startsWith('COPY'))).toHaveLength(keyed ? 3 : 2);
-      if (keyed) expect(day.join('\n')).not.toContain(viewerKey.PINGROLL_VIEWER_KEY);
-      expect(day.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
+      expect([...inputs, ...day].filter((q) => q.startsWith('COPY')).every((q) => q.endsWith(' FORMAT AS PARQUET MANIFEST'))).toBe(true);
+      // The staged pings, the viewer key's secret (from a file: no statement holds it), the catalog; the daily_runs row.
+      expect(inputs.filter((q) => q.startsWith('COPY')).map((q) => q.split(' ')[1])).toEqual(keyed ? ['staged_pings', 'viewer_secret', 'episode_catalog'] : ['staged_pings']);
+      expect(day.filter((q) => q.startsWith('COPY')).map((q) => q.split(' ')[1])).toEqual(['pingroll.daily_runs']);
+      if (keyed) expect([...inputs, ...day].join('\n')).not.toContain(viewerKey.PINGROLL_VIEWER_KEY);
+      expect(inputs.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
       expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(TABLES.map((t) =>
@@ -355,6 +381,13 @@ describe('make rollup with Redshift configured', () => {
         // Without a key the viewer tables have no rows: UNLOADed as no file, made empty by pingroll.
         if (keyed || !t.endsWith('_viewers')) expect(a!.length, t).toBeGreaterThan(0);
         else expect(a, t).toEqual([]);
+        // Completion: figures for the catalog's episodes with it (e12 is not in it: NULL), none without.
+        if (t === 'daily_episode_completion') {
+          const rows = a as Array<{ episode_id: string; duration_seconds: number | null; reached_25: number | null; avg_share_watched: number | null }>;
+          expect(rows.some((r) => r.episode_id !== 'e12' && r.reached_25! > 0 && r.avg_share_watched! > 0), t).toBe(keyed);
+          expect(rows.filter((r) => r.duration_seconds !== null).every((r) => r.episode_id !== 'e12')).toBe(true);
+          if (!keyed) expect(rows.every((r) => r.duration_seconds === null && r.reached_25 === null && r.avg_share_watched === null)).toBe(true);
+        }
       }
       expect(summary.pings).toBeGreaterThan(0);
       const manifest = JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString());

@@ -4,13 +4,13 @@
  * where no Chromium is installed (`apt-get install chromium`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { memoryLog } from '../../../lib/log.js';
-import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { generateSample, sampleEpisodeCatalog } from '../../../tools/sample/access-log-generator.js';
+import { dirConfig, query, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const root = tempRoots();
 const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0) ?? null;
@@ -27,9 +27,13 @@ describe('the HTML report', () => {
   it('is one self-contained file: the data and the chart library inlined, nothing fetched', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 60, seed: 21 }).objects);
-    const config = dirConfig(r);
+    // Without a catalog, no completion chart.
+    await runDay(dirConfig(r), { day: '2026-11-01', log: memoryLog() });
+    expect(await reportCommand(dirConfig(r), { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/ 7 charts; /);
+    await writeFile(join(r, 'episodes.csv'), sampleEpisodeCatalog());
+    const config = dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') });
     await runDay(config, { day: '2026-11-01', log: memoryLog() });
-    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 7 charts; self-contained/);
+    expect(await reportCommand(config, { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/^wrote .*day\.html \(\d+ KiB, 8 charts; self-contained/);
     const html = await readFile(join(r, 'day.html'), 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|<img[^>]+src=/);
     expect(html).toContain('Minutes watched by hour (UTC)');
@@ -44,14 +48,21 @@ describe('the HTML report', () => {
     const sum = (id: string): number => charts.find((c) => c.id === id)!.values.reduce((a, b) => a + b, 0);
     expect(charts.find((c) => c.id === 'platforms')!.labels).toContain('unknown');
     expect(sum('platforms')).toBe(sum('by-hour'));
+    // Drop-off: the share of sessions with a playhead (in episodes the catalog has) reaching each point, as the table's sums give it.
+    const [t] = await query<Record<string, number>>(`SELECT SUM(sessions_with_position)::INT AS n, SUM(reached_25)::INT AS a, SUM(reached_50)::INT AS b, SUM(reached_75)::INT AS c, SUM(reached_95)::INT AS d FROM daily_episode_completion`, join(r, 'wh.duckdb'));
+    const dropOff = charts.find((c) => c.id === 'completion')!;
+    expect(dropOff.labels).toEqual(['25%', '50%', '75%', '95%']);
+    expect(dropOff.values).toEqual([t!.a, t!.b, t!.c, t!.d].map((x) => Math.round((x! / t!.n!) * 1000) / 10));
+    expect(dropOff.values[0]).toBeGreaterThan(dropOff.values[3]!);
   });
 
   it.skipIf(!chromium)('renders every chart in headless Chromium, day and month', async () => {
     const r = root();
     for (const d of ['2026-10-30', '2026-10-31']) await writeObjects(join(r, 'logs'), generateSample({ date: d, sessions: 60, seed: 22, prefix: `${d}/` }).objects);
-    const config = dirConfig(r);
+    await writeFile(join(r, 'episodes.csv'), sampleEpisodeCatalog());
+    const config = dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') });
     for (const d of ['2026-10-30', '2026-10-31']) await runDay(config, { day: d, log: memoryLog() });
-    for (const [opts, charts] of [[{ date: '2026-10-31' }, 7], [{ month: '2026-10' }, 7]] as const) {
+    for (const [opts, charts] of [[{ date: '2026-10-31' }, 8], [{ month: '2026-10' }, 8]] as const) {
       const file = join(r, `${Object.values(opts)[0]}.html`);
       await reportCommand(config, { ...opts, html: file });
       const dom = headless(join(r, `profile-${charts}`), '--dump-dom', `file://${file}`);

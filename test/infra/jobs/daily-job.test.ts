@@ -11,14 +11,15 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSample, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { generateSample, sampleEpisodeCatalog, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { SEALS } from '../../../state/seals.js';
+import { EpisodeCatalogError } from '../../../rollup/episode-catalog.js';
 import { sliceOf } from '../../../state/slices.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
-import { expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
-import { crashingStore, dirConfig, query, readDay, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
+import { crashingStore, dirConfig, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
 let sample: Sample;
@@ -28,6 +29,62 @@ beforeAll(() => {
   sample = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 500, lateShare: 0.2 });
 });
 describe('the daily job over a directory', () => {
+  it('with an episode catalog, counts how far sessions got into each episode exactly (positions past the duration, or not staged, ignored; episodes it lacks NULL); a bad catalog stops the run before any work', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const csv = sampleEpisodeCatalog();
+    await writeFile(join(r, 'episodes.csv'), csv);
+    // A bad catalog: refused, naming the row, before anything is read or published.
+    for (const [body, why] of [
+      ['series_id,episode_id\ns1000,e1\n', /has no column duration_seconds/],
+      ['series_id,episode_id,duration_seconds\ns1000,e1,1320\ns1000,e2,22m\n', /series_id 's1000', episode_id 'e2'.* has duration_seconds '22m', not a whole number of seconds/],
+      ['series_id,episode_id,duration_seconds\ns1000,e1,1320\ns1000,e1,1321\n', /series_id 's1000', episode_id 'e1'.* is given twice, with 1320 and 1321 seconds/],
+      ['series_id,episode_id,duration_seconds\ns1000,,60\n', /has an empty id/],
+      ['series_id,episode_id,duration_seconds\ns1000,e1,0\n', /not a whole number of seconds from 1/],
+    ] as const) {
+      await writeFile(join(r, 'bad.csv'), body);
+      const run = runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'bad.csv') }), { day: DAY, log: memoryLog() });
+      await expect(run).rejects.toThrow(why);
+      // A configuration error: exit 2.
+      await expect(run).rejects.toBeInstanceOf(EpisodeCatalogError);
+    }
+    await expect(runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'none.csv') }), { day: DAY, log: memoryLog() })).rejects.toThrow(/PINGROLL_EPISODE_CATALOG=.*none\.csv cannot be read: ENOENT; point it at the catalog CSV, or unset it/);
+    // Nothing parsed, staged or published: only the run's state (its lock, let go).
+    expect((await readdir(join(r, 'out')).catch(() => [])).filter((d) => d !== '_state' && d !== '.tmp')).toEqual([]);
+    expect(await new DirectoryObjectStore(join(r, 'out')).list(STAGING)).toEqual([]);
+    expect(await new DirectoryObjectStore(join(r, 'out')).list(PARSED)).toEqual([]);
+
+    const summary = await runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') }), { day: DAY, log: memoryLog() });
+    expect(summary.pings).toBeGreaterThan(0);
+    const want = expectedCompletion(sample.truth, DAY, catalogDurations(csv));
+    // The fixture covers what the test claims: episodes the catalog lacks, sessions starting part-way,
+    // positions past the end or not staged, and every threshold reached by some and not others.
+    expect(want.some((w) => w.duration_seconds === null)).toBe(true);
+    expect(sample.truth.some((t) => t.outcome === 'ping' && t.pos === null)).toBe(true);
+    expect(sample.truth.some((t) => t.outcome === 'ping' && (t.pos ?? 0) > 90_000)).toBe(true);
+    for (const k of ['reached_25', 'reached_50', 'reached_75', 'reached_95'] as const) {
+      expect(want.some((w) => w[k]! > 0), k).toBe(true);
+      expect(want.some((w) => w[k] !== null && w[k]! < w.sessions_with_position!), k).toBe(true);
+    }
+    const sql = (from: string): string => `SELECT day::VARCHAR AS day, * EXCLUDE (day) FROM ${from} ORDER BY series_id, episode_id`;
+    expect(await query(sql(`read_parquet('${join(r, 'out', 'daily_episode_completion', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`))).toEqual(want);
+    expect(await query(sql('daily_episode_completion'), join(r, 'wh.duckdb'))).toEqual(want);
+    const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
+    expect(manifest.episodeCatalog).toEqual({ url: join(r, 'episodes.csv'), sha256: createHash('sha256').update(csv).digest('hex'), episodes: 40 * 11 });
+
+    // A range backfill redoes a day made with another catalog (its bytes changed), and only then;
+    // one without a catalog, or --stale, leaves it alone.
+    const backfill = (extra: Record<string, string>, o: { stale?: boolean } = {}) => runDays(dirConfig(r, extra), { ...(o.stale ? { stale: true, now: new Date('2026-11-20T00:00:00Z') } : { from: DAY, to: DAY }), log: memoryLog() });
+    const withCatalog = { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') };
+    expect((await backfill(withCatalog)).skipped).toEqual([DAY]);
+    expect((await backfill({})).skipped).toEqual([DAY]);
+    await writeFile(join(r, 'episodes.csv'), csv.replace(/^(s1000,.*,e1,)\d+$/m, '$1' + '60'));
+    expect((await backfill(withCatalog, { stale: true })).done).toEqual([]);
+    expect((await backfill(withCatalog)).done).toEqual([DAY]);
+    const e1 = await query<{ duration_seconds: number }>(`SELECT duration_seconds FROM daily_episode_completion WHERE series_id = 's1000' AND episode_id = 'e1'`, join(r, 'wh.duckdb'));
+    expect(e1).toEqual([{ duration_seconds: 60 }]);
+  });
+
   it('produces exactly the rollups of the contract in Parquet and in the warehouse', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
@@ -56,6 +113,7 @@ describe('the daily job over a directory', () => {
     expect(rejects).toHaveLength((outcomes.malformed ?? 0) + (outcomes.bad_query ?? 0));
     expect(rejects[0]).toMatchObject({ source: 's3', input: expect.any(String), at: expect.any(Number), reason: expect.any(String), record: expect.any(String) });
 
+    const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
     // The manifest names inputs, counts and outputs.
     const manifest = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ day: DAY, pings: summary.pings, outcomes: { s3: { ping: outcomes.ping } } });
@@ -63,10 +121,13 @@ describe('the daily job over a directory', () => {
       ['daily_episode_stats', want.episodes.length], ['daily_series_stats', want.series.length], ['daily_ingest_audit', want.audit.length], ['daily_hourly_stats', expectedHourly(sample.truth, DAY).length],
       ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length],
       // No PINGROLL_VIEWER_KEY: the viewer datasets are published, with no rows.
-      ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_platform_stats', expectedPlatforms(sample.truth, DAY).length], ['daily_runs', 1]]);
+      ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_platform_stats', expectedPlatforms(sample.truth, DAY).length],
+      ['daily_episode_completion', want.episodes.length], ['daily_runs', 1]]);
+    // No PINGROLL_EPISODE_CATALOG: a completion row per episode, its figures NULL.
+    expect(await query(`SELECT count(*)::INT AS n FROM ${file('daily_episode_completion')} WHERE duration_seconds IS NOT NULL OR reached_25 IS NOT NULL OR avg_share_watched IS NOT NULL`)).toEqual([{ n: 0 }]);
+    expect(manifest.episodeCatalog).toBeNull();
 
     // Concurrency: each series' minutes and the peaks, in Parquet and in the warehouse.
-    const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
     const peaksSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, episode_id, peak_sessions, peak_minute::VARCHAR AS peak_minute FROM ${from} ORDER BY series_id, episode_id NULLS FIRST`;
     const peaks = expectedPeaks(sample.truth, DAY);
     expect(peaks.some((p) => p.peak_sessions > 1)).toBe(true);
