@@ -83,33 +83,63 @@ export async function catalogFor(config: Config): Promise<PartitionCatalog | nul
 
 /**
  * The episode catalog's file, fetched to a local path (a local file copied, an S3 object downloaded),
- * at most MAX_CATALOG_BYTES; a missing or unreadable one is an EpisodeCatalogError (exit 2).
+ * never more than MAX_CATALOG_BYTES of it (counted as it is copied). One that is missing, not allowed,
+ * or too large is an EpisodeCatalogError (exit 2: the setting is wrong); any other failure (S3's 5xx,
+ * throttling, a dropped connection) is a plain error (exit 1: run again).
  */
 export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSource | null> {
   const at = config.episodeCatalog;
   if (!at) return null;
   const fail = (why: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${at.url} cannot be read: ${why}; point it at the catalog CSV, or unset it`);
-  const tooLarge = (size: number): EpisodeCatalogError => fail(`it is ${size} bytes, over the ${MAX_CATALOG_BYTES} a catalog may have`);
+  const tooLarge = (size: string): EpisodeCatalogError => fail(`it is ${size} bytes, over the ${MAX_CATALOG_BYTES} a catalog may have`);
+  const [{ createReadStream, createWriteStream }, { stat }, { pipeline }, { Transform }] = await Promise.all([
+    import('node:fs'), import('node:fs/promises'), import('node:stream/promises'), import('node:stream')]);
+  // The bytes copied, counted: past the cap the copy stops (a file or object that grew since it was sized).
+  const capped = () => {
+    let n = 0;
+    return new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        n += chunk.length;
+        done(n > MAX_CATALOG_BYTES ? tooLarge(`more than ${MAX_CATALOG_BYTES}`) : null, chunk);
+      },
+    });
+  };
   if (at.kind === 'file') {
     return {
       url: at.url,
       fetch: async (dest) => {
-        const { copyFile, stat } = await import('node:fs/promises');
         const st = await stat(at.path).catch((err: NodeJS.ErrnoException) => { throw fail(err.code ?? err.message); });
         if (!st.isFile()) throw fail('not a regular file');
-        if (st.size > MAX_CATALOG_BYTES) throw tooLarge(st.size);
-        await copyFile(at.path, dest).catch((err: NodeJS.ErrnoException) => { throw fail(err.code ?? err.message); });
+        if (st.size > MAX_CATALOG_BYTES) throw tooLarge(String(st.size));
+        await pipeline(createReadStream(at.path), capped(), createWriteStream(dest)).catch((err: NodeJS.ErrnoException) => {
+          throw err instanceof EpisodeCatalogError ? err : fail(err.code ?? err.message);
+        });
       },
     };
   }
-  const store = await objectStoreAt({ kind: 's3', bucket: at.bucket, prefix: '', url: `s3://${at.bucket}/` }, config);
+  const [{ makeS3Client }, { GetObjectCommand }] = await Promise.all([import('./aws/s3-client.js'), import('@aws-sdk/client-s3')]);
+  const client = makeS3Client(config);
   return {
     url: at.url,
     fetch: async (dest) => {
-      const size = await store.size(at.key).catch((err: Error) => { throw fail(err.message.split('\n')[0]!); });
-      if (size === null) throw fail('no such object');
-      if (size > MAX_CATALOG_BYTES) throw tooLarge(size);
-      await store.download(at.key, dest).catch((err: Error) => { throw fail(err.message.split('\n')[0]!); });
+      let body: NodeJS.ReadableStream;
+      try {
+        const r = await client.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }));
+        if ((r.ContentLength ?? 0) > MAX_CATALOG_BYTES) {
+          (r.Body as { destroy?: () => void } | undefined)?.destroy?.();
+          throw tooLarge(String(r.ContentLength));
+        }
+        body = r.Body as NodeJS.ReadableStream;
+      } catch (err) {
+        if (err instanceof EpisodeCatalogError) throw err;
+        const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+        const status = e.$metadata?.httpStatusCode;
+        if (status === 403 || status === 404 || ['NoSuchKey', 'NoSuchBucket', 'AccessDenied', 'NotFound', 'Forbidden'].includes(e.name ?? '')) throw fail(e.name ?? String(status));
+        throw new Error(`reading the episode catalog ${at.url} failed: ${(e.message ?? String(err)).split('\n')[0]}; run again`);
+      }
+      await pipeline(body, capped(), createWriteStream(dest)).catch((err: Error) => {
+        throw err instanceof EpisodeCatalogError ? err : new Error(`reading the episode catalog ${at.url} failed: ${err.message.split('\n')[0]}; run again`);
+      });
     },
   };
 }

@@ -6,7 +6,8 @@
  * seconds from 1 to 999,999,999.
  *
  * Read once a run, before anything else is done, and refused whole on any bad row (EpisodeCatalogError,
- * exit 2, naming the row): completion figures from a half-read catalog would be silently wrong. What
+ * exit 2, naming the row; ids with a blank at either end, lines before the header, a column named
+ * twice and a catalog with no episode are refused too): completion figures from a half-read catalog would be silently wrong. What
  * is kept is a Parquet file of its three columns, one row per episode, that both rollups join.
  */
 import { createHash } from 'node:crypto';
@@ -52,7 +53,7 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
   await source.fetch(csv);
   const bad = (what: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${source.url}: ${what}; fix the file (a CSV with the header series_id,episode_id,duration_seconds, one row per episode), or unset PINGROLL_EPISODE_CATALOG`);
   // Every field as text, the header's names kept: the checks below say what is wrong, in its words.
-  const read = `read_csv(${sqlString(csv)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, sample_size = -1, normalize_names = false)`;
+  const read = `read_csv(${sqlString(csv)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, sample_size = -1, normalize_names = false, skip = 0)`;
   let names: string[];
   try {
     names = (await queryRows<{ column_name: string }>(engine, `DESCRIBE SELECT * FROM ${read}`)).map((c) => c.column_name);
@@ -60,9 +61,12 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
     throw bad(`not a readable CSV (${firstLine(err)})`);
   }
   const column = (name: string): string => {
-    const found = names.find((n) => n.trim().toLowerCase() === name);
-    if (found === undefined) throw bad(`its header has no column ${name} (it has ${names.slice(0, 8).map((n) => `'${n.slice(0, 40)}'`).join(', ')})`);
-    return `"${found.replace(/"/g, '""')}"`;
+    const found = names.filter((n) => n.trim().toLowerCase() === name);
+    if (found.length === 0) throw bad(`its header has no column ${name} (it has ${names.slice(0, 8).map((n) => `'${n.slice(0, 40)}'`).join(', ')})`);
+    // A name given twice: DuckDB reads the second as `<name>_1`.
+    const again = names.filter((n) => new RegExp(`^${name}_\\d+$`).test(n.trim().toLowerCase())).length;
+    if (found.length + again > 1) throw bad(`its header names ${name} ${found.length + again} times`);
+    return `"${found[0]!.replace(/"/g, '""')}"`;
   };
   const [s, e, d] = CATALOG_COLUMNS.map(column) as [string, string, string];
   try {
@@ -74,6 +78,10 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
   const row = (r: { s: string | null; e: string | null }): string => `the row of series_id '${(r.s ?? '').slice(0, 60)}', episode_id '${(r.e ?? '').slice(0, 60)}'`;
   const noId = await first<{ s: string | null; e: string | null }>(`SELECT s, e FROM episode_catalog_raw WHERE s IS NULL OR e IS NULL OR length(s) > ${MAX_ID_CHARS} OR length(e) > ${MAX_ID_CHARS}`);
   if (noId) throw bad(`${row(noId)} has an empty id or one over ${MAX_ID_CHARS} characters`);
+  // A blank at either end of an id is refused: it is almost always a space after a comma, and would
+  // silently match no ping.
+  const blank = await first<{ s: string; e: string }>(`SELECT s, e FROM episode_catalog_raw WHERE regexp_matches(s, '^\\s|\\s$') OR regexp_matches(e, '^\\s|\\s$')`);
+  if (blank) throw bad(`${row(blank)} has an id beginning or ending in a blank (a space after a comma?); ids must be as the tables have them`);
   const noDuration = await first<{ s: string; e: string; d: string | null }>(`SELECT s, e, d FROM episode_catalog_raw
     WHERE d IS NULL OR NOT regexp_full_match(d, '[0-9]{1,9}') OR TRY_CAST(d AS BIGINT) = 0`);
   if (noDuration) throw bad(`${row(noDuration)} has duration_seconds '${(noDuration.d ?? '').slice(0, 20)}', not a whole number of seconds from 1 to ${MAX_DURATION_SECONDS}`);
@@ -84,6 +92,7 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
     TO ${sqlString(parquet)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
   const [{ n }] = (await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM read_parquet(${sqlString(parquet)})`)) as [{ n: bigint }];
   await engine.run('DROP TABLE episode_catalog_raw');
+  if (n === 0n) throw bad('it lists no episode');
   return { url: source.url, file: parquet, episodes: Number(n), sha256: await sha256Of(csv) };
 }
 

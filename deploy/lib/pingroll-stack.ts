@@ -177,7 +177,15 @@ export class PingrollStack extends Stack {
       actions: ['redshift-data:DescribeStatement', 'redshift-data:GetStatementResult', 'redshift-data:CancelStatement'],
       resources: ['*'],
     }));
-    ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a statement id is not a resource); the Data API lets a caller see only the statements it ran');
+    // A day rolled up inside Redshift is two batches in one Data API session; the second names the
+    // session, not the workgroup, so no workgroup ARN applies to it: granted only in sessions this
+    // role opened (AWS's documented condition for reusing a session).
+    jobRole.addToPolicy(new iam.PolicyStatement({
+      actions: ['redshift-data:BatchExecuteStatement'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'redshift-data:session-owner-iam-userid': '${aws:userid}' } },
+    }));
+    ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a statement id is not a resource; the Data API lets a caller see only the statements it ran), and a BatchExecuteStatement in an open session names no workgroup: it is allowed only in sessions this role opened (redshift-data:session-owner-iam-userid)');
     // The jobs' own log group, kept 90 days (the default /aws/batch/job group keeps logs forever).
     const jobLogs = new logs.LogGroup(this, 'JobLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
 

@@ -193,7 +193,7 @@ describe('the deployment (cdk synth)', () => {
 
   it('gives Redshift a COPY role that reads the output, and the jobs only what they need', () => {
     t.hasResourceProperties('AWS::IAM::Role', { AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'redshift.amazonaws.com' } })] }) });
-    const policies = Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }>;
+    const policies = Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown; Condition?: unknown }> } } }>;
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
     // No statement grants every action of a service, and nothing on S3 is granted on every resource.
     for (const s of statements) {
@@ -201,6 +201,10 @@ describe('the deployment (cdk synth)', () => {
       if ([s.Action].flat().some((a) => a.startsWith('s3:'))) expect(s.Resource).not.toBe('*');
     }
     expect(statements.some((s) => [s.Action].flat().includes('redshift-data:BatchExecuteStatement'))).toBe(true);
+    // The rollup's second batch runs in the session its first opened (no workgroup named): allowed on
+    // any resource only in sessions the role itself opened.
+    const inSession = statements.filter((s) => s.Resource === '*' && [s.Action].flat().includes('redshift-data:BatchExecuteStatement'));
+    expect(inSession).toEqual([expect.objectContaining({ Action: 'redshift-data:BatchExecuteStatement', Condition: { StringEquals: { 'redshift-data:session-owner-iam-userid': '${aws:userid}' } } })]);
   });
 
   it('gives the jobs an episode catalog when one is named: its URL in their environment, and read access to that one object', () => {

@@ -92,7 +92,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     // SHA-256). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
     try {
-      recatalog = opts.stale ? null : (await publisher.episodeCatalog(ingestEngine))?.sha256 ?? null;
+      const catalog = await publisher.episodeCatalog(ingestEngine);
+      recatalog = opts.stale ? null : catalog?.sha256 ?? null;
       ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence, quarantine });
     } finally {
       ingestEngine.closeSync();

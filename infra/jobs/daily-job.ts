@@ -29,6 +29,7 @@ import { codeVersion } from '../version.js';
 import { removeLeftovers } from '../../state/leftovers.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { expireRejects } from '../../export/rejects-retention.js';
+import { loadEpisodeCatalog } from '../../rollup/episode-catalog.js';
 
 export interface JobOptions {
   day: string;
@@ -88,13 +89,26 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         todo.bytes += refs.reduce((n, o) => n + o.size, 0);
       });
     const staged = await ledger.inputsFor(day);
+    // The episode catalog is read and checked as the run would (a bad one: EpisodeCatalogError, exit 2).
+    let episodeCatalog: { url: string; episodes: number } | null = null;
+    if (backends.episodes) {
+      const dir = await makeWorkDir('dry-run');
+      const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+      try {
+        const c = await loadEpisodeCatalog(engine, backends.episodes, join(dir, 'episode-catalog.csv'), join(dir, 'episode-catalog.parquet'));
+        episodeCatalog = { url: c.url, episodes: c.episodes };
+      } finally {
+        engine.closeSync();
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
     log.info('dry-run', {
       day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
       objectsToParse: todo.objects, bytesToParse: todo.bytes,
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
       tables: tables.map((t) => `${t.name}: ${ledger.tableClosed(t.name) && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
       wouldWrite: TABLES.map((t) => `${store.url}${outputKey(t, day)}`).concat([`${store.url}${manifestKey(day)}`]),
-      warehouse: warehouse?.description ?? 'none',
+      warehouse: warehouse?.description ?? 'none', episodeCatalog,
     });
     return summary;
   }

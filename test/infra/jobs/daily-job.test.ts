@@ -41,6 +41,10 @@ describe('the daily job over a directory', () => {
       ['series_id,episode_id,duration_seconds\ns1000,e1,1320\ns1000,e1,1321\n', /series_id 's1000', episode_id 'e1'.* is given twice, with 1320 and 1321 seconds/],
       ['series_id,episode_id,duration_seconds\ns1000,,60\n', /has an empty id/],
       ['series_id,episode_id,duration_seconds\ns1000,e1,0\n', /not a whole number of seconds from 1/],
+      ['series_id, episode_id, duration_seconds\ns1000, e1, 60\n', /episode_id ' e1'.* has an id beginning or ending in a blank \(a space after a comma\?\)/],
+      ['my catalog\nseries_id,episode_id,duration_seconds\ns1000,e1,60\n', /not a readable CSV|has no column/],
+      ['series_id,episode_id,duration_seconds,duration_seconds\ns1000,e1,60,61\n', /names duration_seconds 2 times/],
+      ['series_id,episode_id,duration_seconds\n', /it lists no episode/],
     ] as const) {
       await writeFile(join(r, 'bad.csv'), body);
       const run = runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'bad.csv') }), { day: DAY, log: memoryLog() });
@@ -49,6 +53,11 @@ describe('the daily job over a directory', () => {
       await expect(run).rejects.toBeInstanceOf(EpisodeCatalogError);
     }
     await expect(runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'none.csv') }), { day: DAY, log: memoryLog() })).rejects.toThrow(/PINGROLL_EPISODE_CATALOG=.*none\.csv cannot be read: ENOENT; point it at the catalog CSV, or unset it/);
+    // So do a dry run, a backfill and a --stale one, each before any work.
+    const bad = dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'bad.csv') });
+    await expect(runDay(bad, { day: DAY, log: memoryLog(), dryRun: true })).rejects.toBeInstanceOf(EpisodeCatalogError);
+    await expect(runDays(bad, { from: DAY, to: DAY, log: memoryLog() })).rejects.toBeInstanceOf(EpisodeCatalogError);
+    await expect(runDays(bad, { stale: true, log: memoryLog(), now: new Date('2026-11-20T00:00:00Z') })).rejects.toBeInstanceOf(EpisodeCatalogError);
     // Nothing parsed, staged or published: only the run's state (its lock, let go).
     expect((await readdir(join(r, 'out')).catch(() => [])).filter((d) => d !== '_state' && d !== '.tmp')).toEqual([]);
     expect(await new DirectoryObjectStore(join(r, 'out')).list(STAGING)).toEqual([]);
