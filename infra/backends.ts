@@ -84,10 +84,12 @@ export async function catalogFor(config: Config): Promise<PartitionCatalog | nul
 /**
  * The episode catalog's file, fetched to a local path (a local file copied, an S3 object downloaded),
  * never more than MAX_CATALOG_BYTES of it (counted as it is copied). One that is missing, not allowed,
- * or too large is an EpisodeCatalogError (exit 2: the setting is wrong); any other failure (S3's 5xx,
- * throttling, a dropped connection) is a plain error (exit 1: run again).
+ * too large or in another region is an EpisodeCatalogError (exit 2: the setting is wrong); any other
+ * failure (S3's 5xx, throttling, a dropped or stalled connection: 5 minutes at most, a full work disk)
+ * is a plain error (exit 1: run again).
  */
-export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSource | null> {
+export async function episodeCatalogAt(config: Config, opts: { fetchMs?: number } = {}): Promise<EpisodeCatalogSource | null> {
+  const CATALOG_FETCH_MS = opts.fetchMs ?? 300_000;
   const at = config.episodeCatalog;
   if (!at) return null;
   const fail = (why: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${at.url} cannot be read: ${why}; point it at the catalog CSV, or unset it`);
@@ -111,8 +113,14 @@ export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSo
         const st = await stat(at.path).catch((err: NodeJS.ErrnoException) => { throw fail(err.code ?? err.message); });
         if (!st.isFile()) throw fail('not a regular file');
         if (st.size > MAX_CATALOG_BYTES) throw tooLarge(String(st.size));
-        await pipeline(createReadStream(at.path), capped(), createWriteStream(dest)).catch((err: NodeJS.ErrnoException) => {
-          throw err instanceof EpisodeCatalogError ? err : fail(err.code ?? err.message);
+        // A failure to read the catalog is the setting's; one to write the copy (a full disk) is this machine's: exit 1.
+        const out = createWriteStream(dest);
+        let writeFailed = false;
+        out.on('error', () => { writeFailed = true; });
+        await pipeline(createReadStream(at.path), capped(), out).catch((err: NodeJS.ErrnoException) => {
+          if (err instanceof EpisodeCatalogError) throw err;
+          if (writeFailed) throw new Error(`copying the episode catalog ${at.url} to ${dest} failed: ${err.code ?? err.message}; free space in the work folder and run again`);
+          throw fail(err.code ?? err.message);
         });
       },
     };
@@ -122,9 +130,11 @@ export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSo
   return {
     url: at.url,
     fetch: async (dest) => {
+      // Bounded: a connection that stalls ends the fetch (exit 1, run again) instead of holding the run.
+      const signal = AbortSignal.timeout(CATALOG_FETCH_MS);
       let body: NodeJS.ReadableStream;
       try {
-        const r = await client.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }));
+        const r = await client.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }), { abortSignal: signal });
         if ((r.ContentLength ?? 0) > MAX_CATALOG_BYTES) {
           (r.Body as { destroy?: () => void } | undefined)?.destroy?.();
           throw tooLarge(String(r.ContentLength));
@@ -134,10 +144,13 @@ export async function episodeCatalogAt(config: Config): Promise<EpisodeCatalogSo
         if (err instanceof EpisodeCatalogError) throw err;
         const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
         const status = e.$metadata?.httpStatusCode;
-        if (status === 403 || status === 404 || ['NoSuchKey', 'NoSuchBucket', 'AccessDenied', 'NotFound', 'Forbidden'].includes(e.name ?? '')) throw fail(e.name ?? String(status));
+        // Missing, forbidden, or in another region: the setting (or its grant) is wrong.
+        if (status === 301 || status === 403 || status === 404 || ['NoSuchKey', 'NoSuchBucket', 'AccessDenied', 'NotFound', 'Forbidden', 'PermanentRedirect'].includes(e.name ?? '')) {
+          throw fail(e.name && e.name !== 'Unknown' ? e.name : `HTTP ${status}`);
+        }
         throw new Error(`reading the episode catalog ${at.url} failed: ${(e.message ?? String(err)).split('\n')[0]}; run again`);
       }
-      await pipeline(body, capped(), createWriteStream(dest)).catch((err: Error) => {
+      await pipeline(body, capped(), createWriteStream(dest), { signal }).catch((err: Error) => {
         throw err instanceof EpisodeCatalogError ? err : new Error(`reading the episode catalog ${at.url} failed: ${err.message.split('\n')[0]}; run again`);
       });
     },

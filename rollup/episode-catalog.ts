@@ -21,6 +21,8 @@ import { LocationError } from '../lib/location.js';
 export const MAX_CATALOG_BYTES = 64 << 20;
 /** The longest duration, in seconds: the longest playhead staged (9 digits). */
 export const MAX_DURATION_SECONDS = 999_999_999;
+/** RE2: a blank at either end of an id: ASCII white space, any Unicode space (no-break spaces among them) or a vertical tab. */
+const EDGE_BLANK = String.raw`^[\s\pZ\x0B]|[\s\pZ\x0B]$`;
 /** Ids are at most this many characters, as pings' are. */
 const MAX_ID_CHARS = 256;
 /** The catalog's columns, as its Parquet has them and Redshift's temporary table. */
@@ -54,25 +56,30 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
   const bad = (what: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${source.url}: ${what}; fix the file (a CSV with the header series_id,episode_id,duration_seconds, one row per episode), or unset PINGROLL_EPISODE_CATALOG`);
   // Every field as text, the header's names kept: the checks below say what is wrong, in its words.
   const read = `read_csv(${sqlString(csv)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, sample_size = -1, normalize_names = false, skip = 0)`;
+  // DuckDB's own failures (memory, disk) are this machine's, not the file's: exit 1.
+  const unreadable = (err: unknown): Error => (/^(Out of Memory|IO) Error/.test((err as Error).message) ? (err as Error) : bad(`not a readable CSV (${firstLine(err)})`));
   let names: string[];
+  let header: string[];
   try {
     names = (await queryRows<{ column_name: string }>(engine, `DESCRIBE SELECT * FROM ${read}`)).map((c) => c.column_name);
+    // The header line as written (DuckDB renames a repeated name in `names`).
+    const [headerRow] = await queryRows<Record<string, string | null>>(engine, `SELECT * FROM ${read.replace('header = true', 'header = false')} LIMIT 1`);
+    header = Object.values(headerRow ?? {}).map((v) => (v ?? '').trim().toLowerCase());
   } catch (err) {
-    throw bad(`not a readable CSV (${firstLine(err)})`);
+    throw unreadable(err);
   }
   const column = (name: string): string => {
     const found = names.filter((n) => n.trim().toLowerCase() === name);
     if (found.length === 0) throw bad(`its header has no column ${name} (it has ${names.slice(0, 8).map((n) => `'${n.slice(0, 40)}'`).join(', ')})`);
-    // A name given twice: DuckDB reads the second as `<name>_1`.
-    const again = names.filter((n) => new RegExp(`^${name}_\\d+$`).test(n.trim().toLowerCase())).length;
-    if (found.length + again > 1) throw bad(`its header names ${name} ${found.length + again} times`);
+    const times = header.filter((h) => h === name).length;
+    if (times > 1) throw bad(`its header names ${name} ${times} times`);
     return `"${found[0]!.replace(/"/g, '""')}"`;
   };
   const [s, e, d] = CATALOG_COLUMNS.map(column) as [string, string, string];
   try {
     await engine.run(`CREATE OR REPLACE TEMP TABLE episode_catalog_raw AS SELECT ${s} AS s, ${e} AS e, trim(${d}) AS d FROM ${read}`);
   } catch (err) {
-    throw bad(`not a readable CSV (${firstLine(err)})`);
+    throw unreadable(err);
   }
   const first = async <T>(sql: string): Promise<T | undefined> => (await queryRows<T>(engine, `${sql} LIMIT 1`))[0];
   const row = (r: { s: string | null; e: string | null }): string => `the row of series_id '${(r.s ?? '').slice(0, 60)}', episode_id '${(r.e ?? '').slice(0, 60)}'`;
@@ -80,7 +87,7 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
   if (noId) throw bad(`${row(noId)} has an empty id or one over ${MAX_ID_CHARS} characters`);
   // A blank at either end of an id is refused: it is almost always a space after a comma, and would
   // silently match no ping.
-  const blank = await first<{ s: string; e: string }>(`SELECT s, e FROM episode_catalog_raw WHERE regexp_matches(s, '^\\s|\\s$') OR regexp_matches(e, '^\\s|\\s$')`);
+  const blank = await first<{ s: string; e: string }>(`SELECT s, e FROM episode_catalog_raw WHERE regexp_matches(s, '${EDGE_BLANK}') OR regexp_matches(e, '${EDGE_BLANK}')`);
   if (blank) throw bad(`${row(blank)} has an id beginning or ending in a blank (a space after a comma?); ids must be as the tables have them`);
   const noDuration = await first<{ s: string; e: string; d: string | null }>(`SELECT s, e, d FROM episode_catalog_raw
     WHERE d IS NULL OR NOT regexp_full_match(d, '[0-9]{1,9}') OR TRY_CAST(d AS BIGINT) = 0`);

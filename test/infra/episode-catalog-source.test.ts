@@ -20,6 +20,7 @@ const root = tempRoots();
 const CSV = 'series_id,episode_id,duration_seconds\ns1000,e1,1320\n';
 let moto: Moto;
 let unavailable: Server;
+let stalling: Server;
 beforeAll(async () => {
   moto = await startMoto(['catalogs']);
   await moto.client().send(new PutObjectCommand({ Bucket: 'catalogs', Key: 'tv/episodes.csv', Body: CSV }));
@@ -28,18 +29,27 @@ beforeAll(async () => {
     res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
   });
   await new Promise<void>((r) => unavailable.listen(0, '127.0.0.1', r));
+  // Starts the object's body, then says nothing more.
+  stalling = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/csv', 'content-length': '1000' });
+    res.write('series_id,');
+  });
+  await new Promise<void>((r) => stalling.listen(0, '127.0.0.1', r));
 }, 60_000);
 afterAll(async () => {
   await moto?.stop();
   unavailable?.close();
+  stalling?.closeAllConnections();
+  stalling?.close();
 });
 
-async function fetched(env: Record<string, string>, catalog: string): Promise<string> {
+async function fetched(env: Record<string, string>, catalog: string, opts: { dest?: string; fetchMs?: number } = {}): Promise<string> {
   const restore = setEnv(env);
   try {
-    const source = (await episodeCatalogAt(loadConfig({ ...env, PINGROLL_EPISODE_CATALOG: catalog })))!;
+    const source = (await episodeCatalogAt(loadConfig({ ...env, PINGROLL_EPISODE_CATALOG: catalog }), { fetchMs: opts.fetchMs }))!;
     expect(source.url).toBe(catalog);
-    const dest = join(root(), 'fetched.csv');
+    const dest = opts.dest ?? join(root(), 'fetched.csv');
     await source.fetch(dest);
     return await readFile(dest, 'utf8');
   } finally {
@@ -65,6 +75,10 @@ describe('the episode catalog\'s source', () => {
     const big = fetched({}, join(dir, 'big.csv'));
     await expect(big).rejects.toBeInstanceOf(EpisodeCatalogError);
     await expect(big).rejects.toThrow(`it is ${MAX_CATALOG_BYTES + 1} bytes, over the ${MAX_CATALOG_BYTES} a catalog may have`);
+    // A copy that cannot be written (a full disk) is this machine's trouble, not the setting's: exit 1.
+    const full = fetched({}, join(dir, 'episodes.csv'), { dest: '/dev/full' });
+    await expect(full).rejects.toThrow(/copying the episode catalog .* to \/dev\/full failed: ENOSPC; free space in the work folder and run again/);
+    await expect(full).rejects.not.toBeInstanceOf(EpisodeCatalogError);
   });
 
   it('downloads an S3 object; a missing one is a configuration error, S3 answering 503 is not (run again)', async () => {
@@ -75,6 +89,10 @@ describe('the episode catalog\'s source', () => {
     const down = fetched({ ...moto.env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${(unavailable.address() as AddressInfo).port}` }, 's3://catalogs/tv/episodes.csv');
     await expect(down).rejects.toThrow(/^reading the episode catalog s3:\/\/catalogs\/tv\/episodes\.csv failed: .*; run again$/);
     await expect(down).rejects.not.toBeInstanceOf(EpisodeCatalogError);
+    // A connection that stalls mid-body ends the fetch at its bound, as a failure to run again.
+    const stalled = fetched({ ...moto.env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${(stalling.address() as AddressInfo).port}` }, 's3://catalogs/tv/episodes.csv', { fetchMs: 1500 });
+    await expect(stalled).rejects.toThrow(/^reading the episode catalog s3:\/\/catalogs\/tv\/episodes\.csv failed: .*; run again$/);
+    await expect(stalled).rejects.not.toBeInstanceOf(EpisodeCatalogError);
   }, 60_000);
 
   it('is refused in configuration when it is not an object\'s URL or a path', () => {

@@ -45,6 +45,7 @@ describe('the daily job over a directory', () => {
       ['my catalog\nseries_id,episode_id,duration_seconds\ns1000,e1,60\n', /not a readable CSV|has no column/],
       ['series_id,episode_id,duration_seconds,duration_seconds\ns1000,e1,60,61\n', /names duration_seconds 2 times/],
       ['series_id,episode_id,duration_seconds\n', /it lists no episode/],
+      ['series_id,episode_id,duration_seconds\ns1000,e1\u00a0,60\n', /has an id beginning or ending in a blank/],
     ] as const) {
       await writeFile(join(r, 'bad.csv'), body);
       const run = runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'bad.csv') }), { day: DAY, log: memoryLog() });
