@@ -85,7 +85,7 @@ export class DayPublisher {
   episodeCatalog(engine: DuckDBConnection): Promise<EpisodeCatalog | null> {
     const source = this.opts.episodes;
     if (!source) return Promise.resolve(null);
-    this.catalog ??= loadEpisodeCatalog(engine, source, join(this.opts.workDir, 'episode-catalog.csv'), join(this.opts.workDir, 'episode-catalog.parquet')).then((c) => {
+    this.catalog ??= loadEpisodeCatalog(engine, source, this.opts.workDir).then((c) => {
       this.opts.log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
       return c;
     });
@@ -250,29 +250,29 @@ export class DayPublisher {
     catalog: EpisodeCatalog | null) {
     const { store, run } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run}/dt=${day}/`;
-    const runsKey = `${unloadPrefix}daily_runs.parquet`;
+    // What Redshift COPYs goes under this run's prefix (removed below, or by the next run if this one
+    // dies): each file's key, and its size as the COPY manifest needs it (the local file's).
+    const upload = async (name: string, local: string, move = false): Promise<{ key: string; size: number }> => {
+      const key = `${unloadPrefix}${name}`;
+      const { size } = await stat(local);
+      await store.put(key, { file: local, move });
+      return { key, size };
+    };
     await this.opts.fence?.();
     try {
-      await store.put(runsKey, { file: runs.local });
-      // The viewer key's secret goes to Redshift as a file it COPYs (its statements are logged, so
-      // none may hold it), under this run's prefix: removed below, or by the next run if this one dies.
+      const runsFile = await upload('daily_runs.parquet', runs.local);
+      // The viewer key's secret goes to Redshift as a file it COPYs: its statements are logged, so none may hold it.
       let viewers: WarehouseRollup['viewers'] = null;
       const viewerKey = this.opts.settings?.viewerKey;
       if (viewerKey) {
         const local = join(dir, 'viewer-secret.parquet');
         await engine.run(`COPY (SELECT ${sqlString(viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
-        const secretKey = `${unloadPrefix}viewer-secret.parquet`;
-        await store.put(secretKey, { file: local, move: true });
-        viewers = { keyId: viewerKey.id, secretKey, secretSize: (await store.size(secretKey))! };
+        const secret = await upload('viewer-secret.parquet', local, true);
+        viewers = { keyId: viewerKey.id, secretKey: secret.key, secretSize: secret.size };
       }
-      // The episode catalog, as checked, for Redshift to COPY.
-      let episodes: WarehouseRollup['catalog'] = null;
-      if (catalog) {
-        const catalogKey = `${unloadPrefix}episode-catalog.parquet`;
-        await store.put(catalogKey, { file: catalog.file });
-        episodes = { key: catalogKey, size: (await store.size(catalogKey))! };
-      }
-      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.settings?.platforms, catalog: episodes, runsKey, runsSize: runs.bytes, unloadPrefix, put: (key, body) => store.put(key, body) });
+      // The episode catalog, as checked.
+      const episodes = catalog ? await upload('episode-catalog.parquet', catalog.file) : null;
+      await this.opts.warehouse!.rollupDay!(day, { staged, outcomes, viewers, platforms: this.opts.settings?.platforms, catalog: episodes, runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix, put: (key, body) => store.put(key, body) });
       const outputs: OutputFile[] = [];
       // Which tables must have no rows: the viewer tables without a key; every table but the audit on
       // a day with no ping; the audit on a day with no record.

@@ -217,17 +217,22 @@ function parseRedshift(env: NodeJS.ProcessEnv): RedshiftConfig {
   return { target: workgroup ? { workgroup } : { cluster: cluster!, dbUser }, database, secretArn, schema, iamRole };
 }
 
+/** An S3 bucket's name: 3-63 lowercase letters, digits, dots and hyphens. */
+const S3_BUCKET = '[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]';
+/** A URL of any scheme (`s3://`, `https://`, ...). */
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
 export function parseLocation(value: string, name: string): Location {
   const v = value.trim();
   if (v === '') throw new ConfigError(`${name} is empty; set it to s3://bucket/prefix/ or a directory`);
   if (/^s3:\/\//i.test(v)) {
-    const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(v);
+    const m = new RegExp(`^s3://(${S3_BUCKET})(?:/(.*))?$`).exec(v);
     if (!m) throw new ConfigError(`${name}=${value} is not a valid s3://bucket/prefix/ (bucket names are 3-63 lowercase letters, digits, dots and hyphens)`);
     let prefix = m[2] ?? '';
     if (prefix !== '' && !prefix.endsWith('/')) prefix += '/';
     return { kind: 's3', bucket: m[1]!, prefix, url: `s3://${m[1]}/${prefix}` };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+  if (URL_SCHEME.test(v)) {
     throw new ConfigError(`${name}=${value}: only s3:// URLs and directories are supported`);
   }
   // The url ends in / as an S3 prefix does: keys join to it as they are.
@@ -239,11 +244,11 @@ function catalogLocationFrom(value: string | undefined): CatalogLocation | null 
   const v = value?.trim() ?? '';
   if (v === '') return null;
   if (/^s3:\/\//i.test(v)) {
-    const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.*[^/])$/.exec(v);
+    const m = new RegExp(`^s3://(${S3_BUCKET})/(.*[^/])$`).exec(v);
     if (!m) throw new ConfigError(`PINGROLL_EPISODE_CATALOG=${value} is not an S3 object's URL (s3://bucket/key.csv, the key not ending in /)`);
     return { kind: 's3', bucket: m[1]!, key: m[2]!, url: v };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) throw new ConfigError(`PINGROLL_EPISODE_CATALOG=${value}: only s3:// URLs and local files are supported`);
+  if (URL_SCHEME.test(v)) throw new ConfigError(`PINGROLL_EPISODE_CATALOG=${value}: only s3:// URLs and local files are supported`);
   return { kind: 'file', path: v, url: v };
 }
 

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
@@ -48,10 +49,12 @@ export interface EpisodeCatalog {
 }
 
 /**
- * Fetches and validates the catalog, and writes it as Parquet to `parquet`. Throws
- * EpisodeCatalogError naming the first bad row (or the missing column).
+ * Fetches and validates the catalog into `dir` (as it was read, `episode-catalog.csv`, and as checked,
+ * `episode-catalog.parquet`). Throws EpisodeCatalogError naming the first bad row (or the missing column).
  */
-export async function loadEpisodeCatalog(engine: DuckDBConnection, source: EpisodeCatalogSource, csv: string, parquet: string): Promise<EpisodeCatalog> {
+export async function loadEpisodeCatalog(engine: DuckDBConnection, source: EpisodeCatalogSource, dir: string): Promise<EpisodeCatalog> {
+  const csv = join(dir, 'episode-catalog.csv');
+  const parquet = join(dir, 'episode-catalog.parquet');
   await source.fetch(csv);
   const bad = (what: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${source.url}: ${what}; fix the file (a CSV with the header series_id,episode_id,duration_seconds, one row per episode), or unset PINGROLL_EPISODE_CATALOG`);
   // Every field as text, the header's names kept: the checks below say what is wrong, in its words.

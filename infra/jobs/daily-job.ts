@@ -95,7 +95,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       const dir = await makeWorkDir('dry-run');
       const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
       try {
-        const c = await loadEpisodeCatalog(engine, backends.episodes, join(dir, 'episode-catalog.csv'), join(dir, 'episode-catalog.parquet'));
+        const c = await loadEpisodeCatalog(engine, backends.episodes, dir);
         episodeCatalog = { url: c.url, episodes: c.episodes };
       } finally {
         engine.closeSync();

@@ -95,7 +95,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     // An episode catalog, and an episode whose ids differ from another's only by trailing blanks (a
     // checked catalog refuses such ids; the SQL must keep them apart all the same).
     const dir = root();
-    const checked = await loadEpisodeCatalog(c, { url: 'test', fetch: (dest) => writeFile(dest, sampleEpisodeCatalog()) }, join(dir, 'c.csv'), join(dir, 'checked.parquet'));
+    const checked = await loadEpisodeCatalog(c, { url: 'test', fetch: (dest) => writeFile(dest, sampleEpisodeCatalog()) }, dir);
     const catalog = { ...checked, file: join(dir, 'c.parquet') };
     await c.run(`COPY (SELECT * FROM read_parquet(${sqlString(checked.file)}) UNION ALL SELECT 's1000 ', 'e1 ', 61) TO ${sqlString(catalog.file)} (FORMAT parquet)`);
     const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file });

@@ -24,7 +24,7 @@ import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 
 /** The COPY manifests of a day's rollup (rollupDay writes them): the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
-interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog?: string | null }
+interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog: string | null }
 
 /** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
 const SESSION_KEEP_ALIVE_SECONDS = 600;
@@ -179,7 +179,7 @@ export class RedshiftWarehouse implements Warehouse {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${cfg.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
-    const catalog = input.catalog && manifests.catalog ? 'episode_catalog' : null;
+    const catalog = manifests.catalog ? 'episode_catalog' : null;
     return {
       prepare: [
         `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
@@ -192,7 +192,7 @@ export class RedshiftWarehouse implements Warehouse {
           `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
         ] : []),
         // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
-        ...(input.viewers && manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ],
       rollup: [

@@ -12,6 +12,7 @@ import type { RedshiftWarehouse } from '../../../export/warehouse/redshift/redsh
 import { idKey, portableString, sqlString } from '../../../lib/duckdb-engine.js';
 import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
 import { addMonths } from '../../../lib/utc-day.js';
+import { COMPLETION_THRESHOLDS } from '../../../rollup/day-rollup.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
 
@@ -39,11 +40,11 @@ async function breakdown(wh: Readable, schema: string, where: string, hourTitle:
   const platforms = await rowsOrNoneIfMissing(rows(`SELECT platform AS label, SUM(minutes_watched) AS v FROM ${schema}daily_platform_stats WHERE ${where} GROUP BY platform ORDER BY v DESC, platform`));
   // Drop-off: of the sessions with a playhead in episodes the catalog has, the share that reached each
   // point of the episode (none without a catalog: no chart).
-  const [reach] = await rowsOrNoneIfMissing(q<Record<'n' | 'r25' | 'r50' | 'r75' | 'r95', unknown>>(`SELECT SUM(sessions_with_position) AS n, SUM(reached_25) AS r25, SUM(reached_50) AS r50,
-    SUM(reached_75) AS r75, SUM(reached_95) AS r95 FROM ${schema}daily_episode_completion WHERE ${where}`));
+  const [reach] = await rowsOrNoneIfMissing(q<Record<string, unknown>>(`SELECT SUM(sessions_with_position) AS n, ${COMPLETION_THRESHOLDS.map((p) => `SUM(reached_${p}) AS r${p}`).join(', ')}
+    FROM ${schema}daily_episode_completion WHERE ${where}`));
   const withPosition = num(reach?.n);
   const completion: Chart[] = withPosition > 0 ? [{ id: 'completion', title: 'Sessions reaching each point of the episode, % (episodes in the catalog)', type: 'bar',
-    labels: ['25%', '50%', '75%', '95%'], values: (['r25', 'r50', 'r75', 'r95'] as const).map((k) => Math.round((num(reach![k]) / withPosition) * 1000) / 10) }] : [];
+    labels: COMPLETION_THRESHOLDS.map((p) => `${p}%`), values: COMPLETION_THRESHOLDS.map((p) => Math.round((num(reach![`r${p}`]) / withPosition) * 1000) / 10) }] : [];
   const bars = (id: string, title: string, r: Array<{ label: string; v: unknown }>): Chart => ({ id, title, type: 'bar', horizontal: true, labels: r.map((x) => x.label), values: r.map((x) => num(x.v)) });
   return {
     pings: num(mix?.pings),
