@@ -242,7 +242,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   // after it, and the slices it leaves behind are sealed.
   if (found.next.changed || found.toSeal.length) {
     await opts.fence?.();
-    for (const t of found.toSeal) if (await seals.seal(t)) result.sealed++;
+    result.sealed += await seals.sealAll(found.toSeal);
     const { changed: _, ...next } = found.next;
     await saveListing(opts.store, next, stateKey);
   }
