@@ -91,6 +91,13 @@ export class DirectoryObjectStore implements ObjectStore {
     await syncDirOf(path);
   }
 
+  /** An empty file made at its name (nothing to tear: its name is all it holds), not synced: see ObjectStore.putMarker. */
+  async putMarker(key: string): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, '');
+  }
+
   /** Whole or not at all: the bytes are written and synced under a temporary name, then linked to `key`, which fails if it exists. */
   async putIfAbsent(key: string, body: Buffer): Promise<boolean> {
     const path = this.path(key);

@@ -41,20 +41,28 @@ describe('sealing many slices at once', () => {
     for (const t of changed) expect(await new Seals(store).matches(t)).toBe(true);
   });
 
+  it('makes each seal an empty file at its own name, with no temporary file on the way', async () => {
+    const store = new DirectoryObjectStore(root());
+    const t = dayTallies('2026-11-01', 1, 2)[0]!;
+    await new Seals(store).seal(t);
+    const [key] = await store.list(SEALS);
+    expect((await store.get(key!))!.length).toBe(0);
+    expect(await store.list('.tmp/')).toEqual([]);
+  });
+
   it('lets every put end before it throws the first failure', async () => {
     const store = new DirectoryObjectStore(root());
     let puts = 0, inFlight = 0, ended = 0;
-    const failing = Object.assign(Object.create(store) as DirectoryObjectStore, {
-      put: async (key: string, body: Buffer) => {
-        const n = ++puts;
-        inFlight++;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        inFlight--;
-        ended++;
-        if (n === 3) throw new Error('disk full');
-        return store.put(key, body);
-      },
-    });
+    const slow = async (key: string): Promise<void> => {
+      const n = ++puts;
+      inFlight++;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight--;
+      ended++;
+      if (n === 3) throw new Error('disk full');
+      return store.putMarker(key);
+    };
+    const failing = Object.assign(Object.create(store) as DirectoryObjectStore, { put: slow, putMarker: slow });
     await expect(new Seals(failing).sealAll(dayTallies('2026-11-01', 40, 1))).rejects.toThrow('disk full');
     expect(inFlight).toBe(0);
     expect(ended).toBe(40);
