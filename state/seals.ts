@@ -12,7 +12,7 @@
  * the old; a slice found with two names is treated as unsealed (read in full) and sealed again.
  */
 import { createHash } from 'node:crypto';
-import PQueue from 'p-queue';
+import { allEnded } from '../lib/all-ended.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { SLICE_MS, sliceOf } from './slices.js';
 
@@ -103,15 +103,11 @@ export class Seals {
   /**
    * Seals every slice of `tallies` (each of its own slice), SEALS_AT_ONCE at a time: a seal is a put
    * of its own, and a run that saw a day whole seals its 144 slices (one by one, a put's round trip
-   * each: 0.29 s of the small-object day on a local disk, seconds on S3). How many were new or changed.
+   * each: 0.29 s of the small-object day on a local disk, seconds on S3). How many were new or changed;
+   * every put has ended before it returns or throws.
    */
   async sealAll(tallies: readonly SliceTally[]): Promise<number> {
-    const queue = new PQueue({ concurrency: SEALS_AT_ONCE });
-    // Every put has ended before this returns, and the first failure is the one thrown.
-    const done = await Promise.allSettled(tallies.map((t) => queue.add(() => this.seal(t))));
-    const failed = done.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return done.filter((r) => r.status === 'fulfilled' && r.value).length;
+    return (await allEnded(tallies.map((t) => () => this.seal(t)), SEALS_AT_ONCE)).filter(Boolean).length;
   }
 }
 

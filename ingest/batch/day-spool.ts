@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { createGzip } from 'node:zlib';
-import PQueue from 'p-queue';
+import { allEnded } from '../../lib/all-ended.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
@@ -254,19 +254,20 @@ export class DaySpool {
 
   /**
    * Writes each day's pings as Parquet and its rejects as gzip JSON lines under
-   * `_staging/<batch>/dt=<day>/`, and returns what the batch commit records of them.
+   * `_staging/<batch>/dt=<day>/`, once `ready` is done, and returns what the batch commit records of them.
    */
-  async stage(store: ObjectStore, batch: string): Promise<Record<string, StagedDay>> {
+  async stage(store: ObjectStore, batch: string, ready: Promise<void> = Promise.resolve()): Promise<Record<string, StagedDay>> {
     const prefix = stagingPrefix(batch);
     this.writeHeld();
     if (this.part) this.convertPart();
     await this.converting;
     await Promise.all(this.syncing);
+    // Nothing is put before `ready` (the batch's intent) is.
+    await ready;
     const out: Record<string, StagedDay> = {};
     // The files go up several at a time: on S3 each PUT waits its round trip, on a disk each its fsync
     // (the job bench's day: four files, 55 ms one by one).
-    const queue = new PQueue({ concurrency: PUTS_AT_ONCE });
-    const puts: Array<Promise<void>> = [];
+    const puts: Array<() => Promise<void>> = [];
     for (const day of this.daysSeen()) {
       const d = this.days.get(day)!;
       const parts = this.parts.get(day) ?? [];
@@ -276,24 +277,23 @@ export class DaySpool {
       for (const [k, part] of parts.entries()) {
         // `pings-N`: staged format 2 (with `platform`); format 1's files were `part-N` (STAGED_COLUMNS).
         const key = `${prefix}dt=${day}/pings-${k}.parquet`;
-        puts.push(queue.add(() => store.put(key, { file: part.file, move: true })));
+        puts.push(() => store.put(key, { file: part.file, move: true }));
         pings.push(key);
       }
       let rejects: string | null = null;
       if (d.rejects > 0) {
         const key = `${prefix}dt=${day}/rejects.jsonl.gz`;
         const plain = this.rejectsFile(day), gz = `${plain}.gz`;
-        puts.push(queue.add(async () => {
+        puts.push(async () => {
           await pipeline(createReadStream(plain), createGzip(), createWriteStream(gz));
           await store.put(key, { file: gz, move: true });
-        }));
+        });
         rejects = key;
       }
       out[day] = { pings: pings.length ? pings : null, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
     }
     // Every put has ended before this returns (none is left writing), and the first failure fails the batch.
-    const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await allEnded(puts, PUTS_AT_ONCE);
     return out;
   }
 

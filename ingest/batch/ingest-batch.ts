@@ -312,9 +312,15 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     spool.renumberInputs(new Map(kept.map(({ i }, j) => [i, j])));
     const objects: InputObject[] = kept.map(({ ref, i }) => ({ key: ref.key, size: ref.size, etag: ref.etag, records: records[i]! }));
     if (objects.length === 0) return { commit: null, records: 0, failures };
-    // The intent names the staging to remove should the run die before its commit (Ledger.tidy).
-    await opts.ledger.intend(batch, batchKey(batch), opts.shard ? shardName(opts.shard) : undefined);
-    const days = await spool.stage(opts.store, batch);
+    // The intent names the staging to remove should the run die before its commit (Ledger.tidy). It is
+    // in place before anything is staged, and written while the last part is made Parquet.
+    const intent = opts.ledger.intend(batch, batchKey(batch), opts.shard ? shardName(opts.shard) : undefined);
+    let days: Awaited<ReturnType<DaySpool['stage']>>;
+    try {
+      days = await spool.stage(opts.store, batch, intent);
+    } finally {
+      await intent.catch(() => {});
+    }
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     try {
       await opts.fence?.();
