@@ -2,8 +2,9 @@ import PQueue from 'p-queue';
 
 /**
  * Runs `tasks`, at most `atOnce` at a time, and returns their results once every one has ended; the
- * first failure (in the tasks' order) is then thrown. (Promise.all returns at the first failure while the others still
- * write: a caller that cleans up, or lets the next step start, must know that nothing is left writing.)
+ * first failure (in the tasks' order) is then thrown. (Promise.all returns at the first failure while
+ * the others still write: a caller that cleans up, or lets the next step start, must know that
+ * nothing is left writing.)
  */
 export async function allEnded<T>(tasks: ReadonlyArray<() => Promise<T>>, atOnce: number): Promise<T[]> {
   const queue = new PQueue({ concurrency: atOnce });
