@@ -116,6 +116,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   return withRun(backends, { run, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run, day }], rollupInWarehouse: config.rollup === 'redshift', settings: config }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     let touchedDays: string[] = [];
+    // The listing's seals are written while the day is rolled up (a put each: 288 for a day's two
+    // delivery days); the run fails if they do, once the day is published, and never lets go of its
+    // lock before they have ended.
+    let settled: Promise<void> = Promise.resolve();
     try {
       // A bad episode catalog stops the run here, before any work.
       await state.publisher.episodeCatalog(engine);
@@ -123,15 +127,18 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         await settleQuarantine(state.quarantine, state.ledger, store);
         summary.unreadable = stillUnreadable(state.quarantine);
       } else {
-        const { batches: _, touched, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+        const { batches: _, touched, settled: sealing, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine, settleLater: true });
+        settled = sealing;
         touchedDays = touched;
         Object.assign(summary, ingested);
       }
       Object.assign(summary, await state.publisher.publish(engine, day, summary));
+      await settled;
       if (config.rejectsRetentionDays !== null) await expireRejects(store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(store, touchedDays, new Set([day])) });
       return summary;
     } finally {
+      await settled.catch(() => {});
       engine.closeSync();
     }
   });
@@ -203,15 +210,20 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null }): Promise<IngestSummary & { batches: string[]; touched: string[] }> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null; settleLater?: boolean }): Promise<Ingested> {
   const { log } = opts;
-  const batch = await ingestNewObjects({
+  const batch = await ingestNewObjects({ settleLater: opts.settleLater,
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, privacy: config.privacy, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile }, shard: opts.shard,
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
+  const settled = batch.settled.then((n) => {
+    if (n > 0) log.info('ingest.sealed', { slicesSealed: n });
+  });
+  // Awaited by the caller (or below, should reading the tables fail); until then a failure is not an unhandled rejection.
+  settled.catch(() => {});
   const batches = batch.batches.map((b) => b.batch);
   const touched = [...new Set(batch.batches.flatMap((b) => b.days))].sort();
   // What a log directory's listing passed over, said every run: an operator may have meant it read.
@@ -219,22 +231,30 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
   if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
   log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
-    parsedSlicesRead: ledger.slicesRead, slicesSealed: batch.sealed, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
+    parsedSlicesRead: ledger.slicesRead, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
     days: touched });
-  const out: IngestSummary & { batches: string[]; touched: string[] } = {
-    touched,
+  const out: Ingested = {
+    touched, settled,
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches, skipped: skipped?.skippedCount ?? 0,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };
   if (tables.length && backends.items) {
-    const tablesRead = await scanTables({
-      tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence, shard: opts.shard, privacy: config.privacy,
-    });
-    out.scanned = tablesRead.scanned;
-    out.missingTables = tablesRead.missing;
+    try {
+      const tablesRead = await scanTables({
+        tables, sources: backends.items, store: backends.store, ledger, engine, now: opts.now ?? new Date(), rescan: opts.rescan ?? false, log, fence: opts.fence, shard: opts.shard, privacy: config.privacy,
+      });
+      out.scanned = tablesRead.scanned;
+      out.missingTables = tablesRead.missing;
+    } catch (err) {
+      await settled.catch(() => {});
+      throw err;
+    }
   }
   return out;
 }
+
+/** What `ingest` did, and (`settled`) when its listing is sealed and saved: at once unless `settleLater` was given. */
+export type Ingested = IngestSummary & { batches: string[]; touched: string[]; settled: Promise<void> };
 
 /** Still unreadable: every object the quarantine holds that no operator accepted as lost (a shard's: those it owns). */
 function stillUnreadable(quarantine: Quarantine, shard?: Shard | null): JobSummary['unreadable'] {

@@ -45,7 +45,8 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
   return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }], settings: config }, async (state) => {
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {
-      const out = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+      // Sealed and saved before it returns (no settleLater).
+      const { settled: _, ...out } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
       return { run, ...out };
     } finally {
       engine.closeSync();

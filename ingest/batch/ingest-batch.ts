@@ -55,6 +55,12 @@ export interface IngestOptions {
   shard?: Shard | null | undefined;
   /** Objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
   batchObjects?: number | undefined;
+  /**
+   * Return once everything is committed, and seal and save the listing meanwhile (`settled`): the
+   * daily job rolls its day up while the seals, a put each, are written. The caller awaits `settled`
+   * before it lets go of the run lock.
+   */
+  settleLater?: boolean | undefined;
 }
 
 export interface IngestResult {
@@ -65,8 +71,11 @@ export interface IngestResult {
   batches: Array<{ batch: string; days: string[] }>;
   objects: number;
   records: number;
-  /** Slices sealed by this run (state/seals.ts). */
-  sealed: number;
+  /**
+   * Ends when the slices the listing left behind are sealed (state/seals.ts) and the listing state is
+   * saved, with how many slices were sealed anew. Already ended, unless `settleLater` was given.
+   */
+  settled: Promise<number>;
   /** Sealed slices a full listing found unchanged (their parsed keys not read). */
   sealedUnchanged: number;
   /** Objects the listing returned, whether it was full, and the latest delivery time a returned key named (ISO; null: none named one). */
@@ -212,7 +221,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
   const stateKey = listingKey(shard && shardName(shard));
-  const result: IngestResult = { batches: [], objects: 0, records: 0, sealed: 0, sealedUnchanged: 0 };
+  const result: Omit<IngestResult, 'settled'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
@@ -240,13 +249,18 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
   // Only now is everything the listing found committed or quarantined: the next listing may start
   // after it, and the slices it leaves behind are sealed.
-  if (found.next.changed || found.toSeal.length) {
+  const settle = async (): Promise<number> => {
+    if (!found.next.changed && !found.toSeal.length) return 0;
     await opts.fence?.();
-    result.sealed += await seals.sealAll(found.toSeal);
+    const sealed = await seals.sealAll(found.toSeal);
     const { changed: _, ...next } = found.next;
     await saveListing(opts.store, next, stateKey);
-  }
-  return { ...result, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full, newest: found.newest } };
+    return sealed;
+  };
+  const settled = opts.settleLater ? settle() : Promise.resolve(await settle());
+  // Awaited by the caller; until then a failure is not an unhandled rejection.
+  settled.catch(() => {});
+  return { ...result, settled, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full, newest: found.newest } };
 }
 
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */

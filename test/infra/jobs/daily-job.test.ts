@@ -16,6 +16,7 @@ import { SEALS } from '../../../state/seals.js';
 import { EpisodeCatalogError } from '../../../rollup/episode-catalog.js';
 import { sliceOf } from '../../../state/slices.js';
 import { memoryLog } from '../../../lib/log.js';
+import type { Backends } from '../../../infra/backends.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
 import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
@@ -302,6 +303,8 @@ describe('the daily job over a directory', () => {
     ['halfway through the compaction', 'put', (key: string) => key.startsWith(PARSED), 0],
     // The day's journal was written, one table moved into place: the next run completes the publication first.
     ['inside the publish step', 'move', (key: string) => key.startsWith('daily_series_stats/'), 0],
+    // Committed; the seals, written while the day is rolled up, failed: the next run seals and lists again.
+    ['while sealing', 'put', (key: string) => key.startsWith(SEALS), 0],
   ] as const)('gives the result of one clean run after a crash %s', async (_when, op, crashAt, reparsed) => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
@@ -310,6 +313,40 @@ describe('the daily job over a directory', () => {
     const rerun = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(rerun.parsedObjects).toBe(reparsed < 0 ? sample.objects.length : reparsed);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+  });
+
+  it('writes the seals while the day is rolled up: a failed seal fails the run once the day is published, its lock let go after every seal ended; the next run seals', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    let sealing = 0, sealsEnded = 0;
+    const slow = (b: Backends): Backends => {
+      const inner = b.store;
+      const store = Object.assign(Object.create(inner) as typeof inner, {
+        putMarker: async (key: string) => {
+          const n = ++sealing;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          sealsEnded++;
+          if (n === 5) throw new Error('seal failed');
+          return inner.putMarker!(key);
+        },
+      });
+      return { ...b, store };
+    };
+    const log = memoryLog();
+    await expect(runDay(dirConfig(r), { day: DAY, log }, slow)).rejects.toThrow('seal failed');
+    // Every seal had ended before the run ended (and so before its lock was let go); the day was published.
+    expect(sealing).toBeGreaterThan(5);
+    expect(sealsEnded).toBe(sealing);
+    expect(log.events.some((e) => e.event === 'day.done')).toBe(true);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+    // The listing state was not saved (it follows the seals); the next run takes the lock, parses nothing and seals.
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    expect(await store.get('_state/listing.json')).toBeNull();
+    const again = memoryLog();
+    expect((await runDay(dirConfig(r), { day: DAY, log: again })).parsedObjects).toBe(0);
+    expect(again.events.find((e) => e.event === 'ingest.sealed')?.fields.slicesSealed).toBe(1);
+    expect(await store.get('_state/listing.json')).not.toBeNull();
+    expect((await store.list(SEALS)).length).toBe(sealing);
   });
 
   it('lists and reads only what can be new: a no-op run after three days reads no earlier day of the ledger', async () => {
