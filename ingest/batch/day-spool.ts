@@ -49,7 +49,7 @@ const RECORD_LIMIT = 16 * 1024;
 const REJECT_READ_BYTES = 1 << 20;
 /** Rejects held for the day files before they are appended to them. */
 const REJECT_HOLD_BYTES = 1 << 20;
-/** CSV bytes per part: about 250,000 pings. */
+/** CSV bytes per part at most (about 250,000 pings); a small batch's are smaller (ingest-batch.ts partBytesFor). */
 export const PART_BYTES = 32 << 20;
 /** Staged files put at once. */
 const PUTS_AT_ONCE = 8;

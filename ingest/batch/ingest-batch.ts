@@ -263,14 +263,28 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   return { ...result, settled, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full, newest: found.newest } };
 }
 
+/**
+ * Rows per part for a batch: about a quarter of the rows its objects hold (staged rows are about a
+ * fifth of the log bytes), from MIN_PART_BYTES to PART_BYTES. The part that is open when parsing ends
+ * is made Parquet after it, on the job's critical path: a small batch's is small (the small-object
+ * day: 17 MB parts; 16 MB against 32 MB ran it in 0.95x the time, 11 pairs), while a large batch keeps
+ * its parts, and staged files, few.
+ */
+export function partBytesFor(todo: readonly ObjectRef[]): number {
+  const rows = todo.reduce((n, r) => n + r.size, 0) / 5;
+  return Math.min(PART_BYTES, Math.max(MIN_PART_BYTES, Math.ceil(rows / 4)));
+}
+
+const MIN_PART_BYTES = 8 << 20;
+
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */
 export const READ_BUDGET_BYTES = 64 << 20;
 
 async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
-  const spool = new DaySpool(dir, opts.engine, { partBytes: opts.partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
-  const partBytes = opts.partBytes ?? PART_BYTES;
+  const partBytes = opts.partBytes ?? partBytesFor(todo);
+  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
   const threads = opts.parseThreads === 'auto' ? autoThreads(todo) : opts.parseThreads;
   const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);
