@@ -24,7 +24,11 @@ import { WAREHOUSE_ROLLUP } from '../state/leftovers.js';
 import { warehouseStatements } from './warehouse/sql/ddl.js';
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import type { Quarantine } from '../state/quarantine.js';
+import { allEnded } from '../lib/all-ended.js';
 import { loadEpisodeCatalog, type EpisodeCatalog, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
+
+/** Staged files asked for, or downloaded, at once. */
+const FILES_AT_ONCE = 8;
 
 /** The day's unreadable objects, as its manifest names them. */
 function manifestQuarantine({ quarantined, acceptedLost }: ReturnType<Quarantine['forDay']>): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
@@ -128,26 +132,33 @@ export class DayPublisher {
     // The manifest names each batch's list of log objects, with its count and digest: it does not copy
     // them (a busy day has millions; one string of them all cannot be made).
     const inputs: DayManifest['inputs'] = { objectCount: 0, objectLists: [], staged: [], tables: [], batches: staged.map((s) => s.id) };
-    for (const [i, { id, staged: s, objectCount, objectsKey, objectsSha256, table }] of staged.entries()) {
+    // Each staged file is asked for (that it is there, and its size, which the manifest and Redshift's
+    // COPY manifests name) and, from a remote store, downloaded, FILES_AT_ONCE at a time: one after
+    // another, a busy day's thousands of staged files on S3 cost a round trip each.
+    const wanted = staged.flatMap(({ id, staged: s, table }, i) => (s.pings ?? []).map((key, k) => ({ id, table, i, k, key })));
+    const found = await allEnded(wanted.map(({ id, table, i, k, key }) => async () => {
+      const size = await store.size(key);
+      if (size === null) {
+        throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
+          + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.*, ${PARSED}*/${id}.*.keys and ${SEALS} and run again with --reconcile, which parses its log objects anew`));
+      }
+      if (!download) return { key, size, local: null };
+      // Staged files never change once committed: a local store's are read where they are.
+      let local = store.localFile?.(key);
+      if (!local) {
+        local = join(dir, `staged-${day}-${i}-${k}.parquet`);
+        await store.download(key, local);
+      }
+      return { key, size, local };
+    }), FILES_AT_ONCE);
+    for (const { key, size, local } of found) {
+      inputs.staged.push({ key, size });
+      if (local !== null) files.push(local);
+    }
+    for (const { id, staged: s, objectCount, objectsKey, objectsSha256, table } of staged) {
       for (const [src, counts] of Object.entries(s.outcomes)) {
         const into = (outcomes[src] ??= {});
         for (const [o, n] of Object.entries(counts)) into[o] = (into[o] ?? 0) + (n ?? 0);
-      }
-      for (const [k, key] of (s.pings ?? []).entries()) {
-        const size = await store.size(key);
-        if (size === null) {
-          throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
-            + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.*, ${PARSED}*/${id}.*.keys and ${SEALS} and run again with --reconcile, which parses its log objects anew`));
-        }
-        inputs.staged.push({ key, size });
-        if (!download) continue;
-        // Staged files never change once committed: a local store's are read where they are.
-        let local = store.localFile?.(key);
-        if (!local) {
-          local = join(dir, `staged-${day}-${i}-${k}.parquet`);
-          await store.download(key, local);
-        }
-        files.push(local);
       }
       if (s.rejects) rejects.push(s.rejects);
       inputs.objectCount += objectCount;
