@@ -2,27 +2,31 @@
  * A day is published whole, or not at all (contract §6).
  *
  * 1. Every new file of the day (the tables' Parquet, the rejects, the manifest) is written first under
- *    `_state/publish/dt=<day>/<run>/`, where no reader looks. A failure here (a full disk, S3) changes
+ *    `_state/publish/dt=<day>/<run>/`, where no reader looks, several at once. A failure here (a full disk, S3) changes
  *    nothing anyone sees; a later run removes what it left.
  * 2. The journal `_state/publish/dt=<day>.json` names each staged file and where it goes.
  * 3. The warehouse loads the day from the staged files, in one transaction. If it fails, the journal
  *    and the staged files are removed: nothing of the day was replaced, and the run fails.
- * 4. Each staged file is moved into place (a rename on a filesystem, a copy on S3), the manifest last,
- *    then the journal is removed.
+ * 4. Each staged file is moved into place (a rename on a filesystem, a copy on S3), several at once,
+ *    the manifest last, alone, once every other is; then the journal is removed.
  * A run killed after step 2 leaves the journal: the next run, before anything else, does steps 3 and 4
  * again from the staged files (loading the warehouse again is harmless: it replaces the day).
  *
  * What readers see: the warehouse switches from the old day to the new in one transaction. Each
- * Parquet file switches whole; the three tables and the manifest switch one after another within
- * moments (step 4), the manifest last, so a manifest always describes files that are in place.
+ * Parquet file switches whole; the tables switch within moments of one another (step 4), and the
+ * manifest after them, so a manifest always describes files that are in place.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Log } from '../lib/log.js';
 import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile, OutputTable } from './day-parquet.js';
+import { allEnded } from '../lib/all-ended.js';
 
 export const PUBLISH_PREFIX = '_state/publish/';
+
+/** Files staged, or moved into place, at once. */
+const AT_ONCE = 8;
 
 interface Journal {
   run: string;
@@ -69,20 +73,24 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
   const prefix = stagedPrefix(name, files.run);
   const journal: Journal = { run: files.run, day: files.day, name, createdAt: new Date().toISOString(), moves: [], deletes: [], tables: [] };
   try {
+    const puts: Array<() => Promise<void>> = [];
     for (const f of files.tables) {
-      f.stagedKey = prefix + f.key;
-      await store.put(f.stagedKey, { file: f.local });
-      journal.moves.push({ from: f.stagedKey, to: f.key });
-      journal.tables.push({ table: f.table, key: f.key, stagedKey: f.stagedKey, rows: f.rows, bytes: f.bytes, ...(f.dateColumn ? { dateColumn: f.dateColumn } : {}) });
+      const stagedKey = (f.stagedKey = prefix + f.key);
+      puts.push(() => store.put(stagedKey, { file: f.local }));
+      journal.moves.push({ from: stagedKey, to: f.key });
+      journal.tables.push({ table: f.table, key: f.key, stagedKey, rows: f.rows, bytes: f.bytes, ...(f.dateColumn ? { dateColumn: f.dateColumn } : {}) });
     }
     for (const o of files.others) {
       if (o.body === null) {
         journal.deletes.push(o.key);
         continue;
       }
-      await store.put(prefix + o.key, o.body, o.tags);
+      const body = o.body;
+      puts.push(() => store.put(prefix + o.key, body, o.tags));
       journal.moves.push({ from: prefix + o.key, to: o.key });
     }
+    // Staged side by side (a round trip each on S3), all of them before the journal names them.
+    await allEnded(puts, AT_ONCE);
     await fence?.();
     await store.put(journalKey(name), Buffer.from(JSON.stringify(journal, null, 2)));
   } catch (err) {
@@ -150,9 +158,14 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
  * (`recovering`), files it had moved already are passed over; publishing, every staged file is there.
  */
 async function finish(store: ObjectStore, journal: Journal, recovering: boolean): Promise<void> {
-  for (const { from, to } of journal.moves) {
+  const move = async ({ from, to }: Journal['moves'][number]): Promise<void> => {
     if (!recovering || (await store.size(from)) !== null) await store.move(from, to);
-  }
+  };
+  // The files side by side (on S3 a move is a copy and a delete), and the last of them, the
+  // manifest, only once every other is in place: a day with a manifest is a day published whole.
+  const last = journal.moves.at(-1);
+  await allEnded(journal.moves.slice(0, -1).map((m) => () => move(m)), AT_ONCE);
+  if (last) await move(last);
   for (const key of journal.deletes) await store.delete(key);
   await store.delete(journalKey(nameOf(journal)));
   await removeStaged(store, stagedPrefix(nameOf(journal), journal.run));
