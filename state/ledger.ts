@@ -51,9 +51,9 @@ export function stagingPrefix(id: string): string {
 /** The ledger's layout version (`_state/format.json`); an output without it is format 1 (`migrate`). */
 export const FORMAT_KEY = '_state/format.json';
 export const FORMAT = 2;
-/** Slices of parsed keys held in memory at once (a slice is ten minutes of delivery: ~115k keys at 16M objects a day). */
 /** A compaction's files put at once (a batch's days' entries, its parsed keys by delivery day). */
 const WRITES_AT_ONCE = 8;
+/** Slices of parsed keys held in memory at once (a slice is ten minutes of delivery: ~115k keys at 16M objects a day). */
 const PARSED_DAYS_CACHED = 16;
 const PARSED_SLICES_CACHED = 64;
 

@@ -93,7 +93,7 @@ export class Seals {
     if (old === name) return false;
     // Not waited onto the disk: a seal a power cut takes makes its slice unsealed (its keys read by
     // the next reconciliation), never wrong; the ledger's commit it follows is on disk before it.
-    await (this.store.putMarker ? this.store.putMarker(name) : this.store.put(name, Buffer.alloc(0)));
+    await this.store.putMarker(name);
     const stale = old === undefined ? [] : (await this.store.list(`${SEALS}${t.day}/${t.slice}.`)).filter((k) => k !== name);
     for (const key of stale) await this.store.delete(key);
     seals.set(t.slice, name);

@@ -24,10 +24,9 @@ export interface ObjectStore {
   put(key: string, body: Buffer | LocalFile, tags?: Record<string, string>): Promise<void>;
   /**
    * An empty object whose loss costs nothing but time (a seal, state/seals.ts), made where it goes
-   * without waiting for the disk: a directory creates the file and syncs nothing. A store without
-   * this method puts it as any object.
+   * without waiting for the disk: a directory creates the file and syncs nothing; S3 puts it as any object.
    */
-  putMarker?(key: string): Promise<void>;
+  putMarker(key: string): Promise<void>;
   /** Writes `body` only if nothing is under `key`; false when something was. */
   putIfAbsent(key: string, body: Buffer): Promise<boolean>;
   /** Keys under `prefix`, in order. */

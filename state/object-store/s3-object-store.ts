@@ -61,6 +61,11 @@ export class S3ObjectStore implements ObjectStore {
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, ...input, ...(tags ? { Tagging: new URLSearchParams(tags).toString() } : {}) }));
   }
 
+  /** An empty object, put as any other (ObjectStore.putMarker: S3 has no sync to spare). */
+  async putMarker(key: string): Promise<void> {
+    await this.put(key, Buffer.alloc(0));
+  }
+
   /** A conditional write (If-None-Match: *), which S3 has honoured since 2024. */
   async putIfAbsent(key: string, body: Buffer): Promise<boolean> {
     try {

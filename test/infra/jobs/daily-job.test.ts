@@ -327,7 +327,7 @@ describe('the daily job over a directory', () => {
           await new Promise((resolve) => setTimeout(resolve, 2));
           sealsEnded++;
           if (n === 5) throw new Error('seal failed');
-          return inner.putMarker!(key);
+          return inner.putMarker(key);
         },
       });
       return { ...b, store };
