@@ -33,6 +33,7 @@ import { idKey, sqlString } from '../lib/duckdb-engine.js';
 import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../ingest/staged-ping.js';
 import { COMPLETION_THRESHOLDS, platformSql, type TableName } from './day-rollup.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from './viewer-key.js';
+import { CATALOG_COLUMNS } from './episode-catalog.js';
 
 /** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
 export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
@@ -40,7 +41,7 @@ export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
 export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
 
 /** The episode catalog's Parquet (rollup/episode-catalog.ts) as a Redshift table, its columns in the file's order. */
-export const CATALOG_TABLE_COLUMNS = 'series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT';
+export const CATALOG_TABLE_COLUMNS = CATALOG_COLUMNS.map((c) => `${c} ${c === 'duration_seconds' ? 'BIGINT' : 'VARCHAR(1024)'}`).join(', ');
 
 function stagedTableColumns(columns: ReadonlyArray<{ name: string; type: string }>): string {
   return columns.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
@@ -73,6 +74,8 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
   const ts = (ms: string): string => `TIMESTAMP 'epoch' + ${ms} / 1000.0 * INTERVAL '1 second'`;
+  // A completion figure of an episode the catalog lists; NULL for one it does not.
+  const ifListed = (expr: string): string => `CASE WHEN MIN(duration) IS NULL THEN NULL ELSE ${expr} END`;
   // Ids are grouped, counted, ordered and compared by their `_k` forms (idKey: the id and CHR(1)):
   // Redshift ignores trailing blanks when it compares VARCHARs ('a' = 'a '), DuckDB and the contract
   // do not. What is published is the id itself, MIN() of a group whose ids are all the same.
@@ -142,8 +145,8 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     // the catalog's duration, per episode; without the episode in the catalog, NULL.
     `DELETE FROM ${tables.daily_episode_completion} WHERE day = ${date}`,
     catalogTable ? `INSERT INTO ${tables.daily_episode_completion} (day, series_id, episode_id, duration_seconds, sessions, sessions_with_position, ${COMPLETION_THRESHOLDS.map((p) => `reached_${p}`).join(', ')}, avg_share_watched)
-     SELECT ${date}, MIN(series), MIN(episode), MIN(duration), COUNT(*), CASE WHEN MIN(duration) IS NULL THEN NULL ELSE COUNT(pos) END,
-            ${COMPLETION_THRESHOLDS.map((p) => `CASE WHEN MIN(duration) IS NULL THEN NULL ELSE SUM(CASE WHEN pos * 100 >= ${p} * duration THEN 1 ELSE 0 END) END`).join(', ')},
+     SELECT ${date}, MIN(series), MIN(episode), MIN(duration), COUNT(*), ${ifListed('COUNT(pos)')},
+            ${COMPLETION_THRESHOLDS.map((p) => ifListed(`SUM(CASE WHEN pos * 100 >= ${p} * duration THEN 1 ELSE 0 END)`)).join(', ')},
             CAST(SUM(pos) AS DOUBLE PRECISION) / CAST(NULLIF(COUNT(pos) * MIN(duration), 0) AS DOUBLE PRECISION)
      FROM (
        SELECT d.series_k, d.episode_k, MIN(d.series) AS series, MIN(d.episode) AS episode, MIN(c.duration_seconds) AS duration,

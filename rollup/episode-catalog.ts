@@ -17,6 +17,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import { LocationError } from '../lib/location.js';
+// Ids are at most this many characters, as pings' are.
+import { MAX_ID_LENGTH } from '../ingest/ping-record.js';
 
 /** The largest catalog read: about a million episodes. */
 export const MAX_CATALOG_BYTES = 64 << 20;
@@ -24,8 +26,6 @@ export const MAX_CATALOG_BYTES = 64 << 20;
 export const MAX_DURATION_SECONDS = 999_999_999;
 /** RE2: a blank at either end of an id: ASCII white space, any Unicode space (no-break spaces among them) or a vertical tab. */
 const EDGE_BLANK = String.raw`^[\s\pZ\x0B]|[\s\pZ\x0B]$`;
-/** Ids are at most this many characters, as pings' are. */
-const MAX_ID_CHARS = 256;
 /** The catalog's columns, as its Parquet has them and Redshift's temporary table. */
 export const CATALOG_COLUMNS = ['series_id', 'episode_id', 'duration_seconds'] as const;
 
@@ -86,8 +86,8 @@ export async function loadEpisodeCatalog(engine: DuckDBConnection, source: Episo
   }
   const first = async <T>(sql: string): Promise<T | undefined> => (await queryRows<T>(engine, `${sql} LIMIT 1`))[0];
   const row = (r: { s: string | null; e: string | null }): string => `the row of series_id '${(r.s ?? '').slice(0, 60)}', episode_id '${(r.e ?? '').slice(0, 60)}'`;
-  const noId = await first<{ s: string | null; e: string | null }>(`SELECT s, e FROM episode_catalog_raw WHERE s IS NULL OR e IS NULL OR length(s) > ${MAX_ID_CHARS} OR length(e) > ${MAX_ID_CHARS}`);
-  if (noId) throw bad(`${row(noId)} has an empty id or one over ${MAX_ID_CHARS} characters`);
+  const noId = await first<{ s: string | null; e: string | null }>(`SELECT s, e FROM episode_catalog_raw WHERE s IS NULL OR e IS NULL OR length(s) > ${MAX_ID_LENGTH} OR length(e) > ${MAX_ID_LENGTH}`);
+  if (noId) throw bad(`${row(noId)} has an empty id or one over ${MAX_ID_LENGTH} characters`);
   // A blank at either end of an id is refused: it is almost always a space after a comma, and would
   // silently match no ping.
   const blank = await first<{ s: string; e: string }>(`SELECT s, e FROM episode_catalog_raw WHERE regexp_matches(s, '${EDGE_BLANK}') OR regexp_matches(e, '${EDGE_BLANK}')`);

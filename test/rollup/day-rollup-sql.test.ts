@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
-import { loadEpisodeCatalog } from '../../rollup/episode-catalog.js';
+import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
 import { rollupDay, TABLES, type TableName } from '../../rollup/day-rollup.js';
 import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
@@ -122,7 +122,7 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     db.closeSync();
     await insertRows(pg, `${schema}.staged`, rows, [...STAGED_COLUMN_NAMES]);
     await pg.exec(`CREATE TABLE ${schema}.episode_catalog (${CATALOG_TABLE_COLUMNS})`);
-    await insertRows(pg, `${schema}.episode_catalog`, catalogRows, ['series_id', 'episode_id', 'duration_seconds']);
+    await insertRows(pg, `${schema}.episode_catalog`, catalogRows, [...CATALOG_COLUMNS]);
     // A day published before, and its neighbour: the day is replaced, the neighbour left alone.
     await pg.exec(`INSERT INTO ${schema}.daily_hourly_stats VALUES ('${day}', 3, 999), ('1999-01-01', 3, 7)`);
 
