@@ -81,15 +81,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
 
   if (opts.dryRun) {
-    const ledger = await Ledger.load(store);
-    const todo = { objects: 0, bytes: 0 };
-    const { full } = opts.noIngest ? { full: false }
-      : await listNewObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile }, null, async (refs) => {
-        todo.objects += refs.length;
-        todo.bytes += refs.reduce((n, o) => n + o.size, 0);
-      });
-    const staged = await ledger.inputsFor(day);
-    // The episode catalog is read and checked as the run would (a bad one: EpisodeCatalogError, exit 2).
+    // The episode catalog is read and checked as the run would, before anything is listed (a bad one: EpisodeCatalogError, exit 2).
     let episodeCatalog: { url: string; episodes: number } | null = null;
     if (backends.episodes) {
       const dir = await makeWorkDir('dry-run');
@@ -102,6 +94,14 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         await rm(dir, { recursive: true, force: true });
       }
     }
+    const ledger = await Ledger.load(store);
+    const todo = { objects: 0, bytes: 0 };
+    const { full } = opts.noIngest ? { full: false }
+      : await listNewObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile }, null, async (refs) => {
+        todo.objects += refs.length;
+        todo.bytes += refs.reduce((n, o) => n + o.size, 0);
+      });
+    const staged = await ledger.inputsFor(day);
     log.info('dry-run', {
       day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
       objectsToParse: todo.objects, bytesToParse: todo.bytes,
