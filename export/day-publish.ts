@@ -269,6 +269,8 @@ export class DayPublisher {
       await store.put(key, { file: local, move });
       return { key, size };
     };
+    // Only with a viewer key is there a secret to put, and to remove first.
+    const secretKey = this.opts.settings?.viewerKey ? `${unloadPrefix}viewer-secret.parquet` : null;
     await this.opts.fence?.();
     try {
       const runsFile = await upload('daily_runs.parquet', runs.local);
@@ -317,8 +319,8 @@ export class DayPublisher {
       let error = '';
       const note = (err: unknown): void => { error ||= (err as Error).message.split('\n')[0]!; };
       const remove = (key: string): Promise<void> => store.delete(key).catch((err: unknown) => { failed.push(key); note(err); });
-      await remove(`${unloadPrefix}viewer-secret.parquet`);
-      for (const key of await store.list(unloadPrefix).catch((err: unknown) => { note(err); return []; })) await remove(key);
+      if (secretKey) await remove(secretKey);
+      for (const key of await store.list(unloadPrefix).catch((err: unknown) => { note(err); return []; })) if (key !== secretKey) await remove(key);
       if (error) this.opts.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, failed, error });
     }
   }

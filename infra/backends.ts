@@ -6,6 +6,10 @@
  * The AWS SDK is loaded only when a location or warehouse needs it: a run on local files and DuckDB
  * starts about a quarter of a second sooner without it.
  */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Warehouse } from '../export/warehouse/warehouse.js';
 import { DuckDbWarehouse } from '../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { TableItemSources } from '../ingest/dynamodb/item-source.js';
@@ -94,8 +98,6 @@ export async function episodeCatalogAt(config: Config, opts: { fetchMs?: number 
   if (!at) return null;
   const fail = (why: string): EpisodeCatalogError => new EpisodeCatalogError(`PINGROLL_EPISODE_CATALOG=${at.url} cannot be read: ${why}; point it at the catalog CSV, or unset it`);
   const tooLarge = (size: string): EpisodeCatalogError => fail(`it is ${size} bytes, over the ${MAX_CATALOG_BYTES} a catalog may have`);
-  const [{ createReadStream, createWriteStream }, { stat }, { pipeline }, { Transform }] = await Promise.all([
-    import('node:fs'), import('node:fs/promises'), import('node:stream/promises'), import('node:stream')]);
   // The bytes copied, counted: past the cap the copy stops (a file or object that grew since it was sized).
   const capped = () => {
     let n = 0;

@@ -227,8 +227,8 @@ export class RedshiftWarehouse implements Warehouse {
       staged: await manifest('staged', input.staged.filter((f) => stagedFormatOf(f.key) === 2)),
       format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
       runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
-      secret: input.viewers ? await manifest('viewer-secret', [{ key: input.viewers.secretKey, size: input.viewers.secretSize }]) : null,
-      catalog: input.catalog ? await manifest('episode-catalog', [input.catalog]) : null,
+      secret: await manifest('viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
+      catalog: await manifest('episode-catalog', input.catalog ? [input.catalog] : []),
     };
     const { prepare, rollup } = RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input, manifests);
     const session = await this.api.batch(prepare, `rollup of ${day}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
