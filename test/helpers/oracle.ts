@@ -237,16 +237,7 @@ export function expectedCompletion(truth: TruthRecord[], day: string, catalog: M
   }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.episode_id < b.episode_id ? -1 : a.episode_id > b.episode_id ? 1 : 0));
 }
 
-/** An episode catalog CSV's durations, as expectedCompletion takes them (a plain reading: no quoted commas in ids). */
-export function catalogDurations(csv: string): Map<string, number> {
-  const [header, ...rows] = csv.trim().split('\n');
-  const cols = header!.split(',');
-  const at = (name: string): number => cols.indexOf(name);
-  const out = new Map<string, number>();
-  for (const row of rows) {
-    // Fields after a quoted one shift: the generator's catalog quotes only its title, which is ignored.
-    const f = row.replace(/"(?:[^"]|"")*"/g, 'x').split(',');
-    out.set(`${f[at('series_id')]}\u0000${f[at('episode_id')]}`, Number(f[at('duration_seconds')]));
-  }
-  return out;
+/** Episodes' durations (the generator's sampleEpisodes), as expectedCompletion takes them. */
+export function catalogDurations(episodes: ReadonlyArray<{ series: string; episode: string; seconds: number }>): Map<string, number> {
+  return new Map(episodes.map((e) => [`${e.series}\u0000${e.episode}`, e.seconds]));
 }

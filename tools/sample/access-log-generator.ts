@@ -154,11 +154,18 @@ function sampleSeriesId(i: number): string {
  */
 export function sampleEpisodeCatalog(opts: { series?: number; episodesPerSeries?: number } = {}): string {
   const rows = ['series_id,title,episode_id,duration_seconds'];
+  for (const { series, episode, seconds } of sampleEpisodes(opts)) rows.push(`${series},"Episode ${episode.slice(1)}, part ""one""",${episode},${seconds}`);
+  return rows.join('\n') + '\n';
+}
+
+/** The episodes sampleEpisodeCatalog lists, and their durations. */
+export function sampleEpisodes(opts: { series?: number; episodesPerSeries?: number } = {}): Array<{ series: string; episode: string; seconds: number }> {
+  const out: Array<{ series: string; episode: string; seconds: number }> = [];
   for (let i = 0; i < (opts.series ?? 40); i++) {
     const series = sampleSeriesId(i).replace(/\+/g, ' ');
-    for (let e = 1; e < (opts.episodesPerSeries ?? 12); e++) rows.push(`${series},"Episode ${e}, part ""one""",e${e},${600 + 120 * ((i * 7 + e * 3) % 15)}`);
+    for (let e = 1; e < (opts.episodesPerSeries ?? 12); e++) out.push({ series, episode: `e${e}`, seconds: 600 + 120 * ((i * 7 + e * 3) % 15) });
   }
-  return rows.join('\n') + '\n';
+  return out;
 }
 
 export function generateSample(opts: SampleOptions): Sample {

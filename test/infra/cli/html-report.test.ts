@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { memoryLog } from '../../../lib/log.js';
-import { generateSample, sampleEpisodeCatalog } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, query, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { generateSample, sampleEpisodeCatalog, sampleEpisodes } from '../../../tools/sample/access-log-generator.js';
+import { catalogDurations, expectedCompletion } from '../../helpers/oracle.js';
+import { dirConfig, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const root = tempRoots();
 const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0) ?? null;
@@ -26,7 +27,8 @@ function headless(profile: string, ...args: string[]): string {
 describe('the HTML report', () => {
   it('is one self-contained file: the data and the chart library inlined, nothing fetched', async () => {
     const r = root();
-    await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 60, seed: 21 }).objects);
+    const sample = generateSample({ date: '2026-11-01', sessions: 60, seed: 21, truth: true });
+    await writeObjects(join(r, 'logs'), sample.objects);
     // Without a catalog, no completion chart.
     await runDay(dirConfig(r), { day: '2026-11-01', log: memoryLog() });
     expect(await reportCommand(dirConfig(r), { date: '2026-11-01', html: join(r, 'day.html') })).toMatch(/ 7 charts; /);
@@ -48,11 +50,13 @@ describe('the HTML report', () => {
     const sum = (id: string): number => charts.find((c) => c.id === id)!.values.reduce((a, b) => a + b, 0);
     expect(charts.find((c) => c.id === 'platforms')!.labels).toContain('unknown');
     expect(sum('platforms')).toBe(sum('by-hour'));
-    // Drop-off: the share of sessions with a playhead (in episodes the catalog has) reaching each point, as the table's sums give it.
-    const [t] = await query<Record<string, number>>(`SELECT SUM(sessions_with_position)::INT AS n, SUM(reached_25)::INT AS a, SUM(reached_50)::INT AS b, SUM(reached_75)::INT AS c, SUM(reached_95)::INT AS d FROM daily_episode_completion`, join(r, 'wh.duckdb'));
+    // Drop-off: the share of sessions with a playhead (in episodes the catalog has) reaching each point,
+    // from the oracle's completion of the generator's own account of every record.
+    const want = expectedCompletion(sample.truth, '2026-11-01', catalogDurations(sampleEpisodes()));
+    const total = (k: 'sessions_with_position' | 'reached_25' | 'reached_50' | 'reached_75' | 'reached_95'): number => want.reduce((n, w) => n + (w[k] ?? 0), 0);
     const dropOff = charts.find((c) => c.id === 'completion')!;
     expect(dropOff.labels).toEqual(['25%', '50%', '75%', '95%']);
-    expect(dropOff.values).toEqual([t!.a, t!.b, t!.c, t!.d].map((x) => Math.round((x! / t!.n!) * 1000) / 10));
+    expect(dropOff.values).toEqual((['reached_25', 'reached_50', 'reached_75', 'reached_95'] as const).map((k) => Math.round((total(k) / total('sessions_with_position')) * 1000) / 10));
     expect(dropOff.values[0]).toBeGreaterThan(dropOff.values[3]!);
   });
 

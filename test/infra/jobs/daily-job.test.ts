@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSample, sampleEpisodeCatalog, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
+import { generateSample, sampleEpisodeCatalog, sampleEpisodes, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { SEALS } from '../../../state/seals.js';
 import { EpisodeCatalogError } from '../../../rollup/episode-catalog.js';
 import { sliceOf } from '../../../state/slices.js';
@@ -67,7 +67,7 @@ describe('the daily job over a directory', () => {
 
     const summary = await runDay(dirConfig(r, { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') }), { day: DAY, log: memoryLog() });
     expect(summary.pings).toBeGreaterThan(0);
-    const want = expectedCompletion(sample.truth, DAY, catalogDurations(csv));
+    const want = expectedCompletion(sample.truth, DAY, catalogDurations(sampleEpisodes()));
     // The fixture covers what the test claims: episodes the catalog lacks, sessions starting part-way,
     // positions past the end or not staged, and every threshold reached by some and not others.
     expect(want.some((w) => w.duration_seconds === null)).toBe(true);
