@@ -35,10 +35,12 @@ export function pingKeysAt(): usize { return keys; }
 export function pingKeysCapacity(): i32 { return KEYS_CAP; }
 export function setPingKeyCount(n: i32): void { keyCount = n; }
 
-// The seven parameters, in PARAMS order; raw value spans for `x-` names (slots 0-6) and bare aliases
-// (7-13), -1 when absent; then each value's final bytes.
-const rawStart: usize = memory.data(56), rawEnd: usize = memory.data(56);
-const valStart: usize = memory.data(28), valEnd: usize = memory.data(28);
+// The parameters, in PARAMS order (paramIndex's numbers); raw value spans for `x-` names (slots 0 to
+// N_PARAMS - 1) and bare aliases (the next N_PARAMS), -1 when absent; then each value's final bytes.
+const N_PARAMS: i32 = 7;
+const P_USER: i32 = 3, P_PLATFORM: i32 = 5, P_POS: i32 = 6;
+const rawStart: usize = memory.data(N_PARAMS * 8), rawEnd: usize = memory.data(N_PARAMS * 8);
+const valStart: usize = memory.data(N_PARAMS * 4), valEnd: usize = memory.data(N_PARAMS * 4);
 
 let scratchTop: usize = 0;
 let rows: usize = 0;
@@ -174,7 +176,7 @@ function paramIndex(s: usize, e: usize): i32 {
 // What a query's bytes hold, found in one pass: DECODE for `%`, `+` or a byte of 0x80 or more (the
 // text changes when read), QUOTE for a quote, comma or CR (the staged CSV field must be quoted).
 const DECODE: i32 = 1, QUOTED: i32 = 2, UNKNOWN: i32 = 4;
-const flags: usize = memory.data(56), valFlags: usize = memory.data(28);
+const flags: usize = memory.data(N_PARAMS * 8), valFlags: usize = memory.data(N_PARAMS * 4);
 
 /** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
 function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i32): void {
@@ -186,7 +188,7 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
     ns = decStart;
     ne = decEnd;
   }
-  let slot = 7;
+  let slot = N_PARAMS;
   if (ne - ns > 2 && load<u16>(ns) == 0x2d78 /* x- */) {
     slot = 0;
     ns += 2;
@@ -216,11 +218,11 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
 }
 
 /**
- * Reads the query [qs, qe) into the seven values (valStart -1 when absent), in one pass: a SIMD mask
+ * Reads the query [qs, qe) into the N_PARAMS values (valStart -1 when absent), in one pass: a SIMD mask
  * of the bytes that matter per 64, then one step per such byte.
  */
 function readQuery(qs: usize, qe: usize): void {
-  for (let i = 0; i < 14; i++) store<i32>(rawStart + <usize>(i << 2), -1);
+  for (let i = 0; i < 2 * N_PARAMS; i++) store<i32>(rawStart + <usize>(i << 2), -1);
   // The current `name=value` starts at a; eq 0 while it has no `=` (no input lies at address 0).
   let a = qs, eq: usize = 0, nameFlags = 0, valueFlags = 0;
   for (let block = qs; block < qe; block += 64) {
@@ -243,9 +245,9 @@ function readQuery(qs: usize, qe: usize): void {
     }
   }
   if (qe > a) takeParam(a, eq == 0 ? qe : eq, qe, nameFlags, valueFlags);
-  for (let p = 0; p < 7; p++) {
+  for (let p = 0; p < N_PARAMS; p++) {
     let at = <usize>(p << 2);
-    if (load<i32>(rawStart + at) < 0) at += 28;
+    if (load<i32>(rawStart + at) < 0) at += <usize>(N_PARAMS << 2);
     const s = load<i32>(rawStart + at), e = load<i32>(rawEnd + at);
     if (s < 0) {
       store<i32>(valStart + <usize>(p << 2), -1);
@@ -388,7 +390,7 @@ function codePointsOver(s: usize, e: usize, limit: i32): bool {
 
 /** contract §1a's required parameters: (problem << DETAIL_PROBLEM_SHIFT) | parameter of the first one wanting, or -1. */
 function requiredProblem(): i32 {
-  for (let p = 0; p < 3; p++) {
+  for (let p = 0; p < P_USER; p++) {
     const s = load<i32>(valStart + <usize>(p << 2)), e = load<i32>(valEnd + <usize>(p << 2));
     if (s < 0) return (PROBLEM_MISSING << DETAIL_PROBLEM_SHIFT) | p;
     if (s == e) return (PROBLEM_EMPTY << DETAIL_PROBLEM_SHIFT) | p;
@@ -512,7 +514,7 @@ function putSmall(v: u32): void {
 /** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos. */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
-  for (let p = 0; p < 5; p++) {
+  for (let p = 0; p < P_PLATFORM; p++) {
     const s = load<i32>(valStart + <usize>(p << 2));
     // A user or ping id that is absent or empty is null: an empty unquoted field.
     if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0, load<i32>(valFlags + <usize>(p << 2)));
@@ -533,9 +535,9 @@ function writeRow(rec: usize): void {
  * point and digits, written as its whole seconds; an empty field (null) for anything else.
  */
 function posField(): void {
-  const s = load<i32>(valStart + 24);
+  const s = load<i32>(valStart + <usize>(P_POS << 2));
   if (s < 0) return;
-  const e = <usize>load<i32>(valEnd + 24);
+  const e = <usize>load<i32>(valEnd + <usize>(P_POS << 2));
   let i = <usize>s;
   let v: u32 = 0;
   while (i < e && u8at(i) - 0x30 <= 9) {
@@ -556,9 +558,9 @@ function posField(): void {
  * digits, nothing else; an empty field (null) when that is nothing or more than MAX_PLATFORM_CHARS.
  */
 function platformField(): void {
-  const s = load<i32>(valStart + 20);
+  const s = load<i32>(valStart + <usize>(P_PLATFORM << 2));
   if (s < 0) return;
-  const e = load<i32>(valEnd + 20);
+  const e = load<i32>(valEnd + <usize>(P_PLATFORM << 2));
   const from = rows;
   for (let i = <usize>s; i < <usize>e; i++) {
     const c = u8at(i);
@@ -597,7 +599,7 @@ function classify(rec: usize): i32 {
     return O_MALFORMED;
   }
   // An empty user or ping id is null.
-  for (let p = 3; p < 5; p++) {
+  for (let p = P_USER; p < P_PLATFORM; p++) {
     if (load<i32>(valStart + <usize>(p << 2)) == load<i32>(valEnd + <usize>(p << 2))) store<i32>(valStart + <usize>(p << 2), -1);
   }
   store<i32>(rec + <usize>AT_ROW_START, <i32>rows);
