@@ -53,6 +53,13 @@ const REJECT_HOLD_BYTES = 1 << 20;
 export const PART_BYTES = 32 << 20;
 /** Staged files put at once. */
 const PUTS_AT_ONCE = 8;
+/**
+ * Rows per row group of a staged Parquet file. DuckDB writes a file's row groups on its threads side
+ * by side, and at its default (122,880 rows) a part of the small-object day (130,000 rows) is one
+ * group and a sliver: written by one thread. A part made Parquet at 61,440 rows: 0.78x the time and
+ * 0.86x the CPU (medians of 9, one 17 MB part, 2 threads); reading it back is no slower.
+ */
+export const STAGED_ROW_GROUP_ROWS = 61_440;
 
 
 interface Day {
@@ -159,9 +166,9 @@ export class DaySpool {
     const rows = `read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`;
     const oneDay = days.size === 1 ? [...days][0]! : null;
     const written = oneDay !== null
-      ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, RETURN_STATS)`)
+      ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, RETURN_STATS)`)
       : await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
-          TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, PARTITION_BY (day_number), RETURN_STATS)`);
+          TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, PARTITION_BY (day_number), RETURN_STATS)`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../../infra/config.js';
-import { DaySpool, PART_BYTES } from '../../../ingest/batch/day-spool.js';
+import { DaySpool, PART_BYTES, STAGED_ROW_GROUP_ROWS } from '../../../ingest/batch/day-spool.js';
 import { partBytesFor } from '../../../ingest/batch/ingest-batch.js';
 import type { PingRecord } from '../../../ingest/ping-record.js';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
@@ -83,6 +83,28 @@ describe('the day spool', () => {
       pings.forEach((p) => spool.addPing(dayOf(p.eventTimeMs), p, 0));
       const days = await spool.stage(new DirectoryObjectStore(join(dir, 'out3')), 'b3');
       expect(Object.fromEntries(Object.entries(days).map(([d, s]) => [d, s.pingCount]))).toEqual({ '1969-07-20': 1, '1969-12-31': 1, '1970-01-01': 1 });
+    } finally {
+      await spool.discard();
+      engine.closeSync();
+    }
+  });
+
+  it('writes a staged file in row groups of STAGED_ROW_GROUP_ROWS, which DuckDB writes side by side', async () => {
+    const t = Date.parse('2026-11-01T10:00:00Z');
+    const rows = STAGED_ROW_GROUP_ROWS * 2 + 100;
+    const engine = await openEngine({ tempDir: join(dir, 'spill-rg'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    const spool = new DaySpool(join(dir, 'work-rg'), engine);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'work-rg'), { recursive: true });
+    try {
+      for (let i = 0; i < rows; i++) spool.addPing('2026-11-01', { source: 'dynamodb', series: 's', episode: 'e', session: `s${i % 97}`, user: null, pingId: `p${i}`, eventTimeMs: t + i, naturalKey: `k:${i}`, platform: null, pos: null }, 0);
+      const store = new DirectoryObjectStore(join(dir, 'out-rg'));
+      const days = await spool.stage(store, 'b-rg');
+      const file = sqlString(store.localFile(days['2026-11-01']!.pings![0]!));
+      const groups = await queryRows<{ rows: bigint }>(engine, `SELECT DISTINCT row_group_id, row_group_num_rows AS rows FROM parquet_metadata(${file}) ORDER BY row_group_id`);
+      // Every row once, in three groups or more (DuckDB's default, 122,880 rows, makes two of these rows).
+      expect(groups.reduce((n, g) => n + Number(g.rows), 0)).toBe(rows);
+      expect(groups.length).toBeGreaterThanOrEqual(3);
     } finally {
       await spool.discard();
       engine.closeSync();
