@@ -300,14 +300,18 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
+    // Listed bytes not yet handed over: with one parser (this thread's), it cuts its parts smaller as the batch's end nears.
+    let after = bytes;
     for (let index = 0; index < todo.length && failure === null; index++) {
+      after -= todo[index]!.size;
+      const tail = threads === 0 ? { after } : {};
       // Objects are handed to the queue as it has room, not all at once: 30,000 tasks made up front
       // cost their allocations and the garbage collector's time before the first object was read.
       if (queue.size >= queue.concurrency) await queue.onSizeLessThan(queue.concurrency);
       queue.add(async () => {
         const ref = todo[index]!;
         const day = dayInObjectName(ref.key) ?? fallbackDay;
-        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref), size: ref.size } : { index, key: ref.key, day, fetch: ref };
+        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref), size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {

@@ -47,6 +47,8 @@ export function tooLarge(what: string, bytes: number): string {
 
 /** Rejects are appended through a buffer this large (an object's rejects are written out when it is done). */
 const REJECT_BUFFER = 256 << 10;
+/** The smallest part cut near a batch's end (partLimit): each part is a conversion and a staged file. */
+const TAIL_PART_BYTES = 2 << 20;
 
 /** One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is the day in its name (or the run's). */
 export interface ParseTask {
@@ -58,6 +60,11 @@ export interface ParseTask {
   size?: number;
   bytes?: Uint8Array;
   fetch?: ObjectRef;
+  /**
+   * Log bytes the batch lists after this object, when the batch is parsed in order by one parser:
+   * near its end, parts are cut smaller (ObjectParser.partLimit).
+   */
+  after?: number;
 }
 
 /** What one object held. `unreadable` says why it could not be read (its records then count for nothing). */
@@ -84,6 +91,8 @@ export interface ObjectParserOptions {
   name: string;
   /** CSV bytes per part. */
   partBytes: number;
+  /** The smallest part cut near a batch's end (`ParseTask.after`): TAIL_PART_BYTES unless a test makes it small. */
+  tailPartBytes?: number;
   /**
    * A part file is complete: its rows are the staged rows of the pings counted so far and not yet
    * handed over, of `days` (a day may have none left: an unreadable object's rows are taken back).
@@ -102,7 +111,7 @@ export async function fetched(source: ObjectSource, task: ParseTask): Promise<Pa
   if (!task.fetch) return task;
   if (task.fetch.size > MAX_OBJECT_BYTES) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: tooLarge('an object', task.fetch.size) };
   try {
-    return { index: task.index, key: task.key, day: task.day, bytes: await fetchObject(source, task.fetch, MAX_OBJECT_BYTES) };
+    return { index: task.index, key: task.key, day: task.day, after: task.after, bytes: await fetchObject(source, task.fetch, MAX_OBJECT_BYTES) };
   } catch (err) {
     return { index: task.index, records: 0, counts: [], rejects: null, unreadable: firstLine(err) };
   }
@@ -127,6 +136,9 @@ export class ObjectParser {
   private current: ParsedTally | null = null;
   private part: RowFile | null = null;
   private parts = 0;
+  /** Log bytes parsed, and the staged rows' bytes they made: how many rows the bytes still to come will make. */
+  private logBytes = 0;
+  private rowBytes = 0;
   /** The rejects of every object this parser read (ParsedObject.rejects names each object's bytes). */
   private rejects: RowFile | null = null;
 
@@ -203,7 +215,9 @@ export class ObjectParser {
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
     for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.part?.days.add(day);
-    if ((this.part?.size ?? 0) >= this.opts.partBytes) this.endPart();
+    this.logBytes += task.size ?? task.bytes?.length ?? 0;
+    this.rowBytes += (this.part?.size ?? 0) - rowsBefore;
+    if ((this.part?.size ?? 0) >= this.partLimit(task.after)) this.endPart();
     let records = 0;
     for (const counts of tally.byDay.values()) for (const n of counts) records += n;
     let rejects: RejectLines | null = null;
@@ -212,6 +226,19 @@ export class ObjectParser {
       rejects = { file: this.rejects!.path, start: rejectsBefore, end: this.rejects!.size };
     }
     return { index: task.index, records, counts: [...tally.byDay], rejects };
+  }
+
+  /**
+   * The size at which the part is handed over: `partBytes`, and near the batch's end (`after`, the
+   * log bytes still to come) about the rows still to come, down to TAIL_PART_BYTES. The part open
+   * when parsing ends is made Parquet after it, on the job's critical path, and so is the rest of
+   * the one handed over just before; halving the parts as the end nears leaves both small (the
+   * small-object day's parts: 17 MB each, then 7, 3.5 and 2, against a last one of up to 17 MB).
+   */
+  private partLimit(after: number | undefined): number {
+    if (after === undefined || this.logBytes === 0) return this.opts.partBytes;
+    const rowsToCome = after * (this.rowBytes / this.logBytes);
+    return Math.min(this.opts.partBytes, Math.max(this.opts.tailPartBytes ?? TAIL_PART_BYTES, rowsToCome));
   }
 
   /** Hands over the part being written, if any: call after the last object. */
