@@ -91,11 +91,17 @@ export class DirectoryObjectStore implements ObjectStore {
     await syncDirOf(path);
   }
 
-  /** An empty file made at its name (nothing to tear: its name is all it holds), not synced: see ObjectStore.putMarker. */
+  /**
+   * An empty file made at its name (nothing to tear: its name is all it holds), not synced: see
+   * ObjectStore.putMarker. Its folder is made only when missing: a day's 144 seals share one.
+   */
   async putMarker(key: string): Promise<void> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, '');
+    await writeFile(path, '').catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, '');
+    });
   }
 
   /** Whole or not at all: the bytes are written and synced under a temporary name, then linked to `key`, which fails if it exists. */
