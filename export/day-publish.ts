@@ -24,11 +24,9 @@ import { WAREHOUSE_ROLLUP } from '../state/leftovers.js';
 import { warehouseStatements } from './warehouse/sql/ddl.js';
 import { PARQUET_CODEC } from '../lib/parquet-codec.js';
 import type { Quarantine } from '../state/quarantine.js';
-import { allEnded } from '../lib/all-ended.js';
+import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { loadEpisodeCatalog, type EpisodeCatalog, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
 
-/** Staged files asked for, or downloaded, at once. */
-const FILES_AT_ONCE = 8;
 
 /** The day's unreadable objects, as its manifest names them. */
 function manifestQuarantine({ quarantined, acceptedLost }: ReturnType<Quarantine['forDay']>): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
@@ -133,7 +131,7 @@ export class DayPublisher {
     // them (a busy day has millions; one string of them all cannot be made).
     const inputs: DayManifest['inputs'] = { objectCount: 0, objectLists: [], staged: [], tables: [], batches: staged.map((s) => s.id) };
     // Each staged file is asked for (that it is there, and its size, which the manifest and Redshift's
-    // COPY manifests name) and, from a remote store, downloaded, FILES_AT_ONCE at a time: one after
+    // COPY manifests name) and, from a remote store, downloaded, STORE_CALLS_AT_ONCE at a time: one after
     // another, a busy day's thousands of staged files on S3 cost a round trip each.
     const wanted = staged.flatMap(({ id, staged: s, table }, i) => (s.pings ?? []).map((key, k) => ({ id, table, i, k, key })));
     const found = await allEnded(wanted.map(({ id, table, i, k, key }) => async () => {
@@ -150,7 +148,7 @@ export class DayPublisher {
         await store.download(key, local);
       }
       return { key, size, local };
-    }), FILES_AT_ONCE);
+    }), STORE_CALLS_AT_ONCE);
     for (const { key, size, local } of found) {
       inputs.staged.push({ key, size });
       if (local !== null) files.push(local);

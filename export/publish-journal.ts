@@ -21,12 +21,10 @@ import { join } from 'node:path';
 import type { Log } from '../lib/log.js';
 import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile, OutputTable } from './day-parquet.js';
-import { allEnded } from '../lib/all-ended.js';
+import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 
 export const PUBLISH_PREFIX = '_state/publish/';
 
-/** Files staged, or moved into place, at once. */
-const AT_ONCE = 8;
 
 interface Journal {
   run: string;
@@ -90,7 +88,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
       journal.moves.push({ from: prefix + o.key, to: o.key });
     }
     // Staged side by side (a round trip each on S3), all of them before the journal names them.
-    await allEnded(puts, AT_ONCE);
+    await allEnded(puts, STORE_CALLS_AT_ONCE);
     await fence?.();
     await store.put(journalKey(name), Buffer.from(JSON.stringify(journal, null, 2)));
   } catch (err) {
@@ -164,7 +162,7 @@ async function finish(store: ObjectStore, journal: Journal, recovering: boolean)
   // The files side by side (on S3 a move is a copy and a delete), and the last of them, the
   // manifest, only once every other is in place: a day with a manifest is a day published whole.
   const last = journal.moves.at(-1);
-  await allEnded(journal.moves.slice(0, -1).map((m) => () => move(m)), AT_ONCE);
+  await allEnded(journal.moves.slice(0, -1).map((m) => () => move(m)), STORE_CALLS_AT_ONCE);
   if (last) await move(last);
   for (const key of journal.deletes) await store.delete(key);
   await store.delete(journalKey(nameOf(journal)));

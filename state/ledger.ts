@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
-import { allEnded } from '../lib/all-ended.js';
+import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, sliceOf } from './slices.js';
 
 /** Batch commits not compacted yet. */
@@ -51,8 +51,6 @@ export function stagingPrefix(id: string): string {
 /** The ledger's layout version (`_state/format.json`); an output without it is format 1 (`migrate`). */
 export const FORMAT_KEY = '_state/format.json';
 export const FORMAT = 2;
-/** A compaction's files put at once (a batch's days' entries, its parsed keys by delivery day). */
-const WRITES_AT_ONCE = 8;
 /** Slices of parsed keys held in memory at once (a slice is ten minutes of delivery: ~115k keys at 16M objects a day). */
 const PARSED_DAYS_CACHED = 16;
 const PARSED_SLICES_CACHED = 64;
@@ -330,7 +328,7 @@ export class Ledger {
       // The days' entries and the parsed keys are written side by side (each put a round trip on S3);
       // the commit file goes only after all of them are in place, so a crash in between compacts again.
       const writes = Object.entries(commit.days).map(([day, staged]) => () => this.writeDayEntry(day, commit.batch, staged, staged.inputs.map((i) => commit.objects[i]!)));
-      await allEnded([...writes, () => this.writeParsed(commit.batch, commit.objects.map((o) => o.key))], WRITES_AT_ONCE);
+      await allEnded([...writes, () => this.writeParsed(commit.batch, commit.objects.map((o) => o.key))], STORE_CALLS_AT_ONCE);
       await this.store.delete(`${INTENTS}${commit.batch}.json`);
       await this.store.delete(batchKey(commit.batch));
       this.pending.shift();
@@ -358,7 +356,7 @@ export class Ledger {
         const cached = this.parsedSlices.get(`${day}/${slice}`);
         if (cached) for (const k of inSlice) cached.add(k);
       }
-    }), WRITES_AT_ONCE);
+    }), STORE_CALLS_AT_ONCE);
   }
 
   /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { createGzip } from 'node:zlib';
-import { allEnded } from '../../lib/all-ended.js';
+import { allEnded, STORE_CALLS_AT_ONCE } from '../../lib/all-ended.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
@@ -51,8 +51,6 @@ const REJECT_READ_BYTES = 1 << 20;
 const REJECT_HOLD_BYTES = 1 << 20;
 /** CSV bytes per part at most (about 250,000 pings); a small batch's are smaller (ingest-batch.ts partBytesFor). */
 export const PART_BYTES = 32 << 20;
-/** Staged files put at once. */
-const PUTS_AT_ONCE = 8;
 /**
  * Rows per row group of a staged Parquet file. DuckDB writes a file's row groups on its threads side
  * by side, and at its default (122,880 rows) a part of the small-object day (130,000 rows) is one
@@ -300,7 +298,7 @@ export class DaySpool {
       out[day] = { pings: pings.length ? pings : null, pingCount: d.pings, rejects, outcomes: d.outcomes, inputs: [...d.inputs].sort((a, b) => a - b) };
     }
     // Every put has ended before this returns (none is left writing), and the first failure fails the batch.
-    await allEnded(puts, PUTS_AT_ONCE);
+    await allEnded(puts, STORE_CALLS_AT_ONCE);
     return out;
   }
 
