@@ -63,7 +63,7 @@ describe('sealing many slices at once', () => {
       if (n === 3) throw new Error('disk full');
       return store.putMarker(key);
     };
-    const failing = Object.assign(Object.create(store) as DirectoryObjectStore, { put: slow, putMarker: slow });
+    const failing = Object.assign(Object.create(store) as DirectoryObjectStore, { putMarker: slow });
     await expect(new Seals(failing).sealAll(dayTallies('2026-11-01', 40, 1))).rejects.toThrow('disk full');
     expect(inFlight).toBe(0);
     expect(ended).toBe(40);
