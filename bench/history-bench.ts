@@ -59,7 +59,8 @@ async function makeHistory(n: number): Promise<string> {
     process.stderr.write(`\rhistory ${n}: ${made} objects`);
   }
   process.stderr.write('\n');
-  const listing: ListingState = { watermark: new Date(last).toISOString(), accounts: ['123456789012/'], folders: [], other: false, fullListingAt: new Date(last).toISOString() };
+  // As a run before delivery days were followed left it (loadListing takes it as following every day).
+  const listing = { watermark: new Date(last).toISOString(), accounts: ['123456789012/'], folders: [], other: false, fullListingAt: new Date(last).toISOString() };
   await put(dir, LISTING_KEY, listing);
   // Written as format 1 (a file of keys per day and batch, inputs inline), then brought to the
   // present format by the ledger's own migration, as a real output of that age would be once.

@@ -185,7 +185,10 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
     // The listing state a real run leaves: the latest name it saw; its window's slices sealed.
     const last = objectOf(count, visible - 1);
     const watermark = Math.floor(last.deliveredMs / 1000) * 1000;
-    await saveListing(store, { watermark: new Date(watermark).toISOString(), accounts: [], folders: [''], other: false, fullListingAt: new Date(clockAfter(count, visible)).toISOString() });
+    // A first ingest (of yesterday, by its clock) follows delivery days from the day before DAY, and lists them whole from there.
+    const clock = clockAfter(count, visible);
+    const yesterday = new Date(clock - DAY_MS).toISOString().slice(0, 10);
+    await saveListing(store, { watermark: new Date(watermark).toISOString(), from: yesterday, final: [], listed: { [yesterday]: new Date(clock).toISOString() } });
     const seals = new Seals(store);
     const nextSince = sliceStart(watermark - MARGIN_MIN * 60_000);
     for (const t of tallies.values()) if ((t.number + 1) * SLICE_MS <= nextSince) await seals.seal(t);

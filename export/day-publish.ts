@@ -10,14 +10,14 @@ import { rollupDay, TABLES, VIEWER_TABLES, type RollupSettings, type TableName }
 import { queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupMonth, type StagedDayFiles } from '../rollup/month-rollup.js';
 import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
-import { DAYS, PARSED, type Ledger } from '../state/ledger.js';
-import { SEALS } from '../state/seals.js';
+import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { PartitionCatalog } from './catalog/glue-partitions.js';
 import { REJECTS_TAGS } from './rejects-retention.js';
 import { dayRejects, MONTH_TABLE, outputKey, rejectsKey, writeDayParquet, writeParquet, type OutputFile } from './day-parquet.js';
-import { manifestKey, type DayManifest } from './manifest.js';
-import { publishedState, writeRunsParquet } from './day-runs.js';
+import { inputsChanged, manifestKey, readManifest, type DayManifest } from './manifest.js';
+import { completeness, writeRunsParquet } from './day-runs.js';
+import type { ListedDays } from '../state/listing-state.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
 import type { Warehouse, WarehouseRollup } from './warehouse/warehouse.js';
 import { WAREHOUSE_ROLLUP } from '../state/leftovers.js';
@@ -27,6 +27,11 @@ import type { Quarantine } from '../state/quarantine.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { loadEpisodeCatalog, type EpisodeCatalog, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
 
+
+/** The marker of a day published not yet complete. */
+export function unsettledKey(day: string): string {
+  return `${UNSETTLED}dt=${day}`;
+}
 
 /** The day's unreadable objects, as its manifest names them. */
 function manifestQuarantine({ quarantined, acceptedLost }: ReturnType<Quarantine['forDay']>): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
@@ -60,11 +65,15 @@ export interface DayPublisherOptions {
   episodes?: EpisodeCatalogSource | null;
 }
 
-/** What this run's ingest did, for the manifest. */
+/** What this run's ingest did, for the manifest, and what the listers know of delivery days after it (a day's completeness). */
 export interface IngestReport {
   scanned: DayManifest['scannedThisRun'];
   missingTables: string[];
+  listed: ListedDays;
 }
+
+/** Days published as not yet complete (provisional or incomplete): `dt=<day>`, an empty marker each, until the day is published complete (`settleStates`). */
+export const UNSETTLED = '_state/unsettled/';
 
 export interface PublishedDay {
   pings: number;
@@ -138,7 +147,7 @@ export class DayPublisher {
       const size = await store.size(key);
       if (size === null) {
         throw new Error(`the staged pings ${store.url}${key} are missing, though ${table ? `the scan of ${table.name}` : `batch ${id}`} names them: `
-          + (table ? `run again with --rescan, which reads the table anew` : `delete ${DAYS}dt=*/${id}.*, ${PARSED}*/${id}.*.keys and ${SEALS} and run again with --reconcile, which parses its log objects anew`));
+          + (table ? `run again with --rescan, which reads the table anew` : await this.opts.ledger.reparseHint(id)));
       }
       if (!download) return { key, size, local: null };
       // Staged files never change once committed: a local store's are read where they are.
@@ -191,6 +200,48 @@ export class DayPublisher {
     }
   }
 
+  /**
+   * The days published not yet complete whose state has changed since, with nothing new staged for
+   * them (a delivery day's final listing found nothing more, or an unreadable object was accepted as
+   * lost): published again as they are now, their `daily_runs` row and manifest alone, so that
+   * `daily_runs`, the manifest and `pingroll status` say the same. A day with new staged data is
+   * stale, and left to its next rollup (`make rollup-stale`). The days whose state changed.
+   */
+  async settleStates(engine: DuckDBConnection, listed: ListedDays): Promise<string[]> {
+    const { store, ledger, run, log } = this.opts;
+    const changed: string[] = [];
+    for (const key of await store.list(UNSETTLED)) {
+      const day = key.slice(UNSETTLED.length).replace(/^dt=/, '');
+      const manifest = await readManifest(store, day);
+      if (!manifest) {
+        await store.delete(key);
+        continue;
+      }
+      if (inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) continue;
+      const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
+      const now = new Date();
+      const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
+      if (state.state !== manifest.state) {
+        const dir = await mkdtemp(join(this.opts.workDir, `state-${day}-`));
+        try {
+          const runs = await writeRunsParquet(engine, {
+            day, run, publishedAt: now, codeVersion: this.opts.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,
+            quarantinedObjects: held.quarantined.length, state: state.state,
+          }, dir);
+          const next: DayManifest = { ...manifest, ...manifestQuarantine(held), state: state.state, finalAt: state.finalAt, stateSetBy: { run, at: now.toISOString() },
+            outputs: manifest.outputs.map((o) => (o.table === runs.table ? { table: runs.table, key: runs.key, rows: runs.rows, bytes: runs.bytes } : o)) };
+          await publishWhole(store, { run, day, tables: [runs], others: [{ key: manifestKey(day), body: Buffer.from(JSON.stringify(next, null, 2) + '\n') }] }, this.loadWarehouse, this.opts.fence);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+        log.info('day.settled', { run, day, was: manifest.state ?? null, state: state.state, ...(state.finalAt ? { finalAt: state.finalAt } : {}) });
+        changed.push(day);
+      }
+      if (state.state === 'complete') await store.delete(key);
+    }
+    return changed;
+  }
+
   /** Rolls up `day` from everything staged for it and publishes it; `engine` is the day's own. */
   async publish(engine: DuckDBConnection, day: string, ingest: IngestReport): Promise<PublishedDay> {
     const { store, warehouse, log, run } = this.opts;
@@ -203,9 +254,10 @@ export class DayPublisher {
 
       const held = this.opts.quarantine?.forDay(day) ?? { quarantined: [], acceptedLost: [] };
       const publishedAt = new Date();
+      const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), publishedAt.getTime());
       const runs = await writeRunsParquet(engine, {
         day, run, publishedAt, codeVersion: this.opts.version, objectsRead: inputs.objectCount, tablesRead: inputs.tables.length,
-        quarantinedObjects: held.quarantined.length, state: publishedState(day, held.quarantined.map((o) => o.key), ingest.missingTables, publishedAt),
+        quarantinedObjects: held.quarantined.length, state: state.state,
       }, dir);
       const catalog = await this.episodeCatalog(engine);
       const rollup = inWarehouse ? await this.rollupInWarehouse(engine, day, inputs.staged, outcomes, runs, dir, catalog) : await this.rollupHere(engine, day, files, outcomes, dir, catalog);
@@ -221,7 +273,11 @@ export class DayPublisher {
         viewerKey: this.opts.settings?.viewerKey?.id ?? null,
         episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes },
         ...manifestQuarantine(held),
+        state: state.state, finalAt: state.finalAt,
       };
+      // A day published not yet complete is marked first, so that no crash can leave it unmarked (and
+      // never settled); the mark goes once a publication says complete.
+      if (state.state !== 'complete') await store.putMarker(unsettledKey(day));
       await publishWhole(store, {
         run, day, tables: outputs,
         others: [{ key: rejectsKey(day), body: rejectsFile && { file: rejectsFile.file }, tags: REJECTS_TAGS }, { key: manifestKey(day), body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n') }],
@@ -234,8 +290,9 @@ export class DayPublisher {
           if (outcome !== 'ping') rejectedRecords += n;
         }
       }
+      if (state.state === 'complete') await store.delete(unsettledKey(day));
       await this.opts.catalog?.register(outputs.map((o) => ({ table: o.table, dt: day })));
-      log.info('day.done', { run, day, pings: rollup.pings, duplicates: rollup.duplicates, records: dayRecords, rejects: rejectedRecords, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
+      log.info('day.done', { run, day, state: state.state, ...(state.finalAt ? { finalAt: state.finalAt } : {}), pings: rollup.pings, duplicates: rollup.duplicates, records: dayRecords, rejects: rejectedRecords, outputs: outputSummary.map((o) => `${o.table}:${o.rows}`) });
       return { pings: rollup.pings, outputs: outputSummary, manifest: manifestKey(day) };
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -5,15 +5,14 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
-import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { writeParquet, type OutputFile } from './day-parquet.js';
 
 export const RUNS_TABLE = 'daily_runs';
 /** Column order of `daily_runs` (Redshift COPY matches Parquet columns by position). */
 export const RUNS_COLUMNS = ['day', 'run', 'published_at', 'code_version', 'objects_read', 'tables_read', 'quarantined_objects', 'state'] as const;
 
-/** S3 delivers most log records within a few hours of the request: a day is not complete before this long after it ends. */
-export const DELIVERY_DELAY_MS = 3 * 3_600_000;
+/** What a day is as it is published (contract §8): its `daily_runs` state. */
+export type PublishedState = 'complete' | 'provisional' | 'incomplete';
 
 export interface RunRow {
   day: string;
@@ -23,27 +22,40 @@ export interface RunRow {
   objectsRead: number;
   tablesRead: number;
   quarantinedObjects: number;
-  /** What the day was as it was published: complete, or incomplete (unreadable objects, a missing table, S3 still delivering). */
-  state: 'complete' | 'incomplete';
+  state: PublishedState;
 }
+
+/** A day's completeness: its state, why it is not complete, and when a provisional day expects to be final (ISO). */
+export interface Completeness { state: PublishedState; reason: string; finalAt: string | null }
+
+/** A delivery day whose final full listing is still to come (state/listing-state.ts, ListedDays.waitingFor). */
+export interface Waiting { day: string; dueMs: number; followed: boolean }
 
 /**
- * Why a published day is not complete, or null when it is: unreadable log objects may hold records
- * of it, a table that should hold it was missing, or S3 may still be delivering its records. The one
- * rule `daily_runs` (as a day is published) and `pingroll status` (at any time) both follow.
+ * How complete a published day is: `incomplete` when unreadable log objects may hold records of it,
+ * a table that should hold it was missing, or a delivery day that can hold it is listed by no run;
+ * `provisional` while the final full listing of a delivery day that can hold it is still to come;
+ * else `complete`. The one rule `daily_runs` (as a day is published) and `pingroll status` (at any
+ * time) both follow.
  */
-export function incompleteReason(day: string, quarantinedKeys: string[], missingTables: string[], now: Date): string | null {
+export function completeness(quarantinedKeys: string[], missingTables: string[], waiting: readonly Waiting[], nowMs: number): Completeness {
   const n = quarantinedKeys.length;
-  if (n) return `${n} unreadable log object${n > 1 ? 's' : ''} may hold records of it (first: ${quarantinedKeys[0]}); see pingroll quarantine list`;
-  if (missingTables.length) return `the table${missingTables.length > 1 ? 's' : ''} ${missingTables.join(', ')} that should hold it did not exist`;
-  const readyAt = dayStartMs(day) + DAY_MS + DELIVERY_DELAY_MS;
-  if (now.getTime() < readyAt) return `S3 may still deliver records of it until about ${new Date(readyAt).toISOString().slice(0, 16)}Z; run it again after that`;
-  return null;
-}
-
-/** The state a day is published in. */
-export function publishedState(day: string, quarantinedKeys: string[], missingTables: string[], now: Date): RunRow['state'] {
-  return incompleteReason(day, quarantinedKeys, missingTables, now) === null ? 'complete' : 'incomplete';
+  if (n) return { state: 'incomplete', finalAt: null, reason: `${n} unreadable log object${n > 1 ? 's' : ''} may hold records of it (first: ${quarantinedKeys[0]}); see pingroll quarantine list` };
+  if (missingTables.length) return { state: 'incomplete', finalAt: null, reason: `the table${missingTables.length > 1 ? 's' : ''} ${missingTables.join(', ')} that should hold it did not exist` };
+  const unfollowed = waiting.filter((w) => !w.followed).map((w) => w.day);
+  if (unfollowed.length) {
+    return { state: 'incomplete', finalAt: null, reason: `no run lists the delivery day${unfollowed.length > 1 ? 's' : ''} ${unfollowed.join(', ')} that can hold its records; run pingroll reconcile --from ${unfollowed[0]} --to ${unfollowed[unfollowed.length - 1]}` };
+  }
+  if (waiting.length === 0) return { state: 'complete', finalAt: null, reason: '' };
+  const last = waiting.reduce((a, b) => (b.dueMs > a.dueMs ? b : a));
+  const at = new Date(last.dueMs).toISOString();
+  const days = waiting.map((w) => w.day).join(', ');
+  return {
+    state: 'provisional', finalAt: at,
+    reason: last.dueMs > nowMs
+      ? `waiting for the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days}, due ${at.slice(0, 16)}Z (the first run after it makes it)`
+      : `the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days} was due ${at.slice(0, 16)}Z: the next run makes it`,
+  };
 }
 
 /** The day's `daily_runs` row as a Parquet file, written locally. */

@@ -50,6 +50,15 @@ export interface DayManifest {
   /** Log objects that could not be read and may hold records of the day: still retried, or accepted as lost. */
   quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;
+  /**
+   * What the day was as published (its `daily_runs` state, export/day-runs.ts), and when a provisional
+   * day expects its final listing (ISO). Absent from manifests written before delivery days were
+   * listed in full on a schedule.
+   */
+  state?: 'complete' | 'provisional' | 'incomplete';
+  finalAt?: string | null;
+  /** The run that last published the day's state alone (its data unchanged: DayPublisher.settleStates), and when. */
+  stateSetBy?: { run: string; at: string };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
 import { MAX_SHARDS, type Shard } from '../ingest/batch/shard.js';
+import { DEFAULT_SCHEDULE, type ReconcileSchedule } from '../state/delivery-days.js';
 
 export class ConfigError extends Error {}
 
@@ -46,10 +47,17 @@ export interface Config {
   parseThreads: number | 'auto';
   /**
    * How far before the latest delivery time a listing saw the next listing starts (`--list-margin`,
-   * minutes): an object that became visible later than this after the time in its name is found only
-   * by a full listing (`--reconcile`).
+   * minutes): an object that became visible later than this after the time in its name is found by
+   * the next full listing of its delivery day (`schedule`).
    */
   listMarginMs: number;
+  /**
+   * When each delivery day is listed in full after it ends (`PINGROLL_RECONCILE_AFTER`, default 2h,1d,3d;
+   * the last is its final listing), and how many delivery days after a day can hold its records
+   * (`PINGROLL_LATE_DAYS`, default 2): a day is complete once D to D + late days have had their final
+   * listing (state/delivery-days.ts).
+   */
+  schedule: ReconcileSchedule;
   /** Parallel Scan segments per table (`--segments`). */
   segments: number;
   /** Read capacity units per second for table scans, at most (`--max-rcu`); null for no limit. */
@@ -131,6 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 1024),
     parseThreads: flags.parseThreads === undefined || flags.parseThreads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(flags.parseThreads, 0, '--parse-threads', 0, 64),
     listMarginMs: wholeNumber(flags.listMargin, DEFAULTS.listMarginMinutes, '--list-margin', 0, 7 * 24 * 60) * 60_000,
+    schedule: {
+      afterMs: reconcileAfter(env.PINGROLL_RECONCILE_AFTER),
+      lateDays: env.PINGROLL_LATE_DAYS ? wholeNumber(env.PINGROLL_LATE_DAYS, 0, 'PINGROLL_LATE_DAYS', 0, 14) : DEFAULT_SCHEDULE.lateDays,
+    },
     segments: wholeNumber(flags.segments, DEFAULTS.segments, '--segments', 1, 1000),
     maxRcu: positiveOrNull(flags.maxRcu),
     parallelDays: wholeNumber(flags.days, DEFAULTS.parallelDays, '--days', 1, 16),
@@ -336,6 +348,26 @@ function shardFromEnv(env: NodeJS.ProcessEnv): Shard | null {
     return parseShard(`${k8sIndex}/${env.PINGROLL_SHARDS}`, 'JOB_COMPLETION_INDEX/PINGROLL_SHARDS');
   }
   return null;
+}
+
+const DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `PINGROLL_RECONCILE_AFTER`: when each delivery day is listed in full after it ends, as durations
+ * (`30m`, `2h`, `1d`), ascending, at most 30 days; unset or empty, the default (2h,1d,3d).
+ */
+function reconcileAfter(value: string | undefined): number[] {
+  if (value === undefined || value.trim() === '') return [...DEFAULT_SCHEDULE.afterMs];
+  const out: number[] = [];
+  for (const part of value.split(',').map((v) => v.trim())) {
+    const m = /^(\d{1,5})([mhd])$/.exec(part);
+    const ms = m ? Number(m[1]) * DURATION_UNITS[m[2]!]! : NaN;
+    if (!(ms > 0 && ms <= 30 * DURATION_UNITS.d!) || (out.length && ms <= out[out.length - 1]!)) {
+      throw new ConfigError(`PINGROLL_RECONCILE_AFTER='${value}' must be durations after a delivery day ends, ascending, each a number and m, h or d, up to 30d (e.g. 2h,1d,3d)`);
+    }
+    out.push(ms);
+  }
+  return out;
 }
 
 function s3GetFrom(value: string | undefined): 'lean' | 'sdk' {

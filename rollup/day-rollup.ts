@@ -188,7 +188,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     const counted = outcomes[s.source]?.ping ?? 0;
     if (counted !== Number(s.records)) {
       throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}): the files under _staging/*/dt=${day}/ `
-        + `are damaged; delete the batches' entries (_state/days/dt=*/<batch>.json and _state/parsed/*/<batch>.json) and run again with --reconcile, which parses their log objects anew`);
+        + `are damaged; for each batch that staged them, delete its entries (_state/days/dt=*/<batch>.*, _state/parsed/*/<batch>.*.keys) and _state/seals/, then run pingroll reconcile over the delivery days those entries were under, which parses their log objects anew`);
     }
   }
   const audit: Array<[string, string, number]> = [];

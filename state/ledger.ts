@@ -29,6 +29,7 @@ import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, sliceOf } from './slices.js';
+import { SEALS } from './seals.js';
 
 /** Batch commits not compacted yet. */
 export const BATCHES = '_state/batches/';
@@ -243,7 +244,7 @@ export class Ledger {
     if (pending) return pending.days[day]?.inputs.map((i) => pending.objects[i]!) ?? [];
     if (input.objectsKey === null) return [];
     const body = await this.store.get(input.objectsKey);
-    if (!body) throw new Error(`the list of batch ${input.id}'s inputs ${this.store.url}${input.objectsKey} is missing; run again with --reconcile`);
+    if (!body) throw new Error(`the list of batch ${input.id}'s inputs ${this.store.url}${input.objectsKey} is missing; ${await this.reparseHint(input.id)}`);
     const text = (await gunzipAsync(body)).toString('utf8');
     return text === '' ? [] : text.split('\n').map((l) => JSON.parse(l) as InputObject);
   }
@@ -271,6 +272,16 @@ export class Ledger {
     if (this.pendingKeys.has(key)) return true;
     const { day, slice } = sliceOf(key);
     return (await this.parsedIn(day, slice)).has(key);
+  }
+
+  /**
+   * What to do to parse a batch's log objects anew (its staging damaged or gone): remove what the
+   * ledger keeps of it, then list its delivery days in full. An error path: it lists the parsed index.
+   */
+  async reparseHint(batch: string): Promise<string> {
+    const days = [...new Set((await this.store.list(PARSED)).filter((k) => k.slice(k.lastIndexOf('/') + 1).startsWith(`${batch}.`)).map((k) => k.slice(PARSED.length, k.lastIndexOf('/'))))].sort();
+    const reconcile = days.length ? `pingroll reconcile --from ${days[0]} --to ${days[days.length - 1]}` : 'pingroll reconcile over the delivery days of its log objects';
+    return `delete ${DAYS}dt=*/${batch}.*, ${PARSED}*/${batch}.*.keys and ${SEALS}, then run ${reconcile}, which parses its log objects anew`;
   }
 
   /** The keys parsed in one slice, from the sections of its day's index files that hold it. */

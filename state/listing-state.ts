@@ -1,11 +1,13 @@
 /**
- * Where the next listing of the logs can start (`_state/listing.json`), so that a run lists what can
- * be new instead of the whole history (ingest/object-source/listing-window.ts). Saved after the batch
- * that parsed what the listing found is committed: a crash before leaves the old state, and the next
- * run lists that stretch again (the ledger knows what it parsed). No state, or a lost one, means one
- * full listing.
+ * What a lister remembers of the logs (`_state/listing.json`, or a shard's own): where its next
+ * incremental listing starts (ingest/object-source/listing-window.ts) and which delivery days it
+ * follows and has listed in full (state/delivery-days.ts). Saved after the batches that parsed what a
+ * listing found are committed: a crash before leaves the old state, and the next run lists that
+ * stretch again (the ledger knows what it parsed).
  */
 import type { ObjectStore } from './object-store/object-store.js';
+import { addDays, DAY_MS, dayName } from '../lib/utc-day.js';
+import { finalDueMs, follows, isFinal, NO_DELIVERY_DAYS, together, type DeliveryDays, type ReconcileSchedule } from './delivery-days.js';
 
 export const LISTING_KEY = '_state/listing.json';
 
@@ -20,61 +22,129 @@ export function listingKey(shard: string | null = null): string {
 /** Each shard's listing state: `<index>-of-<count>.json`. */
 const SHARD_STATES = '_state/listing-shards/';
 
-export interface ListingState {
+export interface ListingState extends DeliveryDays {
   /** The latest delivery time named by an object a listing saw (capped at the listing's own time), ISO; null before any. */
   watermark: string | null;
-  /** PartitionedPrefix account folders seen (`123456789012/`). */
-  accounts: string[];
-  /** Folders (relative, `` for the top) where SimplePrefix names have been seen. */
-  folders: string[];
-  /** Whether keys of neither shape were seen: then every listing is full. */
-  other: boolean;
-  /** When the logs were last listed whole. */
-  fullListingAt: string | null;
 }
 
-export const NO_LISTING: ListingState = { watermark: null, accounts: [], folders: [], other: false, fullListingAt: null };
+export const NO_LISTING: ListingState = { watermark: null, ...NO_DELIVERY_DAYS };
 
-/** The saved state; a missing or unreadable one is none (the next listing is full, which repairs it). */
-export async function loadListing(store: ObjectStore, key = LISTING_KEY): Promise<ListingState> {
+/** The state as a run written before delivery days were followed left it (no `from`). */
+interface ListingStateV1 { watermark: string | null; fullListingAt?: string | null }
+
+/**
+ * The saved state; a missing or unreadable one is none. A state written before delivery days were
+ * followed (every run then listed from the watermark, and a reconciliation everything) is taken as
+ * following every day: those whose final listing was due before its last full listing are final, the
+ * rest follow on the schedule from the day after.
+ */
+export async function loadListing(store: ObjectStore, schedule: ReconcileSchedule, key = LISTING_KEY): Promise<ListingState> {
   const body = await store.get(key);
+  let saved: Partial<ListingState> & ListingStateV1;
   try {
-    return body ? { ...NO_LISTING, ...(JSON.parse(body.toString('utf8')) as Partial<ListingState>) } : NO_LISTING;
+    saved = body ? (JSON.parse(body.toString('utf8')) as Partial<ListingState> & ListingStateV1) : { watermark: null };
   } catch {
     return NO_LISTING;
   }
+  const watermark = saved.watermark ?? null;
+  if (saved.from !== undefined || watermark === null) {
+    return { watermark, from: saved.from ?? null, final: saved.final ?? [], listed: saved.listed ?? {} };
+  }
+  const listedAllAt = Date.parse(saved.fullListingAt ?? watermark);
+  let last = Math.floor(listedAllAt / DAY_MS);
+  while (finalDueMs(dayName(last), schedule) > listedAllAt) last--;
+  return { watermark, from: dayName(last + 1), final: [['1970-01-01', dayName(last)]], listed: {} };
 }
 
 export async function saveListing(store: ObjectStore, state: ListingState, key = LISTING_KEY): Promise<void> {
-  await store.put(key, Buffer.from(JSON.stringify(state, null, 2) + '\n'));
+  const { watermark, from, final, listed } = state;
+  await store.put(key, Buffer.from(JSON.stringify({ watermark, from, final, listed }, null, 2) + '\n'));
+}
+
+/** Every lister's saved state, by its key: the single process's and each shard's. */
+async function listerStates(store: ObjectStore, schedule: ReconcileSchedule): Promise<Map<string, ListingState>> {
+  const out = new Map<string, ListingState>();
+  if (await store.get(LISTING_KEY)) out.set(LISTING_KEY, await loadListing(store, schedule));
+  for (const key of await store.list(SHARD_STATES)) if (SHARD_STATE.test(key.slice(SHARD_STATES.length))) out.set(key, await loadListing(store, schedule, key));
+  return out;
+}
+
+const SHARD_STATE = /^(\d+)-of-(\d+)\.json$/;
+
+/**
+ * The listers whose states together cover the logs: the single process's, and each complete set of
+ * shards (every shard of one count). A shard of N lists only its own slices, so a day it lists in
+ * full is listed in full only once every shard of N has.
+ */
+function completeSets(states: Map<string, ListingState>): ListingState[][] {
+  const out: ListingState[][] = [];
+  const byCount = new Map<number, ListingState[]>();
+  for (const [key, state] of states) {
+    if (key === LISTING_KEY) {
+      out.push([state]);
+      continue;
+    }
+    const m = SHARD_STATE.exec(key.slice(SHARD_STATES.length))!;
+    const count = Number(m[2]);
+    byCount.set(count, [...(byCount.get(count) ?? []), state]);
+  }
+  for (const [count, set] of byCount) if (set.length === count) out.push(set);
+  return out;
+}
+
+/** What a set of listers knows together: its watermark is the earliest (before it, each listed its own share), its delivery days each says. */
+export function combined(states: readonly ListingState[]): ListingState {
+  if (states.length === 1) return states[0]!;
+  const watermark = states.some((s) => s.watermark === null) ? null : states.map((s) => s.watermark!).sort()[0]!;
+  return { watermark, ...together(states) };
 }
 
 /**
  * Where a shard with no state of its own may start (the first run after the shard count changed):
- * from the state of a complete set of earlier listers, one process or every shard of a count, each of
- * which listed everything it owned before its watermark; so before the earliest of them, everything
- * was listed. The most advanced complete set is taken; none, and the shard lists everything.
+ * from the state of a complete set of earlier listers, one process or every shard of a count. Before
+ * the earliest of their watermarks everything was listed, and a day each of them listed in full was
+ * listed in full. The most advanced complete set is taken; none, and the shard starts afresh.
  */
-export async function inheritedListing(store: ObjectStore): Promise<ListingState> {
-  const sets = new Map<number, Map<number, ListingState>>();
-  for (const key of await store.list(SHARD_STATES)) {
-    const m = /^(\d+)-of-(\d+)\.json$/.exec(key.slice(SHARD_STATES.length));
-    if (!m) continue;
-    const [index, count] = [Number(m[1]), Number(m[2])];
-    if (!sets.has(count)) sets.set(count, new Map());
-    sets.get(count)!.set(index, await loadListing(store, key));
-  }
-  const candidates: ListingState[][] = [[await loadListing(store)]];
-  for (const [count, states] of sets) if (states.size === count) candidates.push([...states.values()]);
+export async function inheritedListing(store: ObjectStore, schedule: ReconcileSchedule): Promise<ListingState> {
   let best = NO_LISTING;
-  for (const states of candidates) {
-    if (states.some((s) => s.watermark === null)) continue;
-    const watermark = states.map((s) => s.watermark!).sort()[0]!;
-    if (best.watermark !== null && watermark <= best.watermark) continue;
-    best = {
-      watermark, other: states.some((s) => s.other), fullListingAt: states.map((s) => s.fullListingAt ?? '').sort()[0] || null,
-      accounts: [...new Set(states.flatMap((s) => s.accounts))].sort(), folders: [...new Set(states.flatMap((s) => s.folders))].sort(),
-    };
+  for (const set of completeSets(await listerStates(store, schedule))) {
+    const c = combined(set);
+    if (c.watermark !== null && (best.watermark === null || c.watermark > best.watermark)) best = c;
   }
   return best;
+}
+
+
+/**
+ * What the listers together know of delivery days (for `pingroll status`, `daily_runs` and the
+ * manifest): a delivery day is final once one complete set of listers (one process, or every shard
+ * of a count) has made its final listing. `own` puts a run's state after its listing in place of the
+ * one saved (a run publishes its day while its state is being saved).
+ */
+export class ListedDays {
+  private constructor(private readonly sets: ListingState[], readonly schedule: ReconcileSchedule) {}
+
+  static async load(store: ObjectStore, schedule: ReconcileSchedule, own?: { key: string; state: ListingState }): Promise<ListedDays> {
+    const states = await listerStates(store, schedule);
+    if (own) states.set(own.key, own.state);
+    return new ListedDays(completeSets(states).map(combined), schedule);
+  }
+
+  isFinal(day: string): boolean {
+    return this.sets.some((s) => isFinal(s, day));
+  }
+
+  /**
+   * The delivery days that can hold records of `day` (D to D + lateDays) whose final listing is still
+   * to come, each with when it is due (ms), and whether any lister follows it (none: only a backfill
+   * or `pingroll reconcile` of it will list it).
+   */
+  waitingFor(day: string): Array<{ day: string; dueMs: number; followed: boolean }> {
+    const out: Array<{ day: string; dueMs: number; followed: boolean }> = [];
+    for (let i = 0; i <= this.schedule.lateDays; i++) {
+      const d = addDays(day, i);
+      if (!this.isFinal(d)) out.push({ day: d, dueMs: finalDueMs(d, this.schedule), followed: this.sets.some((s) => follows(s, d)) });
+    }
+    return out;
+  }
 }

@@ -38,7 +38,6 @@ export function withReadOptions(cmd: Command): Command {
     .option('--concurrency <n>', 'remote log objects fetched at once, at most (default 64; a 64 MB read budget bounds them too)')
     .option('--parse-threads <n>', 'threads parsing log objects: a number, 0 for none, or auto (default: with 4 cores or more, one per core but one, for a batch of 32 MB or more)')
     .option('--list-margin <minutes>', 'list logs from this long before the latest delivery time seen (default 10)')
-    .option('--reconcile', 'list every log object, not only those that can be new (finds objects that appeared late)')
     .option('--segments <n>', 'parallel scan segments per table (default 4)')
     .option('--max-rcu <n>', 'read capacity units per second for table scans, at most')
     .option('--rescan', 'read closed DynamoDB tables again')

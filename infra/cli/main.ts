@@ -16,7 +16,8 @@ import type { GenerateOptions } from './commands/generate.js';
 import type { IngestCommandOptions } from './commands/ingest.js';
 import type { RollupOptions } from './commands/rollup.js';
 import type { BackfillCommandOptions } from './commands/backfill.js';
-import { NotCompleteError, UnreadableObjectsError } from './exit-errors.js';
+import type { ReconcileCommandOptions } from './commands/reconcile.js';
+import { NotCompleteError, ProvisionalError, UnreadableObjectsError } from './exit-errors.js';
 import { afterRun, observeSettings, type ObserveSettings } from '../observe/after-run.js';
 import { MEASURED_COMMANDS, runFigures } from '../observe/run-figures.js';
 
@@ -61,18 +62,28 @@ export function program(): Command {
     .option('--to <YYYY-MM-DD>', 'the last day')
     .option('--force', 'redo days whose inputs did not change')
     .option('--stale', 'publish exactly the days whose staged data changed since they were published (FROM and TO optional)')
+    .option('--no-ingest', 'roll up from what is staged (after a sharded ingest): no listing, parsing or table scans')
     .option('--days <n>', 'days rolled up at once (default 2)')))
     .action(async (opts: ConfigOptions & BackfillCommandOptions) => (await import('./commands/backfill.js')).backfillCommand(configFrom(opts), opts));
 
+  withConfigOptions(p.command('reconcile')
+    .description('list delivery days in full now, whatever the schedule, and parse what no run has (a restore, a copy, a new replication rule); the days their records belong to become stale')
+    .option('--from <YYYY-MM-DD>', 'the first delivery day (the date in the log objects\' names)')
+    .option('--to <YYYY-MM-DD>', 'the last delivery day')
+    .option('--shard <I/N>', 'list the slices of shard I of N only (0-based)')
+    .option('--wait <seconds>', "wait this long for another run's lock (default: fail at once)", '0'))
+    .action(async (opts: ConfigOptions & ReconcileCommandOptions) => (await import('./commands/reconcile.js')).reconcileCommand(configFrom(opts), opts));
+
   withConfigOptions(p.command('status')
-    .description("each day's state (complete, stale, incomplete, never run); exit 0 only when every day is complete")
+    .description("each day's state (complete, provisional, stale, incomplete, never run); exit 0 when every day is complete, 6 when the rest are only provisional, 5 when one needs action")
     .option('--from <YYYY-MM-DD>', 'the first day (default: 29 days before --to)')
     .option('--to <YYYY-MM-DD>', 'the last day (default: yesterday)')
     .option('--json', 'one JSON object per day'))
     .action(async (opts: ConfigOptions & { from?: string; to?: string; json?: boolean }) => {
-      const { text, complete } = await (await import('./commands/status.js')).statusCommand(configFrom(opts), opts);
+      const { text, verdict } = await (await import('./commands/status.js')).statusCommand(configFrom(opts), opts);
       print(text);
-      if (!complete) throw new NotCompleteError('not every day in the range is complete (see the reasons above)');
+      if (verdict === 'provisional') throw new ProvisionalError('every day in the range is complete or provisional: the provisional ones wait for their scheduled full listings (see when above); nothing to do');
+      if (verdict === 'attention') throw new NotCompleteError('not every day in the range is complete or provisional (see the reasons above)');
     });
 
   withConfigOptions(p.command('tables')
@@ -202,6 +213,7 @@ export function reportFailure(err: unknown, debug: boolean): { code: number; lin
     return say(2, `${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags`);
   }
   if (err instanceof NotCompleteError) return say(5, err.message);
+  if (err instanceof ProvisionalError) return say(6, err.message);
   if (err instanceof UnreadableObjectsError) return say(4, err.message);
   if (err instanceof LockHeldError) return say(3, err.message);
   if (err instanceof ConfigError || err instanceof LocationError) return say(2, err.message);

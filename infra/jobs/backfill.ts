@@ -18,7 +18,9 @@ import type { Ledger } from '../../state/ledger.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import type { Backends } from '../backends.js';
 import { ConfigError, type Config } from '../config.js';
-import { ingest, inputIds, staleAmong, withRun, type JobOptions, type JobSummary } from './daily-job.js';
+import { ingest, inputIds, staleAmong, stillUnreadable, withRun, type Ingested, type JobOptions, type JobSummary } from './daily-job.js';
+import { settleQuarantine } from '../../ingest/batch/ingest-batch.js';
+import { ListedDays } from '../../state/listing-state.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   /** The range; with `stale`, optional limits to it. */
@@ -50,6 +52,8 @@ export interface BackfillSummary {
   consumedCapacity: number;
   /** Log objects that could not be read (quarantined, retried by every run). */
   unreadable: JobSummary['unreadable'];
+  /** Days published before whose state alone was published again (their final listings done: DayPublisher.settleStates). */
+  settled: string[];
 }
 
 export const MAX_BACKFILL_DAYS = 1000;
@@ -67,7 +71,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('a backfill needs FROM and TO (or --stale)');
   const range = opts.from && opts.to ? daysBetween(opts.from, opts.to) : null;
   const run = randomUUID();
-  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [] };
+  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [], settled: [] };
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
   return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds, rollupInWarehouse: config.rollup === 'redshift', settings: config,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
@@ -87,14 +91,22 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
-    let ingested: Awaited<ReturnType<typeof ingest>>;
+    let ingested: Pick<Ingested, 'parsedObjects' | 'unreadable' | 'scanned' | 'missingTables' | 'touched' | 'listed'>;
     // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
     // SHA-256). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
     try {
       const catalog = await publisher.episodeCatalog(ingestEngine);
       recatalog = opts.stale ? null : catalog?.sha256 ?? null;
-      ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, fence, quarantine });
+      if (opts.noIngest) {
+        // After a sharded ingest: what the shards staged, and what they know of delivery days.
+        await settleQuarantine(quarantine, ledger, store);
+        ingested = { parsedObjects: 0, unreadable: stillUnreadable(quarantine), scanned: [], missingTables: [], touched: [], listed: await ListedDays.load(store, config.schedule) };
+      } else {
+        // A range asks for its days (their delivery days are listed if they never were); --stale for none:
+        // it lists what the schedule and the window say, and republishes what that staged.
+        ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, asked: range ?? [], fence, quarantine });
+      }
     } finally {
       ingestEngine.closeSync();
     }
@@ -142,6 +154,13 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       });
     }
     await queue.onIdle();
+    // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
+    const settleEngine = await openEngine({ tempDir: join(dir, 'spill-settle'), memoryLimitMb: config.memoryLimitMb });
+    try {
+      summary.settled = await publisher.settleStates(settleEngine, ingested.listed);
+    } finally {
+      settleEngine.closeSync();
+    }
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
     for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null, null))) refusedStale.push(day);

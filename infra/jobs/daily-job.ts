@@ -22,7 +22,8 @@ import { DirectoryObjectSource } from '../../ingest/object-source/directory-obje
 import { Ledger } from '../../state/ledger.js';
 import { acquireLock, acquireShardLock, type LockOptions } from '../../state/run-lock.js';
 import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
-import { loadListing } from '../../state/listing-state.js';
+import { ListingCursor } from '../../state/listing-cursor.js';
+import { ListedDays } from '../../state/listing-state.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import { codeVersion } from '../version.js';
@@ -39,9 +40,7 @@ export interface JobOptions {
   waitSeconds?: number;
   /** Read closed tables again even if they were read after their month ended. */
   rescan?: boolean;
-  /** List every log object, not only those the listing window can hold. */
-  reconcile?: boolean;
-  /** The run's clock (tables are closed relative to it); tests set it. */
+  /** The run's clock (tables are closed, and delivery days listed in full, relative to it); tests set it. */
   now?: Date;
   /** Bytes of staged rows per part (a part is made Parquet while parsing goes on); tests make it small. */
   stagingPartBytes?: number;
@@ -96,14 +95,19 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     }
     const ledger = await Ledger.load(store);
     const todo = { objects: 0, bytes: 0 };
-    const { full } = opts.noIngest ? { full: false }
-      : await listNewObjects(logs, ledger, await Quarantine.load(store), { state: await loadListing(store), marginMs: config.listMarginMs, full: opts.reconcile }, null, async (refs) => {
+    let listedDays: readonly string[] = [];
+    if (!opts.noIngest) {
+      const cursor = await ListingCursor.open(store, { marginMs: config.listMarginMs, schedule: config.schedule, shard: null });
+      const plan = cursor.plan([day], (opts.now ?? new Date()).getTime());
+      listedDays = plan.days;
+      await listNewObjects(logs, ledger, await Quarantine.load(store), cursor, plan, null, async (refs) => {
         todo.objects += refs.length;
         todo.bytes += refs.reduce((n, o) => n + o.size, 0);
       });
+    }
     const staged = await ledger.inputsFor(day);
     log.info('dry-run', {
-      day, logs: logs.url, output: store.url, listing: full ? 'full' : 'new objects only',
+      day, logs: logs.url, output: store.url, deliveryDaysListedInFull: listedDays,
       objectsToParse: todo.objects, bytesToParse: todo.bytes,
       batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
       tables: tables.map((t) => `${t.name}: ${ledger.tableClosed(t.name) && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
@@ -123,16 +127,21 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     try {
       // A bad episode catalog stops the run here, before any work.
       await state.publisher.episodeCatalog(engine);
+      let listed: ListedDays;
       if (opts.noIngest) {
         await settleQuarantine(state.quarantine, state.ledger, store);
         summary.unreadable = stillUnreadable(state.quarantine);
+        listed = await ListedDays.load(store, config.schedule);
       } else {
-        const { batches: _, touched, settled: sealing, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine, settleLater: true });
+        const { batches: _, touched, settled: sealing, listed: known, ...ingested } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, asked: [day], fence: state.fence, quarantine: state.quarantine, settleLater: true });
         settled = sealing;
         touchedDays = touched;
+        listed = known;
         Object.assign(summary, ingested);
       }
-      Object.assign(summary, await state.publisher.publish(engine, day, summary));
+      Object.assign(summary, await state.publisher.publish(engine, day, { ...summary, listed }));
+      // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
+      await state.publisher.settleStates(engine, listed);
       await settled;
       if (config.rejectsRetentionDays !== null) await expireRejects(store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(store, touchedDays, new Set([day])) });
@@ -210,13 +219,22 @@ export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
 
 /** Parse every new log object (one batch), then read the tables that need it. */
 export async function ingest(config: Config, backends: Backends, ledger: Ledger, engine: DuckDBConnection, tables: MonthlyTable[],
-  opts: Pick<JobOptions, 'log' | 'rescan' | 'reconcile' | 'now' | 'stagingPartBytes' | 'batchObjects'> & { fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null; settleLater?: boolean }): Promise<Ingested> {
+  opts: Pick<JobOptions, 'log' | 'rescan' | 'now' | 'stagingPartBytes' | 'batchObjects'> & {
+    fence?: () => Promise<void>; quarantine: Quarantine; shard?: Shard | null; settleLater?: boolean;
+    /** The days whose records the run wants: their delivery days are listed if they never were (state/delivery-days.ts). */
+    asked: readonly string[];
+    /** Delivery days to list in full whatever the schedule (`pingroll reconcile`). */
+    listInFull?: readonly string[];
+    /** Told how many objects the listing returned. */
+    onListed?: (objects: number) => void;
+  }): Promise<Ingested> {
   const { log } = opts;
   const batch = await ingestNewObjects({ settleLater: opts.settleLater,
     source: backends.logs, store: backends.store, ledger, pingKeys: config.pingKeys, privacy: config.privacy, engine, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: opts.stagingPartBytes, batchObjects: opts.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
-    fence: opts.fence, quarantine: opts.quarantine, listing: { marginMs: config.listMarginMs, full: opts.reconcile }, shard: opts.shard,
+    fence: opts.fence, quarantine: opts.quarantine, shard: opts.shard,
+    listing: { marginMs: config.listMarginMs, schedule: config.schedule, asked: opts.asked, nowMs: (opts.now ?? new Date()).getTime(), force: opts.listInFull },
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   const settled = batch.settled.then((n) => {
@@ -230,11 +248,17 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
   const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
   for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
   if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
-  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, fullListing: batch.listed?.full ?? false, newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
-    parsedSlicesRead: ledger.slicesRead, ...(batch.listed?.full ? { sealedSlicesUnchanged: batch.sealedUnchanged } : {}),
+  opts.onListed?.(batch.listed?.objects ?? 0);
+  const passedOver = batch.listed?.passedOver;
+  if (passedOver?.objects) {
+    log.warn('objects.passed_over', { objects: passedOver.objects, deliveryDays: passedOver.days,
+      reason: 'log objects of delivery days no run has asked for: older logs are parsed only when a backfill asks for their days', hint: `run make backfill FROM=${passedOver.days[0]} TO=${passedOver.days[passedOver.days.length - 1]} to count them` });
+  }
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, deliveryDaysListedInFull: batch.listed?.days ?? [], newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
+    parsedSlicesRead: ledger.slicesRead, sealedSlicesUnchanged: batch.sealedUnchanged, passedOver: passedOver?.objects ?? 0,
     days: touched });
   const out: Ingested = {
-    touched, settled,
+    touched, settled, listed: await ListedDays.load(backends.store, config.schedule, batch.lister),
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: [], missingTables: [], batches, skipped: skipped?.skippedCount ?? 0,
     unreadable: stillUnreadable(opts.quarantine, opts.shard),
   };
@@ -254,10 +278,14 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
 }
 
 /** What `ingest` did, and (`settled`) when its listing is sealed and saved: at once unless `settleLater` was given. */
-export type Ingested = IngestSummary & { batches: string[]; touched: string[]; settled: Promise<void> };
+export type Ingested = IngestSummary & {
+  batches: string[]; touched: string[]; settled: Promise<void>;
+  /** What the listers know of delivery days after this run's listing (its own state as the listing left it). */
+  listed: ListedDays;
+};
 
 /** Still unreadable: every object the quarantine holds that no operator accepted as lost (a shard's: those it owns). */
-function stillUnreadable(quarantine: Quarantine, shard?: Shard | null): JobSummary['unreadable'] {
+export function stillUnreadable(quarantine: Quarantine, shard?: Shard | null): JobSummary['unreadable'] {
   return quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => ({ key: o.key, reason: o.reason }));
 }
 

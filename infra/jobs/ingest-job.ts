@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { tablesForDay } from '../../ingest/dynamodb/monthly-tables.js';
 import { shardText, type Shard } from '../../ingest/batch/shard.js';
 import { openEngine } from '../../lib/duckdb-engine.js';
+import { addDays } from '../../lib/utc-day.js';
 import type { Log } from '../../lib/log.js';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
@@ -26,7 +27,6 @@ export interface IngestJobOptions {
   day?: string | undefined;
   waitSeconds?: number | undefined;
   rescan?: boolean | undefined;
-  reconcile?: boolean | undefined;
   now?: Date;
   stagingPartBytes?: number;
 }
@@ -35,6 +35,11 @@ export interface IngestJobSummary extends IngestSummary {
   run: string;
   /** The batches this run committed, oldest first: none when it found nothing new. */
   batches: string[];
+}
+
+/** Without a day, an ingest is asked for yesterday's records, as the nightly job that runs it is (by its own clock). */
+function yesterday(now = new Date()): string {
+  return addDays(now.toISOString().slice(0, 10), -1);
 }
 
 export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {
@@ -46,7 +51,7 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {
       // Sealed and saved before it returns (no settleLater).
-      const { settled: _, ...out } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, fence: state.fence, quarantine: state.quarantine });
+      const { settled: _, ...out } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, asked: opts.day ? [opts.day] : [yesterday(opts.now)], fence: state.fence, quarantine: state.quarantine });
       return { run, ...out };
     } finally {
       engine.closeSync();

@@ -23,7 +23,7 @@ export async function runMonthRollup(config: Config, backends: Backends, opts: M
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
     try {
-      const { settled: _, ...ingested } = await ingest(config, backends, state.ledger, engine, [...tables.values()], { log, now: opts.now, fence: state.fence, quarantine: state.quarantine });
+      const { settled: _, ...ingested } = await ingest(config, backends, state.ledger, engine, [...tables.values()], { log, now: opts.now, asked: days, fence: state.fence, quarantine: state.quarantine });
       const published = await state.publisher.publishMonth(engine, month);
       return { run, ...ingested, ...published };
     } finally {

@@ -4,7 +4,7 @@
  */
 
 /** The commands whose runs are measured. */
-export const MEASURED_COMMANDS = new Set(['rollup', 'ingest', 'backfill']);
+export const MEASURED_COMMANDS = new Set(['rollup', 'ingest', 'backfill', 'reconcile']);
 
 export class RunFigures {
   command = '';

@@ -17,11 +17,13 @@ import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
 import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
-import { inheritedListing, listingKey, loadListing, saveListing, type ListingState } from '../../state/listing-state.js';
-import { Seals, sliceStart, tally, type SliceTally } from '../../state/seals.js';
-import { SLICE_MS } from '../../state/slices.js';
+import { ListingCursor } from '../../state/listing-cursor.js';
+import type { ListingState } from '../../state/listing-state.js';
+import type { ReconcileSchedule } from '../../state/delivery-days.js';
+import { tally, type SliceTally } from '../../state/seals.js';
+import { sliceOf } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
-import { ListingTracker, windowFrom } from '../object-source/listing-window.js';
+import type { ListPlan } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
 
@@ -49,8 +51,8 @@ export interface IngestOptions {
   quarantine: Quarantine;
   /** Called for each object that could not be read. */
   onUnreadable?: (key: string, reason: string) => void;
-  /** The listing margin and whether to list everything (the state is read from the store). */
-  listing: Omit<Listing, 'state' | 'seals'>;
+  /** How to list (the lister's state is read from the store). */
+  listing: Listing;
   /** This run is one shard of a sharded ingest: it lists and parses the slices it owns (shard.ts). */
   shard?: Shard | null | undefined;
   /** Objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
@@ -72,14 +74,20 @@ export interface IngestResult {
   objects: number;
   records: number;
   /**
-   * Ends when the slices the listing left behind are sealed (state/seals.ts) and the listing state is
+   * Ends when the slices the listing saw whole are sealed (state/seals.ts) and the listing state is
    * saved, with how many slices were sealed anew. Already ended, unless `settleLater` was given.
    */
   settled: Promise<number>;
-  /** Sealed slices a full listing found unchanged (their parsed keys not read). */
+  /** Sealed slices found unchanged (their parsed keys not read). */
   sealedUnchanged: number;
-  /** Objects the listing returned, whether it was full, and the latest delivery time a returned key named (ISO; null: none named one). */
-  listed?: { objects: number; full: boolean; newest: string | null };
+  /**
+   * Objects the listing returned, the delivery days it listed in full, the latest delivery time a
+   * returned key named (ISO; null: none named one), and what it passed over (a directory's objects of
+   * days no run asked for).
+   */
+  listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver'] };
+  /** The lister's state as this listing leaves it (saved when `settled` ends): where its state is kept, and the state. */
+  lister: { key: string; state: ListingState };
 }
 
 /**
@@ -89,56 +97,60 @@ export interface IngestResult {
  */
 export const MAX_BATCH_OBJECTS = 100_000;
 
-/** What a listing found: how many objects it returned, and the listing state to save once all it found is committed. */
+/** What a listing found: how many objects it returned, and what to seal once all it found is committed. */
 export interface Listed {
   /** Objects the listing returned (new or not). */
   listed: number;
-  /** Whether the listing was full (no window). */
-  full: boolean;
+  /** The delivery days it listed in full (besides the window's). */
+  days: readonly string[];
   /** The latest delivery time a returned key named, ISO; null when none named one. */
   newest: string | null;
-  next: ListingState & { changed: boolean };
-  /** Slices that left the window with this listing (or were listed whole by a full one): to seal once all it found is committed. */
+  /** Slices it saw whole: to seal once all it found is committed (ListingCursor.toSeal). */
   toSeal: SliceTally[];
-  /** Sealed slices a full listing found as sealed: their parsed keys were not read. */
+  /** Sealed slices found as sealed: their parsed keys were not read. */
   sealedUnchanged: number;
+  /** Objects of delivery days no run has asked for and the lister does not follow (a directory's), passed over: how many, and their days. */
+  passedOver: { objects: number; days: string[] };
 }
 
-/** Objects of one sealed slice a full listing holds while it compares them with the seal; past this they are checked one by one. */
+/** Objects of one sealed slice a listing holds while it compares them with the seal; past this they are checked one by one. */
 const MAX_HELD = 250_000;
 
+/** Days of passed-over objects a listing names; past this it counts them. */
+const MAX_PASSED_OVER_DAYS = 31;
+
 /**
- * Lists the log objects no committed batch has parsed and no operator has accepted as lost: of those
- * the listing window can hold (listing-window.ts), or of every object with `full`; a shard of several,
- * only the slices it owns (state/slices.ts). They are handed to `take` in chunks of at most
- * `chunk`, each in key order, as the listing goes.
+ * Lists the log objects no committed batch has parsed and no operator has accepted as lost, as the
+ * cursor planned (`cursor.plan` first): the window, the delivery days due a full listing, a shard's
+ * own slices (state/slices.ts). They are handed to `take` in chunks of at most `chunk`, each in key
+ * order, as the listing goes. A source with no plan of its own (a directory) is listed whole, and its
+ * objects of days the cursor does not want passed over.
  *
- * A full listing holds the objects of each sealed slice (state/seals.ts) until the slice's keys end,
- * and asks the ledger about them only when they are not what the seal says: a reconciliation reads
- * the parsed keys of the slices that changed, not of the whole history.
+ * The objects of each sealed slice (state/seals.ts) are held until the slice's keys end, and the
+ * ledger asked about them only when they are not what the seal says: a full listing of a delivery day
+ * reads the parsed keys of the slices that changed, not of the whole day.
  */
-export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, listing: Listing, shard: Shard | null | undefined,
+export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, cursor: ListingCursor, plan: ListPlan, shard: Shard | null | undefined,
   take: (refs: ObjectRef[]) => Promise<void>, chunk = MAX_BATCH_OBJECTS): Promise<Listed> {
-  const window = windowFrom(listing.state, listing.marginMs, listing.full ?? false);
-  const tracker = new ListingTracker(listing.state, window === undefined);
-  const startedMs = Date.now();
-  // A shard of several lists its own slices, each by its own prefix: N shards list the window once
-  // between them, not N times.
-  const sliced = window !== undefined && shard && shard.count > 1 && source.listOwned !== undefined;
-  const refs = sliced ? source.listOwned!(window, shard, startedMs) : source.list(window);
-  const seals = listing.seals;
+  const whole = source.listPlanned === undefined;
+  const refs = whole ? source.list() : source.listPlanned!(plan);
+  const seals = cursor.seals;
   const tallies = new Map<number, SliceTally>();
   let todo: ObjectRef[] = [];
   let listed = 0, sealedUnchanged = 0;
+  const passedOver = { objects: 0, days: new Set<string>() };
+  const flush = async (): Promise<void> => {
+    // In key order, each key once (a key two parts of a plan both listed is parsed once).
+    todo.sort(byKey);
+    await take(todo.filter((r, i) => i === 0 || r.key !== todo[i - 1]!.key));
+    todo = [];
+  };
   const consider = async (ref: ObjectRef): Promise<void> => {
     if ((await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) return;
     todo.push(ref);
-    if (todo.length >= chunk) {
-      await take(todo.sort(byKey));
-      todo = [];
-    }
+    if (todo.length >= chunk) await flush();
   };
-  // A full listing: the sealed slice whose objects are held, and the slices whose run of keys ended.
+  // The sealed slice whose objects are held, and the slices whose run of keys ended.
   let held: { tally: SliceTally; refs: ObjectRef[] | null } | null = null;
   const ended = new Set<number>();
   const release = async (): Promise<void> => {
@@ -146,15 +158,21 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
     held = null;
     ended.add(h.tally.number);
     if (h.refs === null) return;
-    if (await seals!.matches(h.tally)) sealedUnchanged++;
+    if (await seals.matches(h.tally)) sealedUnchanged++;
     else for (const ref of h.refs) await consider(ref);
   };
   for await (const ref of refs) {
     listed++;
-    tracker.saw(ref.key);
+    cursor.saw(ref.key);
     if (!owns(shard, ref.key)) continue;
+    const s = sliceOf(ref.key);
+    if (!cursor.wants(s.day)) {
+      passedOver.objects++;
+      if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);
+      continue;
+    }
     const t = tally(tallies, ref.key, ref.etag);
-    if (window === undefined && seals && t) {
+    if (t) {
       if (held && held.tally !== t) await release();
       if (!held && !ended.has(t.number) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };
       if (held?.tally === t) {
@@ -170,20 +188,11 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
     await consider(ref);
   }
   if (held) await release();
-  if (todo.length) await take(todo.sort(byKey));
-  // A shard of several lists from where its last listing started (less the margin), not from the
-  // latest name it saw: its own slices may stay empty for long, and a window that grew with them would
-  // cost a request a slice. Everything named before this listing's time was listed, whole or slice by
-  // slice. (One process keeps the latest name seen, which the tests of late objects rely on.)
-  if (shard && shard.count > 1) tracker.listedAt(startedMs);
-  const next = tracker.next();
-  // The slices this listing saw whole that the next window will not list: sealed, as this listing saw them.
-  const nextSince = windowFrom(next, listing.marginMs, false)?.sinceMs ?? -Infinity;
-  const toSeal = [...tallies.values()].filter((t) => (window === undefined || t.number * SLICE_MS >= window.sinceMs) && (t.number + 1) * SLICE_MS <= nextSince);
+  if (todo.length) await flush();
   return {
-    listed, full: window === undefined, toSeal, sealedUnchanged,
-    newest: Number.isFinite(tracker.newestMs) ? new Date(tracker.newestMs).toISOString() : null,
-    next: { ...next, fullListingAt: window === undefined ? new Date().toISOString() : listing.state.fullListingAt },
+    listed, days: plan.days, sealedUnchanged, toSeal: cursor.toSeal(tallies.values(), whole),
+    newest: Number.isFinite(cursor.newestMs) ? new Date(cursor.newestMs).toISOString() : null,
+    passedOver: { objects: passedOver.objects, days: [...passedOver.days].sort() },
   };
 }
 
@@ -200,12 +209,16 @@ export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, s
   if (quarantine.mustSave(shard !== null)) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
 }
 
-/** How a run lists: the saved state, the margin for late-visible objects, whether to list everything, and the seals a full listing compares with. */
+/** How a run lists: the margin for late-visible objects, the schedule of full listings, the days it is asked for, its clock, and days to list in full whatever the schedule. */
 export interface Listing {
-  state: ListingState;
   marginMs: number;
-  full?: boolean | undefined;
-  seals?: Seals | undefined;
+  schedule: ReconcileSchedule;
+  /** Days whose records the run wants (their delivery days, D to D + lateDays, are listed if never listed). */
+  asked: readonly string[];
+  /** The run's clock, ms. */
+  nowMs: number;
+  /** Delivery days listed in full whatever the schedule (`pingroll reconcile`). */
+  force?: readonly string[];
 }
 
 export function batchId(now = new Date()): string {
@@ -220,8 +233,7 @@ export function batchId(now = new Date()): string {
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
-  const stateKey = listingKey(shard && shardName(shard));
-  const result: Omit<IngestResult, 'settled'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
+  const result: Omit<IngestResult, 'settled' | 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
@@ -239,28 +251,25 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   };
   // A shard with no state of its own (the first run with this many shards) starts where the shards
   // before it, all of them, had listed.
-  const state = (await opts.store.get(stateKey)) ? await loadListing(opts.store, stateKey) : shard ? await inheritedListing(opts.store) : await loadListing(opts.store, stateKey);
-  const seals = new Seals(opts.store);
-  const found = await listNewObjects(opts.source, opts.ledger, quarantine, { ...opts.listing, state, seals }, shard, parseChunk, opts.batchObjects);
+  const cursor = await ListingCursor.open(opts.store, { marginMs: opts.listing.marginMs, schedule: opts.listing.schedule, shard });
+  const plan = cursor.plan(opts.listing.asked, opts.listing.nowMs, opts.listing.force);
+  const found = await listNewObjects(opts.source, opts.ledger, quarantine, cursor, plan, shard, parseChunk, opts.batchObjects);
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const retry: ObjectRef[] = [];
   for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
   if (retry.length) await parseChunk(retry.sort(byKey));
   await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
   // Only now is everything the listing found committed or quarantined: the next listing may start
-  // after it, and the slices it leaves behind are sealed.
-  const settle = async (): Promise<number> => {
-    if (!found.next.changed && !found.toSeal.length) return 0;
-    await opts.fence?.();
-    const sealed = await seals.sealAll(found.toSeal);
-    const { changed: _, ...next } = found.next;
-    await saveListing(opts.store, next, stateKey);
-    return sealed;
-  };
+  // after it, the days it listed in full are recorded, and the slices it saw whole are sealed.
+  const settle = (): Promise<number> => cursor.settle(found.toSeal, opts.fence);
   const settled = opts.settleLater ? settle() : Promise.resolve(await settle());
   // Awaited by the caller; until then a failure is not an unhandled rejection.
   settled.catch(() => {});
-  return { ...result, settled, sealedUnchanged: found.sealedUnchanged, listed: { objects: found.listed, full: found.full, newest: found.newest } };
+  return {
+    ...result, settled, sealedUnchanged: found.sealedUnchanged,
+    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver },
+    lister: { key: cursor.key, state: cursor.next() },
+  };
 }
 
 /**

@@ -3,18 +3,9 @@ import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bounded, LocationError } from '../../lib/location.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
-import { beforeWindow, firstDateFolder, nameStamp, type ListWindow } from './listing-window.js';
 
-const ACCOUNT_TREE = /^\d{12}\//;
 /** Entries passed over that a run names one by one; past this it counts them. */
 const MAX_SKIPPED_NAMED = 100;
-const DATE_FOLDER = /^\d{12}\/[^/]+\/[^/]+\/(\d{4}(?:\/\d{2}(?:\/\d{2})?)?)$/;
-
-/** Whether `key` is a PartitionedPrefix date folder (`YYYY`, `YYYY/MM` or `YYYY/MM/DD`) wholly before `first` (`YYYY/MM/DD`). */
-function dateFolderBefore(key: string, first: string): boolean {
-  const m = DATE_FOLDER.exec(key);
-  return m !== null && m[1]! < first.slice(0, m[1]!.length);
-}
 
 /**
  * Log objects as files below a directory (what `aws s3 sync` of a log prefix leaves): every regular
@@ -51,19 +42,19 @@ export class DirectoryObjectSource implements ObjectSource {
   }
 
   /**
-   * Every file, in key order; with a window, SimplePrefix names older than it are passed over
-   * unexamined (their names are still read: a directory has no StartAfter) and PartitionedPrefix date
-   * folders before its first are not entered.
+   * Every file, in key order. A directory is listed whole at every run (whatever a file's name, or
+   * when it appeared, it is found): a local listing costs microseconds a file (docs/benchmarks.md,
+   * *A directory listed whole*).
    */
-  async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
-    yield* this.walk(this.root, '', window ? { folders: window.folders, stamp: nameStamp(window.sinceMs), firstFolder: firstDateFolder(window) } : null);
+  async *list(): AsyncIterable<ObjectRef> {
+    yield* this.walk(this.root, '');
   }
 
   /**
    * Synchronously: a local stat takes microseconds, and going through the thread pool cost ten times
    * what it saved (3,000 files listed in 15 ms against 120 ms, 64 stats at a time).
    */
-  private *walk(dir: string, prefix: string, skip: { folders: string[]; stamp: string; firstFolder: string } | null): Iterable<ObjectRef> {
+  private *walk(dir: string, prefix: string): Iterable<ObjectRef> {
     let names: string[];
     try {
       names = readdirSync(dir);
@@ -75,11 +66,6 @@ export class DirectoryObjectSource implements ObjectSource {
     for (const name of names) {
       const path = join(dir, name);
       const key = prefix + name;
-      // Inside an account folder (PartitionedPrefix), date folders before the window's first are passed
-      // over; in a folder known to hold SimplePrefix names, names before its stamp. A folder new to the
-      // listing is listed whole, as over S3.
-      if (skip && (ACCOUNT_TREE.test(key) ? dateFolderBefore(key, skip.firstFolder)
-        : skip.folders.includes(key.slice(0, key.length - name.length)) && beforeWindow(name, skip.stamp))) continue;
       let st: Stats | NodeJS.ErrnoException;
       try {
         st = lstatSync(path);
@@ -90,7 +76,7 @@ export class DirectoryObjectSource implements ObjectSource {
       // quarantines it (with the reason) instead of stopping or passing over it silently.
       if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
       else if (st.isSymbolicLink()) this.skip(key, 'a symbolic link: pingroll reads only regular files under the log directory, and follows no link');
-      else if (st.isDirectory()) yield* this.walk(path, `${key}/`, skip);
+      else if (st.isDirectory()) yield* this.walk(path, `${key}/`);
       else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
       else this.skip(key, `not a regular file (${st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device'}): pingroll reads only regular files`);
     }

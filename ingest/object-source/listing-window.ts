@@ -1,34 +1,33 @@
 /**
- * What a listing can skip. S3 names access-log objects by delivery time (contract §2):
+ * What a listing reads. S3 names access-log objects by delivery time (contract §2):
  * - SimplePrefix: `<prefix>YYYY-MM-DD-hh-mm-ss-<unique>`, so keys sort by delivery time and a listing
  *   can start after the last one it saw (ListObjectsV2 StartAfter), less a margin for objects that
- *   become visible a little after the time in their name;
+ *   become visible a little after the time in their name: the incremental window;
  * - PartitionedPrefix: `<prefix><account>/<region>/<bucket>/YYYY/MM/DD/<name>`, where the date folder
- *   may be the records' event day, so late objects land in folders up to PARTITION_LATE_DAYS old:
- *   those folders are listed whole each time.
- * Anything else under the prefix (a key of neither shape sorting before the window) is seen only by
- * a full listing (`--reconcile`, or a run with no listing state).
+ *   may be the records' event day (then every name in it is `YYYY-MM-DD-00-00-00-...`), so late objects
+ *   land in folders up to PARTITION_LATE_DAYS old: the window lists those folders whole.
+ * An object that appears later than the window under an older name is found by the full listing of
+ * its delivery day (state/delivery-days.ts), which a run makes on a schedule: the plan's `days`.
  */
 import { DAY_MS, dayName } from '../../lib/utc-day.js';
 import { NAME_STAMP } from './object-source.js';
 import { sliceStart } from '../../state/seals.js';
+import type { Shard } from '../batch/shard.js';
 
-export interface ListWindow {
-  /** Every object named (delivered) before this time, in ms, was seen by an earlier listing. */
-  sinceMs: number;
-  /** PartitionedPrefix account folders seen before (`123456789012/`): they may sort before the window. */
-  accounts: string[];
-  /**
-   * Folders (relative, `` for the top) that have held SimplePrefix names, each listed from the window's
-   * stamp. With none at the top, the top's folders are found with one request.
-   */
-  folders: string[];
+/** What one listing reads. */
+export interface ListPlan {
+  /** The incremental window: names delivered from this instant (a slice's start) on; null for none. */
+  sinceMs: number | null;
+  /** Delivery days listed in full (`YYYY-MM-DD`): of each, what the window does not list. */
+  days: readonly string[];
+  /** A shard of several lists only the slices it owns (state/slices.ts). */
+  shard: Shard | null;
+  /** The listing's own time: a shard's window reaches the slice that holds it. */
+  untilMs: number;
 }
 
 /** Date folders of PartitionedPrefix (event-time) logs listed whole before the window's day: records arrive up to two days late. */
 export const PARTITION_LATE_DAYS = 2;
-
-const ACCOUNT = /^(\d{12})\/[^/]+\/[^/]+\/\d{4}\/\d{2}\/\d{2}\//;
 
 /** `YYYY-MM-DD-hh-mm-ss`, the time as it starts a SimplePrefix name. */
 export function nameStamp(ms: number): string {
@@ -41,100 +40,49 @@ export function nameTimeMs(key: string): number | null {
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : null;
 }
 
-/** The account folder (`123456789012/`) of a PartitionedPrefix key, or null. */
-export function accountOf(key: string): string | null {
-  const m = ACCOUNT.exec(key);
-  return m ? `${m[1]}/` : null;
-}
-
-/** Whether a key names an account folder (`123456789012/`). */
+/** Whether a folder (relative, ending in `/`) is a PartitionedPrefix account folder (`123456789012/`, at any depth). */
 export function isAccountFolder(folder: string): boolean {
-  return /^\d{12}\/$/.test(folder);
+  return /(?:^|\/)\d{12}\/$/.test(folder);
 }
 
-/** The first date folder (`YYYY/MM/DD`) a PartitionedPrefix listing must read. */
-export function firstDateFolder(window: ListWindow): string {
-  return dateFolder(Math.floor(window.sinceMs / DAY_MS) - PARTITION_LATE_DAYS);
+/** The first date folder's day (`YYYY-MM-DD`) the window lists whole in a PartitionedPrefix source bucket. */
+export function firstDateFolder(sinceMs: number): string {
+  return dayName(Math.floor(sinceMs / DAY_MS) - PARTITION_LATE_DAYS);
 }
 
-/**
- * Where a listing of one source bucket's folder (`<account>/<region>/<bucket>/`) starts after:
- * `~` sorts after every name in the folder of the day before the first, and before the first's.
- */
-export function partitionStartAfter(window: ListWindow): string {
-  return `${dateFolder(Math.floor(window.sinceMs / DAY_MS) - PARTITION_LATE_DAYS - 1)}/~`;
+/** The window's start from the saved watermark, less the margin, at a slice's edge (a window lists each slice it reaches whole); null without one. */
+export function windowStart(watermark: string | null, marginMs: number): number | null {
+  return watermark === null ? null : sliceStart(Date.parse(watermark) - marginMs);
 }
 
-function dateFolder(day: number): string {
-  return dayName(day).replace(/-/g, '/');
+/** The first delivery day a window from `sinceMs` lists whole, in every layout; null without a window. */
+export function firstWholeDay(sinceMs: number | null): string | null {
+  if (sinceMs === null) return null;
+  return dayName(Math.ceil(sinceMs / DAY_MS));
 }
 
-/** Whether a SimplePrefix name is older than the window, whose `nameStamp` is `stamp`: in a folder known to hold such names, it was seen. */
-export function beforeWindow(name: string, stamp: string): boolean {
-  return NAME_STAMP.test(name) && name < stamp;
-}
-
-/** What the listing state holds (state/listing-state.ts). */
-export interface ListedShape {
-  watermark: string | null;
-  accounts: string[];
-  /** Folders that held SimplePrefix names (`` for the top). */
-  folders: string[];
-  /** Whether a key of neither S3 shape was seen (a file without a delivery time in its name, a folder of another layout): every listing is then full. */
-  other: boolean;
-}
-
-/**
- * The window a run lists, from the saved state: none (everything) without a watermark, when a full
- * listing is asked for, or when the prefix holds keys of neither shape, which no window can bound.
- */
-export function windowFrom(state: ListedShape, marginMs: number, full: boolean): ListWindow | undefined {
-  if (full || state.watermark === null || state.other) return undefined;
-  // From the start of a slice: a window lists each slice it reaches whole, so that a slice leaving it can be sealed (state/seals.ts).
-  return { sinceMs: sliceStart(Date.parse(state.watermark) - marginMs), accounts: state.accounts, folders: state.folders };
-}
-
-/** What a listing saw, for the next window: the latest named delivery time, the account folders, whether SimplePrefix keys are there. */
+/** The latest delivery time a listing saw, for the next window. */
 export class ListingTracker {
   private latest: number;
-  private readonly accounts: Set<string>;
-  private readonly folders: Set<string>;
-  private other: boolean;
-  private readonly startedMs = Date.now();
-  /** The latest delivery time named by a key this listing returned (not capped): how far behind the logs are. */
-  newestMs = -Infinity;
 
-  /** @param full whether the listing is a full one (it alone can say the prefix holds nothing of another shape). */
-  constructor(private readonly before: ListedShape, private readonly full: boolean) {
-    this.latest = before.watermark === null ? -Infinity : Date.parse(before.watermark);
-    this.accounts = new Set(before.accounts);
-    this.folders = new Set(before.folders);
-    this.other = full ? false : before.other;
+  /** @param startedMs the listing's own time: no name can move the window past it. */
+  constructor(watermark: string | null, private readonly startedMs: number) {
+    this.latest = watermark === null ? -Infinity : Date.parse(watermark);
   }
 
   saw(key: string): void {
     const t = nameTimeMs(key);
-    if (t !== null && t > this.newestMs) this.newestMs = t;
+    if (t === null) return;
     // A name from the future (a clock gone wrong) must not move the window past objects still to come.
-    if (t !== null && t > this.latest) this.latest = Math.min(t, this.startedMs);
-    const account = accountOf(key);
-    if (account) this.accounts.add(account);
-    else if (t !== null) this.folders.add(key.slice(0, key.lastIndexOf('/') + 1));
-    else this.other = true;
+    if (t > this.latest) this.latest = Math.min(t, this.startedMs);
   }
 
-  /** Everything named before `ms` was listed (a shard's own minutes, each listed whole): the next window may start there. */
+  /** Everything named before `ms` was listed (a shard's own slices, each listed whole; days listed whole): the next window may start there. */
   listedAt(ms: number): void {
     if (ms > this.latest) this.latest = Math.min(ms, this.startedMs);
   }
 
-  /** The state after this listing; `changed` when it differs from the one before. */
-  next(): ListedShape & { changed: boolean } {
-    const watermark = Number.isFinite(this.latest) ? new Date(this.latest).toISOString() : null;
-    const accounts = [...this.accounts].sort();
-    const folders = [...this.folders].sort();
-    const changed = this.full || watermark !== this.before.watermark || this.other !== this.before.other
-      || accounts.join() !== this.before.accounts.join() || folders.join() !== this.before.folders.join();
-    return { watermark, accounts, folders, other: this.other, changed };
+  watermark(): string | null {
+    return Number.isFinite(this.latest) ? new Date(this.latest).toISOString() : null;
   }
 }

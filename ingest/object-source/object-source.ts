@@ -1,5 +1,5 @@
 /** Where access-log objects come from: an S3 prefix or a local directory. */
-import type { ListWindow } from './listing-window.js';
+import type { ListPlan } from './listing-window.js';
 
 export interface ObjectRef {
   /** Key relative to the source's root (S3 key, or path below the directory). */
@@ -14,17 +14,13 @@ export interface ObjectSource {
   readonly url: string;
   /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
   check?(): Promise<void>;
+  /** Every log object below the root. Streams: never holds the whole listing. */
+  list(): AsyncIterable<ObjectRef>;
   /**
-   * Every log object below the root, or with a window only those that can be new since it
-   * (listing-window.ts). Streams: never holds the whole listing.
+   * Only what a plan reads (listing-window.ts): the incremental window, the delivery days listed in
+   * full, a shard's own slices. A source without it (a directory) is listed whole at every run.
    */
-  list(window?: ListWindow): AsyncIterable<ObjectRef>;
-  /**
-   * With a window, only the slices of delivery time a shard owns (state/slices.ts), from the window's
-   * start to `untilMs`, each listed by its own key prefix: N shards list the window once between them.
-   * A source without it is listed whole by each shard, which keeps the keys it owns.
-   */
-  listOwned?(window: ListWindow, shard: { index: number; count: number }, untilMs: number): AsyncIterable<ObjectRef>;
+  listPlanned?(plan: ListPlan): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
   /** Where the object is a local file: its path, for a parser to read in place (no fetch, no copy). */

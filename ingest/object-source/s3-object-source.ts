@@ -1,10 +1,21 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ObjectRef, ObjectSource } from './object-source.js';
-import { isAccountFolder, partitionStartAfter, nameStamp, PARTITION_LATE_DAYS, type ListWindow } from './listing-window.js';
+import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS, type ListPlan } from './listing-window.js';
 import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
-import { DAY_MS, dayName } from '../../lib/utc-day.js';
+import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet } from './s3-lean-get.js';
+
+/** `YYYY/MM/DD`: a PartitionedPrefix date folder. */
+function dateFolder(day: string): string {
+  return day.replace(/-/g, '/');
+}
+
+/** What `discover` finds under a prefix: folders (relative, `` for the top) that hold SimplePrefix names, and PartitionedPrefix account folders. */
+interface Layout { simple: string[]; accounts: string[] }
+
+/** Folders below the prefix that discovery follows; deeper ones are listed whole. */
+const MAX_DEPTH = 6;
 
 /** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (state/slices.ts). */
 function slicePrefix(n: number): string {
@@ -54,70 +65,119 @@ export class S3ObjectSource implements ObjectSource {
     return `s3://${this.bucket}/${this.prefix}`;
   }
 
-  /**
-   * Every log object, or with a window only those that can be new (see listing-window.ts): the
-   * SimplePrefix keys after the window's stamp, and each account folder's date folders from the
-   * window's first one. The requests it takes follow the window, not how much history the prefix holds.
-   */
-  async *list(window?: ListWindow): AsyncIterable<ObjectRef> {
-    if (!window) {
-      yield* this.pages({ Prefix: this.prefix });
-      return;
-    }
-    const stamp = nameStamp(window.sinceMs);
-    const found = new Set<string>();
-    // SimplePrefix keys after the stamp (with none seen at the top before, the top holds only
-    // folders: all of them, in one request); folders collapse to one entry each.
-    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', ...(window.folders.includes('') ? { StartAfter: this.prefix + stamp } : {}) }, found);
-    for (const folder of window.folders.filter((f) => f !== '')) {
-      yield* this.pages({ Prefix: this.prefix + folder, Delimiter: '/', StartAfter: this.prefix + folder + stamp });
-      found.delete(folder);
-    }
-    const startAfter = partitionStartAfter(window);
-    yield* this.eachSourceBucket([...window.accounts, ...found], (bucket) => this.pages({ Prefix: this.prefix + bucket, StartAfter: this.prefix + bucket + startAfter }));
+  /** Every log object under the prefix, page by page. */
+  async *list(): AsyncIterable<ObjectRef> {
+    yield* this.pages({ Prefix: this.prefix });
   }
 
   /**
-   * A shard's own slices of the window (state/slices.ts), each by its prefix: `<folder>YYYY-MM-DD-hh-m`
-   * in each folder that holds SimplePrefix names, and in each PartitionedPrefix source bucket's date
-   * folders that can hold it (its delivery day and the PARTITION_LATE_DAYS before: the folder may be
-   * the records' event day). Folders new since the last listing are found with one request that lists
-   * the top's folders after the present's stamp (a new account folder, which sorts before it, is found
-   * by the next full listing); a new folder of neither kind is listed whole.
+   * What a plan reads (listing-window.ts), each key once: the keys of no delivery-time shape, found
+   * by discovering the prefix's layout (`discover`); the incremental window; and each delivery day of
+   * `plan.days`, what the window does not list of it. A shard lists only the slices it owns, each by
+   * its prefix, so N shards list the plan once between them. The requests follow the window and the
+   * days, not the history under the prefix.
    */
-  async *listOwned(window: ListWindow, shard: { index: number; count: number }, untilMs: number): AsyncIterable<ObjectRef> {
-    const found = new Set<string>();
-    const slices = [...ownedSlices(window.sinceMs, untilMs, shard.index, shard.count)];
-    yield* this.pages({ Prefix: this.prefix, Delimiter: '/', StartAfter: this.prefix + slicePrefix(Math.floor(untilMs / SLICE_MS) + 1) }, found);
-    for (const folder of window.folders) {
-      found.delete(folder);
-      for (const n of slices) yield* this.pages({ Prefix: this.prefix + folder + slicePrefix(n) });
+  async *listPlanned(plan: ListPlan): AsyncIterable<ObjectRef> {
+    const layout: Layout = { simple: [], accounts: [] };
+    yield* this.discover('', 0, layout);
+    const buckets: string[] = [];
+    for (const account of layout.accounts) for (const region of await this.folders(account)) buckets.push(...await this.folders(region));
+    const { sinceMs, shard } = plan;
+    if (sinceMs !== null) {
+      const stamp = nameStamp(sinceMs);
+      const slices = shard ? [...ownedSlices(sinceMs, plan.untilMs, shard.index, shard.count)] : [];
+      for (const f of layout.simple) {
+        if (shard) for (const n of slices) yield* this.pages({ Prefix: this.prefix + f + slicePrefix(n) });
+        else yield* this.named(this.pages({ Prefix: this.prefix + f, Delimiter: '/', StartAfter: this.prefix + f + stamp }), f);
+      }
+      const first = firstDateFolder(sinceMs);
+      for (const b of buckets) {
+        if (shard) yield* this.bucketSlices(b, slices);
+        else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
+      }
     }
-    yield* this.eachSourceBucket([...window.accounts, ...found], (bucket) => this.bucketSlices(bucket, slices));
+    for (const day of plan.days) {
+      const before = sinceMs ?? Infinity;
+      const start = dayStartMs(day);
+      const slices = shard ? [...ownedSlices(start, Math.min(start + DAY_MS, before) - 1, shard.index, shard.count)] : [];
+      for (const f of layout.simple) {
+        if (shard) for (const n of slices) yield* this.pages({ Prefix: this.prefix + f + slicePrefix(n) });
+        else yield* this.until(this.pages({ Prefix: `${this.prefix}${f}${day}-` }), sinceMs === null ? null : f + nameStamp(sinceMs));
+      }
+      // A date folder the window lists whole is not listed again.
+      if (sinceMs !== null && day >= firstDateFolder(sinceMs)) continue;
+      for (const b of buckets) {
+        if (shard) for (const n of slices) yield* this.pages({ Prefix: `${this.prefix}${b}${dateFolder(day)}/${slicePrefix(n)}` });
+        else yield* this.pages({ Prefix: `${this.prefix}${b}${dateFolder(day)}/` });
+      }
+    }
+  }
+
+  /**
+   * The layout under `folder` (relative): folders that hold SimplePrefix names (`YYYY-...`), and
+   * PartitionedPrefix account folders (`123456789012/`); every other key found on the way is yielded
+   * (a key of no delivery-time shape, which no window or day can hold). A run of names that start with
+   * a year is passed over with one request a year (`StartAfter` `YYYY-~`), so that finding the layout
+   * costs requests for the years and folders under the prefix, not for its objects. Folders are
+   * followed MAX_DEPTH deep; below that a folder is listed whole.
+   */
+  private async *discover(folder: string, depth: number, layout: Layout): AsyncIterable<ObjectRef> {
+    if (depth > MAX_DEPTH) {
+      yield* this.pages({ Prefix: this.prefix + folder });
+      return;
+    }
+    const base = this.prefix + folder;
+    let startAfter: string | undefined;
+    let token: string | undefined;
+    for (;;) {
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: base, Delimiter: '/', MaxKeys: this.pageSize, ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}) }));
+      // Keys and folders in key order; a year's run of names is jumped over from its first.
+      const items = [...(page.Contents ?? []).map((o) => ({ key: o.Key ?? '', object: o })), ...(page.CommonPrefixes ?? []).map((p) => ({ key: p.Prefix ?? '', object: null }))]
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      let jump: string | null = null;
+      for (const { key, object } of items) {
+        const name = key.slice(base.length);
+        const year = /^\d{4}-/.exec(name);
+        if (year) {
+          if (!layout.simple.includes(folder)) layout.simple.push(folder);
+          jump = `${base}${year[0]}~`;
+          break;
+        }
+        if (object === null) {
+          if (isAccountFolder(folder + name)) layout.accounts.push(folder + name);
+          else yield* this.discover(folder + name, depth + 1, layout);
+        } else if (!key.endsWith('/')) {
+          yield { key: key.slice(this.prefix.length), size: object.Size ?? 0, etag: (object.ETag ?? '').replace(/"/g, '') };
+        }
+      }
+      if (jump !== null) {
+        startAfter = jump;
+        token = undefined;
+        continue;
+      }
+      if (!page.IsTruncated) return;
+      token = page.NextContinuationToken;
+    }
+  }
+
+  /** The keys of a folder's listing that start with a year (`YYYY-`): the rest are found by `discover`. */
+  private async *named(refs: AsyncIterable<ObjectRef>, folder: string): AsyncIterable<ObjectRef> {
+    for await (const ref of refs) if (/^\d{4}-/.test(ref.key.slice(folder.length))) yield ref;
+  }
+
+  /** The keys of a listing before `stop` (relative); all of them with null. The listing stops there. */
+  private async *until(refs: AsyncIterable<ObjectRef>, stop: string | null): AsyncIterable<ObjectRef> {
+    for await (const ref of refs) {
+      if (stop !== null && ref.key >= stop) return;
+      yield ref;
+    }
   }
 
   /** Slices of a PartitionedPrefix source bucket: each in the date folders that can hold it. */
   private async *bucketSlices(bucket: string, slices: number[]): AsyncIterable<ObjectRef> {
     for (const n of slices) {
       const day = Math.floor((n * SLICE_MS) / DAY_MS);
-      for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) yield* this.pages({ Prefix: `${this.prefix}${bucket}${dayName(d).replace(/-/g, '/')}/${slicePrefix(n)}` });
-    }
-  }
-
-  /**
-   * The listing of each PartitionedPrefix source bucket folder (`<account>/<region>/<bucket>/`) under
-   * the account folders among `folders`, by `listBucket`. A folder of neither kind, new to the
-   * listing, is listed whole: what it holds decides how the next listing goes.
-   */
-  private async *eachSourceBucket(folders: string[], listBucket: (bucket: string) => AsyncIterable<ObjectRef>): AsyncIterable<ObjectRef> {
-    for (const folder of [...new Set(folders)].sort()) {
-      if (!isAccountFolder(folder)) {
-        yield* this.pages({ Prefix: this.prefix + folder });
-        continue;
-      }
-      for (const region of await this.folders(folder)) {
-        for (const bucket of await this.folders(region)) yield* listBucket(bucket);
-      }
+      for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) yield* this.pages({ Prefix: `${this.prefix}${bucket}${dateFolder(dayName(d))}/${slicePrefix(n)}` });
     }
   }
 

@@ -17,6 +17,7 @@ import { s3ClientConfig } from '../../infra/aws/s3-client.js';
 import { O_PING } from '../../ingest/access-log/outcome-codes.js';
 import { ObjectParser } from '../../ingest/batch/object-parser.js';
 import { nameStamp } from '../../ingest/object-source/listing-window.js';
+import { projectFile } from '../../lib/project-file.js';
 import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
@@ -283,13 +284,17 @@ describe('the synthetic S3 endpoint', () => {
       PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://out/ingest/', PINGROLL_WAREHOUSE: 'none',
       AWS_ENDPOINT_URL_S3: s3.url, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1',
     };
+    // Each run on a clock of its own, as the nightly job's (bench/fake-clock.mjs): the first when 950 of
+    // the 2nd's objects are delivered (22:48), asked for the day before (the 1st), so that it follows
+    // delivery days from then on; the second at the day's end.
+    const at = (iso: string) => ({ ...env, NODE_OPTIONS: `--import ${projectFile('bench/fake-clock.mjs')}`, BENCH_CLOCK_MS: String(Date.parse(iso)) });
     s3.setVisible('2026-11-02', 950);
-    const first = await cli(env, 'ingest');
+    const first = await cli(at('2026-11-02T22:50:00Z'), 'ingest');
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toMatch(new RegExp(`^ingest: 2450 log objects parsed, ${2450 * RECORDS} records`));
     s3.setVisible('2026-11-02', 1000);
     s3.resetStats();
-    const second = await cli(env, 'ingest');
+    const second = await cli(at('2026-11-02T23:59:00Z'), 'ingest');
     expect(second.status, second.stderr).toBe(0);
     expect(second.stdout).toMatch(new RegExp(`^ingest: 50 log objects parsed, ${50 * RECORDS} records`));
     // Only the new objects are read; the listing follows the window, not the bucket.

@@ -8,6 +8,8 @@ import { buildBackends, type Backends } from '../../infra/backends.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../infra/jobs/backfill.js';
 import { runDailyJob, type JobOptions, type JobSummary } from '../../infra/jobs/daily-job.js';
+import { runReconcile, type ReconcileOptions, type ReconcileSummary } from '../../infra/jobs/reconcile-job.js';
+import { runIngestJob, type IngestJobOptions, type IngestJobSummary } from '../../infra/jobs/ingest-job.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { objectBody, type LogObject } from '../../tools/sample/access-log-generator.js';
 
@@ -98,6 +100,16 @@ export function runDay(config: Config, opts: JobOptions, wrap: Wrap = (b) => b):
 /** A backfill on the configured backends. */
 export function runDays(config: Config, opts: BackfillOptions, wrap: Wrap = (b) => b): Promise<BackfillSummary> {
   return onBackends(config, opts.log, wrap, (b) => runBackfill(config, b, opts));
+}
+
+/** `pingroll ingest` (a shard of one, with `shard`) on the configured backends. */
+export function runIngest(config: Config, opts: IngestJobOptions, wrap: Wrap = (b) => b): Promise<IngestJobSummary> {
+  return onBackends(config, opts.log, wrap, (b) => runIngestJob(config, b, opts));
+}
+
+/** `pingroll reconcile` on the configured backends. */
+export function runReconcileDays(config: Config, opts: ReconcileOptions, wrap: Wrap = (b) => b): Promise<ReconcileSummary> {
+  return onBackends(config, opts.log, wrap, (b) => runReconcile(config, b, opts));
 }
 
 type StoreOp = 'get' | 'put' | 'move' | 'list';

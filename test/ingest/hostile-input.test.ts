@@ -54,9 +54,9 @@ describe('hostile objects in the log directory', () => {
     await writeStream(join(logs(), `${prefix}BINARY`), 2, randomish);
     // Line endings of a lone CR, which ends a record as LF does (contract §2).
     await writeFile(join(logs(), `${prefix}CRONLY`), lines.slice(0, 3).join('\r') + '\r');
-    // Times before 1970, not at midnight.
+    // Times before 1970, not at midnight, in an object delivered on the day (one named then would be of a delivery day no run asked for).
     const ping = lines.find((l) => / REST\.GET\.OBJECT p\.gif "GET \/p\.gif\?x-series=\w+&x-episode=\w+&x-session=[^& ]+[^"]*" 200 /.test(l))!;
-    await writeFile(join(logs(), '1969-12-31-23-59-59-OLD'), ping.replace(/\[[^\]]+\]/, '[31/Dec/1969:23:59:58 +0000]') + '\n');
+    await writeFile(join(logs(), `${prefix}OLD`), ping.replace(/\[[^\]]+\]/, '[31/Dec/1969:23:59:58 +0000]') + '\n');
     // Links: to a file of pings outside the logs, to the logs' own folder (a loop), to a log in it.
     const outside = join(r, 'outside');
     await mkdir(outside, { recursive: true });

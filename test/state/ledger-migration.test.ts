@@ -49,7 +49,7 @@ describe('an output of format 1', () => {
     for (const o of sample.objects) expect(await ledger.hasParsed(o.key)).toBe(true);
 
     await writeObjects(join(r, 'logs'), more.objects);
-    const second = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
+    const second = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(second.parsedObjects).toBe(more.objects.length);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...more.truth], DAY));
   });

@@ -6,7 +6,8 @@ import { unreadableError } from './quarantine.js';
 
 export class SomeDaysFailed extends Error {}
 
-export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; wait: string; rescan?: boolean; stale?: boolean; reconcile?: boolean }
+/** `ingest` is commander's --no-ingest: false when given. */
+export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; wait: string; rescan?: boolean; stale?: boolean; ingest?: boolean }
 
 /** `pingroll backfill --from D --to D`: every day of a range; exit 1 naming the days that failed. */
 export async function backfillCommand(config: Config, opts: BackfillCommandOptions): Promise<void> {
@@ -19,11 +20,12 @@ export async function backfillCommand(config: Config, opts: BackfillCommandOptio
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const s = await withBackends(config, log, (backends) =>
-    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan, stale: opts.stale, reconcile: opts.reconcile }));
+    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }));
   const what = opts.stale ? `stale days${from ? ` of ${from}..${to}` : ''}: ${s.done.length ? s.done.join(', ') : 'none'} republished;` : `backfill ${from}..${to}:`;
   process.stdout.write(`${what} ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed`
     + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}`
-    + `${s.months.length ? `; months rolled up again: ${s.months.join(', ')}` : ''}; `
+    + `${s.months.length ? `; months rolled up again: ${s.months.join(', ')}` : ''}`
+    + `${s.settled.length ? `; state published again (final listings done): ${s.settled.join(', ')}` : ''}; `
     + `${s.pings} pings; ${s.parsedObjects} log objects parsed; ${s.scanned.length} tables scanned, ${s.consumedCapacity} RCU\n`);
   if (s.unreadable.length && !s.failed.length) throw unreadableError(config.output.url, s.unreadable);
   if (s.failed.length) {

@@ -7,7 +7,7 @@ import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
 /** `ingest` is commander's --no-ingest: false when given. */
-export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; reconcile?: boolean; ingest?: boolean }
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; ingest?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
@@ -21,7 +21,7 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
   if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const summary = await withBackends(config, log, (backends) =>
-    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, reconcile: opts.reconcile, noIngest: opts.ingest === false }));
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }));
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `

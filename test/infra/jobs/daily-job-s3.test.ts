@@ -60,18 +60,20 @@ describe('the daily job over the S3 API', () => {
   it('rolls up exactly, re-runs without change, and takes late objects at the next run', async () => {
     const sorted = [...sample.objects].sort((a, b) => a.deliveredMs - b.deliveredMs);
     const early = sorted.slice(0, Math.ceil(sorted.length / 2));
+    // The nightly runs: the first the night after the day, the next ones the night after that.
+    const night = (k: number): Date => new Date(Date.parse(`${DAY}T02:30:00Z`) + k * 86_400_000);
     await upload(early);
-    const first = await runDay(config(), { day: DAY, log: memoryLog() });
+    const first = await runDay(config(), { day: DAY, log: memoryLog(), now: night(1) });
     expect(first.parsedObjects).toBe(early.length);
     expect(await readS3Day(DAY, join(local, 'a'))).toEqual(expectedDay(early.flatMap((o) => o.truth), DAY));
 
     await upload(sorted.slice(early.length));
-    const second = await runDay(config(), { day: DAY, log: memoryLog() });
+    const second = await runDay(config(), { day: DAY, log: memoryLog(), now: night(2) });
     expect(second.parsedObjects).toBe(sorted.length - early.length);
     const want = expectedDay(sample.truth, DAY);
     expect(await readS3Day(DAY, join(local, 'b'))).toEqual(want);
 
-    const third = await runDay(config(), { day: DAY, log: memoryLog() });
+    const third = await runDay(config(), { day: DAY, log: memoryLog(), now: night(2) });
     expect(third.parsedObjects).toBe(0);
     expect(await readS3Day(DAY, join(local, 'c'))).toEqual(want);
     const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');

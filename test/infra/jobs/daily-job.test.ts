@@ -20,7 +20,7 @@ import type { Backends } from '../../../infra/backends.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
 import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
-import { crashingStore, dirConfig, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
 
 const DAY = '2026-11-01';
 let sample: Sample;
@@ -244,13 +244,17 @@ describe('the daily job over a directory', () => {
     const parquet = (await store.list(STAGING)).find((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'))!;
     const batch = parquet.split('/')[1]!;
     await store.delete(parquet);
-    await expect(runDay(dirConfig(r), { day: DAY, log: memoryLog() }))
-      .rejects.toThrow(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\*, _state/parsed/\\*/${batch}\\.\\*\\.keys and _state/seals/ and run again with --reconcile`));
+    const failure = await runDay(dirConfig(r), { day: DAY, log: memoryLog() }).then(() => null, (err: Error) => err.message);
+    expect(failure).toMatch(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\*, _state/parsed/\\*/${batch}\\.\\*\\.keys and _state/seals/, then run pingroll reconcile --from (\\S+) --to (\\S+), which parses`));
     // Doing what it says repairs the day.
+    const [, from, to] = /reconcile --from (\S+) --to (\S+),/.exec(failure!)!;
     for (const key of [...await store.list('_state/days/'), ...await store.list('_state/parsed/')]) if (key.includes(batch)) await store.delete(key);
     for (const key of await store.list('_state/seals/')) await store.delete(key);
-    const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog(), reconcile: true });
-    expect(again.parsedObjects).toBe(sample.objects.length);
+    const reconciled = await runReconcileDays(dirConfig(r), { from: from!, to: to!, log: memoryLog(), shard: null });
+    expect(reconciled.parsedObjects).toBe(sample.objects.length);
+    expect(reconciled.stale).toEqual([DAY]);
+    const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(again.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
   });
 
@@ -349,7 +353,7 @@ describe('the daily job over a directory', () => {
     expect((await store.list(SEALS)).length).toBe(sealing);
   });
 
-  it('lists and reads only what can be new: a no-op run after three days reads no earlier day of the ledger', async () => {
+  it('reads only what can be new: a no-op run after three days reads no earlier day of the ledger (a directory is listed whole, and its sealed slices are not read)', async () => {
     const r = root();
     const days = ['2026-11-01', '2026-11-02', '2026-11-03'];
     const samples = days.map((date, i) => generateSample({ date, sessions: 60, seed: 40 + i, truth: true, recordsPerObject: 300 }));
@@ -361,16 +365,15 @@ describe('the daily job over a directory', () => {
     const log = memoryLog();
     const again = await runDay(dirConfig(r), { day: '2026-11-03', log }, (b) => ({ ...b, store: crashingStore(b.store, (op, key) => (seen.push(`${op} ${key}`), false)) }));
     expect(again.parsedObjects).toBe(0);
-    // The listing skipped every object named before the window (the last day, less the listing margin).
+    // Every slice it listed is as its seal says: no parsed key of any day was read.
     const listed = log.events.find((e) => e.event === 'ingest.done')!.fields;
-    expect(listed).toMatchObject({ fullListing: false });
-    expect(listed.listed).toBeLessThan(samples[2]!.objects.length);
+    expect(listed).toMatchObject({ listed: samples.flatMap((s) => s.objects).length, parsedSlicesRead: 0, sealedSlicesUnchanged: new Set(samples.flatMap((s) => s.objects).map((o) => { const s = sliceOf(o.key); return `${s.day}/${s.slice}`; })).size });
     const ledgerReads = seen.filter((s) => /^(get|list) _state\/(parsed|days|batches)\//.test(s));
     expect(ledgerReads.length).toBeGreaterThan(0);
     expect(ledgerReads.filter((s) => s.includes('2026-11-01'))).toEqual([]);
   });
 
-  it('finds an object that appeared long after the time in its name only with --reconcile', async () => {
+  it('finds an object that appeared long after the time in its name at the next run, reading the parsed keys of its slice only (a directory is listed whole)', async () => {
     const r = root();
     // Objects small enough that slices hold several; the earliest that shares its slice, delivered last.
     const many = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 60, lateShare: 0.2 });
@@ -380,23 +383,20 @@ describe('the daily job over a directory', () => {
     const rest = sorted.filter((o) => o !== straggler);
     await writeObjects(join(r, 'logs'), rest);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
-    await writeObjects(join(r, 'logs'), [straggler]);
-    expect((await runDay(dirConfig(r), { day: DAY, log: memoryLog() })).parsedObjects).toBe(0);
-    // The slices that left the window are sealed with what the listing saw of them.
+    // Every slice the listing saw is sealed with what it saw of it.
     const store = new DirectoryObjectStore(join(r, 'out'));
     const seals = await store.list(SEALS);
     const inSlice = (objects: LogObject[], day: string, slice: string): number => objects.filter((o) => { const s = sliceOf(o.key); return s.day === day && s.slice === slice; }).length;
     const sealed = seals.map((k) => /^_state\/seals\/(\d{4}-\d{2}-\d{2})\/([\d-]+)\.(\d+)\.[0-9a-f]{64}$/.exec(k)!).map((m) => ({ day: m[1]!, slice: m[2]!, count: Number(m[3]) }));
-    expect(sealed.length).toBeGreaterThan(3);
+    expect(sealed.length).toBe(new Set(rest.map(sliceName)).size);
     for (const s of sealed) expect(s.count).toBe(inSlice(rest, s.day, s.slice));
-    const straggling = sliceOf(straggler.key);
-    expect(sealed.some((s) => s.day === straggling.day && s.slice === straggling.slice)).toBe(true);
-    // A reconciliation lists everything, and reads the parsed keys of the one slice that changed.
+    // The next run finds it, and reads the parsed keys of the one slice that changed.
+    await writeObjects(join(r, 'logs'), [straggler]);
     const log = memoryLog();
-    const reconciled = await runDay(dirConfig(r), { day: DAY, log, reconcile: true });
-    expect(reconciled.parsedObjects).toBe(1);
-    const unsealed = new Set(many.objects.map(sliceName)).size - sealed.length;
-    expect(log.events.find((e) => e.event === 'ingest.done')?.fields).toMatchObject({ fullListing: true, sealedSlicesUnchanged: sealed.length - 1, parsedSlicesRead: unsealed + 1 });
+    const next = await runDay(dirConfig(r), { day: DAY, log });
+    expect(next.parsedObjects).toBe(1);
+    expect(log.events.find((e) => e.event === 'ingest.done')?.fields).toMatchObject({ sealedSlicesUnchanged: sealed.length - 1, parsedSlicesRead: 1 });
+    const straggling = sliceOf(straggler.key);
     expect((await store.list(SEALS)).find((k) => k.startsWith(`${SEALS}${straggling.day}/${straggling.slice}.`))).toContain(`.${inSlice(many.objects, straggling.day, straggling.slice)}.`);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(many.truth, DAY));
   });

@@ -17,7 +17,7 @@ const states = async (config: ReturnType<typeof dirConfig>, from: string, to: st
   (await statusCommand(config, { from, to, json: true }, now)).text.trim().split('\n').map((l) => JSON.parse(l) as { day: string; state: string; reason: string });
 
 describe('day status', () => {
-  it('names each day complete, stale, incomplete or never run; --stale republishes exactly the stale days', async () => {
+  it('names each day complete, provisional, stale, incomplete or never run; --stale republishes exactly the stale days', async () => {
     const r = root();
     const config = dirConfig(r);
     const days = ['2026-11-01', '2026-11-02', '2026-11-03'] as const;
@@ -57,8 +57,14 @@ describe('day status', () => {
     expect(withBad.map((s) => s.state)).toEqual(['incomplete', 'incomplete', 'complete']);
     expect(withBad[0]!.reason).toMatch(/1 unreadable log object may hold records of it \(first: 2026-11-02-12-00-00-UNREADABLE.gz\)/);
 
-    // A day just over is incomplete until S3's usual delivery delay has passed.
+    // A day published just after it ends is provisional until the final full listing of its last
+    // delivery day (D+2, three days after it ends), and says when that is due.
+    const r2 = root();
+    await writeObjects(join(r2, 'logs'), samples[2]!.objects);
     const justAfter = new Date('2026-11-04T01:00:00Z');
-    expect((await states(config, days[2], days[2], justAfter))[0]).toMatchObject({ state: 'incomplete', reason: expect.stringMatching(/S3 may still deliver records of it until about 2026-11-04T03:00Z/) });
+    await runDay(dirConfig(r2), { day: days[2], log: memoryLog(), now: justAfter });
+    const fresh = await statusCommand(dirConfig(r2), { from: days[2], to: days[2], json: true }, justAfter);
+    expect(fresh.verdict).toBe('provisional');
+    expect(JSON.parse(fresh.text)).toMatchObject({ state: 'provisional', finalAt: '2026-11-09T00:00:00.000Z', reason: expect.stringMatching(/^waiting for the final full listing of delivery days 2026-11-03, 2026-11-04, 2026-11-05, due 2026-11-09T00:00Z/) });
   });
 });

@@ -37,6 +37,8 @@ function sampleObjects(): { objects: LogObject[]; twice: Array<[LogObject, LogOb
 
 describe('sharded ingest', () => {
   const { objects, twice } = sampleObjects();
+  // What a run asked for DAY lists: the objects of its delivery days (DAY to DAY + 2), not the day before's.
+  const ofDay = objects.filter((o) => o.key.slice(o.key.lastIndexOf('/') + 1) >= DAY);
 
   it('has objects for every shard of 8, and records delivered twice in objects of different shards', () => {
     expect(new Set(objects.map((o) => shardOf(o.key, 8))).size).toBe(8);
@@ -55,18 +57,19 @@ describe('sharded ingest', () => {
     expect(want.audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
 
     const env = cliEnv(logs, join(r, 'sharded'));
-    const shards = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`)));
+    const shards = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`, '--date', DAY)));
     for (const s of shards) expect(s.status, s.stderr).toBe(0);
     // Each object was parsed by exactly one shard: its own.
     const parsed = shards.map((s) => Number(/: (\d+) log objects parsed/.exec(s.stdout)![1]));
-    expect(parsed).toEqual(Array.from({ length: n }, (_, i) => objects.filter((o) => shardOf(o.key, n) === i).length));
+    expect(ofDay.length).toBeLessThan(objects.length);
+    expect(parsed).toEqual(Array.from({ length: n }, (_, i) => ofDay.filter((o) => shardOf(o.key, n) === i).length));
     const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
     expect(rollup.status, rollup.stderr).toBe(0);
     expect(rollup.stdout).toMatch(/from 0 newly parsed objects/);
     expect(await readDay(join(r, 'sharded'), DAY)).toEqual(want);
 
     // Again: the shards find nothing new, and the day comes out the same (nothing counted twice).
-    const again = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`)));
+    const again = await Promise.all(Array.from({ length: n }, (_, i) => cli(env, 'ingest', '--shard', `${i}/${n}`, '--date', DAY)));
     for (const s of again) expect(s.stdout).toMatch(/: 0 log objects parsed, 0 records$/m);
     expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
     expect(await readDay(join(r, 'sharded'), DAY)).toEqual(want);
@@ -90,19 +93,19 @@ describe('sharded ingest', () => {
     // How long a shard runs, on an output of its own; then three rounds: in each, two of three shards
     // are killed at some instant of their run (from start-up to commit).
     const started = Date.now();
-    expect((await cli(cliEnv(logs, join(r, 'timing')), 'ingest', '--shard', '0/3')).status).toBe(0);
+    expect((await cli(cliEnv(logs, join(r, 'timing')), 'ingest', '--shard', '0/3', '--date', DAY)).status).toBe(0);
     const runMs = Date.now() - started;
     let killed = 0;
     for (const round of [0, 1, 2]) {
       const runs = [0, 1, 2].map((i) => {
-        const child = spawn(process.execPath, [CLI, 'ingest', '--shard', `${i}/3`], { env, stdio: 'ignore' });
+        const child = spawn(process.execPath, [CLI, 'ingest', '--shard', `${i}/3`, '--date', DAY], { env, stdio: 'ignore' });
         if (i !== round) setTimeout(() => child.kill('SIGKILL'), runMs * (0.4 + 0.2 * round + 0.1 * i));
         return new Promise<void>((resolve) => child.once('exit', (_code, signal) => { if (signal === 'SIGKILL') killed++; resolve(); }));
       });
       await Promise.all(runs);
     }
     expect(killed).toBeGreaterThanOrEqual(4);
-    const again = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`)));
+    const again = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--date', DAY)));
     for (const a of again) expect(a.status, a.stderr).toBe(0);
     expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(await readDay(join(r, 'single'), DAY));
@@ -124,7 +127,7 @@ describe('sharded ingest', () => {
     const bad = objects.find((o) => shardOf(o.key, 2) === 1)!;
     await writeFile(join(logs, bad.key), Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(300, 7)]));
     const env = cliEnv(logs, join(r, 'out'));
-    const [zero, one] = await Promise.all([cli(env, 'ingest', '--shard', '0/2'), cli(env, 'ingest', '--shard', '1/2')]);
+    const [zero, one] = await Promise.all([cli(env, 'ingest', '--shard', '0/2', '--date', DAY), cli(env, 'ingest', '--shard', '1/2', '--date', DAY)]);
     expect(zero.status, zero.stderr).toBe(0);
     expect(one.status).toBe(4);
     expect(one.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^pingroll: completed, but 1 log objects? could not be read \\(first: ${bad.key}: `));
@@ -137,7 +140,7 @@ describe('sharded ingest', () => {
     expect(await readdir(join(r, 'out', '_state', 'quarantine-shards'))).toEqual([]);
     // Delivered whole after all: its shard takes it in, and the next rollup is exact and clean.
     await writeObjects(logs, [bad]);
-    expect((await cli(env, 'ingest', '--shard', '1/2')).stdout).toMatch(/^ingest shard 1\/2: 1 log objects parsed/);
+    expect((await cli(env, 'ingest', '--shard', '1/2', '--date', DAY)).stdout).toMatch(/^ingest shard 1\/2: 1 log objects parsed/);
     expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
     expect(JSON.parse(await readFile(join(r, 'out', '_state', 'quarantine.json'), 'utf8')).objects).toEqual([]);
@@ -149,9 +152,9 @@ describe('sharded ingest', () => {
       const client = moto.client();
       for (const o of objects) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }));
       const env = { ...cliEnv('s3://logs/logs/', 's3://out/pingroll/'), ...moto.env, PINGROLL_WAREHOUSE: 'none' };
-      const shards = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`)));
+      const shards = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--date', DAY)));
       for (const sh of shards) expect(sh.status, sh.stderr).toBe(0);
-      expect(shards.map((sh) => Number(/: (\d+) log objects parsed/.exec(sh.stdout)![1])).reduce((a, b) => a + b, 0)).toBe(objects.length);
+      expect(shards.map((sh) => Number(/: (\d+) log objects parsed/.exec(sh.stdout)![1])).reduce((a, b) => a + b, 0)).toBe(ofDay.length);
       const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
       expect(rollup.status, rollup.stderr).toBe(0);
       // The day's files, brought down to be read as the directory run's are.
@@ -165,9 +168,9 @@ describe('sharded ingest', () => {
       expect(await readDay(join(r, 's3'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
       // Each shard's own state, on S3.
       expect((await store.list('_state/listing-shards/')).sort()).toEqual(['0-of-3', '1-of-3', '2-of-3'].map((n) => `_state/listing-shards/${n}.json`));
-      // Objects delivered since (copies of the day's, named in the last hour, so visible up to an hour
-      // after their names' time: a listing margin of 60 minutes covers them): the shards list only their
-      // own slices of the window, each parses its own once, and the day is the same (the copies are duplicates).
+      // Objects delivered since (copies of the day's, named in the last hour): the nightly shards (asked
+      // for yesterday, so following from then on) list only their own slices of the window, each parses
+      // its own once, and the day is the same (the copies are duplicates).
       const again = objects.slice(0, 9).map((o, i) => redeliver(o, Date.now() - (i * 7 + 1) * 60_000));
       for (const o of again) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }));
       const second = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--list-margin', '60')));
@@ -183,13 +186,16 @@ describe('sharded ingest', () => {
       const done = changed.map((sh) => {
         expect(sh.status, sh.stderr).toBe(0);
         expect(sh.stdout).toMatch(/: 0 log objects parsed/);
-        return JSON.parse(sh.stderr.split('\n').find((l) => l.includes('"ingest.done"'))!) as { fullListing: boolean; listed: number };
+        return JSON.parse(sh.stderr.split('\n').find((l) => l.includes('"ingest.done"'))!) as { deliveryDaysListedInFull: string[]; listed: number };
       });
-      expect(done.map((d) => d.fullListing)).toEqual([false, false]);
+      expect(done.map((d) => d.deliveryDaysListedInFull)).toEqual([[], []]);
       expect(done.reduce((n, d) => n + d.listed, 0)).toBe(again.length);
-      // A full listing by each shard (--reconcile) finds every object parsed: the parsed index, read in ranges from S3, knows them all.
-      const third = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--reconcile')));
-      for (const sh of third) expect(sh.stdout, sh.stderr).toMatch(/: 0 log objects parsed/);
+      // The day's delivery days listed in full again by each of three shards (pingroll reconcile): every
+      // object is known, parsed: the parsed index, read in ranges from S3, knows them all.
+      const third = await Promise.all([0, 1, 2].map((i) => cli(env, 'reconcile', '--shard', `${i}/3`, '--from', DAY, '--to', '2026-11-03')));
+      for (const sh of third) expect(sh.stdout, sh.stderr).toMatch(/: \d+ log objects listed, 0 new parsed/);
+      // Between them they listed every object of those days (and their windows' few newest).
+      expect(third.map((sh) => Number(/: (\d+) log objects listed/.exec(sh.stdout)![1])).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(ofDay.length);
     } finally {
       await moto.stop();
     }
@@ -200,11 +206,11 @@ describe('sharded ingest', () => {
     const logs = join(r, 'logs');
     await writeObjects(logs, objects);
     const out = join(r, 'out');
-    const batch = await cli(cliEnv(logs, out, { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' }), 'ingest');
+    const batch = await cli(cliEnv(logs, out, { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' }), 'ingest', '--date', DAY);
     expect(batch.status, batch.stderr).toBe(0);
-    expect(batch.stdout).toMatch(new RegExp(`^ingest shard 1/3: ${objects.filter((o) => shardOf(o.key, 3) === 1).length} log objects parsed`));
-    const k8s = await cli(cliEnv(logs, out, { JOB_COMPLETION_INDEX: '2', PINGROLL_SHARDS: '3' }), 'ingest');
-    expect(k8s.stdout).toMatch(new RegExp(`^ingest shard 2/3: ${objects.filter((o) => shardOf(o.key, 3) === 2).length} log objects parsed`));
+    expect(batch.stdout).toMatch(new RegExp(`^ingest shard 1/3: ${ofDay.filter((o) => shardOf(o.key, 3) === 1).length} log objects parsed`));
+    const k8s = await cli(cliEnv(logs, out, { JOB_COMPLETION_INDEX: '2', PINGROLL_SHARDS: '3' }), 'ingest', '--date', DAY);
+    expect(k8s.stdout).toMatch(new RegExp(`^ingest shard 2/3: ${ofDay.filter((o) => shardOf(o.key, 3) === 2).length} log objects parsed`));
     const noCount = spawnSync(process.execPath, [CLI, 'ingest'], { env: cliEnv(logs, out, { JOB_COMPLETION_INDEX: '2' }), encoding: 'utf8' });
     expect(noCount.status).toBe(2);
     expect(noCount.stderr).toMatch(/^pingroll: JOB_COMPLETION_INDEX is set but PINGROLL_SHARDS is not/);

@@ -11,6 +11,7 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/config.js';
 import type { ObjectSource } from '../../../ingest/object-source/object-source.js';
+import type { ListPlan } from '../../../ingest/object-source/listing-window.js';
 import { memoryLog } from '../../../lib/log.js';
 import { Quarantine } from '../../../state/quarantine.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
@@ -88,8 +89,8 @@ describe('unreadable log objects', () => {
       const config = { ...loadConfig({ ...moto.env, PINGROLL_LOGS: 's3://logs/', PINGROLL_OUTPUT: 's3://out/run/', PINGROLL_WAREHOUSE: 'none' }), parseThreads: threads };
       // Deleted after the run listed it, before it read it.
       const deletingAfterList = (logs: ObjectSource): ObjectSource => Object.assign(Object.create(logs) as ObjectSource, {
-        list: async function* () {
-          for await (const ref of logs.list()) yield ref;
+        listPlanned: async function* (plan: ListPlan) {
+          for await (const ref of logs.listPlanned!(plan)) yield ref;
           await s3.send(new DeleteObjectCommand({ Bucket: 'logs', Key: gone.key }));
         },
       });

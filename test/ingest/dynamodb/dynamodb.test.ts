@@ -296,8 +296,8 @@ describe('with DynamoDB Local', () => {
     const summary = await runDay(config, { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
     expect(summary.missingTables).toEqual(['pings_2026_12']);
     const { statusCommand } = await import('../../../infra/cli/commands/status.js');
-    const { text, complete } = await statusCommand(config, { from: '2026-11-30', to: '2026-11-30', json: true }, new Date('2026-12-05T00:00:00Z'));
-    expect(complete).toBe(false);
+    const { text, verdict } = await statusCommand(config, { from: '2026-11-30', to: '2026-11-30', json: true }, new Date('2026-12-05T00:00:00Z'));
+    expect(verdict).toBe('attention');
     expect(JSON.parse(text)).toMatchObject({ day: '2026-11-30', state: 'incomplete', reason: 'the table pings_2026_12 that should hold it did not exist' });
   });
 

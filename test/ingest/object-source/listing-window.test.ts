@@ -1,7 +1,8 @@
 /**
- * Listings that follow new data: a window skips what earlier listings saw, over a directory and over
- * the S3 API (moto), for both of S3's access-log layouts; the requests a windowed S3 listing takes do
- * not grow with the history under the prefix.
+ * Listings that follow new data over the S3 API (moto), for both of S3's access-log layouts: a window
+ * skips what earlier listings saw, a delivery day is listed in full by its prefix, keys of no
+ * delivery-time shape are found by discovering the layout, each key once; the requests a listing
+ * takes follow the window and the days, not the history under the prefix. A directory is listed whole.
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeS3Client } from '../../../infra/aws/s3-client.js';
 import { DirectoryObjectSource } from '../../../ingest/object-source/directory-object-source.js';
-import { ListingTracker, nameStamp, windowFrom, type ListWindow } from '../../../ingest/object-source/listing-window.js';
+import { ListingTracker, nameStamp, windowStart, type ListPlan } from '../../../ingest/object-source/listing-window.js';
 import type { ObjectSource } from '../../../ingest/object-source/object-source.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
@@ -25,14 +26,15 @@ const flat = (ms: number, n = 0): string => `${nameStamp(ms)}-${n.toString(16).p
 const partitioned = (account: string, bucket: string, ms: number, n = 0): string =>
   `${account}/us-east-1/${bucket}/${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '/')}/${flat(ms, n)}`;
 
-async function keys(source: ObjectSource, window?: ListWindow): Promise<string[]> {
+async function keys(source: ObjectSource, plan?: Partial<ListPlan>): Promise<string[]> {
   const out: string[] = [];
-  for await (const ref of source.list(window)) out.push(ref.key);
+  const refs = plan ? source.listPlanned!({ sinceMs: null, days: [], shard: null, untilMs: Date.now(), ...plan }) : source.list();
+  for await (const ref of refs) out.push(ref.key);
   return out.sort();
 }
 
 /** History: one object every 6 hours for `days` days from T0; the window's new objects: the last day. */
-function history(days: number): { old: string[]; recent: string[]; partOld: string[]; partRecent: string[]; window: ListWindow } {
+function history(days: number): { old: string[]; recent: string[]; partOld: string[]; partRecent: string[]; sinceMs: number } {
   const old: string[] = [], recent: string[] = [], partOld: string[] = [], partRecent: string[] = [];
   const last = T0 + days * DAY_MS;
   for (let t = T0; t < last; t += 6 * HOUR) {
@@ -41,49 +43,38 @@ function history(days: number): { old: string[]; recent: string[]; partOld: stri
     // Date folders from two days before the window's day on are listed whole (late event-time objects).
     (t >= last - 3 * DAY_MS ? partRecent : partOld).push(partitioned('123456789012', 'site', t));
   }
-  return { old, recent, partOld, partRecent, window: { sinceMs: last - DAY_MS, accounts: ["123456789012/"], folders: [""] } };
+  return { old, recent, partOld, partRecent, sinceMs: last - DAY_MS };
 }
 
 describe('a listing window', () => {
-  it('moves to the latest name seen, never past the listing itself, and gives up on keys of neither shape', () => {
-    const before = { watermark: new Date(T0).toISOString(), accounts: [], folders: [''], other: false };
-    const t = new ListingTracker(before, false);
+  it('moves to the latest name seen, never past the listing itself; starts at a slice\'s edge, the margin before', () => {
+    const now = Date.now();
+    const t = new ListingTracker(new Date(T0).toISOString(), now);
     t.saw(flat(T0 + HOUR));
     t.saw(partitioned('210987654321', 'site', T0 + 2 * HOUR));
-    t.saw(flat(Date.now() + 30 * DAY_MS)); // a name from the future
-    t.saw(`logs/${flat(T0 + HOUR)}`); // SimplePrefix names one folder down
-    const next = t.next();
-    expect(Date.parse(next.watermark!)).toBeLessThanOrEqual(Date.now());
-    expect(Date.parse(next.watermark!)).toBeGreaterThan(T0 + 2 * HOUR);
-    expect(next).toMatchObject({ accounts: ['210987654321/'], folders: ['', 'logs/'], other: false, changed: true });
-    // From the start of the slice that holds the watermark less the margin (state/seals.ts).
-    const since = Date.parse(next.watermark!) - HOUR;
-    expect(windowFrom(next, HOUR, false)).toEqual({ sinceMs: since - (since % 600_000), accounts: ['210987654321/'], folders: ['', 'logs/'] });
-    expect(windowFrom(next, HOUR, true)).toBeUndefined();
-
-    const odd = new ListingTracker(before, false);
-    odd.saw('archive/access.log');
-    expect(windowFrom(odd.next(), HOUR, false)).toBeUndefined();
-    // A full listing that no longer sees it windows again.
-    const full = new ListingTracker({ ...before, other: true }, true);
-    full.saw(flat(T0));
-    expect(full.next().other).toBe(false);
+    t.saw('archive/access.log'); // no delivery time: no effect
+    expect(t.watermark()).toBe(new Date(T0 + 2 * HOUR).toISOString());
+    t.saw(flat(now + 30 * DAY_MS)); // a name from the future
+    expect(Date.parse(t.watermark()!)).toBeLessThanOrEqual(now);
+    const since = T0 + 2 * HOUR - HOUR + 7 * 60_000;
+    expect(windowStart(new Date(T0 + 2 * HOUR + 7 * 60_000).toISOString(), HOUR)).toBe(since - (since % 600_000));
+    expect(windowStart(null, HOUR)).toBeNull();
   });
 });
 
-describe('a directory listing with a window', () => {
+describe('a directory listing', () => {
   const root = tempDir();
   afterAll(() => rm(root, { recursive: true, force: true }));
 
-  it('skips SimplePrefix names and PartitionedPrefix date folders before it', async () => {
+  it('is whole: every file, whatever its name', async () => {
     const h = history(10);
-    for (const key of [...h.old, ...h.recent, ...h.partOld, ...h.partRecent]) {
+    for (const key of [...h.old, ...h.recent, ...h.partOld, ...h.partRecent, 'README', 'sub/access.log']) {
       await mkdir(join(root, key, '..'), { recursive: true });
       await writeFile(join(root, key), 'x');
     }
     const source = new DirectoryObjectSource(root);
-    expect(await keys(source, h.window)).toEqual([...h.recent, ...h.partRecent].sort());
-    expect(await keys(source)).toHaveLength(h.old.length + h.recent.length + h.partOld.length + h.partRecent.length);
+    expect((source as ObjectSource).listPlanned).toBeUndefined();
+    expect(await keys(source)).toHaveLength(h.old.length + h.recent.length + h.partOld.length + h.partRecent.length + 2);
   });
 });
 
@@ -111,10 +102,10 @@ describe('an S3 listing with a window (moto)', () => {
     for (const key of keys) await client.send(new PutObjectCommand({ Bucket: 'listing', Key: prefix + key, Body: 'x' }));
   }
 
-  /** The keys a windowed listing returns, and the ListObjectsV2 requests it took. */
-  async function listed(prefix: string, window: ListWindow): Promise<{ keys: string[]; requests: number }> {
+  /** The keys a planned listing returns, and the ListObjectsV2 requests it took. */
+  async function listed(prefix: string, plan: Partial<ListPlan>): Promise<{ keys: string[]; requests: number }> {
     lists = 0;
-    const got = await keys(new S3ObjectSource(client, 'listing', prefix, 5), window);
+    const got = await keys(new S3ObjectSource(client, 'listing', prefix, 5), plan);
     return { keys: got, requests: lists };
   }
 
@@ -125,60 +116,91 @@ describe('an S3 listing with a window (moto)', () => {
     const shift = (k: string): string => flat(Date.parse(k.slice(0, 10) + 'T' + k.slice(11, 19).replace(/-/g, ':') + 'Z') + 9 * DAY_MS);
     await put('long/', long.old);
     await put('long/', short.recent.map(shift));
-    const a = await listed('short/', short.window);
-    const b = await listed('long/', { ...short.window, sinceMs: short.window.sinceMs + 9 * DAY_MS });
+    const a = await listed('short/', { sinceMs: short.sinceMs });
+    const b = await listed('long/', { sinceMs: short.sinceMs + 9 * DAY_MS });
     expect(a.keys).toEqual(short.recent);
     expect(b.keys).toEqual(short.recent.map(shift));
     expect(b.requests).toBe(a.requests);
-    // Without a window, the history is listed: more requests.
+    // Everything, page by page: more requests.
     lists = 0;
     expect(await keys(new S3ObjectSource(client, 'listing', 'long/', 5))).toHaveLength(long.old.length + short.recent.length);
     expect(lists).toBeGreaterThan(b.requests);
-    // SimplePrefix names one folder down (the logs setting names the folder above the log prefix).
+    // SimplePrefix names one folder down (the logs setting names the folder above the log prefix), found by discovery.
     await put('nested/logs/', [...short.old, ...short.recent]);
-    const c = await listed('nested/', { ...short.window, folders: ['logs/'] });
+    const c = await listed('nested/', { sinceMs: short.sinceMs });
     expect(c.keys).toEqual(short.recent.map((k) => `logs/${k}`));
   });
 
-  it('lists each account folder from the window\'s first date folder, in as many requests whatever the history (PartitionedPrefix)', async () => {
+  it('lists a delivery day in full by its prefix: what the window does not list of it, each key once; keys of no delivery-time shape once, by discovery', async () => {
+    const h = history(6);
+    const odd = ['README', 'archive/access.log', 'zz/notes.txt'];
+    await put('days/', [...h.old, ...h.recent, ...odd]);
+    const dayOf = (k: string): string => k.slice(0, 10);
+    const days = [...new Set(h.old.map(dayOf))];
+    // Two old days in full, and the window: what each holds, and the odd keys, once.
+    const wanted = [days[1]!, days[3]!];
+    const got = await listed('days/', { sinceMs: h.sinceMs, days: wanted });
+    expect(got.keys).toEqual([...h.old.filter((k) => wanted.includes(dayOf(k))), ...h.recent, ...odd].sort());
+    // The window starts mid-day: the day it starts in, listed in full, adds its part before the window only.
+    const mid = h.sinceMs + 12 * HOUR;
+    const split = await listed('days/', { sinceMs: mid, days: [dayOf(h.recent[0]!)] });
+    expect(split.keys).toEqual([...h.recent, ...odd].sort());
+    // Days alone (a first run's, or a backfill's): no window.
+    const alone = await listed('days/', { sinceMs: null, days: [days[0]!] });
+    expect(alone.keys).toEqual([...h.old.filter((k) => dayOf(k) === days[0]), ...odd].sort());
+  });
+
+  it('lists each account folder from the window\'s first date folder, in as many requests whatever the history (PartitionedPrefix); a date folder before it only as a day listed in full', async () => {
     const short = history(4), long = history(12);
     await put('pshort/', [...short.partOld, ...short.partRecent]);
     await put('plong/', [...long.partOld, ...long.partRecent]);
-    const a = await listed('pshort/', { ...short.window, folders: [] });
-    const b = await listed('plong/', { ...long.window, folders: [] });
+    const a = await listed('pshort/', { sinceMs: short.sinceMs });
+    const b = await listed('plong/', { sinceMs: long.sinceMs });
     expect(a.keys).toEqual(short.partRecent);
     expect(b.keys).toEqual(long.partRecent);
     expect(b.requests).toBe(a.requests);
-    // A new source account is found by the listing of the top (no SimplePrefix keys there).
-    await put('plong/', [partitioned('000000000007', 'other', long.window.sinceMs + HOUR)]);
-    const c = await listed('plong/', { ...long.window, folders: [] });
-    expect(c.keys).toContain(partitioned('000000000007', 'other', long.window.sinceMs + HOUR));
+    // A new source account is found by discovery, wherever it sorts.
+    await put('plong/', [partitioned('000000000007', 'other', long.sinceMs + HOUR)]);
+    const c = await listed('plong/', { sinceMs: long.sinceMs });
+    expect(c.keys).toContain(partitioned('000000000007', 'other', long.sinceMs + HOUR));
+    // A date folder the window has left, listed in full as a delivery day; one it lists whole is not listed twice.
+    const old = new Date(long.sinceMs - 5 * DAY_MS).toISOString().slice(0, 10);
+    const inWindow = new Date(long.sinceMs - DAY_MS).toISOString().slice(0, 10);
+    const d = await listed('plong/', { sinceMs: long.sinceMs, days: [old, inWindow] });
+    expect(d.keys).toEqual([...c.keys, ...long.partOld.filter((k) => k.includes(`/${old.replace(/-/g, '/')}/`))].sort());
   });
 
-  it('gives each shard of several only its own slices, each by its prefix: N shards list each new key once between them', async () => {
+  it('gives each shard of several only its own slices, each by its prefix: N shards list each new key once between them, of the window and of the days listed in full', async () => {
     const since = T0 + 20 * DAY_MS + 22 * HOUR, until = since + 4 * HOUR; // the window crosses midnight
     const times = Array.from({ length: 40 }, (_, i) => since + i * 6 * 60_000);
     const old = [flat(since - 2 * HOUR, 1), partitioned('123456789012', 'site', since - 2 * HOUR, 1)];
     const fresh = times.flatMap((t, i) => [flat(t, i), partitioned('123456789012', 'site', t, i)]);
-    await put('sliced/', [...old, ...fresh]);
-    const window: ListWindow = { sinceMs: since, accounts: ['123456789012/'], folders: [''] };
+    const earlier = Array.from({ length: 12 }, (_, i) => flat(Math.floor((since - 3 * DAY_MS) / DAY_MS) * DAY_MS + i * 2 * HOUR, 100 + i));
+    await put('sliced/', [...old, ...fresh, ...earlier]);
+    const oldDay = new Date(since - 3 * DAY_MS).toISOString().slice(0, 10);
     const slices = Math.floor(until / SLICE_MS) - Math.floor(since / SLICE_MS) + 1;
     const seen: string[] = [];
     let requests = 0;
     for (let index = 0; index < 4; index++) {
       lists = 0;
       const got: string[] = [];
-      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listOwned(window, { index, count: 4 }, until)) got.push(ref.key);
+      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listPlanned({ sinceMs: since, days: [], shard: { index, count: 4 }, untilMs: until })) got.push(ref.key);
       // Only its own slices: every key it listed is its own.
       for (const key of got) expect(shardOfKey(key, 4)).toBe(index);
       seen.push(...got);
-      // One request for new folders, one a slice at the top, and for the source bucket: its region and
-      // bucket folders, then each slice in the three date folders that can hold it.
+      // Discovery (the top, jumping its year of names, then the account's region and bucket folders),
+      // one request a slice at the top, and each slice in the three date folders that can hold it.
       const owned = [...ownedSlices(since, until, index, 4)].length;
-      expect(lists).toBe(1 + owned + 2 + 3 * owned);
+      expect(lists).toBe(2 + 2 + owned + 3 * owned);
       requests += lists;
     }
     expect(seen.sort()).toEqual([...fresh].sort());
-    expect(requests).toBe(4 * 3 + 4 * slices);
+    expect(requests).toBe(4 * 4 + 4 * slices);
+    // A delivery day listed in full, by four shards: each of its keys once between them.
+    const full: string[] = [];
+    for (let index = 0; index < 4; index++) {
+      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listPlanned({ sinceMs: since, days: [oldDay], shard: { index, count: 4 }, untilMs: until })) full.push(ref.key);
+    }
+    expect(full.filter((k) => k.startsWith(oldDay)).sort()).toEqual(earlier);
   });
 });
