@@ -29,6 +29,9 @@ export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string 
     ['RejectsShare', f.dayRecords > 0 ? (100 * f.rejects) / f.dayRecords : 0, 'Percent'],
     ['QuarantinedObjects', f.quarantinedObjects, 'Count'],
     ['StaleDays', f.staleDays, 'Count'],
+    ['ProvisionalDays', f.provisionalDays, 'Count'],
+    ['SettledDays', f.settledDays, 'Count'],
+    ['LateObjects', f.lateObjects, 'Count'],
   ];
   const lag = f.lagSeconds(nowMs);
   if (lag !== null) values.push(['LagSeconds', lag, 'Seconds']);

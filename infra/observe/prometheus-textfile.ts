@@ -22,6 +22,9 @@ const SERIES: Series[] = [
   { name: 'pingroll_last_run_rejects', help: 'Records of the days the last run published that are not pings.', value: (f) => f.rejects },
   { name: 'pingroll_last_run_quarantined_objects', help: 'Log objects that could not be read and are not accepted as lost, as the last run left them.', value: (f) => f.quarantinedObjects },
   { name: 'pingroll_last_run_stale_days', help: 'Days published before that the last run added records to and did not roll up (make rollup-stale republishes them).', value: (f) => f.staleDays },
+  { name: 'pingroll_last_run_provisional_days', help: 'Days the last run published still provisional: waiting for the final full listing of a delivery day that can hold them (pingroll status says when).', value: (f) => f.provisionalDays },
+  { name: 'pingroll_last_run_settled_days', help: 'Days published before whose state the last run published as complete (their final full listings done).', value: (f) => f.settledDays },
+  { name: 'pingroll_last_run_late_objects', help: 'New log objects the last run found by full listings of delivery days: they appeared after the incremental listing had passed their names (replication lag, copies).', value: (f) => f.lateObjects },
   { name: 'pingroll_last_run_lag_seconds', help: 'Age of the newest log object the last run listed, by the delivery time in its name.', value: (f, _c, now) => f.lagSeconds(now) },
 ];
 

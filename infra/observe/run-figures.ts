@@ -28,6 +28,12 @@ export class RunFigures {
   quarantinedObjects = 0;
   /** The latest delivery time named by a listed log object, ms. */
   newestObjectMs: number | null = null;
+  /** Days this run published (or whose state it published again) still provisional: waiting for the final full listing of a delivery day that can hold them. */
+  provisionalDays = 0;
+  /** Days whose state this run published as complete (published before, their final listings now done). */
+  settledDays = 0;
+  /** New log objects found by full listings of delivery days: objects that appeared after the incremental window had passed their names (replication lag, copies). */
+  lateObjects = 0;
 
   /** Takes one log event. */
   observe(event: string, fields: Record<string, unknown>): void {
@@ -39,15 +45,21 @@ export class RunFigures {
       case 'ingest.done': {
         this.recordsRead += n(fields.records);
         this.objectsParsed += n(fields.objects);
+        this.lateObjects += n(fields.lateObjects);
         const newest = typeof fields.newestObject === 'string' ? Date.parse(fields.newestObject) : NaN;
         if (Number.isFinite(newest) && (this.newestObjectMs === null || newest > this.newestObjectMs)) this.newestObjectMs = newest;
         break;
       }
       case 'day.done':
         if (typeof fields.day === 'string') this.days.add(fields.day);
+        if (fields.state === 'provisional') this.provisionalDays++;
         this.pings += n(fields.pings);
         this.rejects += n(fields.rejects);
         this.dayRecords += n(fields.records);
+        break;
+      case 'day.settled':
+        if (fields.state === 'complete') this.settledDays++;
+        if (fields.state === 'provisional') this.provisionalDays++;
         break;
       case 'run.done':
         this.quarantinedObjects = Math.max(this.quarantinedObjects, n(fields.unreadable));

@@ -85,7 +85,7 @@ export interface IngestResult {
    * returned key named (ISO; null: none named one), and what it passed over (a directory's objects of
    * days no run asked for).
    */
-  listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver'] };
+  listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver']; late: number };
   /** The lister's state as this listing leaves it (saved when `settled` ends): where its state is kept, and the state. */
   lister: { key: string; state: ListingState };
 }
@@ -111,6 +111,8 @@ export interface Listed {
   sealedUnchanged: number;
   /** Objects of delivery days no run has asked for and the lister does not follow (a directory's), passed over: how many, and their days. */
   passedOver: { objects: number; days: string[] };
+  /** New objects of the delivery days listed in full (found there, not by the window: they appeared after it had passed their names). */
+  late: number;
 }
 
 /** Objects of one sealed slice a listing holds while it compares them with the seal; past this they are checked one by one. */
@@ -137,7 +139,8 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   const seals = cursor.seals;
   const tallies = new Map<number, SliceTally>();
   let todo: ObjectRef[] = [];
-  let listed = 0, sealedUnchanged = 0;
+  let listed = 0, sealedUnchanged = 0, late = 0;
+  const inFull = new Set(plan.days);
   const passedOver = { objects: 0, days: new Set<string>() };
   const flush = async (): Promise<void> => {
     // In key order, each key once (a key two parts of a plan both listed is parsed once).
@@ -147,6 +150,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   };
   const consider = async (ref: ObjectRef): Promise<void> => {
     if ((await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) return;
+    if (inFull.has(sliceOf(ref.key).day)) late++;
     todo.push(ref);
     if (todo.length >= chunk) await flush();
   };
@@ -190,7 +194,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   if (held) await release();
   if (todo.length) await flush();
   return {
-    listed, days: plan.days, sealedUnchanged, toSeal: cursor.toSeal(tallies.values(), whole),
+    listed, days: plan.days, sealedUnchanged, late, toSeal: cursor.toSeal(tallies.values(), whole),
     newest: Number.isFinite(cursor.newestMs) ? new Date(cursor.newestMs).toISOString() : null,
     passedOver: { objects: passedOver.objects, days: [...passedOver.days].sort() },
   };
@@ -267,7 +271,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   settled.catch(() => {});
   return {
     ...result, settled, sealedUnchanged: found.sealedUnchanged,
-    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver },
+    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late },
     lister: { key: cursor.key, state: cursor.next() },
   };
 }

@@ -93,7 +93,7 @@ export async function dayPage(wh: Readable, schema: string, day: string): Promis
     subtitle: `${wh.description}; UTC`,
     facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')],
       ...(peak ? [['peak concurrency', peak.fact] as [string, string]] : []),
-      ['state', runs[0] ? `${runs[0].state} (published ${String(runs[0].published_at).slice(0, 19)})` : 'not published']],
+      ['state', runs[0] ? `${runs[0].state}${runs[0].state === 'provisional' ? ': final once its delivery days have had their last full listings (pingroll status says when)' : ''} (published ${String(runs[0].published_at).slice(0, 19)})` : 'not published']],
     charts: [b.hours, ...(peak ? [peak.chart] : []), ...b.rest],
   };
 }

@@ -9,7 +9,7 @@ import { addDays, addMonths, daysFrom } from '../../../lib/utc-day.js';
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
 /** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
-export interface MonthCompleteness { days: number; complete: number; missing: string[]; incomplete: string[] }
+export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
 
 /** The licensors' statement of a month: minutes watched per series and each one's share, and the days it lacks. */
 export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null): string {
@@ -23,10 +23,12 @@ export function formatStatement(month: string, rows: StatementRow[], source: str
   if (rows.length === 0) lines.push('', `(no rows for ${month}: roll its days up first, e.g. make backfill FROM=${month}-01 TO=...)`);
   if (completeness) {
     const c = completeness;
-    lines.push('', c.missing.length === 0 && c.incomplete.length === 0
+    lines.push('', c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
       ? `All ${c.days} days of ${month} so far are published complete.`
       : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
-        + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
+        + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
+        + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
+        + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
         + ' see pingroll status');
   }
   return lines.join('\n') + '\n';
@@ -42,7 +44,8 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
     days: days.length,
     complete: days.filter((d) => state.get(d) === 'complete').length,
     missing: days.filter((d) => !state.has(d)),
-    incomplete: days.filter((d) => state.has(d) && state.get(d) !== 'complete'),
+    provisional: days.filter((d) => state.get(d) === 'provisional'),
+    incomplete: days.filter((d) => state.has(d) && state.get(d) !== 'complete' && state.get(d) !== 'provisional'),
   };
 }
 

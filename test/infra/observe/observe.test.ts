@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
 import { notificationFor, notify, type Notification } from '../../../infra/observe/notify.js';
 import { RunFigures } from '../../../infra/observe/run-figures.js';
+import { emfLine } from '../../../infra/observe/emf.js';
+import { writePrometheusTextfile } from '../../../infra/observe/prometheus-textfile.js';
 import { projectFile } from '../../../lib/project-file.js';
 import { cli, events, type CliRun } from '../../helpers/cli.js';
 import { tempRoots, writeObjects } from '../../helpers/job-fixture.js';
@@ -141,6 +143,21 @@ describe('metrics and notifications', () => {
     expect(t3.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(lastSuccess);
     expect(t3.has('pingroll_last_success_timestamp_seconds{ingest}')).toBe(false);
   }, 120_000);
+
+  it('counts the days a run published provisional or settled, and the objects full listings found late, as the textfile and EMF say them', async () => {
+    const f = new RunFigures();
+    f.command = 'rollup';
+    f.observe('ingest.done', { records: 10, objects: 2, lateObjects: 2 });
+    f.observe('day.done', { day: DAY, state: 'provisional', pings: 5 });
+    f.observe('day.settled', { day: '2026-10-28', state: 'complete' });
+    f.observe('day.settled', { day: '2026-10-30', state: 'provisional' });
+    expect([f.provisionalDays, f.settledDays, f.lateObjects]).toEqual([2, 1, 2]);
+    expect(JSON.parse(emfLine(f, 0, Date.now()))).toMatchObject({ ProvisionalDays: 2, SettledDays: 1, LateObjects: 2 });
+    const file = join(root(), 'figures.prom');
+    await writePrometheusTextfile(file, f, 0, Date.now());
+    const t = await textfile(file);
+    expect([t.get('pingroll_last_run_provisional_days{rollup}'), t.get('pingroll_last_run_settled_days{rollup}'), t.get('pingroll_last_run_late_objects{rollup}')]).toEqual([2, 1, 2]);
+  });
 
   it('notifies stale days left by a backfill (make rollup-stale), not by a daily rollup, whose yesterday late records make stale as a matter of course', () => {
     const figures = (command: string, staleDays: number): RunFigures => Object.assign(new RunFigures(), { command, staleDays });
