@@ -87,7 +87,7 @@ async function control<T>(e: Endpoint, method: string, path: string, body?: unkn
 
 // ---------------------------------------------------------------- pingroll processes
 
-interface Proc { seconds: number; cpuSeconds: number; maxRssMiB: number; peakHeapMiB: number; stdout: string }
+interface Proc { seconds: number; cpuSeconds: number; maxRssMiB: number; peakHeapMiB: number; stdout: string; ingestDone: Record<string, unknown> | null }
 interface Measured extends Proc { lists: number; gets: number; stateRead: number; stateWritten: number }
 
 let reportN = 0;
@@ -102,11 +102,14 @@ async function pingroll(e: Endpoint, out: string, clockMs: number, args: string[
     BENCH_REPORT: report, BENCH_CLOCK_MS: String(clockMs),
   };
   const node = [`--import`, join(ROOT, 'bench/report-rss.mjs'), '--import', join(ROOT, 'bench/fake-clock.mjs'), join(ROOT, 'bin/pingroll.js'), ...args, '--list-margin', String(MARGIN_MIN)];
+  let ingestDone: Record<string, unknown> | null = null;
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, node, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let so = '', se = '';
     child.stdout.on('data', (d: Buffer) => { so += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { se = (se + d.toString()).slice(-4000); });
+    // What the run listed, from its own event.
+    createInterface({ input: child.stderr }).on('line', (line) => { if (line.includes('"event":"ingest.done"')) ingestDone = JSON.parse(line) as Record<string, unknown>; });
     child.on('close', (c) => resolve({ code: c, stdout: so, stderr: se }));
   });
   if (code !== 0) throw new Error(`pingroll ${args.join(' ')} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -116,7 +119,7 @@ async function pingroll(e: Endpoint, out: string, clockMs: number, args: string[
   const op = (bucket: string, name: string) => s.buckets[bucket]?.ops[name];
   const outOps = Object.values(s.buckets.out?.ops ?? {});
   return {
-    seconds: r.seconds, cpuSeconds: r.cpuSeconds, maxRssMiB: r.maxRssKiB / 1024, peakHeapMiB: r.peakHeapMiB, stdout,
+    seconds: r.seconds, cpuSeconds: r.cpuSeconds, maxRssMiB: r.maxRssKiB / 1024, peakHeapMiB: r.peakHeapMiB, stdout, ingestDone,
     lists: op('logs', 'ListObjectsV2')?.requests ?? 0, gets: op('logs', 'GetObject')?.requests ?? 0,
     stateRead: outOps.reduce((n, c) => n + c.bytesOut, 0), stateWritten: outOps.reduce((n, c) => n + c.bytesIn, 0),
   };
@@ -254,7 +257,20 @@ async function stateOf(e: Endpoint, out: string): Promise<unknown> {
 const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mib = (b: number): string => fmt(b / 2 ** 20, 1);
 
-interface Row { size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string }
+interface Row { size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string; passes: Pass[] }
+
+/** One scheduled full listing of the day (and of any other delivery day due then), by N shards. */
+interface Pass { after: string; runs: Measured[]; days: string[]; found: number; parsedSlicesRead: number; sealedUnchanged: number; windowSlices: number }
+
+/** Delivery days a run listed in full (its ingest.done event). */
+const daysListed = (m: Measured): string[] => (m.ingestDone?.deliveryDaysListedInFull as string[] | undefined) ?? [];
+
+/** Slices its window listed (from its start to the run's clock; a shard's own among them): what its ingest.done event says. */
+const windowSlices = (m: Measured, clockMs: number, n: number): number => {
+  const from = m.ingestDone?.windowFrom;
+  if (typeof from !== 'string') return 0;
+  return Math.ceil((Math.floor(clockMs / SLICE_MS) - Math.floor(Date.parse(from) / SLICE_MS) + 1) / n);
+};
 
 /** A first state of `count` objects (95% visible) under `firstDir`, by a real run or synthesized. */
 async function firstState(count: number, firstDir: string): Promise<string> {
@@ -291,8 +307,19 @@ async function incremental(size: number, n: number, firstDir: string, first: str
     const got = runs.reduce((k, r) => k + parsed(r), 0);
     // The window: from the first state's watermark less the margin, on a slice's edge, to the clock.
     const since = sliceStart(Math.floor(objectOf(size, visible - 1).deliveredMs / 1000) * 1000 - MARGIN_MIN * 60_000);
-    const slicesListed = Math.floor(clock / SLICE_MS) - Math.floor(since / SLICE_MS) + 1;
-    return { size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size, first };
+    // And a slice for each slice of a delivery day it listed in full (144 a day): a shard lists its own by prefix.
+    const slicesListed = Math.floor(clock / SLICE_MS) - Math.floor(since / SLICE_MS) + 1 + 144 * new Set(runs.flatMap(daysListed)).size;
+    // The day's scheduled full listings: 2 hours, 1 day and 3 days after it ends, each five minutes after it is due.
+    const passes: Pass[] = [];
+    for (const [after, ms] of [['2 h', 2 * 3_600_000], ['1 day', DAY_MS], ['3 days', 3 * DAY_MS]] as const) {
+      const at = DAY_START + DAY_MS + ms + 5 * 60_000;
+      const pass = await shards(e, 'o', at, n);
+      const field = (f: string): number => pass.reduce((k, m) => k + Number(m.ingestDone?.[f] ?? 0), 0);
+      passes.push({ after, runs: pass, days: [...new Set(pass.flatMap(daysListed))].sort(), found: pass.reduce((k, m) => k + parsed(m), 0), parsedSlicesRead: field('parsedSlicesRead'), sealedUnchanged: field('sealedSlicesUnchanged'),
+        windowSlices: pass.reduce((k, m) => k + windowSlices(m, at, n), 0) });
+    }
+    const finalDay = passes.at(-1)!.days.includes(DAY);
+    return { size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size && finalDay && passes.every((p) => p.found === 0), first, passes };
   } finally {
     await stopEndpoint(e);
     await rm(dir, { recursive: true, force: true });
@@ -308,6 +335,31 @@ function table(rows: Row[]): string {
     const sum = (f: (m: Measured) => number): number => r.runs.reduce((k, m) => k + f(m), 0);
     return `| ${fmt(r.size)} | ${r.n} | ${r.first} | ${fmt(lists)} | ${fmt(target)} ${lists <= target ? 'met' : '**missed**'} | ${mib(max((m) => m.stateRead))} / ${mib(max((m) => m.stateWritten))} MiB | ${fmt(max((m) => m.maxRssMiB))} MiB | ${fmt(max((m) => m.peakHeapMiB))} MiB | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(r.rollup.seconds, 1)} s, ${fmt(r.rollup.cpuSeconds, 1)} s, ${fmt(r.rollup.maxRssMiB)} MiB (heap ${fmt(r.rollup.peakHeapMiB)} MiB) | ${r.exact ? 'yes' : '**no**'} |`;
   });
+  return [head, `|${'---|'.repeat(11)}`, ...lines].join('\n');
+}
+
+/**
+ * The day's three scheduled full listings (docs/how-it-works.md, *Delivery days*), after its last
+ * incremental run: LIST requests against three full listings of the day (a request a 1,000 keys and
+ * one a slice, 144 a day, for each delivery day listed, plus 10 a shard), what they found (nothing new:
+ * the day was whole), and the parsed keys they read (none: every slice as its seal says).
+ */
+function passTable(rows: Row[]): string {
+  const head = '| objects a day | N | listing | delivery days listed in full | LIST requests (all shards) | wall per shard, max | CPU per shard, max / total | peak RSS per shard, max | state read per shard, max | slices unchanged / parsed slices read | new objects |';
+  const lines: string[] = [];
+  for (const r of rows) {
+    let total = 0;
+    for (const p of r.passes) {
+      const lists = p.runs.reduce((k, m) => k + m.lists, 0);
+      total += lists;
+      const max = (f: (m: Measured) => number): number => Math.max(...p.runs.map(f));
+      const sum = (f: (m: Measured) => number): number => p.runs.reduce((k, m) => k + f(m), 0);
+      lines.push(`| ${fmt(r.size)} | ${r.n} | ${p.after} after | ${p.days.join(', ') || 'none'} | ${fmt(lists)} | ${fmt(max((m) => m.seconds), 1)} s | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(max((m) => m.maxRssMiB))} MiB | ${mib(max((m) => m.stateRead))} MiB | ${fmt(p.sealedUnchanged)} / ${fmt(p.parsedSlicesRead)} | ${fmt(p.found)} |`);
+    }
+    const dayLists = r.passes.reduce((k, p) => k + p.days.length, 0);
+    const target = 3 * Math.ceil(r.size / 1000) + 144 * dayLists + r.passes.reduce((k, p) => k + p.windowSlices, 0) + 10 * r.n * r.passes.length;
+    lines.push(`| ${fmt(r.size)} | ${r.n} | **all three** | | **${fmt(total)}** (target ${fmt(target)}: ${total <= target ? 'met' : '**missed**'}) | | | | | | |`);
+  }
   return [head, `|${'---|'.repeat(11)}`, ...lines].join('\n');
 }
 
@@ -394,7 +446,8 @@ async function main(): Promise<void> {
     }
     await rm(firstDir, { recursive: true, force: true });
   }
-  out.push(`The last ${fmt(NEW_SHARE * 100)}% of a day arrives (the first ${fmt(FIRST_SHARE * 100)}% already ingested): N shards ingest it one after another, each measured alone, then \`rollup --no-ingest\` rolls up the whole day. Listing margin ${MARGIN_MIN} min. LIST target: 1.2 x new objects / 1000 + slices listed + 10 per shard.`, '', table(rows));
+  out.push(`The last ${fmt(NEW_SHARE * 100)}% of a day arrives (the first ${fmt(FIRST_SHARE * 100)}% already ingested): N shards ingest it one after another, each measured alone, then \`rollup --no-ingest\` rolls up the whole day. Listing margin ${MARGIN_MIN} min. LIST target: 1.2 x new objects / 1000 + slices listed (the window's, and 144 for each delivery day listed in full) + 10 per shard.`, '', table(rows));
+  out.push('', `Then the day's scheduled full listings (\`PINGROLL_RECONCILE_AFTER\`, 2h,1d,3d), each by the same N shards five minutes after it is due, the whole day visible. Target for the three: three full listings of the day (a request per 1,000 keys), plus a request a slice for each delivery day listed (144) and for each slice of the window, and 10 a shard a listing.`, '', passTable(rows));
   if (perDay > 0) out.push('', await tenDays(perDay, 8));
   process.stdout.write(`${out.join('\n')}\n`);
   if (rows.some((r) => !r.exact)) process.exitCode = 1;

@@ -84,13 +84,14 @@ export function follows(state: DeliveryDays, day: string): boolean {
  * The delivery days a run must list in full, given the days it is asked for (their records can be
  * on delivery days D through D + lateDays, up to today) and the days its incremental window lists
  * whole (from `windowDay` on; null: none): every followed day whose scheduled listing is due, and
- * every day asked for that was never listed. Oldest first.
+ * every day asked for that the lister did not follow before (`before`: the state as saved; a day it
+ * followed was listed by its windows as it was delivered). Oldest first.
  */
-export function daysToList(state: DeliveryDays, asked: readonly string[], windowDay: string | null, nowMs: number, schedule: ReconcileSchedule): string[] {
+export function daysToList(state: DeliveryDays, asked: readonly string[], windowDay: string | null, nowMs: number, schedule: ReconcileSchedule, before: DeliveryDays = state): string[] {
   const today = dayName(Math.floor(nowMs / DAY_MS));
   const out = new Set<string>();
   const outsideWindow = (d: string): boolean => d < today && (windowDay === null || d < windowDay);
-  for (const d of neededDays(asked, today, schedule)) if (outsideWindow(d) && !isFinal(state, d) && state.listed[d] === undefined) out.add(d);
+  for (const d of neededDays(asked, today, schedule)) if (outsideWindow(d) && !follows(before, d)) out.add(d);
   // Every followed day not final: those from `from` to yesterday, and any listed outside it.
   const candidates = new Set(Object.keys(state.listed));
   if (state.from !== null) for (let n = dayNumber(state.from); n < dayNumber(today); n++) {

@@ -64,7 +64,7 @@ export class ListingCursor {
     const sinceMs = windowStart(this.state.watermark, this.opts.marginMs) ?? (following.from !== null ? dayStartMs(following.from) : null);
     const windowDay = firstWholeDay(sinceMs);
     const today = dayName(Math.floor(nowMs / DAY_MS));
-    const days = new Set(daysToList(following, asked, windowDay, nowMs, schedule));
+    const days = new Set(daysToList(following, asked, windowDay, nowMs, schedule, this.state));
     for (const d of force) if (d < today && (windowDay === null || d < windowDay)) days.add(d);
     const plan: CursorPlan = { sinceMs, days: [...days].sort(), shard: this.opts.shard, untilMs: nowMs, nowMs, asked };
     const wanted = new Set([...neededDays(asked, today, schedule), ...force, ...days]);

@@ -254,7 +254,7 @@ export async function ingest(config: Config, backends: Backends, ledger: Ledger,
     log.warn('objects.passed_over', { objects: passedOver.objects, deliveryDays: passedOver.days,
       reason: 'log objects of delivery days no run has asked for: older logs are parsed only when a backfill asks for their days', hint: `run make backfill FROM=${passedOver.days[0]} TO=${passedOver.days[passedOver.days.length - 1]} to count them` });
   }
-  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, deliveryDaysListedInFull: batch.listed?.days ?? [], newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, windowFrom: batch.listed?.windowFrom ?? null, deliveryDaysListedInFull: batch.listed?.days ?? [], newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
     lateObjects: batch.listed?.late ?? 0, parsedSlicesRead: ledger.slicesRead, sealedSlicesUnchanged: batch.sealedUnchanged, passedOver: passedOver?.objects ?? 0,
     days: touched });
   const out: Ingested = {

@@ -85,7 +85,7 @@ export interface IngestResult {
    * returned key named (ISO; null: none named one), and what it passed over (a directory's objects of
    * days no run asked for).
    */
-  listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver']; late: number };
+  listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver']; late: number; windowFrom: string | null };
   /** The lister's state as this listing leaves it (saved when `settled` ends): where its state is kept, and the state. */
   lister: { key: string; state: ListingState };
 }
@@ -271,7 +271,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   settled.catch(() => {});
   return {
     ...result, settled, sealedUnchanged: found.sealedUnchanged,
-    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late },
+    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late, windowFrom: plan.sinceMs === null ? null : new Date(plan.sinceMs).toISOString() },
     lister: { key: cursor.key, state: cursor.next() },
   };
 }
