@@ -184,8 +184,9 @@ export function together(states: readonly DeliveryDays[]): DeliveryDays {
   if (states.length === 1) return states[0]!;
   const from = states.some((s) => s.from === null) ? null : states.map((s) => s.from!).sort().pop()!;
   const final = states.slice(1).reduce((acc, s) => intersectRanges(acc, s.final), states[0]!.final);
+  // A day listed (not final) by one of them: listed together at the earliest time, if every one has it listed or final.
   const listed: Record<string, string> = {};
-  const days = new Set(states.flatMap((s) => [...Object.keys(s.listed), ...s.final.flatMap(([a, b]) => [a, b])]));
+  const days = new Set(states.flatMap((s) => Object.keys(s.listed)));
   for (const day of days) {
     if (isFinal({ from, final, listed: {} }, day)) continue;
     const times = states.map((s) => (isFinal(s, day) ? Infinity : s.listed[day] ? Date.parse(s.listed[day]!) : -Infinity));

@@ -7,7 +7,8 @@
  * parsed).
  */
 import { dayName, dayStartMs, DAY_MS } from '../lib/utc-day.js';
-import { firstWholeDay, ListingTracker, nameTimeMs, windowStart, type ListPlan } from '../ingest/object-source/listing-window.js';
+import { firstWholeDay, ListingTracker, nameTimeMs, windowStart } from '../ingest/object-source/listing-window.js';
+import type { ListPlan } from '../ingest/object-source/object-source.js';
 import type { Shard } from '../ingest/batch/shard.js';
 import { daysToList, follows, followFrom, neededDays, recordListed, type ReconcileSchedule } from './delivery-days.js';
 import { inheritedListing, listingKey, loadListing, saveListing, type ListingState } from './listing-state.js';

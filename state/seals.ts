@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { allEnded } from '../lib/all-ended.js';
 import type { ObjectStore } from './object-store/object-store.js';
-import { SLICE_MS, sliceOf } from './slices.js';
+import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 
 export const SEALS = '_state/seals/';
 
@@ -29,9 +29,8 @@ export interface SliceTally {
   digest: Buffer;
 }
 
-/** Adds an object to its slice's tally; undated keys have no slice to seal. */
-export function tally(tallies: Map<number, SliceTally>, key: string, etag: string): SliceTally | null {
-  const s = sliceOf(key);
+/** Adds an object to its slice's tally (`s`: its slice, when the caller has it); undated keys have no slice to seal. */
+export function tally(tallies: Map<number, SliceTally>, key: string, etag: string, s: SliceOf = sliceOf(key)): SliceTally | null {
   if (s.number === null) return null;
   let t = tallies.get(s.number);
   if (!t) tallies.set(s.number, (t = { day: s.day, slice: s.slice, number: s.number, count: 0, digest: Buffer.alloc(32) }));

@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
+import { dayInObjectName, type ListPlan, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
 import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
@@ -23,7 +23,6 @@ import type { ReconcileSchedule } from '../../state/delivery-days.js';
 import { tally, type SliceTally } from '../../state/seals.js';
 import { sliceOf } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
-import type { ListPlan } from '../object-source/listing-window.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
 
@@ -175,7 +174,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
       if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);
       continue;
     }
-    const t = tally(tallies, ref.key, ref.etag);
+    const t = tally(tallies, ref.key, ref.etag, s);
     if (t) {
       if (held && held.tally !== t) await release();
       if (!held && !ended.has(t.number) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };

@@ -1,5 +1,17 @@
 /** Where access-log objects come from: an S3 prefix or a local directory. */
-import type { ListPlan } from './listing-window.js';
+import type { Shard } from '../batch/shard.js';
+
+/** What one listing reads. */
+export interface ListPlan {
+  /** The incremental window: names delivered from this instant (a slice's start) on; null for none. */
+  sinceMs: number | null;
+  /** Delivery days listed in full (`YYYY-MM-DD`): of each, what the window does not list. */
+  days: readonly string[];
+  /** A shard of several lists only the slices it owns (state/slices.ts). */
+  shard: Shard | null;
+  /** The listing's own time: a shard's window reaches the slice that holds it. */
+  untilMs: number;
+}
 
 export interface ObjectRef {
   /** Key relative to the source's root (S3 key, or path below the directory). */

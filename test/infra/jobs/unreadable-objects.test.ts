@@ -11,7 +11,7 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/config.js';
 import type { ObjectSource } from '../../../ingest/object-source/object-source.js';
-import type { ListPlan } from '../../../ingest/object-source/listing-window.js';
+import type { ListPlan } from '../../../ingest/object-source/object-source.js';
 import { memoryLog } from '../../../lib/log.js';
 import { Quarantine } from '../../../state/quarantine.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
