@@ -10,8 +10,8 @@ import { scanTable } from '../ingest/dynamodb/table-scan.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { loadConfig } from '../infra/config.js';
 import { memoryLog } from '../lib/log.js';
-import { startDynamoLocal } from '../test/helpers/dynamodb-local.js';
-import { rm, runDays, tempDir } from '../test/helpers/job-fixture.js';
+import { startDynamoLocal } from '../test/support/dynamodb-local.js';
+import { rm, runDays, tempDir } from '../test/support/job-fixture.js';
 
 const ITEMS_PER_MONTH = Number(process.env.BENCH_DDB_ITEMS ?? 20_000);
 

@@ -14,8 +14,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { generateSample, writeSample, type Sample, type TruthRecord } from '../tools/sample/access-log-generator.js';
-import { expectedDay } from '../test/helpers/oracle.js';
-import { readDay } from '../test/helpers/job-fixture.js';
+import { expectedDay } from '../test/support/oracle.js';
+import { readDay } from '../test/support/job-fixture.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT, type Measured } from './cold-run.js';
 

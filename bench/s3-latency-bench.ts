@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { startMoto } from '../test/helpers/moto.js';
+import { startMoto } from '../test/support/moto.js';
 import { median } from './cold-run.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 

@@ -1,6 +1,6 @@
 /**
  * `make bench-scale`: pingroll at internet scale, on this machine. A synthetic S3 endpoint
- * (bench/synthetic-s3.ts, its own process) computes a day of log objects (200k to 16M) that nobody
+ * (test/support/synthetic-s3.ts, its own process) computes a day of log objects (200k to 16M) that nobody
  * uploads, and keeps pingroll's output on disk. Real pingroll processes ingest it as N shards, run one
  * after another and counted as if at once, then roll the day up (`rollup --no-ingest`).
  *
@@ -17,7 +17,7 @@
  * keys, the same staged rows, the same seals and listing state.
  *
  * Each pingroll process runs on a clock that starts at the delivery time being replayed
- * (bench/fake-clock.mjs): listing windows follow the clock, and a day replayed weeks later would
+ * (test/support/fake-clock.mjs): listing windows follow the clock, and a day replayed weeks later would
  * otherwise list every slice in between.
  *
  * Environment: BENCH_SCALE_SIZES (default 200000,1000000,4000000,16000000), BENCH_SCALE_SHARDS
@@ -40,7 +40,7 @@ import { SLICE_MS } from '../state/slices.js';
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
-import type { Stats } from './synthetic-s3.js';
+import type { Stats } from '../test/support/synthetic-s3.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DAY = '2026-11-01';
@@ -63,7 +63,7 @@ const list = (v: string | undefined, dflt: string): number[] => (v ?? dflt).spli
 interface Endpoint { url: string; proc: ChildProcess }
 
 async function startEndpoint(dir: string, days: Array<{ day: string; count: number; visible: number }>): Promise<Endpoint> {
-  const args = [join(ROOT, 'dist/bench/synthetic-s3.js'), '--dir', dir, '--prefix', PREFIX,
+  const args = [join(ROOT, 'dist/test/support/synthetic-s3.js'), '--dir', dir, '--prefix', PREFIX,
     '--days', days.map((d) => `${d.day}:${d.count}`).join(','), '--visible', days.map((d) => `${d.day}:${d.visible}`).join(',')];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
@@ -101,7 +101,7 @@ async function pingroll(e: Endpoint, out: string, clockMs: number, args: string[
     AWS_ENDPOINT_URL_S3: e.url, AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_REGION: 'us-east-1',
     BENCH_REPORT: report, BENCH_CLOCK_MS: String(clockMs),
   };
-  const node = [`--import`, join(ROOT, 'bench/report-rss.mjs'), '--import', join(ROOT, 'bench/fake-clock.mjs'), join(ROOT, 'bin/pingroll.js'), ...args, '--list-margin', String(MARGIN_MIN)];
+  const node = [`--import`, join(ROOT, 'bench/report-rss.mjs'), '--import', join(ROOT, 'test/support/fake-clock.mjs'), join(ROOT, 'bin/pingroll.js'), ...args, '--list-margin', String(MARGIN_MIN)];
   let ingestDone: Record<string, unknown> | null = null;
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, node, { env, stdio: ['ignore', 'pipe', 'pipe'] });

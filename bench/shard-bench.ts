@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { readDay } from '../test/helpers/job-fixture.js';
+import { readDay } from '../test/support/job-fixture.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { benchLogDir } from './job-bench.js';
 import { median, ROOT } from './cold-run.js';

@@ -11,8 +11,8 @@ import { cp, writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { generateSample, rng } from '../tools/sample/access-log-generator.js';
-import { rm, tempDir, writeObjects } from '../test/helpers/job-fixture.js';
-import { inFlight, publishedDay, runCli } from '../test/helpers/kill-run.js';
+import { rm, tempDir, writeObjects } from '../test/support/job-fixture.js';
+import { inFlight, publishedDay, runCli } from '../test/support/kill-run.js';
 
 const DAY = '2026-11-01';
 

@@ -64,6 +64,8 @@ export interface Config {
   maxRcu: number | null;
   /** Days a backfill rolls up at once (`--days`). */
   parallelDays: number;
+  /** Seconds a run waits for another run's lock before it exits 3 (`--wait`); 0: not at all. */
+  waitSeconds: number;
   /** Stack traces with failures (`PINGROLL_DEBUG`). */
   debug: boolean;
   /** S3 is an S3-compatible server at an endpoint override (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`). */
@@ -87,22 +89,39 @@ export interface Config {
 /** Where one file is: an S3 object or a local path. */
 export type CatalogLocation = { kind: 's3'; bucket: string; key: string; url: string } | { kind: 'file'; path: string; url: string };
 
-/** The `--flag` values given on the command line; each overrides its environment variable. */
-export interface ConfigFlags {
-  logs?: string | undefined;
-  pingKeys?: string | undefined;
-  ddbTables?: string | undefined;
-  ddbExports?: string | undefined;
-  output?: string | undefined;
-  warehouse?: string | undefined;
-  memoryLimit?: string | undefined;
-  concurrency?: string | undefined;
-  parseThreads?: string | undefined;
-  listMargin?: string | undefined;
-  segments?: string | undefined;
-  maxRcu?: string | undefined;
-  days?: string | undefined;
+/**
+ * The settings a command line can give, each declared once: its environment variable, and the
+ * `--flag` of the same name (`logs`: `--logs`, `PINGROLL_LOGS`), which overrides it; the flag's
+ * argument and help; and which commands take it (`all` that read the configuration, `run` those
+ * that ingest or publish: rollup, ingest, backfill, reconcile).
+ */
+export const SETTINGS = {
+  logs: { env: 'PINGROLL_LOGS', arg: '<location>', help: 'where access logs are: s3://bucket/prefix/ or a directory', on: 'all' },
+  pingKeys: { env: 'PINGROLL_PING_KEYS', arg: '<keys>', help: 'comma-separated ping object keys', on: 'all' },
+  ddbTables: { env: 'PINGROLL_DDB_TABLES', arg: '<template>', help: 'monthly table template, e.g. pings_{yyyy}_{mm}', on: 'all' },
+  ddbExports: { env: 'PINGROLL_DDB_EXPORTS', arg: '<location>', help: 'where DynamoDB exports are', on: 'all' },
+  output: { env: 'PINGROLL_OUTPUT', arg: '<location>', help: 's3://bucket/prefix/ or a directory', on: 'all' },
+  warehouse: { env: 'PINGROLL_WAREHOUSE', arg: '<target>', help: 'duckdb:<file>, redshift or none', on: 'all' },
+  memoryLimit: { env: 'PINGROLL_MEMORY_LIMIT', arg: '<size>', help: "DuckDB's memory limit, e.g. 2GB (default 512MB)", on: 'all' },
+  rollup: { env: 'PINGROLL_ROLLUP', arg: '<engine>', help: 'where a day is rolled up: duckdb (default) or redshift (inside the warehouse)', on: 'run' },
+  concurrency: { env: 'PINGROLL_CONCURRENCY', arg: '<n>', help: 'remote log objects fetched at once, at most (default 64; a 64 MB read budget bounds them too)', on: 'run' },
+  parseThreads: { env: 'PINGROLL_PARSE_THREADS', arg: '<n>', help: 'threads parsing log objects: a number, 0 for none, or auto (default: with 4 cores or more, one per core but one, for a batch of 32 MB or more)', on: 'run' },
+  listMargin: { env: 'PINGROLL_LIST_MARGIN', arg: '<minutes>', help: 'list logs from this long before the latest delivery time seen (default 10)', on: 'run' },
+  segments: { env: 'PINGROLL_SEGMENTS', arg: '<n>', help: 'parallel scan segments per table (default 4)', on: 'run' },
+  maxRcu: { env: 'PINGROLL_MAX_RCU', arg: '<n>', help: 'read capacity units per second for table scans, at most', on: 'run' },
+  days: { env: 'PINGROLL_DAYS', arg: '<n>', help: 'days a backfill rolls up at once (default 2)', on: 'run' },
+  wait: { env: 'PINGROLL_WAIT', arg: '<seconds>', help: "wait this long for another run's lock (default: fail at once)", on: 'run' },
+} as const satisfies Record<string, { env: string; arg: string; help: string; on: 'all' | 'run' }>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** `parseThreads` as `--parse-threads`. */
+export function flagOf(name: SettingName): string {
+  return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
+
+/** The `--flag` values given on the command line; each overrides its environment variable. */
+export type ConfigFlags = { [K in SettingName]?: string | undefined };
 
 export const DEFAULTS = {
   logs: './data/logs',
@@ -125,27 +144,34 @@ export function defaultConfig(): Config {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Config {
-  const pick = (flag: string | undefined, name: string, dflt: string): string => flag ?? env[name] ?? dflt;
+  // A flag given, else its environment variable (an empty one counts as unset).
+  const given = (name: SettingName): string | undefined => flags[name] ?? (env[SETTINGS[name].env] || undefined);
+  const pick = (name: SettingName, dflt: string): string => given(name) ?? dflt;
+  /** How a bad value is named in messages: the flag when one was given, else the variable. */
+  const said = (name: SettingName): string => (flags[name] !== undefined ? flagOf(name) : SETTINGS[name].env);
+  const number = (name: SettingName, dflt: number, min: number, max: number): number => wholeNumber(given(name), dflt, said(name), min, max);
+  const threads = given('parseThreads');
   const config: Config = {
-    logs: parseLocation(pick(flags.logs, 'PINGROLL_LOGS', DEFAULTS.logs), 'PINGROLL_LOGS'),
-    pingKeys: parsePingKeys(pick(flags.pingKeys, 'PINGROLL_PING_KEYS', DEFAULTS.pingKeys)),
-    ddbTables: parseTableTemplate(pick(flags.ddbTables, 'PINGROLL_DDB_TABLES', DEFAULTS.ddbTables)),
-    ddbExports: optionalLocation(pick(flags.ddbExports, 'PINGROLL_DDB_EXPORTS', DEFAULTS.ddbExports), 'PINGROLL_DDB_EXPORTS'),
-    output: parseLocation(pick(flags.output, 'PINGROLL_OUTPUT', DEFAULTS.output), 'PINGROLL_OUTPUT'),
-    warehouse: parseWarehouse(pick(flags.warehouse, 'PINGROLL_WAREHOUSE', DEFAULTS.warehouse)),
+    logs: parseLocation(pick('logs', DEFAULTS.logs), 'PINGROLL_LOGS'),
+    pingKeys: parsePingKeys(pick('pingKeys', DEFAULTS.pingKeys)),
+    ddbTables: parseTableTemplate(pick('ddbTables', DEFAULTS.ddbTables)),
+    ddbExports: optionalLocation(pick('ddbExports', DEFAULTS.ddbExports), 'PINGROLL_DDB_EXPORTS'),
+    output: parseLocation(pick('output', DEFAULTS.output), 'PINGROLL_OUTPUT'),
+    warehouse: parseWarehouse(pick('warehouse', DEFAULTS.warehouse)),
     redshift: null,
-    rollup: parseRollup(env.PINGROLL_ROLLUP ?? 'duckdb'),
-    memoryLimitMb: parseMemoryLimit(pick(flags.memoryLimit, 'PINGROLL_MEMORY_LIMIT', DEFAULTS.memoryLimit)),
-    concurrency: wholeNumber(flags.concurrency, DEFAULTS.concurrency, '--concurrency', 1, 1024),
-    parseThreads: flags.parseThreads === undefined || flags.parseThreads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(flags.parseThreads, 0, '--parse-threads', 0, 64),
-    listMarginMs: wholeNumber(flags.listMargin, DEFAULTS.listMarginMinutes, '--list-margin', 0, 7 * 24 * 60) * 60_000,
+    rollup: parseRollup(pick('rollup', 'duckdb')),
+    memoryLimitMb: parseMemoryLimit(pick('memoryLimit', DEFAULTS.memoryLimit)),
+    concurrency: number('concurrency', DEFAULTS.concurrency, 1, 1024),
+    parseThreads: threads === undefined || threads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(threads, 0, said('parseThreads'), 0, 64),
+    listMarginMs: number('listMargin', DEFAULTS.listMarginMinutes, 0, 7 * 24 * 60) * 60_000,
     schedule: {
       afterMs: reconcileAfter(env.PINGROLL_RECONCILE_AFTER),
       lateDays: env.PINGROLL_LATE_DAYS ? wholeNumber(env.PINGROLL_LATE_DAYS, 0, 'PINGROLL_LATE_DAYS', 0, 14) : DEFAULT_SCHEDULE.lateDays,
     },
-    segments: wholeNumber(flags.segments, DEFAULTS.segments, '--segments', 1, 1000),
-    maxRcu: positiveOrNull(flags.maxRcu),
-    parallelDays: wholeNumber(flags.days, DEFAULTS.parallelDays, '--days', 1, 16),
+    segments: number('segments', DEFAULTS.segments, 1, 1000),
+    maxRcu: positiveOrNull(given('maxRcu'), said('maxRcu')),
+    parallelDays: number('days', DEFAULTS.parallelDays, 1, 16),
+    waitSeconds: seconds(given('wait'), said('wait')),
     debug: debugFrom(env),
     s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
     s3Get: s3GetFrom(env.PINGROLL_S3_GET),
@@ -176,7 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
 
 function parseRollup(value: string): Config['rollup'] {
   if (value === 'duckdb' || value === 'redshift') return value;
-  throw new ConfigError(`PINGROLL_ROLLUP='${value}' is not one of duckdb (the default), redshift`);
+  throw new ConfigError(`PINGROLL_ROLLUP (--rollup) '${value}' is not one of duckdb (the default), redshift`);
 }
 
 /** Whether failures print stack traces (`PINGROLL_DEBUG`); readable before the rest of the configuration. */
@@ -191,10 +217,18 @@ function wholeNumber(value: string | undefined, dflt: number, flag: string, min:
   return n;
 }
 
-function positiveOrNull(value: string | undefined): number | null {
+function positiveOrNull(value: string | undefined, name: string): number | null {
   if (value === undefined) return null;
   const n = Number(value);
-  if (!(n > 0)) throw new ConfigError(`--max-rcu=${value} must be a positive number of read capacity units per second`);
+  if (!(n > 0)) throw new ConfigError(`${name}=${value} must be a positive number of read capacity units per second`);
+  return n;
+}
+
+/** How long a run waits for another's lock: a number of seconds, 0 (fail at once) when unset. */
+function seconds(value: string | undefined, name: string): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (!(value.trim() !== '' && n >= 0 && n <= 86_400)) throw new ConfigError(`${name}=${value} must be a number of seconds from 0 to 86400`);
   return n;
 }
 

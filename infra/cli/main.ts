@@ -62,16 +62,14 @@ export function program(): Command {
     .option('--to <YYYY-MM-DD>', 'the last day')
     .option('--force', 'redo days whose inputs did not change')
     .option('--stale', 'publish exactly the days whose staged data changed since they were published (FROM and TO optional)')
-    .option('--no-ingest', 'roll up from what is staged (after a sharded ingest): no listing, parsing or table scans')
-    .option('--days <n>', 'days rolled up at once (default 2)')))
+    .option('--no-ingest', 'roll up from what is staged (after a sharded ingest): no listing, parsing or table scans')))
     .action(async (opts: ConfigOptions & BackfillCommandOptions) => (await import('./commands/backfill.js')).backfillCommand(configFrom(opts), opts));
 
-  withConfigOptions(p.command('reconcile')
+  withReadOptions(withConfigOptions(p.command('reconcile')
     .description('list delivery days in full now, whatever the schedule, and parse what no run has (a restore, a copy, a new replication rule); the days their records belong to become stale')
     .option('--from <YYYY-MM-DD>', 'the first delivery day (the date in the log objects\' names)')
     .option('--to <YYYY-MM-DD>', 'the last delivery day')
-    .option('--shard <I/N>', 'list the slices of shard I of N only (0-based)')
-    .option('--wait <seconds>', "wait this long for another run's lock (default: fail at once)", '0'))
+    .option('--shard <I/N>', 'list the slices of shard I of N only (0-based)')))
     .action(async (opts: ConfigOptions & ReconcileCommandOptions) => (await import('./commands/reconcile.js')).reconcileCommand(configFrom(opts), opts));
 
   withConfigOptions(p.command('status')

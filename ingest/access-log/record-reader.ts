@@ -27,7 +27,7 @@ export interface ScannedRecord {
   readonly lineNo: number;
   readonly lineStart: number;
   readonly lineEnd: number;
-  /** With ping rules: the outcome's index in OUTCOMES, a detail for its reason (see ping-verdict.ts). */
+  /** With ping rules: the outcome's index in OUTCOMES, a detail for its reason (outcome-codes.ts, `rejectReason`). */
   readonly outcome: number;
   readonly detail: number;
   /** With ping rules, for a ping: its staged CSV row is `b[rowStart, rowEnd)`. */

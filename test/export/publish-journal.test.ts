@@ -11,11 +11,12 @@ import { outputKey, type OutputFile } from '../../export/day-parquet.js';
 import { manifestKey } from '../../export/manifest.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { tempRoots } from '../helpers/job-fixture.js';
+import { tempRoots } from '../support/job-fixture.js';
 
 const root = tempRoots();
 const DAY = '2026-11-01';
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** A turn of the event loop: the call stays in flight while others start. */
+const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('publishing a day whole', () => {
   it('stages every file before the journal, moves the tables side by side and the manifest last, alone', async () => {
@@ -27,7 +28,7 @@ describe('publishing a day whole', () => {
       put: async (key: string, body: Parameters<ObjectStore['put']>[1]) => {
         if (key === journalKey(DAY)) events.push('journal');
         mostPuts = Math.max(mostPuts, ++putsInFlight);
-        await sleep(3);
+        await yieldTurn();
         await inner.put(key, body);
         putsInFlight--;
         if (key !== journalKey(DAY)) events.push(`staged ${key}`);
@@ -35,7 +36,7 @@ describe('publishing a day whole', () => {
       move: async (from: string, to: string) => {
         mostMoves = Math.max(mostMoves, ++movesInFlight);
         events.push(`start ${to}`);
-        await sleep(3);
+        await yieldTurn();
         await inner.move(from, to);
         movesInFlight--;
         events.push(`end ${to}`);

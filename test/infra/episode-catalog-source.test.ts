@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { episodeCatalogAt } from '../../infra/backends.js';
 import { loadConfig } from '../../infra/config.js';
 import { EpisodeCatalogError, MAX_CATALOG_BYTES } from '../../rollup/episode-catalog.js';
-import { startMoto, type Moto } from '../helpers/moto.js';
-import { setEnv, tempRoots } from '../helpers/job-fixture.js';
+import { startMoto, type Moto } from '../support/moto.js';
+import { setEnv, tempRoots } from '../support/job-fixture.js';
 
 const root = tempRoots();
 const CSV = 'series_id,episode_id,duration_seconds\ns1000,e1,1320\n';

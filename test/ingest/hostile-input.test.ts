@@ -17,9 +17,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, objectBody, type Sample } from '../../tools/sample/access-log-generator.js';
 import { MAX_RECORD_BYTES } from '../../ingest/access-log/record-reader.js';
 import { MAX_INFLATION_RATIO } from '../../ingest/batch/object-parser.js';
-import { expectedDay } from '../helpers/oracle.js';
-import { readDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
-import { cli as runCli, events, type CliRun } from '../helpers/cli.js';
+import { expectedDay } from '../support/oracle.js';
+import { readDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { cli as runCli, events, type CliRun } from '../support/cli.js';
 
 /** The CLI with only these settings (and PATH). */
 const cli = (env: Record<string, string>, ...args: string[]): Promise<CliRun> => runCli({ PATH: process.env.PATH ?? '', ...env }, ...args);

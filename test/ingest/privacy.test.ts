@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { maskedItem, truncateIp } from '../../ingest/privacy.js';
 import { memoryLog } from '../../lib/log.js';
-import { dirConfig, runDay, tempRoots } from '../helpers/job-fixture.js';
+import { dirConfig, runDay, tempRoots } from '../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const root = tempRoots();

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { defaultConfig } from '../../infra/config.js';
 import { openEngine, queryRows } from '../../lib/duckdb-engine.js';
 import { dayName, dayNumber, dayNumberSql, dayOf, dayStartMs } from '../../lib/utc-day.js';
-import { startPostgres, type Postgres } from '../helpers/postgres.js';
-import { rm, tempDir } from '../helpers/job-fixture.js';
+import { PG_NAME, startPostgres, type Postgres } from '../support/postgres.js';
+import { rm, tempDir } from '../support/job-fixture.js';
 
 const EDGES: Array<[string, string]> = [
   ['0001-01-01T00:00:00.000Z', '0001-01-01'],
@@ -46,7 +46,7 @@ describe('a record\'s UTC day', () => {
     }
   });
 
-  it('is the same in DuckDB\'s and in PostgreSQL\'s SQL', async () => {
+  it(`is the same in DuckDB's SQL and on ${PG_NAME}`, async () => {
     const values = cases.map((c) => `(${c.ms}::BIGINT)`).join(', ');
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
     try {

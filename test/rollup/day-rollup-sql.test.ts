@@ -1,6 +1,6 @@
 /**
  * The rollup inside Redshift (rollup/day-rollup-sql.ts) run on a real PostgreSQL server (started on
- * 127.0.0.1 by the test: test/helpers/postgres.ts) equals DuckDB's rollup (rollup/day-rollup.ts) row
+ * 127.0.0.1 by the test: test/support/postgres.ts) equals DuckDB's rollup (rollup/day-rollup.ts) row
  * for row, on generated days: pings staged by the real ingest (late objects, objects delivered
  * twice) plus DynamoDB pings, some of them the same pings as S3 ones, some their own.
  */
@@ -18,9 +18,10 @@ import { Ledger } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { generateSample, redeliver, sampleEpisodeCatalog } from '../../tools/sample/access-log-generator.js';
-import { SHA256_HEX, viewerKey, viewerKeyOf } from '../../rollup/viewer-key.js';
-import { dirConfig, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
-import { insertRows, startPostgres, type Postgres } from '../helpers/postgres.js';
+import { SHA256_HEX, viewerKey } from '../../rollup/viewer-key.js';
+import { viewerKeyFor } from '../support/oracle.js';
+import { dirConfig, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { insertRows, PG_NAME, startPostgres, type Postgres } from '../support/postgres.js';
 
 const root = tempRoots();
 const KEY = viewerKey('test-viewer-key-0123456789');
@@ -85,7 +86,7 @@ async function stagedDay(seed: number, day: string): Promise<{ files: string[]; 
   return { files: [...files, dynamo], outcomes };
 }
 
-describe('the rollup inside Redshift, on PostgreSQL', () => {
+describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
   it.each([[71, '2026-11-01'], [72, '2026-12-31']])('equals DuckDB\'s rollup row for row (seed %i, %s), and replaces the day in place', async (seed, day) => {
     const { files, outcomes } = await stagedDay(seed, day);
 
@@ -104,9 +105,12 @@ describe('the rollup inside Redshift, on PostgreSQL', () => {
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
     expect(want.daily_episode_stats.some((r) => (r.dynamodb_pings as number) > 0)).toBe(true);
-    // The viewer datasets: one key per distinct viewer of each series (and episode), as computed here.
-    const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer FROM session_blocks`);
-    expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyOf(KEY, v.viewer) }))));
+    // The viewer datasets: one key per distinct viewer of each series (and episode), from the staged
+    // rows of the day (a duplicate has the series and viewer of the ping it copies) and the documented key.
+    const start = Date.parse(`${day}T00:00:00Z`);
+    const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer
+      FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true) WHERE event_ms >= ${start} AND event_ms < ${start + 86_400_000}`);
+    expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
     expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
     expect(want.daily_episode_completion.filter((r) => r.reached_50 !== null && (r.reached_50 as number) > 0).length).toBeGreaterThan(10);
     expect(want.daily_episode_completion.some((r) => r.series_id === 's1000 ' && r.episode_id === 'e1 ' && r.duration_seconds === 61)).toBe(true);

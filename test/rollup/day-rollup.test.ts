@@ -8,7 +8,7 @@ import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import { rollupDay } from '../../rollup/day-rollup.js';
 import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
 import { DEFAULT_PLATFORMS } from '../../ingest/ping-record.js';
-import { rm, tempDir } from '../helpers/job-fixture.js';
+import { rm, tempDir } from '../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const T0 = Date.parse(`${DAY}T10:00:00Z`);

@@ -10,8 +10,8 @@ import { memoryLog } from '../../lib/log.js';
 import { DAYS, FORMAT_KEY, Ledger, PARSED } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { generateSample } from '../../tools/sample/access-log-generator.js';
-import { expectedDay } from '../helpers/oracle.js';
-import { crashingStore, dirConfig, readDay, runDay, tempRoots, writeObjects } from '../helpers/job-fixture.js';
+import { expectedDay } from '../support/oracle.js';
+import { crashingStore, dirConfig, readDay, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'format-1-output', 'out');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { batchKey, DAYS, INTENTS, Ledger, PARSED, type BatchCommit } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
-import { crashingStore, rm, tempDir } from '../helpers/job-fixture.js';
+import { crashingStore, rm, tempDir } from '../support/job-fixture.js';
 
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { inheritedListing, ListedDays, listingKey, loadListing, NO_LISTING, saveListing, type ListingState } from '../../state/listing-state.js';
 import { daysToList, DEFAULT_SCHEDULE, followFrom, isFinal, listingDue, mergeRanges, recordListed, together, type DeliveryDays } from '../../state/delivery-days.js';
-import { tempRoots } from '../helpers/job-fixture.js';
+import { tempRoots } from '../support/job-fixture.js';
 
 const root = tempRoots();
 const S = DEFAULT_SCHEDULE;

@@ -4,14 +4,14 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { acquireLock, acquireShardLock, LockHeldError, lockKey, LockLostError, LOCK_PREFIX, SHARD_LOCKS, type Holder } from '../../state/run-lock.js';
 import { processStart } from '../../lib/process.js';
-import { rm, tempDir } from '../helpers/job-fixture.js';
-import { startMoto, type Moto } from '../helpers/moto.js';
+import { rm, tempDir } from '../support/job-fixture.js';
+import { startMoto, type Moto } from '../support/moto.js';
 
 let moto: Moto;
 const dir = tempDir();
@@ -44,7 +44,10 @@ describe.each(stores)('the run lock on %s', (_name, makeStore) => {
   it("is taken over when its pid is alive but another process's (a reused pid)", async () => {
     const store = makeStore();
     await store.putIfAbsent(lockKey(1), holder({ pidStart: 'not-this-process' }));
-    const lock = await acquireLock(store, 'mine', 'test');
+    const takeovers: string[] = [];
+    const lock = await acquireLock(store, 'mine', 'test', { onTakeover: (_h, reason) => takeovers.push(reason) });
+    expect(lock.key).toBe(lockKey(2));
+    expect(takeovers).toEqual([expect.stringMatching(/pid \d+ is another process now/)]);
     await lock.release();
   });
 
@@ -96,10 +99,10 @@ describe.each(stores)('the run lock on %s', (_name, makeStore) => {
   it('renews its lease while the run goes on', async () => {
     const store = makeStore();
     const lock = await acquireLock(store, 'long', 'test', { leaseMs: 2_000, renewMs: 100 });
-    const first = (JSON.parse((await store.get(lockKey(1)))!.toString()) as Holder).expiresAt;
-    await new Promise((r) => setTimeout(r, 500));
-    const later = (JSON.parse((await store.get(lockKey(1)))!.toString()) as Holder).expiresAt;
-    expect(later).toBeGreaterThan(first);
+    const expiresAt = async (): Promise<number> => (JSON.parse((await store.get(lockKey(1)))!.toString()) as Holder).expiresAt;
+    const first = await expiresAt();
+    // Renewed: the lease in the store moves on (waited for, not slept on).
+    await vi.waitFor(async () => expect(await expiresAt()).toBeGreaterThan(first), { timeout: 10_000, interval: 25 });
     await lock.assertHeld();
     await lock.release();
   });
@@ -110,11 +113,14 @@ describe.each(stores)('the locks of a sharded ingest on %s', (_name, makeStore) 
     const store = makeStore();
     const shards = await Promise.all([0, 1, 2].map((i) => acquireShardLock(store, `shard-${i}`, `ingest --shard ${i}/3`, `${i}-of-3`)));
     for (const s of shards) await s.assertHeld();
-    await expect(acquireLock(store, 'rollup', 'rollup 2026-11-01')).rejects.toThrow(/is being ingested by shards, among them ingest --shard \d\/3 .*wait for them \(--wait SECONDS\)/);
+    await expect(acquireLock(store, 'rollup', 'rollup 2026-11-01')).rejects.toThrow(/is being ingested by shards, among them ingest --shard 0\/3 .*wait for them \(--wait SECONDS\)/);
     // The rollup that gave up let go of the output's lock: the shards go on, and a fourth may start.
     for (const s of shards) await s.assertHeld();
-    const waiting = acquireLock(store, 'rollup', 'rollup 2026-11-01', { waitSeconds: 30 });
-    await new Promise((r) => setTimeout(r, 300));
+    // Once it holds the output's lock and waits for the shards, it says so (onWait): no sleep stands in for that.
+    let inWait!: () => void;
+    const holdsAndWaits = new Promise<void>((resolve) => { inWait = resolve; });
+    const waiting = acquireLock(store, 'rollup', 'rollup 2026-11-01', { waitSeconds: 30, onWait: () => inWait() });
+    await holdsAndWaits;
     // While the rollup holds the output's lock and waits, no new shard starts.
     await expect(acquireShardLock(store, 'late', 'ingest --shard 0/3', '0-of-3')).rejects.toThrow(LockHeldError);
     for (const s of shards) await s.release();

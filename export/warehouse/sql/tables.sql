@@ -1,6 +1,6 @@
 -- pingroll warehouse tables (contract §5), the one definition of them. Redshift runs this file with
 -- {schema} as PINGROLL_REDSHIFT_SCHEMA; the embedded DuckDB warehouse runs it without the schema and
--- without the distribution and sort clauses (export/warehouse/ddl.ts). Column order is the contract:
+-- without the distribution and sort clauses (export/warehouse/sql/ddl.ts). Column order is the contract:
 -- COPY ... FORMAT AS PARQUET matches columns by position.
 --
 -- Ids are at most 256 characters (contract §1a, §5; longer ones are rejected at ingest), but Redshift's

@@ -7,7 +7,7 @@ import { unreadableError } from './quarantine.js';
 export class SomeDaysFailed extends Error {}
 
 /** `ingest` is commander's --no-ingest: false when given. */
-export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; wait: string; rescan?: boolean; stale?: boolean; ingest?: boolean }
+export interface BackfillCommandOptions { from?: string; to?: string; force?: boolean; rescan?: boolean; stale?: boolean; ingest?: boolean }
 
 /** `pingroll backfill --from D --to D`: every day of a range; exit 1 naming the days that failed. */
 export async function backfillCommand(config: Config, opts: BackfillCommandOptions): Promise<void> {
@@ -16,11 +16,9 @@ export async function backfillCommand(config: Config, opts: BackfillCommandOptio
   const from = opts.from ? parseDay(opts.from, 'FROM') : undefined;
   // A range must end before today; --stale names (and leaves) stale days of today or later itself.
   const to = opts.to ? (opts.stale ? parseDay(opts.to, 'TO') : pastDay(opts.to, 'TO')) : undefined;
-  const waitSeconds = Number(opts.wait);
-  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const s = await withBackends(config, log, (backends) =>
-    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }));
+    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds: config.waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }));
   const what = opts.stale ? `stale days${from ? ` of ${from}..${to}` : ''}: ${s.done.length ? s.done.join(', ') : 'none'} republished;` : `backfill ${from}..${to}:`;
   process.stdout.write(`${what} ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed`
     + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}`

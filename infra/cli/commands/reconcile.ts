@@ -6,7 +6,7 @@ import { shardText } from '../../../ingest/batch/shard.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
-export interface ReconcileCommandOptions { from?: string; to?: string; shard?: string; wait: string }
+export interface ReconcileCommandOptions { from?: string; to?: string; shard?: string }
 
 /** `pingroll reconcile --from D1 --to D2 [--shard I/N]`: those delivery days listed in full now; one summary line on stdout. */
 export async function reconcileCommand(config: Config, opts: ReconcileCommandOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -14,10 +14,8 @@ export async function reconcileCommand(config: Config, opts: ReconcileCommandOpt
   const from = parseDay(opts.from, '--from'), to = parseDay(opts.to, '--to');
   daysBetween(from, to);
   const shard = shardFrom(opts.shard, env);
-  const waitSeconds = Number(opts.wait);
-  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) => runReconcile(config, backends, { from, to, log, shard, waitSeconds }));
+  const s = await withBackends(config, log, (backends) => runReconcile(config, backends, { from, to, log, shard, waitSeconds: config.waitSeconds }));
   process.stdout.write(`reconcile ${from}..${to}${shard ? ` shard ${shardText(shard)}` : ''}: ${s.listed} log objects listed, ${s.parsedObjects} new parsed (${s.parsedRecords} records)`
     + `; days of their records: ${s.touched.length ? s.touched.join(', ') : 'none'}`
     + `; made stale: ${s.stale.length ? `${s.stale.join(', ')} (run make rollup-stale)` : 'none'}\n`);

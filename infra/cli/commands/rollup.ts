@@ -7,7 +7,7 @@ import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
 
 /** `ingest` is commander's --no-ingest: false when given. */
-export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; wait: string; rescan?: boolean; ingest?: boolean }
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; rescan?: boolean; ingest?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
@@ -17,11 +17,9 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
   }
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
   const day = pastDay(opts.date);
-  const waitSeconds = Number(opts.wait);
-  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
   const summary = await withBackends(config, log, (backends) =>
-    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }));
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }));
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
@@ -37,10 +35,8 @@ async function rollupMonthCommand(config: Config, opts: RollupOptions): Promise<
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
   // Its last day must be over, as for a day: the licensors' month is final only then.
   pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);
-  const waitSeconds = Number(opts.wait);
-  if (!(waitSeconds >= 0)) throw new ConfigError(`--wait=${opts.wait} must be a number of seconds`);
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, log, waitSeconds }));
+  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, log, waitSeconds: config.waitSeconds }));
   process.stdout.write(`${month}: monthly_series_stats ${s.series} rows from ${s.days} days; ${s.parsedObjects} newly parsed objects\n`);
   if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
 }

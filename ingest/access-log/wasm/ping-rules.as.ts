@@ -3,7 +3,7 @@
  * staged row of each ping, written as CSV straight into the module's memory: ingest hands those
  * bytes to a file without making one JavaScript string or object per record.
  *
- * Same rules, same order as the readable TypeScript reference in `test/reference/ping-rules.ts`;
+ * Same rules, same order as the readable TypeScript reference in `test/ingest/access-log/reference/ping-rules.ts`;
  * the differential fuzz tests hold the two to identical verdicts and values:
  * - operation REST.GET.OBJECT or WEBSITE.GET.OBJECT, key one of the ping keys (as logged, or
  *   URL-decoded once or twice as decodeURIComponent does);

@@ -2,7 +2,7 @@
  * The S3 access-log record scanner, compiled to WebAssembly with SIMD (AssemblyScript).
  *
  * Same rules, same names, same order as the readable TypeScript reference in
- * `test/reference/record-scanner.ts`; the differential fuzz tests hold the two to identical output.
+ * `test/ingest/access-log/reference/record-scanner.ts`; the differential fuzz tests hold the two to identical output.
  * It lives here because it is the hot path: a JS loop looks at ~1 byte per ns; here one SIMD pass
  * marks the delimiters of a whole chunk (see indexChunk) and the rules below jump between them.
  *

@@ -11,8 +11,8 @@ import { loadConfig } from '../../../infra/config.js';
 import { TABLES } from '../../../rollup/day-rollup.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { memoryLog } from '../../../lib/log.js';
-import { runDay, runDays, setEnv } from '../../helpers/job-fixture.js';
-import { startMoto, type Moto } from '../../helpers/moto.js';
+import { runDay, runDays, setEnv } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
 
 const DAY = '2026-11-01';
 

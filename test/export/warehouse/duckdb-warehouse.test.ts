@@ -10,14 +10,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, rm, runDay, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { dirConfig, rm, runDay, tempDir, tempRoots, writeObjects } from '../../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const root = tempRoots();
 
 /** Another process holding the warehouse open, read-only; `ask` sends it a line and reads its answer. */
 function analyst(file: string, sql: string) {
-  const child = spawn(process.execPath, [new URL('../../helpers/warehouse-reader.mjs', import.meta.url).pathname, file, sql], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [new URL('../../support/warehouse-reader.mjs', import.meta.url).pathname, file, sql], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async (): Promise<unknown> => JSON.parse((await lines.next()).value as string);
   return {

@@ -21,11 +21,11 @@ import { generateSample, objectBody, sampleEpisodeCatalog as generatedCatalog } 
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, COMPLETION_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
-import { query, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
-import { startMoto } from '../../helpers/moto.js';
+import { query, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js';
+import { startMoto } from '../../support/moto.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { insertRows, startPostgres } from '../../helpers/postgres.js';
+import { insertRows, PG_NAME, startPostgres } from '../../support/postgres.js';
 import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
 
 const rs = mockClient(RedshiftDataClient);
@@ -84,7 +84,7 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
-  it('rolls up a day staged partly before `platform` existed: format 1 files COPYed into a table of their columns and added without a platform; two batches in one session, each within 40 statements', async () => {
+  it(`rolls up a day staged partly before \`platform\` existed (its statements run on ${PG_NAME}): format 1 files COPYed into a table of their columns and added without a platform; two batches in one session, each within 40 statements`, async () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     manifests.clear();
@@ -262,7 +262,7 @@ describe('make rollup with Redshift configured', () => {
     }
   });
 
-  it.each([['with', true, null], ['without', false, null], ['with an UNLOAD that wrote nothing for daily_peaks, and', true, 'daily_peaks']] as const)('rolls the day up inside Redshift with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB\'s rollup (%s a viewer key)', async (_with, keyed, lost) => {
+  it.each([['with', true, null], ['without', false, null], ['with an UNLOAD that wrote nothing for daily_peaks, and', true, 'daily_peaks']] as const)(`rolls the day up inside Redshift (played by ${PG_NAME}) with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB's rollup (%s a viewer key)`, async (_with, keyed, lost) => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     const pg = await startPostgres();

@@ -12,7 +12,7 @@ import { formatStatement, monthCompleteness } from '../../../infra/cli/commands/
 import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, COMPLETION_COLUMNS } from '../../../rollup/day-rollup.js';
 import { RUNS_COLUMNS } from '../../../export/day-runs.js';
 import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
-import { rm, runDays, tempDir } from '../../helpers/job-fixture.js';
+import { rm, runDays, tempDir } from '../../support/job-fixture.js';
 
 const root = tempDir();
 const wh = new DuckDbWarehouse(join(root, 'wh.duckdb'));
@@ -134,11 +134,11 @@ describe("the licensors' statement", () => {
 describe('pingroll report on a generated month', () => {
   it('prints each series\' minutes and share as the oracle computes them', async () => {
     const { generateSample } = await import('../../../tools/sample/access-log-generator.js');
-    const { runDays } = await import('../../helpers/job-fixture.js');
+    const { runDays } = await import('../../support/job-fixture.js');
     const { memoryLog } = await import('../../../lib/log.js');
     const { reportCommand } = await import('../../../infra/cli/commands/report.js');
-    const { expectedDay } = await import('../../helpers/oracle.js');
-    const { dirConfig, setEnv, writeObjects } = await import('../../helpers/job-fixture.js');
+    const { expectedDay } = await import('../../support/oracle.js');
+    const { dirConfig, setEnv, writeObjects } = await import('../../support/job-fixture.js');
     const r = tempDir();
     const truth = [];
     for (let d = 1; d <= 30; d++) {

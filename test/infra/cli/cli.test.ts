@@ -10,7 +10,7 @@ import { DirectoryObjectStore } from '../../../state/object-store/directory-obje
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
 import { lockKey } from '../../../state/run-lock.js';
 import { processStart } from '../../../lib/process.js';
-import { rm, tempDir, writeObjects } from '../../helpers/job-fixture.js';
+import { rm, tempDir, writeObjects } from '../../support/job-fixture.js';
 
 const CLI = new URL('../../../bin/pingroll.js', import.meta.url).pathname;
 const root = tempDir();

@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample, sampleEpisodeCatalog, sampleEpisodes } from '../../../tools/sample/access-log-generator.js';
-import { catalogDurations, expectedCompletion } from '../../helpers/oracle.js';
-import { dirConfig, runDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { catalogDurations, expectedCompletion } from '../../support/oracle.js';
+import { dirConfig, runDay, tempRoots, writeObjects } from '../../support/job-fixture.js';
 
 const root = tempRoots();
 const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0) ?? null;

@@ -10,10 +10,10 @@ import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
 import { ConfigError } from '../../../infra/config.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
-import { viewerKey, viewerKeyOf } from '../../../rollup/viewer-key.js';
+import { viewerKey } from '../../../rollup/viewer-key.js';
 import { generateSample, type Sample } from '../../../tools/sample/access-log-generator.js';
-import { expectedUniques } from '../../helpers/oracle.js';
-import { dirConfig, query, runDay, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { expectedUniques, viewerKeyFor } from '../../support/oracle.js';
+import { dirConfig, query, runDay, runDays, tempRoots, writeObjects } from '../../support/job-fixture.js';
 
 const root = tempRoots();
 const DAYS = ['2026-11-01', '2026-11-02'];
@@ -63,7 +63,7 @@ describe('pingroll uniques', () => {
     // Keys, not ids: each published key is the keyed hash of a viewer of the oracle's, none holds a raw id.
     const key = viewerKey(SECRET);
     const keys = await query<{ viewer_key: string }>(`SELECT DISTINCT viewer_key FROM read_parquet('${join(r, 'out', 'daily_series_viewers', '*', '*.parquet')}')`);
-    expect(new Set(keys.map((k) => k.viewer_key))).toEqual(new Set([...want.all].map((v) => viewerKeyOf(key, v))));
+    expect(new Set(keys.map((k) => k.viewer_key))).toEqual(new Set([...want.all].map((v) => viewerKeyFor(SECRET, v))));
     expect(keys.every((k) => k.viewer_key.startsWith(key.id) && !/^u\d+$|session:/.test(k.viewer_key))).toBe(true);
   });
 

@@ -14,9 +14,9 @@ import { memoryLog } from '../../../lib/log.js';
 import { generateSample, objectBody, type LogObject, type Sample } from '../../../tools/sample/access-log-generator.js';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
-import { expectedDay } from '../../helpers/oracle.js';
-import { query, readDay, rm, runDay, setEnv, tempDir } from '../../helpers/job-fixture.js';
-import { startMoto, type Moto } from '../../helpers/moto.js';
+import { expectedDay } from '../../support/oracle.js';
+import { query, readDay, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
 
 const DAY = '2026-11-01';
 let s3: Moto;

@@ -19,8 +19,8 @@ import { memoryLog } from '../../../lib/log.js';
 import type { Backends } from '../../../infra/backends.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../../state/run-lock.js';
-import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../helpers/oracle.js';
-import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
+import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../../support/oracle.js';
+import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 let sample: Sample;
@@ -328,7 +328,8 @@ describe('the daily job over a directory', () => {
       const store = Object.assign(Object.create(inner) as typeof inner, {
         putMarker: async (key: string) => {
           const n = ++sealing;
-          await new Promise((resolve) => setTimeout(resolve, 2));
+          // A turn of the event loop: the seal stays in flight while the day is rolled up.
+          await new Promise((resolve) => setImmediate(resolve));
           sealsEnded++;
           if (n === 5) throw new Error('seal failed');
           return inner.putMarker(key);

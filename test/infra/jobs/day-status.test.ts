@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { statusCommand } from '../../../infra/cli/commands/status.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, readDay, runDay, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
-import { expectedDay } from '../../helpers/oracle.js';
+import { dirConfig, readDay, runDay, runDays, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { expectedDay } from '../../support/oracle.js';
 
 const root = tempRoots();
 const NOW = new Date('2026-11-10T06:00:00Z');

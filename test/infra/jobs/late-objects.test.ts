@@ -14,9 +14,9 @@ import { loadConfig, type Config } from '../../../infra/config.js';
 import { memoryLog } from '../../../lib/log.js';
 import { addDays, DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { generateSample, objectBody, rng, type LogObject } from '../../../tools/sample/access-log-generator.js';
-import { expectedDay } from '../../helpers/oracle.js';
-import { crashingStore, dirConfig, query, readDay, runDay, runDays, runIngest, runReconcileDays, setEnv, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
-import { startMoto, type Moto } from '../../helpers/moto.js';
+import { expectedDay } from '../../support/oracle.js';
+import { crashingStore, dirConfig, query, readDay, runDay, runDays, runIngest, runReconcileDays, setEnv, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
 import { mkdir } from 'node:fs/promises';
 

@@ -9,8 +9,8 @@ import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { runMonthRollup } from '../../../infra/jobs/month-job.js';
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { dirConfig, query, runDays, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
-import { expectedDay, expectedMonth } from '../../helpers/oracle.js';
+import { dirConfig, query, runDays, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { expectedDay, expectedMonth } from '../../support/oracle.js';
 
 const root = tempRoots();
 const DAYS = ['2026-10-01', '2026-10-02', '2026-10-15', '2026-10-31'];

@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateSample, objectBody, redeliver, type LogObject } from '../../../tools/sample/access-log-generator.js';
 import { shardOf } from '../../../ingest/batch/shard.js';
-import { expectedDay } from '../../helpers/oracle.js';
-import { startMoto } from '../../helpers/moto.js';
+import { expectedDay } from '../../support/oracle.js';
+import { startMoto } from '../../support/moto.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
-import { readDay, tempRoots, writeObjects } from '../../helpers/job-fixture.js';
-import { CLI } from '../../helpers/kill-run.js';
-import { cli } from '../../helpers/cli.js';
+import { readDay, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { CLI, killedAt } from '../../support/kill-run.js';
+import { cli } from '../../support/cli.js';
 
 const DAY = '2026-11-01';
 const root = tempRoots();
@@ -90,21 +90,26 @@ describe('sharded ingest', () => {
     const single = await cli(cliEnv(logs, join(r, 'single')), 'rollup', '--date', DAY);
     expect(single.status, single.stderr).toBe(0);
     const env = cliEnv(logs, join(r, 'out'));
-    // How long a shard runs, on an output of its own; then three rounds: in each, two of three shards
-    // are killed at some instant of their run (from start-up to commit).
-    const started = Date.now();
-    expect((await cli(cliEnv(logs, join(r, 'timing')), 'ingest', '--shard', '0/3', '--date', DAY)).status).toBe(0);
-    const runMs = Date.now() - started;
+    // Three rounds of the three shards at once: in each, shard `round` runs to its end and the two
+    // others are killed at a named point of their run (test/support/kill-at.mjs): a shard with objects
+    // still to parse after its intent, after its commit, before its staging; one with nothing new left
+    // at its start, once it holds its lock, once its listing is done.
+    const points: Array<Array<string | null>> = [
+      [null, 'store:put:_state/batches/:after', 'store:put:_state/intents/:after'],
+      ['event:ingest.start', null, 'event:ingest.staging'],
+      ['store:putIfAbsent:_state/shard-locks/:after', 'event:ingest.done', null],
+    ];
     let killed = 0;
     for (const round of [0, 1, 2]) {
       const runs = [0, 1, 2].map((i) => {
-        const child = spawn(process.execPath, [CLI, 'ingest', '--shard', `${i}/3`, '--date', DAY], { env, stdio: 'ignore' });
-        if (i !== round) setTimeout(() => child.kill('SIGKILL'), runMs * (0.4 + 0.2 * round + 0.1 * i));
+        const point = points[round]![i]!;
+        const child = spawn(process.execPath, [CLI, 'ingest', '--shard', `${i}/3`, '--date', DAY], { env: point ? killedAt(env as Record<string, string>, point) : env, stdio: 'ignore' });
         return new Promise<void>((resolve) => child.once('exit', (_code, signal) => { if (signal === 'SIGKILL') killed++; resolve(); }));
       });
       await Promise.all(runs);
     }
-    expect(killed).toBeGreaterThanOrEqual(4);
+    // Each was killed where it was meant to be: every point was reached.
+    expect(killed).toBe(6);
     const again = await Promise.all([0, 1, 2].map((i) => cli(env, 'ingest', '--shard', `${i}/3`, '--date', DAY)));
     for (const a of again) expect(a.status, a.stderr).toBe(0);
     expect((await cli(env, 'rollup', '--date', DAY, '--no-ingest')).status).toBe(0);

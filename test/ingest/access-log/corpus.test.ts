@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CORPUS, parseOne } from '../../helpers/parse-helpers.js';
+import { CORPUS, parseOne } from '../../support/parse-helpers.js';
 import type { ParsedLine } from '../../../ingest/access-log/parse-output.js';
 import { FIELD_NAMES } from '../../../ingest/access-log/record-layout.js';
 

@@ -1,6 +1,6 @@
 /**
  * The WebAssembly ping rules (what ingest runs) against the readable TypeScript reference
- * (`test/reference/ping-rules.ts`): identical outcome, reason and ping values on random records,
+ * (`test/ingest/access-log/reference/ping-rules.ts`): identical outcome, reason and ping values on random records,
  * raw bytes included (invalid UTF-8, Latin-1 request ids, quotes and commas that the staged CSV row
  * must quote), and on every corpus line; and every staged row the module writes is the one
  * `stagedRow` (ingest/staged-ping.ts) makes of the reference's ping, byte for byte.
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { O_PING, outcomeName, rejectReason } from '../../../ingest/access-log/outcome-codes.js';
 import { parseStagedRow, stagedRow } from '../../../ingest/staged-ping.js';
 import type { ScannedRecord } from '../../../ingest/access-log/record-reader.js';
-import { CORPUS, scanOne } from '../../helpers/parse-helpers.js';
+import { CORPUS, scanOne } from '../../support/parse-helpers.js';
 import { PingRules } from './reference/ping-rules.js';
 
 interface Decided { outcome: string; reason?: string; ping?: object; row?: string }

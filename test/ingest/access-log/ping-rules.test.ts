@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { outcomeName } from '../../../ingest/access-log/outcome-codes.js';
 import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
-import { parseOne, scanOne } from '../../helpers/parse-helpers.js';
+import { parseOne, scanOne } from '../../support/parse-helpers.js';
 import { parseStagedRow } from '../../../ingest/staged-ping.js';
 import { PingRules } from './reference/ping-rules.js';
 

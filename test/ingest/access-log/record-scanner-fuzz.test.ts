@@ -11,7 +11,7 @@ import { OUTCOMES } from '../../../ingest/ping-record.js';
 import { KNOWN_FIELDS } from '../../../ingest/access-log/record-layout.js';
 import { RecordSpans } from './reference/record-scanner.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { parseOne, scanOne, scannerWork } from '../../helpers/parse-helpers.js';
+import { parseOne, scanOne, scannerWork } from '../../support/parse-helpers.js';
 import { MAX_RECORD_BYTES } from '../../../ingest/access-log/record-reader.js';
 
 /** Characters that matter to the format, often, and anything else sometimes. */
@@ -187,7 +187,7 @@ describe('the WebAssembly scanner reads exactly as the TypeScript reference', ()
   });
   it('on every corpus line', async () => {
     const { readFileSync } = await import('node:fs');
-    const { CORPUS } = await import('../../helpers/parse-helpers.js');
+    const { CORPUS } = await import('../../support/parse-helpers.js');
     for (const name of ['lines.txt', 'synthetic.txt', 'nonaws.txt']) {
       for (const line of readFileSync(new URL(name, CORPUS), 'utf8').split('\n').filter((l) => l.trim())) {
         const b = Buffer.from(line, 'utf8');

@@ -11,7 +11,7 @@ import type { PingRecord } from '../../../ingest/ping-record.js';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { dayOf } from '../../../lib/utc-day.js';
-import { rm, tempDir } from '../../helpers/job-fixture.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
 
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ObjectParser, type ParsedObject } from '../../../ingest/batch/object-parser.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
-import { rm, tempDir } from '../../helpers/job-fixture.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const dir = tempDir();

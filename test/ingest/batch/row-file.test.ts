@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RowFile } from '../../../ingest/batch/row-file.js';
-import { rm, tempDir } from '../../helpers/job-fixture.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
 
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));

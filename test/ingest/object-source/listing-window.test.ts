@@ -15,8 +15,8 @@ import type { ListPlan, ObjectSource } from '../../../ingest/object-source/objec
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
 import { ownedSlices, shardOfKey, SLICE_MS } from '../../../state/slices.js';
-import { rm, setEnv, tempDir } from '../../helpers/job-fixture.js';
-import { startMoto, type Moto } from '../../helpers/moto.js';
+import { rm, setEnv, tempDir } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 const HOUR = 3_600_000;

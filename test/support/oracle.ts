@@ -3,6 +3,7 @@
  * plain JavaScript collections: an implementation of contract §4-§5 independent of the SQL under test.
  * Small data only.
  */
+import { createHash } from 'node:crypto';
 import type { TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { DEFAULT_PLATFORMS } from '../../ingest/ping-record.js';
 
@@ -240,4 +241,15 @@ export function expectedCompletion(truth: TruthRecord[], day: string, catalog: M
 /** Episodes' durations (the generator's sampleEpisodes), as expectedCompletion takes them. */
 export function catalogDurations(episodes: ReadonlyArray<{ series: string; episode: string; seconds: number }>): Map<string, number> {
   return new Map(episodes.map((e) => [`${e.series}\u0000${e.episode}`, e.seconds]));
+}
+
+/**
+ * A viewer's key as the contract documents it (docs/contract.md, the viewer datasets): the key's id,
+ * the first 8 hex of SHA-256("pingroll viewer key id\n" + secret), then the first 24 hex of
+ * SHA-256(secret + viewer), UTF-8. Written here again, not imported: the product is held to the
+ * document, and to a fixed vector (test/rollup/viewer-key.test.ts).
+ */
+export function viewerKeyFor(secret: string, viewer: string): string {
+  const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+  return sha(`pingroll viewer key id\n${secret}`).slice(0, 8) + sha(secret + viewer).slice(0, 24);
 }

@@ -27,9 +27,9 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { DEFAULTS } from '../infra/config.js';
-import { DAY_MS } from '../lib/utc-day.js';
-import { logTime } from '../tools/sample/access-log-generator.js';
+import { DEFAULTS } from '../../infra/config.js';
+import { DAY_MS } from '../../lib/utc-day.js';
+import { logTime } from '../../tools/sample/access-log-generator.js';
 
 export interface SyntheticS3Options {
   /** The log bucket's days, each with how many objects it holds (at most 100M). */
@@ -1042,7 +1042,7 @@ function control(res: ServerResponse, method: string, path: string, body: Buffer
 
 // ---------------------------------------------------------------- CLI
 
-const USAGE = `usage: node dist/bench/synthetic-s3.js --days YYYY-MM-DD:COUNT[,...] --dir DIR [--prefix logs/]
+const USAGE = `usage: node dist/test/support/synthetic-s3.js --days YYYY-MM-DD:COUNT[,...] --dir DIR [--prefix logs/]
   [--records-per-object 1] [--log-bucket logs] [--output-bucket out] [--port 0] [--visible YYYY-MM-DD:COUNT[,...]]
 Prints its URL (for AWS_ENDPOINT_URL_S3) on stdout; runs until SIGINT or SIGTERM.`;
 

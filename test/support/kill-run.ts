@@ -1,6 +1,7 @@
 /**
- * Runs of the CLI as cron starts them, stopped with SIGKILL at a chosen instant, and what a day's
- * published state is (to compare a repaired day with a clean one, row for row).
+ * Runs of the CLI as cron starts them, stopped with SIGKILL at a named point of the run (kill-at.mjs)
+ * or, for the soak, after a number of milliseconds; and what a day's published state is (to compare a
+ * repaired day with a clean one, row for row).
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -16,11 +17,23 @@ export function cliEnv(root: string): Record<string, string> {
   return { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}` };
 }
 
-/** `pingroll rollup --date day`, killed after `killAfterMs` (if it has not finished by then). Resolves to its exit code, or 'killed'. */
-export function runCli(root: string, day: string, killAfterMs: number | null, args: string[] = []): Promise<number | 'killed'> {
+/** The preload that kills a process at a named point (PINGROLL_TEST_KILL_AT). */
+export const KILL_AT = projectFile('test/support/kill-at.mjs');
+
+/** Where a run is killed: at a named point of it (kill-at.mjs), or, for the soak, after a number of ms; null: not at all. */
+export type Kill = string | number | null;
+
+/** The environment of a run killed at `kill` (a named point), added to `env`. */
+export function killedAt(env: Record<string, string>, point: string): Record<string, string> {
+  return { ...env, NODE_OPTIONS: `--import ${KILL_AT}`, PINGROLL_TEST_KILL_AT: point };
+}
+
+/** `pingroll rollup --date day` (or `command`), killed as `kill` says. Resolves to its exit code, or 'killed'. */
+export function runCli(root: string, day: string, kill: Kill, args: string[] = [], command: string[] = ['rollup', '--date', day]): Promise<number | 'killed'> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'rollup', '--date', day, ...args], { env: cliEnv(root), stdio: 'ignore' });
-    const timer = killAfterMs === null ? null : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    const env = typeof kill === 'string' ? killedAt(cliEnv(root), kill) : cliEnv(root);
+    const child = spawn(process.execPath, [CLI, ...command, ...args], { env, stdio: 'ignore' });
+    const timer = typeof kill === 'number' ? setTimeout(() => child.kill('SIGKILL'), kill) : null;
     child.once('exit', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolve(signal === 'SIGKILL' ? 'killed' : code ?? -1);

