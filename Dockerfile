@@ -9,6 +9,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY Makefile tsconfig.json ./
 COPY bin bin
+COPY datasets datasets
 COPY lib lib
 COPY state state
 COPY ingest ingest

@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench bench-scale busy-day soak clean
+.PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench bench-scale busy-day soak docs clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-scale          200k to 16M log objects a day from a synthetic S3 endpoint, 1 to 64 shards (an hour or more)"
 	@echo "make busy-day             50M pings through make rollup, once: time and peak RSS"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
+	@echo "make docs                 write docs/analysts.md's column tables from the dataset registry (datasets/registry.ts)"
 
 # Install exactly the lock file, only when it changed since the last install: plain `npm ci`, nothing
 # else (no target rewrites a tracked file). tools/check-lock.mjs reads the lock first, without the
@@ -138,6 +139,10 @@ bench-scale: build
 # A busy day end to end, once: 50M pings through make rollup, its time and peak RSS (many minutes, ~22 GB under .bench/).
 busy-day: build
 	node dist/bench/busy-day.js $(PINGS)
+
+# The column tables of docs/analysts.md, from the dataset registry (a test fails while they differ).
+docs: build
+	@node dist/tools/datasets-docs.js
 
 clean:
 	rm -rf dist data .bench $(NODE_LTS_DIR)/node_modules

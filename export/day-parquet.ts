@@ -10,11 +10,12 @@ import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
-import { TABLES, type DayRollup, type TableName } from '../rollup/day-rollup.js';
+import { TABLES, type DayRollup } from '../rollup/day-rollup.js';
+import { columnNames, type DatasetName } from '../datasets/registry.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
-/** The tables pingroll publishes: the day's rollup, `daily_runs`, and the month's `monthly_series_stats`. */
-export type OutputTable = TableName | 'daily_runs' | 'monthly_series_stats';
+/** The tables pingroll publishes (datasets/registry.ts): the day's rollup, `daily_runs`, and the month's `monthly_series_stats`. */
+export type OutputTable = DatasetName;
 export const MONTH_TABLE = 'monthly_series_stats';
 
 export interface OutputFile {
@@ -42,8 +43,10 @@ export function outputKey(table: OutputTable, day: string): string {
 export async function writeParquet(engine: DuckDBConnection, select: string, table: OutputTable, partition: string, dir: string,
   dateColumn?: OutputFile['dateColumn']): Promise<OutputFile> {
   const local = join(dir, `${table}.parquet`);
+  // The registry's columns, in its order (COPY and the warehouse's loads match columns by position);
   // COPY answers with the number of rows it wrote.
-  const written = await engine.runAndReadAll(`COPY (${select}) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
+  const columns = columnNames(table).map((c) => `"${c}"`).join(', ');
+  const written = await engine.runAndReadAll(`COPY (SELECT ${columns} FROM (${select})) TO ${sqlString(local)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
   const rows = Number(written.getRows()[0]![0] as bigint);
   return { table, key: outputKey(table, partition), rows, bytes: (await stat(local)).size, local, ...(dateColumn ? { dateColumn } : {}) };
 }

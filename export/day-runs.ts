@@ -7,9 +7,6 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
 import { writeParquet, type OutputFile } from './day-parquet.js';
 
-export const RUNS_TABLE = 'daily_runs';
-/** Column order of `daily_runs` (Redshift COPY matches Parquet columns by position). */
-export const RUNS_COLUMNS = ['day', 'run', 'published_at', 'code_version', 'objects_read', 'tables_read', 'quarantined_objects', 'state'] as const;
 
 /** What a day is as it is published (contract §8): its `daily_runs` state. */
 export type PublishedState = 'complete' | 'provisional' | 'incomplete';
@@ -63,5 +60,5 @@ export function writeRunsParquet(engine: DuckDBConnection, row: RunRow, dir: str
   return writeParquet(engine, `SELECT DATE ${sqlString(row.day)} AS day, ${sqlString(row.run)} AS run,
       make_timestamp(${row.publishedAt.getTime() * 1000}) AS published_at, ${sqlString(row.codeVersion)} AS code_version,
       ${row.objectsRead}::BIGINT AS objects_read, ${row.tablesRead}::BIGINT AS tables_read, ${row.quarantinedObjects}::BIGINT AS quarantined_objects,
-      ${sqlString(row.state)} AS state`, RUNS_TABLE, row.day, dir);
+      ${sqlString(row.state)} AS state`, 'daily_runs', row.day, dir);
 }

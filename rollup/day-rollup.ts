@@ -16,56 +16,16 @@ import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
 import { DEFAULT_PLATFORMS } from '../ingest/ping-record.js';
 import { SHA256_HEX, viewerKeySql, type ViewerKey } from './viewer-key.js';
+import { DAY_TABLES, dataset, type Dataset } from '../datasets/registry.js';
 
-/** The column order of contract §5: Redshift COPY matches Parquet columns by position. */
-export const EPISODE_COLUMNS = ['day', 'series_id', 'episode_id', 'pings', 'sessions', 'viewers', 'minutes_watched',
-  'first_ping_at', 'last_ping_at', 's3_pings', 'dynamodb_pings'] as const;
-export const SERIES_COLUMNS = ['day', 'series_id', 'episodes', 'pings', 'sessions', 'viewers', 'minutes_watched',
-  'first_ping_at', 'last_ping_at'] as const;
-export const AUDIT_COLUMNS = ['day', 'source', 'outcome', 'records'] as const;
-/** pingroll's own addition: the day by UTC hour, for the report's chart of minutes watched by hour. */
-export const HOURLY_COLUMNS = ['day', 'hour', 'minutes_watched'] as const;
-
-/**
- * pingroll's own: peak concurrency per series (episode_id NULL) and per episode: the most distinct
- * sessions with a ping in one UTC minute, and the earliest minute they were reached.
- */
-export const PEAK_COLUMNS = ['day', 'series_id', 'episode_id', 'peak_sessions', 'peak_minute'] as const;
-/** pingroll's own: each series' day minute by minute: distinct sessions with a ping in each UTC minute that has any. */
-export const SERIES_MINUTE_COLUMNS = ['day', 'series_id', 'minute', 'sessions'] as const;
-
-/**
- * pingroll's own: each day's distinct viewers per series and per episode, by viewer key (viewer-key.ts),
- * for exact uniques over any range of days. No rows without PINGROLL_VIEWER_KEY.
- */
-export const SERIES_VIEWER_COLUMNS = ['day', 'series_id', 'viewer_key'] as const;
-export const EPISODE_VIEWER_COLUMNS = ['day', 'series_id', 'episode_id', 'viewer_key'] as const;
-/**
- * pingroll's own: each series' day by platform (PINGROLL_PLATFORMS by name, every other and none as
- * `unknown`): pings, distinct sessions and viewers, minutes watched.
- */
-export const PLATFORM_COLUMNS = ['day', 'series_id', 'platform', 'pings', 'sessions', 'viewers', 'minutes_watched'] as const;
-
-/**
- * pingroll's own: how far each episode's sessions got into it, with the episode catalog's duration
- * (PINGROLL_EPISODE_CATALOG; rollup/episode-catalog.ts). A session's furthest playhead is the largest
- * `x-pos` (an item's `pos`) of its surviving pings of the day that is at most the duration (a
- * position past it is impossible and ignored; one that is not 1-9 digits was never staged);
- * `reached_N` counts the sessions whose furthest playhead is at least N% of the duration, and
- * `avg_share_watched` is their furthest playheads' sum over (sessions with one * duration). One row
- * per episode of the day; every column after `sessions` NULL for an episode the catalog lacks, and
- * for all without a catalog.
- */
-export const COMPLETION_COLUMNS = ['day', 'series_id', 'episode_id', 'duration_seconds', 'sessions', 'sessions_with_position',
-  'reached_25', 'reached_50', 'reached_75', 'reached_95', 'avg_share_watched'] as const;
 /** The completion thresholds, in percent of the duration. */
 export const COMPLETION_THRESHOLDS = [25, 50, 75, 95] as const;
 
-export const TABLES = ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit', 'daily_hourly_stats', 'daily_peaks', 'daily_series_minutes',
-  'daily_series_viewers', 'daily_episode_viewers', 'daily_platform_stats', 'daily_episode_completion'] as const;
-export type TableName = (typeof TABLES)[number];
+/** The tables a day's rollup makes, in order, as the registry declares them (datasets/registry.ts). */
+export const TABLES = DAY_TABLES;
+export type TableName = (typeof DAY_TABLES)[number];
 /** The tables that have rows only with a viewer key. */
-export const VIEWER_TABLES: readonly TableName[] = ['daily_series_viewers', 'daily_episode_viewers'];
+export const VIEWER_TABLES: readonly TableName[] = TABLES.filter((t) => (dataset(t) as Dataset).needsViewerKey === true);
 
 /**
  * SQL: the platform a staged `platform` (normalised, or NULL) is counted as: itself when `platforms`

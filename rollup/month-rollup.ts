@@ -9,9 +9,6 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from './day-rollup.js';
 
-/** Column order of `monthly_series_stats`. */
-export const MONTH_COLUMNS = ['month', 'series_id', 'episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
-
 export interface StagedDayFiles {
   day: string;
   files: string[];

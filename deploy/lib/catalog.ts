@@ -5,7 +5,8 @@
  * workgroup with its results location, encryption and a limit on the bytes a query may scan. Redshift
  * reads the same tables through an external schema, which pingroll's `warehouse init` makes
  * (PINGROLL_REDSHIFT_CATALOG_DATABASE). The columns here are checked against real published files
- * (deploy/test), so the catalog cannot drift from what pingroll writes.
+ * (deploy/test), and come from the dataset registry, as the warehouse's do: the catalog cannot drift
+ * from what pingroll writes.
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
@@ -13,32 +14,20 @@ import * as glue from 'aws-cdk-lib/aws-glue';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { DATASETS, glueType } from '../../datasets/registry.js';
 
-/** Glue (Hive) types of the Parquet columns: DATE, INT64, UTF8 strings, INT64 timestamps in µs. */
-type GlueType = 'date' | 'bigint' | 'string' | 'timestamp' | 'double';
-
-export interface Dataset {
+/** A Glue table: a dataset of the registry (datasets/registry.ts), its columns in Glue's terms, and how its `dt` steps. */
+export interface CatalogTable {
   name: string;
-  columns: Array<[string, GlueType]>;
+  columns: Array<[string, ReturnType<typeof glueType>]>;
   /** `dt` steps a day, or a month (the monthly table's dt is the month's first day). */
   every: 'DAYS' | 'MONTHS';
 }
 
-const TS: GlueType = 'timestamp';
-export const DATASETS: Dataset[] = [
-  { name: 'daily_episode_stats', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint'], ['first_ping_at', TS], ['last_ping_at', TS], ['s3_pings', 'bigint'], ['dynamodb_pings', 'bigint']] },
-  { name: 'daily_series_stats', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episodes', 'bigint'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint'], ['first_ping_at', TS], ['last_ping_at', TS]] },
-  { name: 'daily_ingest_audit', every: 'DAYS', columns: [['day', 'date'], ['source', 'string'], ['outcome', 'string'], ['records', 'bigint']] },
-  { name: 'daily_hourly_stats', every: 'DAYS', columns: [['day', 'date'], ['hour', 'bigint'], ['minutes_watched', 'bigint']] },
-  { name: 'daily_peaks', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['peak_sessions', 'bigint'], ['peak_minute', TS]] },
-  { name: 'daily_series_minutes', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['minute', TS], ['sessions', 'bigint']] },
-  { name: 'daily_series_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['viewer_key', 'string']] },
-  { name: 'daily_episode_viewers', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['viewer_key', 'string']] },
-  { name: 'daily_platform_stats', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['platform', 'string'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint']] },
-  { name: 'daily_episode_completion', every: 'DAYS', columns: [['day', 'date'], ['series_id', 'string'], ['episode_id', 'string'], ['duration_seconds', 'bigint'], ['sessions', 'bigint'], ['sessions_with_position', 'bigint'], ['reached_25', 'bigint'], ['reached_50', 'bigint'], ['reached_75', 'bigint'], ['reached_95', 'bigint'], ['avg_share_watched', 'double']] },
-  { name: 'daily_runs', every: 'DAYS', columns: [['day', 'date'], ['run', 'string'], ['published_at', TS], ['code_version', 'string'], ['objects_read', 'bigint'], ['tables_read', 'bigint'], ['quarantined_objects', 'bigint'], ['state', 'string']] },
-  { name: 'monthly_series_stats', every: 'MONTHS', columns: [['month', 'date'], ['series_id', 'string'], ['episodes', 'bigint'], ['pings', 'bigint'], ['sessions', 'bigint'], ['viewers', 'bigint'], ['minutes_watched', 'bigint'], ['days_watched', 'bigint']] },
-];
+/** Every published dataset, as the registry declares it (no list of columns of its own here). */
+export const CATALOG_TABLES: CatalogTable[] = DATASETS.map((d) => ({
+  name: d.name, every: d.by === 'month' ? 'MONTHS' : 'DAYS', columns: d.columns.map((c) => [c.name, glueType(c.type)]),
+}));
 
 export interface CatalogProps {
   outputBucket: s3.IBucket;
@@ -69,7 +58,7 @@ export class Catalog extends Construct {
     });
     const location = (name: string): string => `s3://${props.outputBucket.bucketName}/${props.outputPrefix}${name}/`;
     this.tableArns = [];
-    for (const d of DATASETS) {
+    for (const d of CATALOG_TABLES) {
       const table = new glue.CfnTable(this, d.name, {
         catalogId, databaseName: props.database,
         tableInput: {

@@ -1,8 +1,20 @@
 /**
- * The warehouse DDL (`export/warehouse/sql/tables.sql`, `export/warehouse/sql/views.sql`) as statements for
- * each warehouse: one definition of the tables, so their column order cannot drift between them.
+ * The warehouse DDL for each warehouse: the tables rendered from the dataset registry
+ * (datasets/registry.ts: columns in order, types, NOT NULL, Redshift's distribution and sort), then
+ * the views (`export/warehouse/sql/views.sql`). One definition of the tables, so their column order
+ * cannot drift between the warehouses, the Parquet and the Glue catalog.
+ *
+ * Why the registry's choices: ids are at most 256 characters (contract §1a, §5; longer ones are
+ * rejected at ingest), but Redshift's VARCHAR(n) counts bytes, and 256 characters of UTF-8 take up to
+ * 1024, so a shorter column would make a whole day's COPY fail on one non-ASCII id. Sort key: the day
+ * (the month): every load deletes one, and every analyst query filters on days or months, so zone
+ * maps skip all other blocks. Distribution: the tables analysts group by series by `series_id` (the
+ * views and the licensors' statement group and window by series, which then happens on each slice
+ * without redistribution; series are many and evenly used); the audit, hourly and runs tables are a
+ * few rows a day: ALL (a copy on every node).
  */
 import { readFileSync } from 'node:fs';
+import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { projectFile } from '../../../lib/project-file.js';
 
 /** SQL statements of a file, split at semicolons that end a line; comments dropped. */
@@ -12,18 +24,14 @@ export function sqlStatements(text: string): string[] {
 }
 
 /**
- * Tables then views. Redshift: in `schema`; DuckDB: no schema, no DISTSTYLE/DISTKEY/SORTKEY; Postgres
- * (where the tests run the rollup inside Redshift): the tables in `schema`, without those clauses.
+ * Tables then views. Redshift: in `schema`, with DISTSTYLE/DISTKEY/SORTKEY; DuckDB: no schema, no
+ * distribution; PostgreSQL (where the tests run the rollup inside Redshift): the tables in `schema`,
+ * without distribution, no views.
  */
 export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll'): string[] {
-  const tables = sqlStatements(readFileSync(projectFile('export/warehouse/sql/tables.sql'), 'utf8'));
+  const tables = DATASETS.map((d) => createTable(d, dialect, schema));
   const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
-  if (dialect === 'redshift') return [...tables.map((s) => s.replaceAll('{schema}', schema)), `SET search_path TO ${schema}`, ...views];
-  // The distribution and sort clauses that follow a CREATE TABLE's column list are Redshift's own.
-  const plain = (s: string): string => s.replace(/\)\s*DISTSTYLE[\s\S]*$/, ')');
-  if (dialect === 'postgres') return tables.map((s) => plain(s.replaceAll('{schema}', schema)));
-  return [
-    ...tables.filter((s) => !s.startsWith('CREATE SCHEMA')).map((s) => plain(s.replaceAll('{schema}.', ''))),
-    ...views,
-  ];
+  if (dialect === 'redshift') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables, `SET search_path TO ${schema}`, ...views];
+  if (dialect === 'postgres') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables];
+  return [...tables, ...views];
 }

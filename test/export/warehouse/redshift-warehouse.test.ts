@@ -18,9 +18,8 @@ import { memoryLog } from '../../../lib/log.js';
 import { reportCommand } from '../../../infra/cli/commands/report.js';
 import { uniquesCommand } from '../../../infra/cli/commands/uniques.js';
 import { generateSample, objectBody, sampleEpisodeCatalog as generatedCatalog } from '../../../tools/sample/access-log-generator.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, COMPLETION_COLUMNS, TABLES } from '../../../rollup/day-rollup.js';
-import { RUNS_COLUMNS } from '../../../export/day-runs.js';
-import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
+import { DATASETS } from '../../../datasets/registry.js';
+import { TABLES } from '../../../rollup/day-rollup.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js';
 import { startMoto } from '../../support/moto.js';
 import { writeFile } from 'node:fs/promises';
@@ -62,15 +61,16 @@ describe('configuration', () => {
 });
 
 describe('DDL', () => {
-  it('declares the tables in the contract column order, sorted by day (the monthly one by month), and parses as SQL', async () => {
+  it('declares the registry\'s tables in its column order, sorted by day (the monthly one by month), distributed by series (the small ones to every node), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_platform_stats', PLATFORM_COLUMNS], ['daily_episode_completion', COMPLETION_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
-      const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${table} `))!;
+    expect(DATASETS).toHaveLength(12);
+    for (const d of DATASETS) {
+      const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${d.name} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
-      expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual([...cols]);
-      expect(create).toMatch(table === 'monthly_series_stats' ? /SORTKEY \(month\)$/ : /SORTKEY \(day\)$/);
+      expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual(d.columns.map((c) => c.name));
+      expect(create).toMatch(d.name === 'monthly_series_stats' ? /DISTKEY \(series_id\) SORTKEY \(month\)$/ : ['daily_ingest_audit', 'daily_hourly_stats', 'daily_runs'].includes(d.name) ? /DISTSTYLE ALL SORTKEY \(day\)$/ : /DISTKEY \(series_id\) SORTKEY \(day\)$/);
       // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
-      if (table !== 'daily_ingest_audit' && table !== 'daily_runs' && table !== 'daily_hourly_stats') expect(create).toMatch(/series_id\s+VARCHAR\(1024\)/);
+      if (d.columns.some((c) => c.name === 'series_id')) expect(create).toMatch(/series_id\s+VARCHAR\(1024\) NOT NULL/);
     }
     // The same tables and views, as DuckDB runs them, must run: a typo in the shared file fails here.
     await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);

@@ -9,9 +9,7 @@ import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehou
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
 import { formatStatement, monthCompleteness } from '../../../infra/cli/commands/report.js';
-import { AUDIT_COLUMNS, EPISODE_COLUMNS, HOURLY_COLUMNS, PEAK_COLUMNS, SERIES_COLUMNS, SERIES_MINUTE_COLUMNS, SERIES_VIEWER_COLUMNS, EPISODE_VIEWER_COLUMNS, PLATFORM_COLUMNS, COMPLETION_COLUMNS } from '../../../rollup/day-rollup.js';
-import { RUNS_COLUMNS } from '../../../export/day-runs.js';
-import { MONTH_COLUMNS } from '../../../rollup/month-rollup.js';
+import { DATASETS, duckdbType } from '../../../datasets/registry.js';
 import { rm, runDays, tempDir } from '../../support/job-fixture.js';
 
 const root = tempDir();
@@ -56,10 +54,10 @@ const num = (x: unknown): number => Number(x);
 const monthOf = (day: string): string => `${day.slice(0, 7)}-01`;
 
 describe('warehouse DDL', () => {
-  it('creates the tables in the contract column order, and applies again without harm', async () => {
-    for (const [table, cols] of [['daily_episode_stats', EPISODE_COLUMNS], ['daily_series_stats', SERIES_COLUMNS], ['daily_ingest_audit', AUDIT_COLUMNS], ['daily_hourly_stats', HOURLY_COLUMNS], ['daily_peaks', PEAK_COLUMNS], ['daily_series_minutes', SERIES_MINUTE_COLUMNS], ['daily_series_viewers', SERIES_VIEWER_COLUMNS], ['daily_episode_viewers', EPISODE_VIEWER_COLUMNS], ['daily_platform_stats', PLATFORM_COLUMNS], ['daily_episode_completion', COMPLETION_COLUMNS], ['daily_runs', RUNS_COLUMNS], ['monthly_series_stats', MONTH_COLUMNS]] as const) {
-      const rows = await wh.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`);
-      expect(rows.map((r) => r.column_name)).toEqual([...cols]);
+  it('creates the registry\'s tables (datasets/registry.ts): its columns in order, their types and NULLs, and applies again without harm', async () => {
+    for (const d of DATASETS) {
+      const rows = await wh.query<{ column_name: string; data_type: string; is_nullable: string }>(`SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = '${d.name}' ORDER BY ordinal_position`);
+      expect(rows.map((r) => [r.column_name, r.data_type, r.is_nullable]), d.name).toEqual(d.columns.map((c) => [c.name, duckdbType(c.type), 'nullable' in c && c.nullable ? 'YES' : 'NO']));
     }
     await wh.init();
     expect(await wh.query(`SELECT count(*) AS n FROM daily_episode_stats`)).toEqual([{ n: BigInt(episodes.length) }]);
