@@ -16,6 +16,8 @@ COPY ingest ingest
 COPY rollup rollup
 COPY export export
 COPY infra infra
+COPY jobs jobs
+COPY cli cli
 COPY tools tools
 COPY bench bench
 COPY test test

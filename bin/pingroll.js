@@ -4,4 +4,4 @@
 import module from 'node:module';
 
 module.enableCompileCache?.();
-await import('../dist/infra/cli/main.js');
+await import('../dist/cli/main.js');

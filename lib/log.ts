@@ -1,5 +1,5 @@
 /**
- * What a run says while it works: events with fields. The CLI writes them (infra/cli/run-log.ts);
+ * What a run says while it works: events with fields. The CLI writes them (cli/run-log.ts);
  * stages only tell.
  */
 export interface Log {

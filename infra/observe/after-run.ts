@@ -6,7 +6,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { ConfigError } from '../config.js';
-import { makeLog } from '../cli/run-log.js';
+import { makeLog } from '../../cli/run-log.js';
 import { emfEnabled, emfLine } from './emf.js';
 import { notificationFor, notify } from './notify.js';
 import { writePrometheusTextfile } from './prometheus-textfile.js';

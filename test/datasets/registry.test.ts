@@ -13,7 +13,7 @@ import { projectFile } from '../../lib/project-file.js';
 import { generateSample } from '../../tools/sample/access-log-generator.js';
 import { ANALYSTS, withColumnTables } from '../../tools/datasets-docs.js';
 import { dirConfig, onBackends, query, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
-import { runMonthRollup } from '../../infra/jobs/month-job.js';
+import { runMonthRollup } from '../../jobs/month.js';
 
 const root = tempRoots();
 

@@ -175,7 +175,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     // Ids are grouped, partitioned and counted by their CHR(1)-suffixed forms only: Redshift ignores
     // trailing blanks when it compares VARCHARs, so 'a' and 'a ' would be one series, session or ping.
     // The same of the analysts' views and of the commands' SQL (their sources, read as text).
-    const sources = ['export/warehouse/sql/views.sql', 'infra/cli/commands/uniques.ts', 'infra/cli/commands/html-report.ts']
+    const sources = ['export/warehouse/sql/views.sql', 'cli/commands/uniques.ts', 'cli/commands/html-report.ts']
       .map((f) => readFileSync(join(import.meta.dirname, '../..', f), 'utf8'));
     for (const sql of [text, ...sources]) {
       expect(sql).not.toMatch(/\b(GROUP BY|PARTITION BY|DISTINCT|ORDER BY)\s+([\w.()]+(\s+(DESC|ASC))?\s*,\s*)*(series|episode|session|user_id|ping_id|natural_key|series_id|episode_id)\b(?!\)?\s*\|\|)/);

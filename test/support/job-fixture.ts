@@ -6,10 +6,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll } from 'vitest';
 import { buildBackends, type Backends } from '../../infra/backends.js';
 import { loadConfig, type Config } from '../../infra/config.js';
-import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../infra/jobs/backfill.js';
-import { runDailyJob, type JobOptions, type JobSummary } from '../../infra/jobs/daily-job.js';
-import { runReconcile, type ReconcileOptions, type ReconcileSummary } from '../../infra/jobs/reconcile-job.js';
-import { runIngestJob, type IngestJobOptions, type IngestJobSummary } from '../../infra/jobs/ingest-job.js';
+import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../jobs/backfill.js';
+import { runDailyJob, type JobOptions, type JobSummary } from '../../jobs/daily.js';
+import { runReconcile, type ReconcileOptions, type ReconcileSummary } from '../../jobs/reconcile.js';
+import { runIngestJob, type IngestJobOptions, type IngestJobSummary } from '../../jobs/ingest.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { objectBody, type LogObject } from '../../tools/sample/access-log-generator.js';
 

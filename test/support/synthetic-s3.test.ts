@@ -22,8 +22,8 @@ import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { tempRoots } from '../support/job-fixture.js';
-import { cli } from '../support/cli.js';
+import { tempRoots } from './job-fixture.js';
+import { cli } from './cli.js';
 
 const DAYS = [{ day: '2026-11-01', count: 1500 }, { day: '2026-11-02', count: 1000 }];
 const RECORDS = 3;

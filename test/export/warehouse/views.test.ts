@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
-import { formatStatement, monthCompleteness } from '../../../infra/cli/commands/report.js';
+import { formatStatement, monthCompleteness } from '../../../cli/commands/report.js';
 import { DATASETS, duckdbType } from '../../../datasets/registry.js';
 import { rm, runDays, tempDir } from '../../support/job-fixture.js';
 
@@ -134,7 +134,7 @@ describe('pingroll report on a generated month', () => {
     const { generateSample } = await import('../../../tools/sample/access-log-generator.js');
     const { runDays } = await import('../../support/job-fixture.js');
     const { memoryLog } = await import('../../../lib/log.js');
-    const { reportCommand } = await import('../../../infra/cli/commands/report.js');
+    const { reportCommand } = await import('../../../cli/commands/report.js');
     const { expectedDay } = await import('../../support/oracle.js');
     const { dirConfig, setEnv, writeObjects } = await import('../../support/job-fixture.js');
     const r = tempDir();

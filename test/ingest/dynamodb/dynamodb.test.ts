@@ -15,7 +15,7 @@ import { generateSample, type TruthRecord } from '../../../tools/sample/access-l
 import { expectedDay } from '../../support/oracle.js';
 import { startDynamoLocal, type DynamoLocal } from '../../support/dynamodb-local.js';
 import { crashingStore, dirConfig, onBackends, readDay, rm, runDay, runDays, setEnv, tempDir, writeObjects } from '../../support/job-fixture.js';
-import { runIngestJob } from '../../../infra/jobs/ingest-job.js';
+import { runIngestJob } from '../../../jobs/ingest.js';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import type { TablePart, TableScanCommit } from '../../../state/ledger.js';
 
@@ -295,7 +295,7 @@ describe('with DynamoDB Local', () => {
     const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
     const summary = await runDay(config, { day: '2026-11-30', log: memoryLog(), now: new Date('2026-12-01T04:00:00Z') });
     expect(summary.missingTables).toEqual(['pings_2026_12']);
-    const { statusCommand } = await import('../../../infra/cli/commands/status.js');
+    const { statusCommand } = await import('../../../cli/commands/status.js');
     const { text, verdict } = await statusCommand(config, { from: '2026-11-30', to: '2026-11-30', json: true }, new Date('2026-12-05T00:00:00Z'));
     expect(verdict).toBe('attention');
     expect(JSON.parse(text)).toMatchObject({ day: '2026-11-30', state: 'incomplete', reason: 'the table pings_2026_12 that should hold it did not exist' });

@@ -1,0 +1,42 @@
+import { withBackends } from '../../infra/backends.js';
+import { ConfigError, pastDay, type Config } from '../../infra/config.js';
+import { runDailyJob } from '../../jobs/daily.js';
+import { runMonthRollup } from '../../jobs/month.js';
+import { addDays, addMonths } from '../../lib/utc-day.js';
+import { makeLog } from '../run-log.js';
+import { unreadableError } from './quarantine.js';
+
+/** `ingest` is commander's --no-ingest: false when given. */
+export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; rescan?: boolean; ingest?: boolean }
+
+/** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
+export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
+  if (opts.month !== undefined) {
+    if (opts.ingest === false) throw new ConfigError('--no-ingest is for a day (--date); a month is rolled up from its days');
+    return rollupMonthCommand(config, opts);
+  }
+  if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
+  const day = pastDay(opts.date);
+  const log = makeLog();
+  const summary = await withBackends(config, log, (backends) =>
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }));
+  if (!summary.dryRun) {
+    const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
+    process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
+      + `${summary.outputs.map((o) => `${o.table} ${o.rows} rows`).join(', ')}${summary.skipped ? `; ${summary.skipped} entries of the log directory skipped (links or not regular files: see the log's object.skipped)` : ''}\n`);
+    if (summary.unreadable.length) throw unreadableError(config.output.url, summary.unreadable);
+  }
+}
+
+/** `pingroll rollup --month YYYY-MM`: the month's `monthly_series_stats`, once the month is over. */
+async function rollupMonthCommand(config: Config, opts: RollupOptions): Promise<void> {
+  const month = opts.month!;
+  if (opts.date) throw new ConfigError('give --date or --month, not both');
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
+  // Its last day must be over, as for a day: the licensors' month is final only then.
+  pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);
+  const log = makeLog();
+  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, log, waitSeconds: config.waitSeconds }));
+  process.stdout.write(`${month}: monthly_series_stats ${s.series} rows from ${s.days} days; ${s.parsedObjects} newly parsed objects\n`);
+  if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
+}

@@ -1,0 +1,36 @@
+import { ConfigError, parseDay, type Config } from '../../infra/config.js';
+import { objectStoreAt } from '../../infra/backends.js';
+import { dayStatus, type DayStatus } from '../../jobs/day-status.js';
+import { daysBetween } from '../../jobs/backfill.js';
+import { Ledger } from '../../state/ledger.js';
+import { Quarantine } from '../../state/quarantine.js';
+import { ListedDays } from '../../state/listing-state.js';
+import { addDays } from '../../lib/utc-day.js';
+
+/**
+ * `pingroll status [--from D] [--to D] [--json]`: each day's state, the run that last published it,
+ * when, its pings, and why it is not complete (a provisional day: when it expects to be final). The
+ * range defaults to the 30 days up to yesterday. `verdict`: `complete` when every day is, `provisional`
+ * when the others are only waiting for their scheduled listings (nothing to do), else `attention`.
+ */
+export async function statusCommand(config: Config, opts: { from?: string; to?: string; json?: boolean }, now = new Date()): Promise<{ text: string; verdict: 'complete' | 'provisional' | 'attention' }> {
+  const yesterday = addDays(now.toISOString().slice(0, 10), -1);
+  const to = opts.to ? parseDay(opts.to, '--to') : yesterday;
+  const from = opts.from ? parseDay(opts.from, '--from') : addDays(to, -29);
+  if (to < from) throw new ConfigError(`--from=${from} is after --to=${to}`);
+  const store = await objectStoreAt(config.output, config);
+  await store.check?.();
+  const [ledger, quarantine, listed] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule)]);
+  const statuses: DayStatus[] = [];
+  for (const day of daysBetween(from, to)) statuses.push(await dayStatus(store, ledger, quarantine, listed, day, now));
+  const verdict = statuses.every((s) => s.state === 'complete') ? 'complete' : statuses.every((s) => s.state === 'complete' || s.state === 'provisional') ? 'provisional' : 'attention';
+  if (opts.json) return { text: statuses.map((s) => JSON.stringify(s)).join('\n') + '\n', verdict };
+  const lines = [`${'day'.padEnd(10)}  ${'state'.padEnd(10)}  ${'published at'.padEnd(20)}  ${'pings'.padStart(10)}  reason`];
+  for (const s of statuses) {
+    lines.push(`${s.day}  ${s.state.padEnd(10)}  ${(s.publishedAt?.slice(0, 19).replace('T', ' ') ?? '-').padEnd(20)}  ${(s.pings === null ? '-' : s.pings.toLocaleString('en')).padStart(10)}  ${s.reason}`);
+  }
+  const counts = new Map<string, number>();
+  for (const s of statuses) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+  lines.push('', `${from}..${to}: ${[...counts].map(([state, n]) => `${n} ${state}`).join(', ')}`);
+  return { text: lines.join('\n') + '\n', verdict };
+}

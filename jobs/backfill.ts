@@ -1,0 +1,203 @@
+/**
+ * `make backfill FROM= TO=`: ingest once (each new log object parsed once, each table that can hold
+ * a day of the range scanned at most once), then roll up and publish every day of the range, a few at
+ * a time. Resumable: a day whose manifest names exactly the batches and scans it would read now is
+ * skipped (unless `force`). One failed day does not stop the others.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import { inputsChanged, readManifest } from '../export/manifest.js';
+import { publishedDays } from './day-status.js';
+import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
+import { openEngine } from '../lib/duckdb-engine.js';
+import type { Log } from '../lib/log.js';
+import { addDays, addMonths, daysFrom, dayNumber } from '../lib/utc-day.js';
+import { MONTH_TABLE, outputKey } from '../export/day-parquet.js';
+import type { Ledger } from '../state/ledger.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { Backends } from '../infra/backends.js';
+import { ConfigError, type Config } from '../infra/config.js';
+import { ingest, inputIds, staleAmong, stillUnreadable, withRun, type Ingested, type JobOptions, type JobSummary } from './daily.js';
+import { settleQuarantine } from '../ingest/batch/ingest-batch.js';
+import { ListedDays } from '../state/listing-state.js';
+
+export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
+  /** The range; with `stale`, optional limits to it. */
+  from?: string;
+  to?: string;
+  /**
+   * Publish exactly the published days whose staged data changed since (after one ingest); days that
+   * are today or later are refused, with a warning.
+   */
+  stale?: boolean;
+  log: Log;
+  /** Publish days even when their manifest shows the same inputs. */
+  force?: boolean;
+}
+
+export interface BackfillSummary {
+  run: string;
+  days: number;
+  done: string[];
+  skipped: string[];
+  failed: Array<{ day: string; error: string }>;
+  /** With `stale`: stale days not published because they are today or later. */
+  refused: string[];
+  /** With `stale`: months rolled up again because days of theirs were (only months rolled up before, and over). */
+  months: string[];
+  pings: number;
+  parsedObjects: number;
+  scanned: JobSummary['scanned'];
+  consumedCapacity: number;
+  /** Log objects that could not be read (quarantined, retried by every run). */
+  unreadable: JobSummary['unreadable'];
+  /** Days published before whose state alone was published again (their final listings done: DayPublisher.settleStates). */
+  settled: string[];
+}
+
+export const MAX_BACKFILL_DAYS = 1000;
+
+export function daysBetween(from: string, to: string): string[] {
+  if (to < from) throw new ConfigError(`FROM=${from} is after TO=${to}`);
+  const n = dayNumber(to) - dayNumber(from) + 1;
+  if (n > MAX_BACKFILL_DAYS) throw new ConfigError(`FROM=${from} TO=${to} spans ${n} days; backfill at most ${MAX_BACKFILL_DAYS} at a time`);
+  return daysFrom(from, to);
+}
+
+export async function runBackfill(config: Config, backends: Backends, opts: BackfillOptions): Promise<BackfillSummary> {
+  const { log } = opts;
+  const { store } = backends;
+  if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('a backfill needs FROM and TO (or --stale)');
+  const range = opts.from && opts.to ? daysBetween(opts.from, opts.to) : null;
+  const run = randomUUID();
+  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [], settled: [] };
+  const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
+  return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds, rollupInWarehouse: config.rollup === 'redshift', settings: config,
+    start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
+    let days = range ?? [];
+    if (opts.stale) {
+      // The days ever published (in the range, if one was given); today's and later are still arriving.
+      const today = new Date(opts.now ?? Date.now()).toISOString().slice(0, 10);
+      const published = (await publishedDays(store)).filter((d) => !range || range.includes(d));
+      summary.refused = published.filter((d) => d >= today);
+      days = published.filter((d) => d < today);
+    }
+    summary.days = days.length;
+    // A range's backfill also rolls up again the days whose viewer datasets were made with another
+    // key, or none, than the one set (what `pingroll uniques` says to do). Not --stale (the days late
+    // records changed, no more), and never without a key: that would empty keyed days' viewer rows.
+    const rekey = !opts.stale && config.viewerKey ? config.viewerKey.id : null;
+    const tables = new Map<string, MonthlyTable>();
+    if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
+    const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
+    let ingested: Pick<Ingested, 'parsedObjects' | 'unreadable' | 'scanned' | 'missingTables' | 'touched' | 'listed'>;
+    // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
+    // SHA-256). A bad catalog stops the backfill here, before any work.
+    let recatalog: string | null = null;
+    try {
+      const catalog = await publisher.episodeCatalog(ingestEngine);
+      recatalog = opts.stale ? null : catalog?.sha256 ?? null;
+      if (opts.noIngest) {
+        // After a sharded ingest: what the shards staged, and what they know of delivery days.
+        await settleQuarantine(quarantine, ledger, store);
+        ingested = { parsedObjects: 0, unreadable: stillUnreadable(quarantine), scanned: [], missingTables: [], touched: [], listed: await ListedDays.load(store, config.schedule) };
+      } else {
+        // A range asks for its days (their delivery days are listed if they never were); --stale for none:
+        // it lists what the schedule and the window say, and republishes what that staged.
+        ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, asked: range ?? [], fence, quarantine });
+      }
+    } finally {
+      ingestEngine.closeSync();
+    }
+    summary.parsedObjects = ingested.parsedObjects;
+    summary.unreadable = ingested.unreadable;
+    summary.scanned = ingested.scanned;
+    summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
+
+    const parallel = config.parallelDays;
+    const queue = new PQueue({ concurrency: parallel });
+    const started = Date.now();
+    let finished = 0;
+    const progress = (): void => {
+      const left = days.length - finished;
+      const published = summary.done.length;
+      const eta = published > 0 ? Math.round(((Date.now() - started) / published) * left / 1000) : null;
+      log.progress('backfill.progress', `backfill ${finished}/${days.length} days: ${published} done, ${summary.skipped.length} skipped, ${summary.failed.length} failed${eta === null ? '' : `, ETA ${eta}s`}`,
+        { finished, days: days.length, done: published, skipped: summary.skipped.length, failed: summary.failed.length, etaSeconds: eta });
+    };
+    for (const day of days) {
+      queue.add(async () => {
+        try {
+          if (!opts.force && await sameInputs(store, ledger, day, rekey, recatalog)) {
+            // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
+            await publisher.registerPartitions(day);
+            summary.skipped.push(day);
+            return;
+          }
+          // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
+          const engine = await openEngine({ tempDir: join(dir, `spill-${day}`), memoryLimitMb: Math.max(256, Math.floor(config.memoryLimitMb / parallel)) });
+          try {
+            const r = await publisher.publish(engine, day, ingested);
+            summary.pings += r.pings;
+            summary.done.push(day);
+          } finally {
+            engine.closeSync();
+          }
+        } catch (err) {
+          summary.failed.push({ day, error: (err as Error).message.split('\n')[0]! });
+          log.warn('day.failed', { day, error: (err as Error).message.split('\n')[0] });
+        } finally {
+          finished++;
+          progress();
+        }
+      });
+    }
+    await queue.onIdle();
+    // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
+    const settleEngine = await openEngine({ tempDir: join(dir, 'spill-settle'), memoryLimitMb: config.memoryLimitMb });
+    try {
+      summary.settled = await publisher.settleStates(settleEngine, ingested.listed);
+    } finally {
+      settleEngine.closeSync();
+    }
+    // A stale day that is today or later is named, not published: its logs are still arriving.
+    const refusedStale = [];
+    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null, null))) refusedStale.push(day);
+    summary.refused = refusedStale;
+    if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
+    if (opts.stale) {
+      // A month whose days changed is rolled up again, if it was rolled up before (and is over).
+      const today = new Date(opts.now ?? Date.now()).toISOString().slice(0, 10);
+      for (const month of [...new Set(summary.done.map((d) => d.slice(0, 7)))].sort()) {
+        if (addDays(addMonths(`${month}-01`, 1), -1) >= today) continue;
+        if ((await store.size(outputKey(MONTH_TABLE, `${month}-01`))) === null) continue;
+        const engine = await openEngine({ tempDir: join(dir, `spill-${month}`), memoryLimitMb: config.memoryLimitMb });
+        try {
+          await publisher.publishMonth(engine, month);
+          summary.months.push(month);
+        } finally {
+          engine.closeSync();
+        }
+      }
+    }
+    for (const list of [summary.done, summary.skipped]) list.sort();
+    summary.failed.sort((a, b) => a.day.localeCompare(b.day));
+    log.info('backfill.done', { run, days: days.length, done: summary.done.length, skipped: summary.skipped.length, failed: summary.failed.map((f) => f.day),
+      pings: summary.pings, parsedObjects: summary.parsedObjects, tablesScanned: summary.scanned.map((t) => t.table), consumedCapacity: summary.consumedCapacity,
+      staleDays: await staleAmong(store, ingested.touched, new Set([...summary.done, ...summary.skipped])) });
+    return summary;
+  });
+}
+
+/**
+ * Whether the day's manifest names exactly the batches and scans the day would read now, and, with
+ * `rekey` (the set viewer key's id), its viewer datasets were made with that key, and with `recatalog`
+ * (the set episode catalog's SHA-256), its completion with that catalog, or the day had no ping.
+ */
+async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null, recatalog: string | null): Promise<boolean> {
+  const manifest = await readManifest(store, day);
+  if (manifest === null || inputsChanged(manifest, await inputIds(ledger, day)) !== null) return false;
+  if (manifest.pings === 0) return true;
+  return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog?.sha256 ?? null) === recatalog);
+}

@@ -1,0 +1,66 @@
+/**
+ * Which days are complete (`pingroll status`): each day has one state, decided from what is
+ * published (its manifest), what is staged now (the ledger) and what could not be read (the
+ * quarantine). Reading only: nothing is created or changed.
+ *
+ * - `never run`: the day was never published;
+ * - `stale`: staged data for the day has arrived since it was last published (the batches and table
+ *   scans it would read now differ from the ones its manifest names): run it again;
+ * - `incomplete`: quarantined log objects may hold records of it, a table that should hold it was
+ *   missing, or a delivery day that can hold it is listed by no run;
+ * - `provisional`: a delivery day that can hold its records (D to D + late days) is still to have its
+ *   final full listing (state/delivery-days.ts), or it has had it and the day's state is still to be
+ *   published as complete (the next run that rolls up does it);
+ * - `complete`: published, every delivery day that can hold it listed in full for the last time, and
+ *   everything found parsed and published.
+ */
+import { inputsChanged, readManifest } from '../export/manifest.js';
+import { completeness } from '../export/day-runs.js';
+import type { Ledger } from '../state/ledger.js';
+import type { ListedDays } from '../state/listing-state.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import type { Quarantine } from '../state/quarantine.js';
+
+export type DayState = 'complete' | 'provisional' | 'stale' | 'incomplete' | 'never run';
+
+export interface DayStatus {
+  day: string;
+  state: DayState;
+  /** The run that last published it, when, and its pings. */
+  run: string | null;
+  publishedAt: string | null;
+  pings: number | null;
+  /** When a provisional day expects its last full listing (ISO); null otherwise. */
+  finalAt: string | null;
+  reason: string;
+}
+
+export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, listed: ListedDays, day: string, now: Date): Promise<DayStatus> {
+  const manifest = await readManifest(store, day);
+  const inputs = await ledger.inputsFor(day);
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null, finalAt: null };
+  if (!manifest) {
+    const waiting = listed.waitingFor(day).filter((w) => !w.followed).map((w) => w.day);
+    return { ...base, state: 'never run', reason: inputs.length ? `records of it are staged (${inputs.length} batches or scans); run make rollup DATE=${day}`
+      : waiting.length ? `its logs were never listed: no run follows the delivery days ${waiting.join(', ')} (older logs are read only when a backfill asks for them); run make backfill FROM=${day} TO=${day}`
+        : 'no record of it has been read or published' };
+  }
+  const arrived = inputsChanged(manifest, inputs.map((i) => i.id));
+  if (arrived !== null) return { ...base, state: 'stale', reason: `${arrived}; run make rollup-stale (or make rollup DATE=${day})` };
+  const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
+  // Complete only once it is published so: its daily_runs row and manifest say the same as this.
+  if (c.state === 'complete' && manifest.state !== undefined && manifest.state !== 'complete') {
+    return { ...base, state: 'provisional', reason: `its final listings are done and found nothing more; the next run that rolls up (make rollup or make rollup-stale) publishes it as complete` };
+  }
+  return { ...base, state: c.state, finalAt: c.finalAt, reason: c.reason };
+}
+
+/** Days with a manifest: every day ever published. */
+export async function publishedDays(store: ObjectStore): Promise<string[]> {
+  const days = new Set<string>();
+  for (const key of await store.list('_runs/')) {
+    const m = /^_runs\/dt=(\d{4}-\d{2}-\d{2})\/manifest\.json$/.exec(key);
+    if (m) days.add(m[1]!);
+  }
+  return [...days].sort();
+}

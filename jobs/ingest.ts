@@ -1,0 +1,60 @@
+/**
+ * `pingroll ingest`: the ingest half of the daily job, on its own. Run as N shards at once (`--shard
+ * I/N`, or an AWS Batch array job, or a Kubernetes indexed Job), each parses the new log objects
+ * whose keys hash to it and commits them as its own batch; `pingroll rollup --date D --no-ingest`
+ * then rolls up from what they staged, exactly as one process would have. Without a shard it is one
+ * process that holds the output alone, like a rollup.
+ *
+ * With `--date D` it also reads the legacy tables that can hold D: a shard of N its share of each
+ * (scan segments or export files, and the read budget, ingest/dynamodb/item-source.ts), committed as
+ * a part; the day's rollup reads a table's latest complete set of parts (state/ledger.ts, `reading`).
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
+import { shardText, type Shard } from '../ingest/batch/shard.js';
+import { openEngine } from '../lib/duckdb-engine.js';
+import { addDays } from '../lib/utc-day.js';
+import type { Log } from '../lib/log.js';
+import type { Backends } from '../infra/backends.js';
+import type { Config } from '../infra/config.js';
+import { ingest, withRun, type IngestSummary } from './daily.js';
+
+export interface IngestJobOptions {
+  log: Log;
+  shard: Shard | null;
+  /** Also read the legacy tables that can hold this day. */
+  day?: string | undefined;
+  waitSeconds?: number | undefined;
+  rescan?: boolean | undefined;
+  now?: Date;
+  stagingPartBytes?: number;
+}
+
+export interface IngestJobSummary extends IngestSummary {
+  run: string;
+  /** The batches this run committed, oldest first: none when it found nothing new. */
+  batches: string[];
+}
+
+/** Without a day, an ingest is asked for yesterday's records, as the nightly job that runs it is (by its own clock). */
+function yesterday(now = new Date()): string {
+  return addDays(now.toISOString().slice(0, 10), -1);
+}
+
+export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {
+  const { log, shard } = opts;
+  const run = randomUUID();
+  const name = shard ? shardText(shard) : null;
+  const tables = opts.day && config.ddbTables ? tablesForDay(config.ddbTables, opts.day) : [];
+  return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }], settings: config }, async (state) => {
+    const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
+    try {
+      // Sealed and saved before it returns (no settleLater).
+      const { settled: _, ...out } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, asked: opts.day ? [opts.day] : [yesterday(opts.now)], fence: state.fence, quarantine: state.quarantine });
+      return { run, ...out };
+    } finally {
+      engine.closeSync();
+    }
+  });
+}
