@@ -8,7 +8,7 @@ import { defaultConfig } from '../infra/config.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
-import { rollupDay } from '../rollup/day-rollup.js';
+import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 import { ATHENA_REGEX_SOURCE } from './athena-regex.js';
 import { FIELD_NAMES } from '../ingest/access-log/record-layout.js';
 import { stagedSelectList } from '../ingest/staged-ping.js';

@@ -20,7 +20,7 @@ import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { DAYS, migrate, PARSED, type StagedDay } from '../state/ledger.js';
 import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
 import { LISTING_KEY, type ListingState } from '../state/listing-state.js';
-import { nameStamp } from '../ingest/object-source/listing-window.js';
+import { nameStamp } from '../state/listing-window.js';
 import { DirectoryObjectSource } from '../ingest/object-source/directory-object-source.js';
 import { BENCH_DIR } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';

@@ -8,9 +8,10 @@ import { loadConfig } from '../infra/config.js';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeDayParquet } from '../export/day-parquet.js';
+import { writeParquet } from '../rollup/output-file.js';
+import { TABLES } from '../rollup/rules.js';
 import { openEngine, sqlString } from '../lib/duckdb-engine.js';
-import { rollupDay } from '../rollup/day-rollup.js';
+import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 import { stagedSelectList } from '../ingest/staged-ping.js';
 
 export async function makeStaged(file: string, day: string, count: number): Promise<void> {
@@ -45,7 +46,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       FROM range(400) a(s), range(13) b(e)) TO ${sqlString(catalogFile)} (FORMAT parquet)`);
   }
   const rollup = await rollupDay(engine, day, [file], { s3: { ping: Number(count ?? 20_000_000) } }, { catalogFile });
-  const files = await writeDayParquet(engine, day, rollup, out);
+  const files = [];
+  for (const table of TABLES) files.push(await writeParquet(engine, `SELECT * FROM ${rollup.tables[table]}`, table, day, out));
   process.stdout.write(JSON.stringify({ pings: rollup.pings, duplicates: rollup.duplicates, rows: files.map((f) => f.rows) }) + '\n');
   engine.closeSync();
 }

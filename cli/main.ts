@@ -194,7 +194,7 @@ export async function main(argv: string[]): Promise<number> {
     outcome = reportFailure(err, debugFrom(process.env));
   }
   // Metrics and notifications of the run (never a change to its exit code).
-  if (observe) await afterRun(observe, runFigures, outcome.code, outcome.line);
+  if (observe) await afterRun(observe, runFigures, outcome.code, outcome.line, (await import('./run-log.js')).makeLog());
   return outcome.code;
 }
 

@@ -3,7 +3,9 @@
  * is published. It names what the day was made from (log objects, batches, table scans), what the
  * records came to, and what was written.
  */
-import type { TablePart } from '../state/ledger.js';
+import type { DaySources } from '../state/day-inputs.js';
+import type { Completeness } from '../state/completeness.js';
+import type { HeldObjects } from '../state/quarantine.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 
 export interface DayManifest {
@@ -12,21 +14,8 @@ export interface DayManifest {
   version: string;
   startedAt: string;
   finishedAt: string;
-  inputs: {
-    /** Log objects that held records of the day. */
-    objectCount: number;
-    /**
-     * Where they are listed, a list per batch (JSON lines of key, size, etag, records; gzip), with its
-     * count and the SHA-256 of its bytes. A list is never rewritten once its batch is committed.
-     */
-    objectLists: Array<{ batch: string; key: string | null; objects: number; sha256: string | null }>;
-    /** The staged ping files the day was rolled up from (under `_staging/`), with their sizes. */
-    staged: Array<{ key: string; size: number }>;
-    /** The table reads: a sharded ingest's are parts (`part`: of how many, which), together the whole table. */
-    tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number; part?: TablePart }>;
-    /** The ids of the batches and table scans the day was rolled up from. */
-    batches: string[];
-  };
+  /** What the day was made from (state/day-inputs.ts). */
+  inputs: DaySources;
   scannedThisRun: Array<{ table: string; items: number; consumedCapacity: number; throttledRetries: number }>;
   missingTables: string[];
   outcomes: Record<string, Record<string, number>>;
@@ -51,14 +40,39 @@ export interface DayManifest {
   quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;
   /**
-   * What the day was as published (its `daily_runs` state, export/day-runs.ts), and when a provisional
+   * What the day was as published (its `daily_runs` state, state/completeness.ts), and when a provisional
    * day expects its final listing (ISO). Absent from manifests written before delivery days were
    * listed in full on a schedule.
    */
   state?: 'complete' | 'provisional' | 'incomplete';
   finalAt?: string | null;
-  /** The run that last published the day's state alone (its data unchanged: DayPublisher.settleStates), and when. */
+  /** The run that last published the day's state alone (its data unchanged: settleStates, jobs/stages/publish.ts), and when. */
   stateSetBy?: { run: string; at: string };
+}
+
+/** The day's unreadable objects, as its manifest names them. */
+export function manifestQuarantine({ quarantined, acceptedLost }: HeldObjects): Pick<DayManifest, 'quarantined' | 'acceptedLost'> {
+  return {
+    quarantined: quarantined.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, since: o.firstFailedAt })),
+    acceptedLost: acceptedLost.map((o) => ({ key: o.key, etag: o.etag, reason: o.reason, acceptedAt: o.acceptedLostAt! })),
+  };
+}
+
+/** A day's manifest, from what its run read, rolled up and wrote. */
+export function dayManifest(d: {
+  run: string; day: string; version: string; startedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
+  outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
+  rejects: { key: string; bytes: number } | null; warehouse: string; viewerKey: string | null; episodeCatalog: DayManifest['episodeCatalog']; held: HeldObjects; state: Completeness;
+}): DayManifest {
+  return {
+    run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(),
+    inputs: d.sources, scannedThisRun: d.scanned, missingTables: d.missingTables,
+    outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates,
+    outputs: d.outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes })), rejects: d.rejects,
+    warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog,
+    ...manifestQuarantine(d.held),
+    state: d.state.state, finalAt: d.state.finalAt,
+  };
 }
 
 /**

@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Log } from '../lib/log.js';
 import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
-import type { OutputFile, OutputTable } from './day-parquet.js';
+import type { OutputFile, OutputTable } from '../rollup/output-file.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 
 export const PUBLISH_PREFIX = '_state/publish/';

@@ -21,6 +21,8 @@ import { DirectoryObjectStore } from '../state/object-store/directory-object-sto
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Config } from './config.js';
 import type { PartitionCatalog } from '../export/catalog/glue-partitions.js';
+import type { RollupEngine } from '../rollup/engine.js';
+import { DuckDbRollup } from '../rollup/engines/duckdb/duckdb-rollup.js';
 import { EpisodeCatalogError, MAX_CATALOG_BYTES, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
 
 export interface Backends {
@@ -36,14 +38,18 @@ export interface Backends {
   catalog?: PartitionCatalog | null;
   /** The episode catalog (`PINGROLL_EPISODE_CATALOG`); null or absent: none. */
   episodes?: EpisodeCatalogSource | null;
+  /** What rolls days up (`PINGROLL_ROLLUP`): rollup/engines/<engine>/. */
+  rollup: RollupEngine;
 }
 
 export async function buildBackends(config: Config, log: Log): Promise<Backends> {
   const store = await objectStoreAt(config.output, config);
+  const warehouse = await warehouseFor(config, log, store);
   return {
     logs: await objectSourceAt(config.logs, config),
     store,
-    warehouse: await warehouseFor(config, log, store),
+    warehouse,
+    rollup: await rollupEngineFor(config, log, store, warehouse),
     items: config.ddbTables ? await itemSourcesFor(config, log) : null,
     catalog: await catalogFor(config),
     episodes: await episodeCatalogAt(config),
@@ -75,6 +81,18 @@ export async function warehouseFor(config: Config, log?: Log, output?: ObjectSto
     return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body), config.glueDatabase);
   }
   return null;
+}
+
+/** The engine days are rolled up by: DuckDB here, or (PINGROLL_ROLLUP=redshift) Redshift, inside the warehouse, through the Data API. */
+export async function rollupEngineFor(config: Config, log: Log, store: ObjectStore, warehouse: Warehouse | null): Promise<RollupEngine> {
+  const duckdb = new DuckDbRollup(config);
+  if (config.rollup !== 'redshift' || !config.redshift || config.output.kind !== 's3' || !warehouse) return duckdb;
+  const [{ RedshiftRollup }, { RedshiftDataApi }, { RedshiftDataClient }] = await Promise.all([
+    import('../rollup/engines/redshift/redshift-rollup.js'), import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
+  return new RedshiftRollup({
+    batches: new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log }),
+    target: config.redshift, output: config.output, store, settings: config, ensureTables: () => warehouse.init(), month: duckdb,
+  });
 }
 
 /** The Glue database published days are registered in (the AWS SDK's Glue client, loaded only then). */

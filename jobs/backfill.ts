@@ -5,22 +5,22 @@
  * skipped (unless `force`). One failed day does not stop the others.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { inputsChanged, readManifest } from '../export/manifest.js';
 import { publishedDays } from './day-status.js';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
-import { openEngine } from '../lib/duckdb-engine.js';
 import type { Log } from '../lib/log.js';
 import { addDays, addMonths, daysFrom, dayNumber } from '../lib/utc-day.js';
-import { MONTH_TABLE, outputKey } from '../export/day-parquet.js';
+import { MONTH_TABLE, outputKey } from '../rollup/output-file.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Backends } from '../infra/backends.js';
 import { ConfigError, type Config } from '../infra/config.js';
-import { ingest, inputIds, staleAmong, stillUnreadable, withRun, type Ingested, type JobOptions, type JobSummary } from './daily.js';
-import { settleQuarantine } from '../ingest/batch/ingest-batch.js';
-import { ListedDays } from '../state/listing-state.js';
+import { staleAmong, type JobOptions, type JobSummary } from './daily.js';
+import { withRun } from './run.js';
+import { ingest, stagedByShards } from './stages/ingest.js';
+import { publishDay, publishMonth, settleStates } from './stages/publish.js';
+import { rollupDay, rollupMonth } from './stages/rollup.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   /** The range; with `stale`, optional limits to it. */
@@ -52,7 +52,7 @@ export interface BackfillSummary {
   consumedCapacity: number;
   /** Log objects that could not be read (quarantined, retried by every run). */
   unreadable: JobSummary['unreadable'];
-  /** Days published before whose state alone was published again (their final listings done: DayPublisher.settleStates). */
+  /** Days published before whose state alone was published again (their final listings done: jobs/stages/publish.ts, settleStates). */
   settled: string[];
 }
 
@@ -73,8 +73,9 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const run = randomUUID();
   const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [], settled: [] };
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
-  return withRun(backends, { run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds, rollupInWarehouse: config.rollup === 'redshift', settings: config,
-    start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async ({ ledger, quarantine, publisher, fence, dir }) => {
+  return withRun(backends, { id: run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
+    start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async (r) => {
+    const { ledger, publisher } = r;
     let days = range ?? [];
     if (opts.stale) {
       // The days ever published (in the range, if one was given); today's and later are still arriving.
@@ -90,26 +91,19 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     const rekey = !opts.stale && config.viewerKey ? config.viewerKey.id : null;
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
-    const ingestEngine = await openEngine({ tempDir: join(dir, 'spill-ingest'), memoryLimitMb: config.memoryLimitMb });
-    let ingested: Pick<Ingested, 'parsedObjects' | 'unreadable' | 'scanned' | 'missingTables' | 'touched' | 'listed'>;
     // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
     // SHA-256). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
-    try {
-      const catalog = await publisher.episodeCatalog(ingestEngine);
+    const ingested = await r.withEngine('ingest', config.memoryLimitMb, async (db) => {
+      const catalog = await r.episodeCatalog(db);
       recatalog = opts.stale ? null : catalog?.sha256 ?? null;
-      if (opts.noIngest) {
-        // After a sharded ingest: what the shards staged, and what they know of delivery days.
-        await settleQuarantine(quarantine, ledger, store);
-        ingested = { parsedObjects: 0, unreadable: stillUnreadable(quarantine), scanned: [], missingTables: [], touched: [], listed: await ListedDays.load(store, config.schedule) };
-      } else {
-        // A range asks for its days (their delivery days are listed if they never were); --stale for none:
-        // it lists what the schedule and the window say, and republishes what that staged.
-        ingested = await ingest(config, backends, ledger, ingestEngine, [...tables.values()], { ...opts, asked: range ?? [], fence, quarantine });
-      }
-    } finally {
-      ingestEngine.closeSync();
-    }
+      // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
+      // days are listed if they never were); --stale for none: it lists what the schedule and the
+      // window say, and republishes what that staged.
+      const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(config, backends, r, db, { ...opts, asked: range ?? [], tables: [...tables.values()] });
+      await got.settle();
+      return got;
+    });
     summary.parsedObjects = ingested.parsedObjects;
     summary.unreadable = ingested.unreadable;
     summary.scanned = ingested.scanned;
@@ -136,14 +130,10 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
             return;
           }
           // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
-          const engine = await openEngine({ tempDir: join(dir, `spill-${day}`), memoryLimitMb: Math.max(256, Math.floor(config.memoryLimitMb / parallel)) });
-          try {
-            const r = await publisher.publish(engine, day, ingested);
-            summary.pings += r.pings;
-            summary.done.push(day);
-          } finally {
-            engine.closeSync();
-          }
+          const published = await r.withEngine(day, Math.max(256, Math.floor(config.memoryLimitMb / parallel)), (db) =>
+            r.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(config, backends, r, db, dir, day, ingested))));
+          summary.pings += published.pings;
+          summary.done.push(day);
         } catch (err) {
           summary.failed.push({ day, error: (err as Error).message.split('\n')[0]! });
           log.warn('day.failed', { day, error: (err as Error).message.split('\n')[0] });
@@ -155,12 +145,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     }
     await queue.onIdle();
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
-    const settleEngine = await openEngine({ tempDir: join(dir, 'spill-settle'), memoryLimitMb: config.memoryLimitMb });
-    try {
-      summary.settled = await publisher.settleStates(settleEngine, ingested.listed);
-    } finally {
-      settleEngine.closeSync();
-    }
+    summary.settled = await r.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
     for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null, null))) refusedStale.push(day);
@@ -172,13 +157,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       for (const month of [...new Set(summary.done.map((d) => d.slice(0, 7)))].sort()) {
         if (addDays(addMonths(`${month}-01`, 1), -1) >= today) continue;
         if ((await store.size(outputKey(MONTH_TABLE, `${month}-01`))) === null) continue;
-        const engine = await openEngine({ tempDir: join(dir, `spill-${month}`), memoryLimitMb: config.memoryLimitMb });
-        try {
-          await publisher.publishMonth(engine, month);
-          summary.months.push(month);
-        } finally {
-          engine.closeSync();
-        }
+        await r.withEngine(month, config.memoryLimitMb, (db) => r.withFolder(`month-${month}`, async (dir) => publishMonth(r, month, await rollupMonth(backends, r, db, dir, month))));
+        summary.months.push(month);
       }
     }
     for (const list of [summary.done, summary.skipped]) list.sort();
@@ -197,7 +177,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
  */
 async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null, recatalog: string | null): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  if (manifest === null || inputsChanged(manifest, await inputIds(ledger, day)) !== null) return false;
+  if (manifest === null || inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) return false;
   if (manifest.pings === 0) return true;
   return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog?.sha256 ?? null) === recatalog);
 }

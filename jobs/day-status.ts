@@ -15,7 +15,7 @@
  *   everything found parsed and published.
  */
 import { inputsChanged, readManifest } from '../export/manifest.js';
-import { completeness } from '../export/day-runs.js';
+import { completeness } from '../state/completeness.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ListedDays } from '../state/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';

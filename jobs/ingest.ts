@@ -8,17 +8,18 @@
  * With `--date D` it also reads the legacy tables that can hold D: a shard of N its share of each
  * (scan segments or export files, and the read budget, ingest/dynamodb/item-source.ts), committed as
  * a part; the day's rollup reads a table's latest complete set of parts (state/ledger.ts, `reading`).
+ *
+ *   lock (run.ts) → ingest (stages/ingest.ts) → the listing sealed
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { shardText, type Shard } from '../ingest/batch/shard.js';
-import { openEngine } from '../lib/duckdb-engine.js';
 import { addDays } from '../lib/utc-day.js';
 import type { Log } from '../lib/log.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
-import { ingest, withRun, type IngestSummary } from './daily.js';
+import { withRun } from './run.js';
+import { ingest, type IngestSummary } from './stages/ingest.js';
 
 export interface IngestJobOptions {
   log: Log;
@@ -44,17 +45,13 @@ function yesterday(now = new Date()): string {
 
 export async function runIngestJob(config: Config, backends: Backends, opts: IngestJobOptions): Promise<IngestJobSummary> {
   const { log, shard } = opts;
-  const run = randomUUID();
+  const id = randomUUID();
   const name = shard ? shardText(shard) : null;
   const tables = opts.day && config.ddbTables ? tablesForDay(config.ddbTables, opts.day) : [];
-  return withRun(backends, { run, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run, shard: name }], settings: config }, async (state) => {
-    const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
-    try {
-      // Sealed and saved before it returns (no settleLater).
-      const { settled: _, ...out } = await ingest(config, backends, state.ledger, engine, tables, { ...opts, asked: opts.day ? [opts.day] : [yesterday(opts.now)], fence: state.fence, quarantine: state.quarantine });
-      return { run, ...out };
-    } finally {
-      engine.closeSync();
-    }
-  });
+  return withRun(backends, { id, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run: id, shard: name }] }, (run) =>
+    run.withEngine('ingest', config.memoryLimitMb, async (db) => {
+      const { settle, ...ingested } = await ingest(config, backends, run, db, { ...opts, asked: opts.day ? [opts.day] : [yesterday(opts.now)], tables });
+      await settle();
+      return { run: id, ...ingested };
+    }));
 }

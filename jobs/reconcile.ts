@@ -4,17 +4,18 @@
  * object that appeared after a day's final listing (contract §8). It publishes nothing: the days its
  * objects hold are stale, and the next `make rollup-stale` republishes them. As a shard (`--shard I/N`)
  * it lists its own slices of those days.
+ *
+ *   lock (run.ts) → ingest, those days listed in full (stages/ingest.ts) → the listing sealed
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { shardText, type Shard } from '../ingest/batch/shard.js';
-import { openEngine } from '../lib/duckdb-engine.js';
 import type { Log } from '../lib/log.js';
 import { daysFrom } from '../lib/utc-day.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { manifestKey } from '../export/manifest.js';
-import { ingest, withRun, type IngestSummary } from './daily.js';
+import { withRun } from './run.js';
+import { ingest, type IngestSummary } from './stages/ingest.js';
 
 export interface ReconcileOptions {
   from: string;
@@ -37,25 +38,18 @@ export interface ReconcileSummary extends IngestSummary {
 }
 
 export async function runReconcile(config: Config, backends: Backends, opts: ReconcileOptions): Promise<ReconcileSummary> {
-  const run = randomUUID();
+  const id = randomUUID();
   const { log, shard } = opts;
   const days = daysFrom(opts.from, opts.to);
   const name = shard ? shardText(shard) : null;
-  return withRun(backends, { run, command: `reconcile ${opts.from}..${opts.to}${name ? ` --shard ${name}` : ''}`, kind: 'reconcile', log, waitSeconds: opts.waitSeconds, shard,
-    start: ['reconcile.start', { run, from: opts.from, to: opts.to, shard: name }], settings: config }, async (state) => {
-    const engine = await openEngine({ tempDir: join(state.dir, 'spill'), memoryLimitMb: config.memoryLimitMb });
-    try {
-      let listed = 0;
-      const { settled: _, listed: __, batches: ___, ...out } = await ingest(config, backends, state.ledger, engine, [], {
-        log, now: opts.now, asked: [], listInFull: days, fence: state.fence, quarantine: state.quarantine, shard,
-        onListed: (n) => { listed = n; },
-      });
+  return withRun(backends, { id, command: `reconcile ${opts.from}..${opts.to}${name ? ` --shard ${name}` : ''}`, kind: 'reconcile', log, waitSeconds: opts.waitSeconds, shard,
+    start: ['reconcile.start', { run: id, from: opts.from, to: opts.to, shard: name }] }, (run) =>
+    run.withEngine('reconcile', config.memoryLimitMb, async (db) => {
+      const { settle, listed: _, batches: __, listedObjects: listed, ...out } = await ingest(config, backends, run, db, { now: opts.now, asked: [], listInFull: days, tables: [] });
+      await settle();
       const stale: string[] = [];
       for (const d of out.touched) if ((await backends.store.size(manifestKey(d))) !== null) stale.push(d);
-      log.info('reconcile.done', { run, from: opts.from, to: opts.to, listed, objects: out.parsedObjects, records: out.parsedRecords, days: out.touched, stale });
-      return { run, ...out, days, listed, stale };
-    } finally {
-      engine.closeSync();
-    }
-  });
+      log.info('reconcile.done', { run: id, from: opts.from, to: opts.to, listed, objects: out.parsedObjects, records: out.parsedRecords, days: out.touched, stale });
+      return { run: id, ...out, days, listed, stale };
+    }));
 }

@@ -13,7 +13,7 @@ import type { ObjectStore } from './object-store/object-store.js';
 
 export interface Leftovers { staged: number; compacted: number; temporaries: number; workDirs: number; warehouseRollup: number }
 
-/** Where a day rolled up inside the warehouse keeps its files while it is (day-publish.ts): each run removes its own. */
+/** Where a day rolled up inside the warehouse keeps its files while it is (rollup/engines/redshift/): each run removes its own. */
 export const WAREHOUSE_ROLLUP = '_warehouse-rollup/';
 
 /** `shard`: the run is that shard of a sharded ingest, and removes only its own dead batches (see Ledger.tidy). */

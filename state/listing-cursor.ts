@@ -1,20 +1,18 @@
 /**
  * A lister's cursor over the logs: what its next listing reads (the incremental window and the
- * delivery days due a full listing, ingest/object-source/listing-window.ts and delivery-days.ts), and,
+ * delivery days due a full listing, state/listing-window.ts and delivery-days.ts), and,
  * once everything that listing found is committed, the seals of the slices it saw whole and its saved
  * state. Two whole operations, `plan` before the listing and `settle` after the commits; a crash in
  * between leaves the state as it was, and the next run lists the same again (the ledger knows what it
  * parsed).
  */
 import { dayName, dayStartMs, DAY_MS } from '../lib/utc-day.js';
-import { firstWholeDay, ListingTracker, nameTimeMs, windowStart } from '../ingest/object-source/listing-window.js';
-import type { ListPlan } from '../ingest/object-source/object-source.js';
-import type { Shard } from '../ingest/batch/shard.js';
+import { firstWholeDay, ListingTracker, nameTimeMs, windowStart, type ListPlan } from './listing-window.js';
 import { daysToList, follows, followFrom, neededDays, recordListed, type ReconcileSchedule } from './delivery-days.js';
 import { inheritedListing, listingKey, loadListing, saveListing, type ListingState } from './listing-state.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { Seals, type SliceTally } from './seals.js';
-import { SLICE_MS } from './slices.js';
+import { SLICE_MS, type Shard } from './slices.js';
 
 export interface CursorOptions {
   /** How far before the latest delivery time seen the next window starts. */

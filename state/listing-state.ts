@@ -1,6 +1,6 @@
 /**
  * What a lister remembers of the logs (`_state/listing.json`, or a shard's own): where its next
- * incremental listing starts (ingest/object-source/listing-window.ts) and which delivery days it
+ * incremental listing starts (state/listing-window.ts) and which delivery days it
  * follows and has listed in full (state/delivery-days.ts). Saved after the batches that parsed what a
  * listing found are committed: a crash before leaves the old state, and the next run lists that
  * stretch again (the ledger knows what it parsed).

@@ -35,6 +35,9 @@ export interface QuarantinedObject {
   acceptedLostAt?: string;
 }
 
+/** The unreadable objects that may hold records of a day: still retried, and accepted as lost. */
+export interface HeldObjects { quarantined: QuarantinedObject[]; acceptedLost: QuarantinedObject[] }
+
 export class Quarantine {
   /** Whether anything changed since it was loaded (or saved): a run that changed nothing writes nothing. */
   changed = false;
@@ -124,7 +127,7 @@ export class Quarantine {
   }
 
   /** The objects that may hold records of `day`: still failing, and accepted as lost. */
-  forDay(day: string): { quarantined: QuarantinedObject[]; acceptedLost: QuarantinedObject[] } {
+  forDay(day: string): HeldObjects {
     const mayHold = this.all().filter((o) => o.days === null || o.days.includes(day));
     return { quarantined: mayHold.filter((o) => !o.acceptedLostAt), acceptedLost: mayHold.filter((o) => o.acceptedLostAt) };
   }

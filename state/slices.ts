@@ -21,6 +21,13 @@ import { createHash } from 'node:crypto';
 /** One slice's length: ten minutes of delivery time. */
 export const SLICE_MS = 600_000;
 
+/** A shard of a sharded ingest (`--shard I/N`: ingest/batch/shard.ts): it owns the slices whose number is I modulo N. */
+export interface Shard {
+  /** 0-based. */
+  index: number;
+  count: number;
+}
+
 /** Buckets of keys with no delivery time in their name (by a hash of the key). */
 export const UNDATED_BUCKETS = 256;
 

@@ -12,7 +12,7 @@ import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift
 import { idKey, portableString, sqlString } from '../../lib/duckdb-engine.js';
 import { rowsOrNoneIfMissing } from '../../export/warehouse/warehouse.js';
 import { addMonths } from '../../lib/utc-day.js';
-import { COMPLETION_THRESHOLDS } from '../../rollup/day-rollup.js';
+import { COMPLETION_THRESHOLDS } from '../../rollup/rules.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
 

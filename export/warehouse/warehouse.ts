@@ -1,4 +1,4 @@
-import type { OutputFile } from '../day-parquet.js';
+import type { OutputFile } from '../../rollup/output-file.js';
 
 /** Where a rolled-up day is loaded for analysts (contract §6): the embedded DuckDB, or Redshift. */
 export interface Warehouse {
@@ -13,32 +13,6 @@ export interface Warehouse {
    */
   loadDay(day: string, files: OutputFile[]): Promise<void>;
   close(): Promise<void>;
-  /**
-   * Rolls `day` up inside the warehouse and loads it, in one transaction, where the warehouse can
-   * (PINGROLL_ROLLUP=redshift): see RedshiftWarehouse.rollupStatements.
-   */
-  rollupDay?(day: string, input: WarehouseRollup): Promise<void>;
-}
-
-/** What a rollup inside the warehouse reads and where it writes the day's Parquet (output-relative keys). */
-export interface WarehouseRollup {
-  /** The day's staged pings, with their sizes. */
-  staged: Array<{ key: string; size: number }>;
-  /** The day's record counts by source and outcome (the rollup adds duplicates). */
-  outcomes: Record<string, Record<string, number>>;
-  /** The viewer datasets' key id and the one-row Parquet file holding its secret (output-relative key, size); none: they get no rows. */
-  viewers?: { keyId: string; secretKey: string; secretSize: number } | null;
-  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
-  platforms?: readonly string[] | undefined;
-  /** The episode catalog as Parquet (output-relative key, size: rollup/episode-catalog.ts); none: completion figures are NULL. */
-  catalog?: { key: string; size: number } | null;
-  /** The day's daily_runs row, as Parquet, and its size in bytes. */
-  runsKey: string;
-  runsSize: number;
-  /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; what else the warehouse must write goes there too. */
-  unloadPrefix: string;
-  /** Writes an object to the output (output-relative key). */
-  put(key: string, body: Buffer): Promise<void>;
 }
 
 /** Whether a query failed because its table does not exist (DuckDB's catalog error, Redshift's and Postgres's "relation ... does not exist"). */

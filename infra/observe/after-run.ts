@@ -6,7 +6,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { ConfigError } from '../config.js';
-import { makeLog } from '../../cli/run-log.js';
+import type { Log } from '../../lib/log.js';
 import { emfEnabled, emfLine } from './emf.js';
 import { notificationFor, notify } from './notify.js';
 import { writePrometheusTextfile } from './prometheus-textfile.js';
@@ -35,10 +35,9 @@ export function observeSettings(env: NodeJS.ProcessEnv): ObserveSettings {
   return { emf: emfEnabled(env), prometheusFile: file, notifyUrl: url };
 }
 
-export async function afterRun(settings: ObserveSettings, f: RunFigures, exitCode: number, failure: string | null): Promise<void> {
+export async function afterRun(settings: ObserveSettings, f: RunFigures, exitCode: number, failure: string | null, log: Log): Promise<void> {
   if (!MEASURED_COMMANDS.has(f.command)) return;
   const now = Date.now();
-  const log = makeLog();
   if (settings.emf) process.stdout.write(emfLine(f, exitCode, now) + '\n');
   if (settings.prometheusFile) {
     try {

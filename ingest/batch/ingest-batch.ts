@@ -16,7 +16,8 @@ import { DaySpool, PART_BYTES } from './day-spool.js';
 import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
-import { batchKey, stagedFiles, type BatchCommit, type InputObject, type Ledger } from '../../state/ledger.js';
+import type { BatchCommit, InputObject, Ledger } from '../../state/ledger.js';
+import type { BatchWriter } from '../../state/batch-writer.js';
 import { ListingCursor } from '../../state/listing-cursor.js';
 import type { ListingState } from '../../state/listing-state.js';
 import type { ReconcileSchedule } from '../../state/delivery-days.js';
@@ -44,7 +45,9 @@ export interface IngestOptions {
   onProgress?: (done: number, total: number, records: number) => void;
   /** Called when every object is parsed, before the staged rows are made Parquet and put in the store (minutes, on a busy day). */
   onParsed?: (objects: number, records: number) => void;
-  /** Called just before the commit; throws when the run may no longer commit (it lost the run lock). */
+  /** Commits each batch (state/batch-writer.ts). */
+  writer: BatchWriter;
+  /** Throws when the run may no longer write (it lost the run lock): before the listing's state is saved. */
   fence?: () => Promise<void>;
   /** Unreadable objects are recorded here (and accepted-lost ones skipped); saved after the batch when it changed. */
   quarantine: Quarantine;
@@ -56,12 +59,6 @@ export interface IngestOptions {
   shard?: Shard | null | undefined;
   /** Objects per batch at most (MAX_BATCH_OBJECTS); tests make it small. */
   batchObjects?: number | undefined;
-  /**
-   * Return once everything is committed, and seal and save the listing meanwhile (`settled`): the
-   * daily job rolls its day up while the seals, a put each, are written. The caller awaits `settled`
-   * before it lets go of the run lock.
-   */
-  settleLater?: boolean | undefined;
 }
 
 export interface IngestResult {
@@ -73,10 +70,12 @@ export interface IngestResult {
   objects: number;
   records: number;
   /**
-   * Ends when the slices the listing saw whole are sealed (state/seals.ts) and the listing state is
-   * saved, with how many slices were sealed anew. Already ended, unless `settleLater` was given.
+   * Seals the slices the listing saw whole (state/seals.ts) and saves the listing state; resolves to
+   * how many slices were sealed anew. Everything the listing found is committed or quarantined when
+   * it is returned: the caller calls it once, and may roll up meanwhile (a put a seal: 288 for a day's
+   * two delivery days).
    */
-  settled: Promise<number>;
+  settle: () => Promise<number>;
   /** Sealed slices found unchanged (their parsed keys not read). */
   sealedUnchanged: number;
   /**
@@ -85,7 +84,7 @@ export interface IngestResult {
    * days no run asked for).
    */
   listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver']; late: number; windowFrom: string | null };
-  /** The lister's state as this listing leaves it (saved when `settled` ends): where its state is kept, and the state. */
+  /** The lister's state as this listing leaves it (saved by `settle`): where its state is kept, and the state. */
   lister: { key: string; state: ListingState };
 }
 
@@ -236,7 +235,7 @@ export function batchId(now = new Date()): string {
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
-  const result: Omit<IngestResult, 'settled' | 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
+  const result: Omit<IngestResult, 'settle' | 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
@@ -265,11 +264,8 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   // Only now is everything the listing found committed or quarantined: the next listing may start
   // after it, the days it listed in full are recorded, and the slices it saw whole are sealed.
   const settle = (): Promise<number> => cursor.settle(found.toSeal, opts.fence);
-  const settled = opts.settleLater ? settle() : Promise.resolve(await settle());
-  // Awaited by the caller; until then a failure is not an unhandled rejection.
-  settled.catch(() => {});
   return {
-    ...result, settled, sealedUnchanged: found.sealedUnchanged,
+    ...result, settle, sealedUnchanged: found.sealedUnchanged,
     listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late, windowFrom: plan.sinceMs === null ? null : new Date(plan.sinceMs).toISOString() },
     lister: { key: cursor.key, state: cursor.next() },
   };
@@ -356,25 +352,9 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     spool.renumberInputs(new Map(kept.map(({ i }, j) => [i, j])));
     const objects: InputObject[] = kept.map(({ ref, i }) => ({ key: ref.key, size: ref.size, etag: ref.etag, records: records[i]! }));
     if (objects.length === 0) return { commit: null, records: 0, failures };
-    // The intent names the staging to remove should the run die before its commit (Ledger.tidy). It is
-    // in place before anything is staged, and written while the last part is made Parquet.
-    const intent = opts.ledger.intend(batch, batchKey(batch), opts.shard ? shardName(opts.shard) : undefined);
-    let days: Awaited<ReturnType<DaySpool['stage']>>;
-    try {
-      days = await spool.stage(opts.store, batch, intent);
-    } finally {
-      await intent.catch(() => {});
-    }
-    const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
-    try {
-      await opts.fence?.();
-      await opts.ledger.commit(commit);
-    } catch (err) {
-      // Uncommitted, the staged files are nobody's: take them back, so that retries never pile them up.
-      for (const key of stagedFiles(days)) await opts.store.delete(key).catch(() => {});
-      throw err;
-    }
-    await opts.ledger.compact();
+    // The intent names the staging to remove should the run die before its commit (Ledger.tidy); it is
+    // written while the last part is made Parquet.
+    const commit = await opts.writer.commitBatch(batch, objects, (intent) => spool.stage(opts.store, batch, intent));
     return { commit, records: total, failures };
   } finally {
     await pool.close();

@@ -11,7 +11,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../../lib/log.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { scanCommitKey, type Ledger, type TableScanCommit } from '../../state/ledger.js';
+import type { Ledger, TableScanCommit } from '../../state/ledger.js';
+import type { BatchWriter } from '../../state/batch-writer.js';
 import { classifyItem, type Item } from '../dynamodb/item-rules.js';
 import type { ItemSource, TableItemSources } from '../dynamodb/item-source.js';
 import { firstDayOf, isClosed, type MonthlyTable } from '../dynamodb/monthly-tables.js';
@@ -24,11 +25,10 @@ export interface ScanBatchOptions {
   source: ItemSource;
   table: MonthlyTable;
   store: ObjectStore;
-  ledger: Ledger;
+  /** Commits the read (state/batch-writer.ts). */
+  writer: BatchWriter;
   engine: DuckDBConnection;
   now: Date;
-  /** Called just before the commit; throws when the run may no longer commit. */
-  fence?: () => Promise<void>;
   /** What a rejected item keeps (ingest/privacy.ts); `keep` when not said. */
   privacy?: Privacy;
 }
@@ -55,18 +55,12 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
         }
       }
     });
-    await opts.ledger.intend(scan, scanCommitKey(opts.table.name, scan));
-    const days = await spool.stage(opts.store, scan);
-    const commit: TableScanCommit = {
+    return await opts.writer.commitScan(scan, opts.table.name, (intent) => spool.stage(opts.store, scan, intent), (days) => ({
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
       ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
       ...(opts.source.part ? { part: opts.source.part } : {}),
-    };
-    await opts.fence?.();
-    commit.committedAt = new Date().toISOString();
-    await opts.ledger.commitScan(commit);
-    return commit;
+    }));
   } finally {
     await spool.discard();
     await rm(dir, { recursive: true, force: true });
@@ -87,7 +81,7 @@ export interface ScanTablesOptions {
   /** Read closed tables again even if they were read after closing. */
   rescan: boolean;
   log: Log;
-  fence?: () => Promise<void>;
+  writer: BatchWriter;
   privacy?: Privacy;
   /** This run is a shard of a sharded ingest: it reads its share of each table (item-source.ts). */
   shard?: { index: number; count: number } | null | undefined;
@@ -124,7 +118,7 @@ export async function scanTables(opts: ScanTablesOptions): Promise<{ scanned: Ta
       continue;
     }
     log.info(source.exportArn ? 'table.export' : 'table.scan', { table: table.name, ...source.details });
-    const scan = await scanAndStage({ source, table, store: opts.store, ledger: opts.ledger, engine: opts.engine, now: opts.now, fence: opts.fence, privacy: opts.privacy ?? 'keep' });
+    const scan = await scanAndStage({ source, table, store: opts.store, writer: opts.writer, engine: opts.engine, now: opts.now, privacy: opts.privacy ?? 'keep' });
     scanned.push({ table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, throttledRetries: scan.throttledRetries });
     log.info('table.scanned', { table: table.name, items: scan.items, consumedCapacity: scan.consumedCapacity, closed: scan.closed, days: Object.keys(scan.days) });
   }

@@ -8,13 +8,9 @@
  * I and N come from the flag or from the environment of the engine running the shards (infra/config.ts,
  * `shardFrom`).
  */
-import { shardOfKey } from '../../state/slices.js';
+import { shardOfKey, type Shard } from '../../state/slices.js';
 
-export interface Shard {
-  /** 0-based. */
-  index: number;
-  count: number;
-}
+export type { Shard };
 
 /** At most this many shards (AWS Batch's largest array). */
 export const MAX_SHARDS = 10_000;

@@ -1,17 +1,7 @@
 /** Where access-log objects come from: an S3 prefix or a local directory. */
-import type { Shard } from '../batch/shard.js';
+import { NAME_STAMP, type ListPlan } from '../../state/listing-window.js';
 
-/** What one listing reads. */
-export interface ListPlan {
-  /** The incremental window: names delivered from this instant (a slice's start) on; null for none. */
-  sinceMs: number | null;
-  /** Delivery days listed in full (`YYYY-MM-DD`): of each, what the window does not list. */
-  days: readonly string[];
-  /** A shard of several lists only the slices it owns (state/slices.ts). */
-  shard: Shard | null;
-  /** The listing's own time: a shard's window reaches the slice that holds it. */
-  untilMs: number;
-}
+export type { ListPlan };
 
 export interface ObjectRef {
   /** Key relative to the source's root (S3 key, or path below the directory). */
@@ -59,8 +49,6 @@ export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes
   return at === out.length ? out : out.slice(0, at);
 }
 
-/** The delivery time that starts a log object's base name: `YYYY-MM-DD-hh-mm-ss-` (contract §2). */
-export const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-/;
 
 /**
  * The UTC day in a log object's name (contract §2): delivery time for SimplePrefix

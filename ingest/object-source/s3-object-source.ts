@@ -1,7 +1,7 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
-import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from './listing-window.js';
+import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from '../../state/listing-window.js';
 import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet } from './s3-lean-get.js';

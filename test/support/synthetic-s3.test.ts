@@ -16,7 +16,7 @@ import { startSyntheticS3, type SyntheticS3 } from './synthetic-s3.js';
 import { s3ClientConfig } from '../../infra/aws/s3-client.js';
 import { O_PING } from '../../ingest/access-log/outcome-codes.js';
 import { ObjectParser } from '../../ingest/batch/object-parser.js';
-import { nameStamp } from '../../ingest/object-source/listing-window.js';
+import { nameStamp } from '../../state/listing-window.js';
 import { projectFile } from '../../lib/project-file.js';
 import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';

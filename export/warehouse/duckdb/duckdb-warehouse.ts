@@ -26,7 +26,7 @@ import { syncDirOf, syncFile } from '../../../lib/durable-file.js';
 import { bounded, makeDirs } from '../../../lib/location.js';
 import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
 import { warehouseStatements } from '../sql/ddl.js';
-import type { OutputFile } from '../../day-parquet.js';
+import type { OutputFile } from '../../../rollup/output-file.js';
 import type { Warehouse } from '../warehouse.js';
 
 /** Copies older than this are a killed run's: no load takes an hour. */

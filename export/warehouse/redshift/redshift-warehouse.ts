@@ -14,20 +14,9 @@ import type { S3Location } from '../../../lib/location.js';
 import type { RedshiftConfig } from './redshift-config.js';
 import type { Log } from '../../../lib/log.js';
 import { warehouseStatements } from '../sql/ddl.js';
-import type { OutputFile } from '../../day-parquet.js';
-import type { Warehouse, WarehouseRollup } from '../warehouse.js';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
-import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
-import { TABLES, type TableName } from '../../../rollup/day-rollup.js';
-
-/** The columns of staged format 1's files, for the table their COPY fills. */
-const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
-
-/** The COPY manifests of a day's rollup (rollupDay writes them): the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
-interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog: string | null }
-
-/** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
-const SESSION_KEEP_ALIVE_SECONDS = 600;
+import type { OutputFile } from '../../../rollup/output-file.js';
+import type { Warehouse } from '../warehouse.js';
+import { copyManifest } from '../../../rollup/engines/redshift/copy-manifest.js';
 
 export interface DataApiOptions {
   /** Give up on a statement after this long (it is cancelled). */
@@ -162,83 +151,9 @@ export class RedshiftWarehouse implements Warehouse {
     return f.stagedKey ? `${f.stagedKey}.manifest` : `_state/load-manifests/${day}/${f.table}.manifest`;
   }
 
-  /**
-   * The day rolled up inside Redshift (PINGROLL_ROLLUP=redshift), as two batches in one Data API
-   * session (a batch takes at most 40 statements):
-   * - `prepare`: the inputs COPYed into temporary tables: the day's staged Parquet (one COPY through a
-   *   manifest, whatever the number of files), the viewer key's secret, the episode catalog. Nothing a
-   *   reader sees; a run that dies after it leaves nothing (temporary tables go with the session).
-   * - `rollup`, one transaction: the rollup SQL (rollup/day-rollup-sql.ts: each table's day deleted,
-   *   then inserted), the day's daily_runs row COPYed, and each table's day UNLOADed as Parquet
-   *   (Snappy, as pingroll's own files) under `unloadPrefix`, from inside the transaction: what it
-   *   writes is what the transaction commits. One file per table (PARALLEL OFF: a day's rollup is far
-   *   below UNLOAD's 6.2 GB per file); pingroll then publishes the files as its own (day-publish.ts).
-   *   Analysts see the old day or the new one.
-   */
-  static rollupStatements(cfg: RedshiftConfig, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged' | 'put'>, manifests: RollupManifests): { prepare: string[]; rollup: string[] } {
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
-    const role = `IAM_ROLE '${cfg.iamRole}'`;
-    const tables = Object.fromEntries(TABLES.map((t) => [t, `${cfg.schema}.${t}`])) as Record<TableName, string>;
-    const catalog = manifests.catalog ? 'episode_catalog' : null;
-    return {
-      prepare: [
-        `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-        ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        // Files staged before `platform` (format 1) have columns fewer, and COPY takes exactly a file's
-        // columns: into a table of theirs, then added with no platform or playhead.
-        ...(manifests.format1 ? [
-          `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-          `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
-          `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
-        ] : []),
-        // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
-        ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      ],
-      rollup: [
-        ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms, catalogTable: catalog }),
-        `DELETE FROM ${cfg.schema}.daily_runs WHERE day = '${day}'`,
-        `COPY ${cfg.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
-        ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
-      ],
-    };
-  }
-
-  /**
-   * A COPY manifest of staged files (keys relative to the output, with their sizes). Parquet needs each
-   * entry's `meta.content_length` ("Using a manifest to specify data files",
-   * https://docs.aws.amazon.com/redshift/latest/dg/loading-data-files-using-manifest.html).
-   */
-  static copyManifest(output: S3Location, files: Array<{ key: string; size: number }>): string {
-    return JSON.stringify({ entries: files.map((f) => ({ url: `s3://${output.bucket}/${output.prefix}${f.key}`, mandatory: true, meta: { content_length: f.size } })) });
-  }
-
-  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (rollupStatements). */
-  async rollupDay(day: string, input: WarehouseRollup): Promise<void> {
-    await this.init();
-    // Each COPY's manifest, under unloadPrefix; none for no files.
-    const manifest = async (name: string, files: Array<{ key: string; size: number }>): Promise<string | null> => {
-      if (!files.length) return null;
-      const key = `${input.unloadPrefix}${name}.manifest`;
-      await input.put(key, Buffer.from(RedshiftWarehouse.copyManifest(this.output, files)));
-      return key;
-    };
-    const manifests: RollupManifests = {
-      staged: await manifest('staged', input.staged.filter((f) => stagedFormatOf(f.key) === 2)),
-      format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
-      runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
-      secret: await manifest('viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
-      catalog: await manifest('episode-catalog', input.catalog ? [input.catalog] : []),
-    };
-    const { prepare, rollup } = RedshiftWarehouse.rollupStatements(this.cfg, this.output, day, input, manifests);
-    const session = await this.api.batch(prepare, `rollup of ${day}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
-    if (!session.sessionId) throw new RedshiftStatementError(`the Redshift Data API gave no session for the rollup of ${day}'s inputs (statement ${session.id}); run again`);
-    await this.api.batch(rollup, `rollup of ${day}`, { id: session.sessionId });
-  }
-
   async loadDay(day: string, files: OutputFile[]): Promise<void> {
     await this.init();
-    for (const f of files) await this.put(RedshiftWarehouse.manifestKey(day, f), Buffer.from(RedshiftWarehouse.copyManifest(this.output, [{ key: f.stagedKey ?? f.key, size: f.bytes }])));
+    for (const f of files) await this.put(RedshiftWarehouse.manifestKey(day, f), Buffer.from(copyManifest(this.output, [{ key: f.stagedKey ?? f.key, size: f.bytes }])));
     await this.api.batch(RedshiftWarehouse.loadStatements(this.cfg, this.output, day, files), `load of ${day}`);
   }
 

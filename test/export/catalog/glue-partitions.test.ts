@@ -8,7 +8,7 @@ import { BatchDeletePartitionCommand, CreateDatabaseCommand, CreateTableCommand,
 import { GetObjectTaggingCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/config.js';
-import { TABLES } from '../../../rollup/day-rollup.js';
+import { TABLES } from '../../../rollup/rules.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { memoryLog } from '../../../lib/log.js';
 import { runDay, runDays, setEnv } from '../../support/job-fixture.js';

@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
-import { STAGED_TABLE_COLUMNS } from '../../../rollup/day-rollup-sql.js';
+import { STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
@@ -19,7 +19,10 @@ import { reportCommand } from '../../../cli/commands/report.js';
 import { uniquesCommand } from '../../../cli/commands/uniques.js';
 import { generateSample, objectBody, sampleEpisodeCatalog as generatedCatalog } from '../../../tools/sample/access-log-generator.js';
 import { DATASETS } from '../../../datasets/registry.js';
-import { TABLES } from '../../../rollup/day-rollup.js';
+import { TABLES } from '../../../rollup/rules.js';
+import { RedshiftRollup } from '../../../rollup/engines/redshift/redshift-rollup.js';
+import { DuckDbRollup } from '../../../rollup/engines/duckdb/duckdb-rollup.js';
+import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js';
 import { startMoto } from '../../support/moto.js';
 import { writeFile } from 'node:fs/promises';
@@ -88,10 +91,13 @@ describe('loading a day', () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     manifests.clear();
-    const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output, put);
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast);
+    const wh = new RedshiftWarehouse(api, cfg(), output, put);
+    // The Redshift engine (rollup/engines/redshift/): its COPY manifests go to the output through its store.
+    const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init(), month: new DuckDbRollup() });
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 }];
-    await wh.rollupDay('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
-      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', put });
+    await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
+      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/' });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
     expect(entries('u/staged.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
     expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);

@@ -28,12 +28,12 @@
  *   encode(sha256(...)) in the tests: the same hex). The secret is a column of a one-row table Redshift
  *   COPYs from a file, never a literal: Redshift keeps every statement's text in its system tables.
  */
-import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { idKey, sqlString } from '../lib/duckdb-engine.js';
-import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../ingest/staged-ping.js';
-import { COMPLETION_THRESHOLDS, platformSql, type TableName } from './day-rollup.js';
-import { SHA256_HEX, viewerKeySql, type Sha256Hex } from './viewer-key.js';
-import { CATALOG_COLUMNS } from './episode-catalog.js';
+import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
+import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
+import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../../../ingest/staged-ping.js';
+import { COMPLETION_THRESHOLDS, platformSql, type TableName } from '../../rules.js';
+import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
+import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 
 /** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
 export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);

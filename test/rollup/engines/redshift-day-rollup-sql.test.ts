@@ -1,27 +1,28 @@
 /**
- * The rollup inside Redshift (rollup/day-rollup-sql.ts) run on a real PostgreSQL server (started on
- * 127.0.0.1 by the test: test/support/postgres.ts) equals DuckDB's rollup (rollup/day-rollup.ts) row
+ * The rollup inside Redshift (rollup/engines/redshift/day-rollup-sql.ts) run on a real PostgreSQL server (started on
+ * 127.0.0.1 by the test: test/support/postgres.ts) equals DuckDB's rollup (rollup/engines/duckdb/day-rollup.ts) row
  * for row, on generated days: pings staged by the real ingest (late objects, objects delivered
  * twice) plus DynamoDB pings, some of them the same pings as S3 ones, some their own.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../rollup/day-rollup-sql.js';
-import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../rollup/episode-catalog.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
-import { rollupDay, TABLES, type TableName } from '../../rollup/day-rollup.js';
-import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
-import { DuckDBInstance, portableString, queryRows, sqlString } from '../../lib/duckdb-engine.js';
-import { memoryLog } from '../../lib/log.js';
-import { Ledger } from '../../state/ledger.js';
-import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
-import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
-import { generateSample, redeliver, sampleEpisodeCatalog } from '../../tools/sample/access-log-generator.js';
-import { SHA256_HEX, viewerKey } from '../../rollup/viewer-key.js';
-import { viewerKeyFor } from '../support/oracle.js';
-import { dirConfig, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
-import { insertRows, PG_NAME, startPostgres, type Postgres } from '../support/postgres.js';
+import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
+import { TABLES, type TableName } from '../../../rollup/rules.js';
+import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
+import { DuckDBInstance, portableString, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { memoryLog } from '../../../lib/log.js';
+import { Ledger } from '../../../state/ledger.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { STAGED_COLUMN_NAMES } from '../../../ingest/staged-ping.js';
+import { generateSample, redeliver, sampleEpisodeCatalog } from '../../../tools/sample/access-log-generator.js';
+import { SHA256_HEX, viewerKey } from '../../../rollup/viewer-key.js';
+import { viewerKeyFor } from '../../support/oracle.js';
+import { dirConfig, runDay, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { insertRows, PG_NAME, startPostgres, type Postgres } from '../../support/postgres.js';
 
 const root = tempRoots();
 const KEY = viewerKey('test-viewer-key-0123456789');
@@ -176,7 +177,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     // trailing blanks when it compares VARCHARs, so 'a' and 'a ' would be one series, session or ping.
     // The same of the analysts' views and of the commands' SQL (their sources, read as text).
     const sources = ['export/warehouse/sql/views.sql', 'cli/commands/uniques.ts', 'cli/commands/html-report.ts']
-      .map((f) => readFileSync(join(import.meta.dirname, '../..', f), 'utf8'));
+      .map((f) => readFileSync(join(import.meta.dirname, '../../..', f), 'utf8'));
     for (const sql of [text, ...sources]) {
       expect(sql).not.toMatch(/\b(GROUP BY|PARTITION BY|DISTINCT|ORDER BY)\s+([\w.()]+(\s+(DESC|ASC))?\s*,\s*)*(series|episode|session|user_id|ping_id|natural_key|series_id|episode_id)\b(?!\)?\s*\|\|)/);
       expect(sql).not.toMatch(/COUNT\(DISTINCT (COALESCE\()?(series|episode|session|user_id|series_id|episode_id)\b/);

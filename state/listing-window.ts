@@ -9,9 +9,25 @@
  * An object that appears later than the window under an older name is found by the full listing of
  * its delivery day (state/delivery-days.ts), which a run makes on a schedule: the plan's `days`.
  */
-import { DAY_MS, dayName } from '../../lib/utc-day.js';
-import { NAME_STAMP } from './object-source.js';
-import { sliceStart } from '../../state/seals.js';
+import { DAY_MS, dayName } from '../lib/utc-day.js';
+import type { Shard } from './slices.js';
+import { sliceStart } from './seals.js';
+
+/** The delivery time that starts a log object's base name: `YYYY-MM-DD-hh-mm-ss-` (contract §2). */
+export const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-/;
+
+/** What one listing reads. */
+export interface ListPlan {
+  /** The incremental window: names delivered from this instant (a slice's start) on; null for none. */
+  sinceMs: number | null;
+  /** Delivery days listed in full (`YYYY-MM-DD`): of each, what the window does not list. */
+  days: readonly string[];
+  /** A shard of several lists only the slices it owns (state/slices.ts). */
+  shard: Shard | null;
+  /** The listing's own time: a shard's window reaches the slice that holds it. */
+  untilMs: number;
+}
+
 
 /** Date folders of PartitionedPrefix (event-time) logs listed whole before the window's day: records arrive up to two days late. */
 export const PARTITION_LATE_DAYS = 2;

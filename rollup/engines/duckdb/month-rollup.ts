@@ -6,17 +6,12 @@
  * (a minute belongs to one day, so distinct minutes over the month are the days' added up).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../lib/duckdb-engine.js';
+import { sqlString } from '../../../lib/duckdb-engine.js';
 import { rollupDay } from './day-rollup.js';
-
-export interface StagedDayFiles {
-  day: string;
-  files: string[];
-  outcomes: Record<string, Record<string, number>>;
-}
+import type { MonthDay } from '../../engine.js';
 
 /** Rolls up a month from its days' staged files; returns the temporary table holding its rows. */
-export async function rollupMonth(engine: DuckDBConnection, month: string, days: StagedDayFiles[]): Promise<string> {
+export async function rollupMonth(engine: DuckDBConnection, month: string, days: MonthDay[]): Promise<string> {
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_episodes (series VARCHAR, episode VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_sessions (series VARCHAR, session VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_viewers (series VARCHAR, viewer VARCHAR)`);

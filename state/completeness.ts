@@ -1,26 +1,10 @@
 /**
- * `daily_runs` (contract §8): one row per published day, saying how complete it was when published.
- * It is published with the day's tables, in the same warehouse transaction, so that analysts and the
- * licensors' statement can tell a complete day from one still waiting for data.
+ * How complete a day is (contract §8): the one rule that a day's `daily_runs` state (as it is
+ * published) and `pingroll status` (at any time) both follow.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../lib/duckdb-engine.js';
-import { writeParquet, type OutputFile } from './day-parquet.js';
-
 
 /** What a day is as it is published (contract §8): its `daily_runs` state. */
 export type PublishedState = 'complete' | 'provisional' | 'incomplete';
-
-export interface RunRow {
-  day: string;
-  run: string;
-  publishedAt: Date;
-  codeVersion: string;
-  objectsRead: number;
-  tablesRead: number;
-  quarantinedObjects: number;
-  state: PublishedState;
-}
 
 /** A day's completeness: its state, why it is not complete, and when a provisional day expects to be final (ISO). */
 export interface Completeness { state: PublishedState; reason: string; finalAt: string | null }
@@ -53,12 +37,4 @@ export function completeness(quarantinedKeys: string[], missingTables: string[],
       ? `waiting for the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days}, due ${at.slice(0, 16)}Z (the first run after it makes it)`
       : `the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days} was due ${at.slice(0, 16)}Z: the next run makes it`,
   };
-}
-
-/** The day's `daily_runs` row as a Parquet file, written locally. */
-export function writeRunsParquet(engine: DuckDBConnection, row: RunRow, dir: string): Promise<OutputFile> {
-  return writeParquet(engine, `SELECT DATE ${sqlString(row.day)} AS day, ${sqlString(row.run)} AS run,
-      make_timestamp(${row.publishedAt.getTime() * 1000}) AS published_at, ${sqlString(row.codeVersion)} AS code_version,
-      ${row.objectsRead}::BIGINT AS objects_read, ${row.tablesRead}::BIGINT AS tables_read, ${row.quarantinedObjects}::BIGINT AS quarantined_objects,
-      ${sqlString(row.state)} AS state`, 'daily_runs', row.day, dir);
 }

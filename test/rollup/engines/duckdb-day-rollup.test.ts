@@ -1,14 +1,14 @@
 /**
  * Contract §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
  */
-import { defaultConfig, loadConfig } from '../../infra/config.js';
+import { defaultConfig, loadConfig } from '../../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
-import { rollupDay } from '../../rollup/day-rollup.js';
-import { STAGED_COLUMN_NAMES } from '../../ingest/staged-ping.js';
-import { DEFAULT_PLATFORMS } from '../../ingest/ping-record.js';
-import { rm, tempDir } from '../support/job-fixture.js';
+import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
+import { STAGED_COLUMN_NAMES } from '../../../ingest/staged-ping.js';
+import { DEFAULT_PLATFORMS } from '../../../ingest/ping-record.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const T0 = Date.parse(`${DAY}T10:00:00Z`);

@@ -11,39 +11,11 @@
  * grouped aggregation is what DuckDB spills to disk best.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows, sqlString } from '../lib/duckdb-engine.js';
-import { DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { NO_STAGED_ROWS } from '../ingest/staged-ping.js';
-import { DEFAULT_PLATFORMS } from '../ingest/ping-record.js';
-import { SHA256_HEX, viewerKeySql, type ViewerKey } from './viewer-key.js';
-import { DAY_TABLES, dataset, type Dataset } from '../datasets/registry.js';
-
-/** The completion thresholds, in percent of the duration. */
-export const COMPLETION_THRESHOLDS = [25, 50, 75, 95] as const;
-
-/** The tables a day's rollup makes, in order, as the registry declares them (datasets/registry.ts). */
-export const TABLES = DAY_TABLES;
-export type TableName = (typeof DAY_TABLES)[number];
-/** The tables that have rows only with a viewer key. */
-export const VIEWER_TABLES: readonly TableName[] = TABLES.filter((t) => (dataset(t) as Dataset).needsViewerKey === true);
-
-/**
- * SQL: the platform a staged `platform` (normalised, or NULL) is counted as: itself when `platforms`
- * names it, else `unknown`. The same text on DuckDB, PostgreSQL and Redshift.
- */
-export function platformSql(column: string, platforms: readonly string[] = DEFAULT_PLATFORMS): string {
-  return platforms.length ? `CASE WHEN ${column} IN (${platforms.map(sqlString).join(', ')}) THEN ${column} ELSE 'unknown' END` : `'unknown'`;
-}
-
-/**
- * How days are rolled up, from the configuration (Config has both): the viewer key
- * (PINGROLL_VIEWER_KEY; none: the viewer datasets get no rows) and the platforms counted by name
- * (PINGROLL_PLATFORMS; the defaults when not given).
- */
-export interface RollupSettings {
-  viewerKey?: ViewerKey | null;
-  platforms?: readonly string[] | undefined;
-}
+import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
+import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
+import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
+import { COMPLETION_THRESHOLDS, platformSql, TABLES, type RollupSettings, type TableName } from '../../rules.js';
 
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */

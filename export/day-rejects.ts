@@ -1,0 +1,31 @@
+/**
+ * A day's rejects (contract §6): every record of the day that is not a ping, with its reason, from
+ * every batch that staged some, as one gzip file at `_runs/dt=<day>/rejects.jsonl.gz`, published with
+ * the day.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+
+export function rejectsKey(day: string): string {
+  return `_runs/dt=${day}/rejects.jsonl.gz`;
+}
+
+/**
+ * The day's rejects from every batch, as one local gzip file (gzip members concatenate), or null when
+ * there are none: copied piece by piece, never held (a day of a binary object's rejects is GBs).
+ */
+export async function dayRejects(store: ObjectStore, staged: readonly string[], dir: string): Promise<{ file: string; bytes: number } | null> {
+  if (staged.length === 0) return null;
+  const file = join(dir, 'rejects.jsonl.gz'), part = join(dir, 'rejects-part.gz');
+  await rm(file, { force: true });
+  for (const s of staged) {
+    if ((await store.size(s)) === null) throw new Error(`staged rejects ${s} are missing from ${store.url}; the ledger names them`);
+    await store.download(s, part);
+    await pipeline(createReadStream(part), createWriteStream(file, { flags: 'a' }));
+  }
+  await rm(part, { force: true });
+  return { file, bytes: (await stat(file)).size };
+}

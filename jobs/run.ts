@@ -1,0 +1,129 @@
+/**
+ * What every job does around its work: the locations checked (a configuration error is found before
+ * anything is created), the run lock taken (a shard's, beside its fellow shards), the ledger and the
+ * quarantine loaded, a day a killed run left half published completed, what dead runs left removed;
+ * then the job's work, holding a `Run`; then the work folder and the lock let go.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { DayPublisher } from '../export/publisher.js';
+import { shardName, type Shard } from '../ingest/batch/shard.js';
+import { openEngine } from '../lib/duckdb-engine.js';
+import type { Log } from '../lib/log.js';
+import { makeWorkDir } from '../lib/work-dir.js';
+import type { RunContext } from '../rollup/engine.js';
+import { loadEpisodeCatalog, type EpisodeCatalog } from '../rollup/episode-catalog.js';
+import { BatchWriter } from '../state/batch-writer.js';
+import { Ledger } from '../state/ledger.js';
+import { removeLeftovers } from '../state/leftovers.js';
+import type { ObjectStore } from '../state/object-store/object-store.js';
+import { Quarantine } from '../state/quarantine.js';
+import { acquireLock, acquireShardLock, type LockOptions } from '../state/run-lock.js';
+import type { Backends } from '../infra/backends.js';
+import { codeVersion } from '../infra/version.js';
+
+/** What a job holds while it works. */
+export interface Run extends RunContext {
+  /** Where state and outputs are kept (PINGROLL_OUTPUT). */
+  store: ObjectStore;
+  ledger: Ledger;
+  quarantine: Quarantine;
+  /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
+  writer: BatchWriter;
+  publisher: DayPublisher;
+  /** The code's version, for manifests. */
+  version: string;
+  /** The run's local work folder. */
+  dir: string;
+  /** This run is a shard of a sharded ingest. */
+  shard: Shard | null;
+  /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
+  episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
+  /** `fn` with a folder of its own under the work folder, removed after. */
+  withFolder<T>(name: string, fn: (dir: string) => Promise<T>): Promise<T>;
+  /** `fn` with a DuckDB connection of its own (spilling under the work folder), closed after. */
+  withEngine<T>(name: string, memoryLimitMb: number, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
+}
+
+export interface RunOptions {
+  id: string;
+  /** What the lock says the run is doing (`rollup 2026-11-01`). */
+  command: string;
+  /** The work folder's name. */
+  kind: string;
+  log: Log;
+  waitSeconds?: number | undefined;
+  /** The event that says the run started, and its fields. */
+  start: [string, Record<string, unknown>];
+  shard?: Shard | null | undefined;
+}
+
+export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run: Run) => Promise<T>): Promise<T> {
+  const { logs, store, warehouse } = backends;
+  const { id, log } = opts;
+  const shard = opts.shard ?? null;
+  // Preflight: the logs readable, the output and the warehouse writable, each within a bounded wait;
+  // if not, a LocationError (exit 2) before the lock is taken or anything listed.
+  await logs.check?.();
+  await store.check?.();
+  if (!shard) await warehouse?.checkWritable?.();
+  await store.checkWritable?.();
+  // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
+  const waiting = lockOptions(log, opts.waitSeconds);
+  const lock = shard === null ? await acquireLock(store, id, opts.command, waiting) : await acquireShardLock(store, id, opts.command, shardName(shard), waiting);
+  const dir = await makeWorkDir(opts.kind);
+  try {
+    log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
+    const ledger = await Ledger.load(store, { migrate: true });
+    const quarantine = await Quarantine.load(store);
+    const fence = (): Promise<void> => lock.assertHeld();
+    const publisher = new DayPublisher({ run: id, store, warehouse, workDir: dir, log, fence, catalog: backends.catalog ?? null });
+    // A day a killed run left half published is completed by the next run that holds the output alone.
+    if (shard === null) await publisher.recover();
+    const leftovers = await removeLeftovers(store, ledger, shard ? shardName(shard) : undefined);
+    if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
+    let catalog: Promise<EpisodeCatalog | null> | null = null;
+    return await fn({
+      id, log, fence, store, ledger, quarantine, publisher, dir, shard, version: codeVersion(),
+      writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined),
+      episodeCatalog: (db) => {
+        const source = backends.episodes;
+        if (!source) return Promise.resolve(null);
+        catalog ??= loadEpisodeCatalog(db, source, dir).then((c) => {
+          log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
+          return c;
+        });
+        return catalog;
+      },
+      withFolder: async (name, work) => {
+        const folder = await mkdtemp(join(dir, `${name}-`));
+        try {
+          return await work(folder);
+        } finally {
+          await rm(folder, { recursive: true, force: true });
+        }
+      },
+      withEngine: async (name, memoryLimitMb, work) => {
+        const db = await openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb });
+        try {
+          return await work(db);
+        } finally {
+          db.closeSync();
+        }
+      },
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    await lock.release();
+  }
+}
+
+/** How a job waits for, and takes over, the run lock, said in its log. */
+export function lockOptions(log: Log, waitSeconds = 0): LockOptions {
+  return {
+    waitSeconds,
+    onWait: (holder) => log.info('lock.wait', { holder: `${holder.command} pid ${holder.pid} on ${holder.host}` }),
+    onTakeover: (holder, reason) => log.warn('lock.takeover', { holder: holder ? `${holder.command} run ${holder.run} pid ${holder.pid} on ${holder.host}` : 'unknown', reason }),
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The ingest stage: parse every new log object (in batches), then read the legacy tables that need
+ * it; or, after a sharded ingest, take what the shards staged. What it hands on: what it read, the
+ * days it added records to, what the listers know of delivery days, and `settle`, which seals and
+ * saves the listing (the job calls it once, and may roll up meanwhile).
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
+import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
+import { owns, type Shard } from '../../ingest/batch/shard.js';
+import type { MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
+import { DirectoryObjectSource } from '../../ingest/object-source/directory-object-source.js';
+import { ListedDays } from '../../state/listing-state.js';
+import { QUARANTINE_KEY, type Quarantine } from '../../state/quarantine.js';
+import type { Backends } from '../../infra/backends.js';
+import type { Config } from '../../infra/config.js';
+import type { Run } from '../run.js';
+
+export interface IngestSummary {
+  parsedObjects: number;
+  parsedRecords: number;
+  /** Tables read by this run, with what they cost. */
+  scanned: TableRead[];
+  /** Tables that could hold the day and do not exist. */
+  missingTables: string[];
+  /** Log objects that could not be read and are not accepted as lost (quarantined, retried by every run). */
+  unreadable: Array<{ key: string; reason: string }>;
+  /** Entries of a log directory the listing passed over (links, FIFOs, ...): how many (each logged with why). */
+  skipped: number;
+}
+
+/** What the ingest stage hands on. */
+export interface Ingested extends IngestSummary {
+  /** The batches committed, oldest first. */
+  batches: string[];
+  /** Objects the listing returned (new or not). */
+  listedObjects: number;
+  /** The days this run added records to. */
+  touched: string[];
+  /** What the listers know of delivery days after this run's listing (its own state as the listing left it). */
+  listed: ListedDays;
+  /** Seals the slices the listing saw whole and saves its state: called once by the job, before it lets go of its lock. */
+  settle: () => Promise<void>;
+}
+
+export interface IngestAsk {
+  /** The days whose records the run wants: their delivery days are listed if they never were (state/delivery-days.ts). */
+  asked: readonly string[];
+  /** The legacy tables to read (those that can hold the asked days). */
+  tables: readonly MonthlyTable[];
+  /** Delivery days to list in full whatever the schedule (`pingroll reconcile`). */
+  listInFull?: readonly string[];
+  /** Read closed tables again even if they were read after their month ended. */
+  rescan?: boolean | undefined;
+  /** The run's clock (tables are closed, and delivery days listed in full, relative to it); tests set it. */
+  now?: Date | undefined;
+  /** Bytes of staged rows per part; tests make it small. */
+  stagingPartBytes?: number | undefined;
+  /** Log objects per batch at most; tests make it small. */
+  batchObjects?: number | undefined;
+}
+
+/** Parses every new log object, then reads the tables that need it. */
+export async function ingest(config: Config, backends: Backends, run: Run, db: DuckDBConnection, ask: IngestAsk): Promise<Ingested> {
+  const { log, ledger, quarantine, shard } = run;
+  const now = ask.now ?? new Date();
+  const batch = await ingestNewObjects({
+    source: backends.logs, store: backends.store, ledger, writer: run.writer, fence: run.fence, quarantine, shard,
+    pingKeys: config.pingKeys, privacy: config.privacy, engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
+    onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
+    onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
+    listing: { marginMs: config.listMarginMs, schedule: config.schedule, asked: ask.asked, nowMs: now.getTime(), force: ask.listInFull },
+    onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
+  });
+  const batches = batch.batches.map((b) => b.batch);
+  const touched = [...new Set(batch.batches.flatMap((b) => b.days))].sort();
+  // What a log directory's listing passed over, said every run: an operator may have meant it read.
+  const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
+  for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
+  if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
+  const passedOver = batch.listed?.passedOver;
+  if (passedOver?.objects) {
+    log.warn('objects.passed_over', { objects: passedOver.objects, deliveryDays: passedOver.days,
+      reason: 'log objects of delivery days no run has asked for: older logs are parsed only when a backfill asks for their days', hint: `run make backfill FROM=${passedOver.days[0]} TO=${passedOver.days[passedOver.days.length - 1]} to count them` });
+  }
+  log.info('ingest.done', { listed: batch.listed?.objects ?? 0, windowFrom: batch.listed?.windowFrom ?? null, deliveryDaysListedInFull: batch.listed?.days ?? [], newestObject: batch.listed?.newest ?? null, objects: batch.objects, records: batch.records, batches,
+    lateObjects: batch.listed?.late ?? 0, parsedSlicesRead: ledger.slicesRead, sealedSlicesUnchanged: batch.sealedUnchanged, passedOver: passedOver?.objects ?? 0,
+    days: touched });
+  let tables: Awaited<ReturnType<typeof scanTables>> = { scanned: [], missing: [] };
+  try {
+    if (ask.tables.length && backends.items) {
+      tables = await scanTables({ tables: [...ask.tables], sources: backends.items, store: backends.store, ledger, writer: run.writer, engine: db, now, rescan: ask.rescan ?? false, log, shard, privacy: config.privacy });
+    }
+  } catch (err) {
+    // What the listing found is committed: its state is saved all the same.
+    await batch.settle().catch(() => {});
+    throw err;
+  }
+  return {
+    batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await ListedDays.load(backends.store, config.schedule, batch.lister),
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: tables.scanned, missingTables: tables.missing, skipped: skipped?.skippedCount ?? 0,
+    unreadable: stillUnreadable(quarantine, shard),
+    settle: async () => {
+      const sealed = await batch.settle();
+      if (sealed > 0) log.info('ingest.sealed', { slicesSealed: sealed });
+    },
+  };
+}
+
+/** After a sharded ingest (`--no-ingest`): no listing, no parsing, no table read; what the shards staged, and what they know of delivery days. */
+export async function stagedByShards(config: Config, backends: Backends, run: Run): Promise<Ingested> {
+  await settleQuarantine(run.quarantine, run.ledger, backends.store);
+  return {
+    batches: [], touched: [], listedObjects: 0, listed: await ListedDays.load(backends.store, config.schedule),
+    parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], skipped: 0,
+    unreadable: stillUnreadable(run.quarantine), settle: async () => {},
+  };
+}
+
+/** Still unreadable: every object the quarantine holds that no operator accepted as lost (a shard's: those it owns). */
+export function stillUnreadable(quarantine: Quarantine, shard?: Shard | null): IngestSummary['unreadable'] {
+  return quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => ({ key: o.key, reason: o.reason }));
+}

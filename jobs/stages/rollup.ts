@@ -1,0 +1,64 @@
+/**
+ * The rollup stage: a day (or a month) gathered from what is staged for it (state/day-inputs.ts),
+ * its completeness decided (state/completeness.ts), rolled up by the configured engine
+ * (rollup/engine.ts), and made ready to publish: its files, its rejects, its manifest. Nothing is
+ * published here.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { dayRejects, rejectsKey } from '../../export/day-rejects.js';
+import { dayManifest, type DayManifest } from '../../export/manifest.js';
+import type { DayToPublish } from '../../export/publisher.js';
+import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
+import { writeRunsParquet } from '../../rollup/daily-runs.js';
+import type { MonthDay } from '../../rollup/engine.js';
+import type { OutputFile } from '../../rollup/output-file.js';
+import { completeness } from '../../state/completeness.js';
+import { gatherDay } from '../../state/day-inputs.js';
+import type { ListedDays } from '../../state/listing-state.js';
+import type { Backends } from '../../infra/backends.js';
+import type { Config } from '../../infra/config.js';
+import type { Run } from '../run.js';
+
+/** What the run's ingest said that a day's manifest and state need. */
+export interface IngestReport {
+  scanned: DayManifest['scannedThisRun'];
+  missingTables: string[];
+  /** What the listers know of delivery days (a day's completeness). */
+  listed: ListedDays;
+}
+
+/** Rolls `day` up from everything staged for it; `db` is the day's own connection, `dir` its own folder (the files it hands on are there). */
+export async function rollupDay(config: Config, backends: Backends, run: Run, db: DuckDBConnection, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
+  const { store, rollup } = backends;
+  const startedAt = new Date();
+  const inputs = await gatherDay(store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
+  if (inputs.sources.batches.length === 0) run.log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
+  const held = run.quarantine.forDay(day);
+  const publishedAt = new Date();
+  const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), publishedAt.getTime());
+  const runs = await writeRunsParquet(db, {
+    day, run: run.id, publishedAt, codeVersion: run.version, objectsRead: inputs.sources.objectCount, tablesRead: inputs.sources.tables.length,
+    quarantinedObjects: held.quarantined.length, state: state.state,
+  }, dir);
+  const catalog = await run.episodeCatalog(db);
+  const rolled = await rollup.rollupDay(db, { day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
+  const rejects = await dayRejects(store, inputs.rejects, dir);
+  const manifest = dayManifest({
+    run: run.id, day, version: run.version, startedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
+    outcomes: inputs.outcomes, pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
+    rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
+    warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
+    episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes }, held, state,
+  });
+  return { day, outputs: rolled.outputs, loaded: rolled.loaded, rejects, manifest };
+}
+
+/** Rolls a month (`monthly_series_stats`) up from every day of it that has staged data. */
+export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string): Promise<{ file: OutputFile; days: number }> {
+  const days: MonthDay[] = [];
+  for (const day of daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1))) {
+    const inputs = await gatherDay(backends.store, run.ledger, day, dir);
+    if (inputs.sources.batches.length) days.push({ day, files: inputs.staged.map((f) => f.local!), outcomes: inputs.outcomes });
+  }
+  return { file: await backends.rollup.rollupMonth(db, month, days, dir), days: days.length };
+}

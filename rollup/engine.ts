@@ -1,0 +1,65 @@
+/**
+ * A rollup engine: what rolls a day (and a month) up from what is staged for it. Each engine is a
+ * folder of rollup/engines/: `duckdb/` in this process (the default), `redshift/` inside the
+ * warehouse (PINGROLL_ROLLUP=redshift). A third engine is a third folder implementing this interface;
+ * the composition root (infra/backends.ts) picks one from the configuration, and nothing else asks
+ * which it is.
+ *
+ * Every engine takes the same input and hands back the same thing: each table of the day as a local
+ * Parquet file in the registry's column order (rollup/output-file.ts), which export/ publishes whole.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Log } from '../lib/log.js';
+import type { EpisodeCatalog } from './episode-catalog.js';
+import type { OutputFile } from './output-file.js';
+import type { Outcomes } from './rules.js';
+
+/** A staged file of pings (output-relative key), its size, and where it is on this machine (null: not fetched). */
+export interface StagedFile { key: string; size: number; local: string | null }
+
+/** What a day's rollup reads. */
+export interface DayInput {
+  day: string;
+  /** The day's staged pings (state/day-inputs.ts): fetched when the engine `readsLocalFiles`. */
+  staged: readonly StagedFile[];
+  /** The day's record counts by source and outcome, from the commits. */
+  outcomes: Outcomes;
+  /** The day's `daily_runs` row as Parquet (rollup/daily-runs.ts): an output like the others, loaded in the same transaction. */
+  runs: OutputFile;
+  /** The episode catalog as checked this run; null: completion figures are NULL. */
+  catalog: EpisodeCatalog | null;
+  /** A local folder of the day's own, for the files the rollup writes. */
+  dir: string;
+}
+
+/** A rolled-up day. */
+export interface RolledUpDay {
+  pings: number;
+  /** Duplicates removed, by source. */
+  duplicates: Record<string, number>;
+  /** Every table of the day, `daily_runs` last, as local Parquet files. */
+  outputs: OutputFile[];
+  /** The engine loaded the day into the warehouse itself (in the transaction that rolled it up): the publisher must not load it again. */
+  loaded: boolean;
+}
+
+/** A day of a month, as the month's rollup reads it: its staged pings fetched, and its counts. */
+export interface MonthDay { day: string; files: string[]; outcomes: Outcomes }
+
+/** The run a rollup works for: its id (names what it writes), its fence (before anything is replaced) and its log. */
+export interface RunContext {
+  id: string;
+  fence: () => Promise<void>;
+  log: Log;
+}
+
+export interface RollupEngine {
+  /** Its name, as PINGROLL_ROLLUP says it. */
+  readonly name: string;
+  /** Whether it reads the staged files on this machine (the store downloads them first when they are remote). */
+  readonly readsLocalFiles: boolean;
+  /** Rolls `day` up; `db` is the day's own DuckDB connection (for the files it writes, whatever the engine). */
+  rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay>;
+  /** Rolls a month up (`monthly_series_stats`) from its days' staged files, as a local Parquet file. */
+  rollupMonth(db: DuckDBConnection, month: string, days: MonthDay[], dir: string): Promise<OutputFile>;
+}

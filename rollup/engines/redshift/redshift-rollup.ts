@@ -1,0 +1,230 @@
+/**
+ * The Redshift engine (PINGROLL_ROLLUP=redshift): a day rolled up inside the warehouse, in its load
+ * transaction. Redshift reads the staged files where they are (COPY), runs the rollup SQL
+ * (day-rollup-sql.ts), loads the day and UNLOADs each table's Parquet, which is fetched and handed on
+ * like DuckDB's. The day is in the warehouse before its files are published: a run killed in between
+ * leaves the day's manifest unwritten, and the next run rolls it up again (the load replaces the day).
+ *
+ * The statements go through a session of the Redshift Data API (infra/backends.ts builds it); the
+ * month's rollup is DuckDB's (`month`).
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import type { S3Location } from '../../../lib/location.js';
+import { PARQUET_CODEC } from '../../../lib/parquet-codec.js';
+import { createTable, DATASETS } from '../../../datasets/registry.js';
+import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
+import type { ObjectStore } from '../../../state/object-store/object-store.js';
+import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
+import type { DayInput, MonthDay, RollupEngine, RolledUpDay, RunContext } from '../../engine.js';
+import { outputKey, type OutputFile } from '../../output-file.js';
+import { TABLES, VIEWER_TABLES, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
+import { copyManifest } from './copy-manifest.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+
+/** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
+export interface StatementBatches {
+  batch(sqls: string[], what: string, session?: { keepAliveSeconds?: number; id?: string }): Promise<{ id: string; sessionId: string | undefined }>;
+}
+
+export class RedshiftRollupError extends Error {}
+
+/** What a rollup inside the warehouse reads and where it writes the day's Parquet (output-relative keys). */
+export interface WarehouseRollup {
+  /** The day's staged pings, with their sizes. */
+  staged: ReadonlyArray<{ key: string; size: number }>;
+  /** The day's record counts by source and outcome (the rollup adds duplicates). */
+  outcomes: Outcomes;
+  /** The viewer datasets' key id and the one-row Parquet file holding its secret (output-relative key, size); none: they get no rows. */
+  viewers?: { keyId: string; secretKey: string; secretSize: number } | null;
+  /** The platforms counted by name (PINGROLL_PLATFORMS); the defaults when not given. */
+  platforms?: readonly string[] | undefined;
+  /** The episode catalog as Parquet (output-relative key, size: rollup/episode-catalog.ts); none: completion figures are NULL. */
+  catalog?: { key: string; size: number } | null;
+  /** The day's daily_runs row, as Parquet, and its size in bytes. */
+  runsKey: string;
+  runsSize: number;
+  /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; the COPY manifests are written there too. */
+  unloadPrefix: string;
+}
+
+/** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
+export interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog: string | null }
+
+/** The columns of staged format 1's files, for the table their COPY fills. */
+const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
+
+/** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
+const SESSION_KEEP_ALIVE_SECONDS = 600;
+
+export interface RedshiftRollupOptions {
+  /** Where statements run. */
+  batches: StatementBatches;
+  /** The warehouse's schema, and the role Redshift assumes to COPY and UNLOAD (PINGROLL_REDSHIFT_SCHEMA, PINGROLL_REDSHIFT_IAM_ROLE). */
+  target: { schema: string; iamRole: string };
+  /** The output's S3 location (PINGROLL_OUTPUT), which `store` writes and Redshift reads. */
+  output: S3Location;
+  store: ObjectStore;
+  settings: RollupSettings;
+  /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
+  ensureTables: () => Promise<void>;
+  /** The engine months are rolled up by. */
+  month: RollupEngine;
+}
+
+export class RedshiftRollup implements RollupEngine {
+  readonly name = 'redshift';
+  readonly readsLocalFiles = false;
+
+  constructor(private readonly opts: RedshiftRollupOptions) {}
+
+  async rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay> {
+    const { store, settings } = this.opts;
+    const { day, dir } = input;
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/dt=${day}/`;
+    // What Redshift COPYs goes under this run's prefix (removed below, or by the next run if this one
+    // dies): each file's key, and its size as the COPY manifest needs it (the local file's).
+    const upload = async (name: string, local: string, move = false): Promise<{ key: string; size: number }> => {
+      const key = `${unloadPrefix}${name}`;
+      const { size } = await stat(local);
+      await store.put(key, { file: local, move });
+      return { key, size };
+    };
+    // Only with a viewer key is there a secret to put, and to remove first.
+    const secretKey = settings.viewerKey ? `${unloadPrefix}viewer-secret.parquet` : null;
+    await run.fence();
+    try {
+      const runsFile = await upload('daily_runs.parquet', input.runs.local);
+      // The viewer key's secret goes to Redshift as a file it COPYs: its statements are logged, so none may hold it.
+      let viewers: WarehouseRollup['viewers'] = null;
+      if (settings.viewerKey) {
+        const local = join(dir, 'viewer-secret.parquet');
+        await db.run(`COPY (SELECT ${sqlString(settings.viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
+        const secret = await upload('viewer-secret.parquet', local, true);
+        viewers = { keyId: settings.viewerKey.id, secretKey: secret.key, secretSize: secret.size };
+      }
+      // The episode catalog, as checked.
+      const catalog = input.catalog ? await upload('episode-catalog.parquet', input.catalog.file) : null;
+      await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix });
+      const outputs: OutputFile[] = [];
+      // Which tables must have no rows: the viewer tables without a key; every table but the audit on
+      // a day with no ping; the audit on a day with no record.
+      const counts = Object.values(input.outcomes).flatMap((o) => Object.entries(o));
+      const stagedPings = counts.reduce((n, [outcome, k]) => n + (outcome === 'ping' ? k : 0), 0);
+      const mustBeEmpty = (t: TableName): boolean => (t === 'daily_ingest_audit' ? counts.every(([, k]) => k === 0) : stagedPings === 0 || (!viewers && VIEWER_TABLES.includes(t)));
+      for (const table of TABLES) {
+        const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
+        // One file; or none for a table that must be empty (whether Redshift's UNLOAD of no rows
+        // writes a file is not documented), made here of the table's columns. None for any other is a
+        // failed UNLOAD, never published as an empty day.
+        if (unloaded.length > 1 || (unloaded.length === 0 && !mustBeEmpty(table))) {
+          throw new RedshiftRollupError(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
+        }
+        const local = join(dir, `${table}.parquet`);
+        if (unloaded.length === 0) await emptyParquet(db, table, local);
+        else await store.download(unloaded[0]!, local);
+        const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+        outputs.push({ table, key: outputKey(table, day), rows: Number(n), bytes: (await stat(local)).size, local });
+      }
+      const file = (t: TableName): string => sqlString(outputs.find((o) => o.table === t)!.local);
+      const [{ pings }] = (await queryRows<{ pings: bigint | null }>(db, `SELECT sum(pings) AS pings FROM read_parquet(${file('daily_episode_stats')})`)) as [{ pings: bigint | null }];
+      const duplicates: Record<string, number> = {};
+      for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'duplicate'`)) duplicates[r.source] = Number(r.records);
+      for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
+      return { pings: Number(pings ?? 0n), duplicates, outputs: [...outputs, input.runs], loaded: true };
+    } finally {
+      // The secret's file first, then the rest, each whatever failed before it. What is left goes with
+      // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
+      const failed: string[] = [];
+      let error = '';
+      const note = (err: unknown): void => { error ||= (err as Error).message.split('\n')[0]!; };
+      const remove = (key: string): Promise<void> => store.delete(key).catch((err: unknown) => { failed.push(key); note(err); });
+      if (secretKey) await remove(secretKey);
+      for (const key of await store.list(unloadPrefix).catch((err: unknown) => { note(err); return []; })) if (key !== secretKey) await remove(key);
+      if (error) run.log.warn('warehouse_rollup.cleanup_failed', { prefix: `${store.url}${unloadPrefix}`, failed, error });
+    }
+  }
+
+  rollupMonth(db: DuckDBConnection, month: string, days: MonthDay[], dir: string): Promise<OutputFile> {
+    return this.opts.month.rollupMonth(db, month, days, dir);
+  }
+
+  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (`statements`). */
+  async runInWarehouse(day: string, input: WarehouseRollup): Promise<void> {
+    const { output, store, target } = this.opts;
+    await this.opts.ensureTables();
+    // Each COPY's manifest, under unloadPrefix; none for no files.
+    const manifest = async (name: string, files: ReadonlyArray<{ key: string; size: number }>): Promise<string | null> => {
+      if (!files.length) return null;
+      const key = `${input.unloadPrefix}${name}.manifest`;
+      await store.put(key, Buffer.from(copyManifest(output, files)));
+      return key;
+    };
+    const manifests: RollupManifests = {
+      staged: await manifest('staged', input.staged.filter((f) => stagedFormatOf(f.key) === 2)),
+      format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
+      runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
+      secret: await manifest('viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
+      catalog: await manifest('episode-catalog', input.catalog ? [input.catalog] : []),
+    };
+    const { prepare, rollup } = RedshiftRollup.statements(target, output, day, input, manifests);
+    const session = await this.opts.batches.batch(prepare, `rollup of ${day}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
+    if (!session.sessionId) throw new RedshiftRollupError(`the Redshift Data API gave no session for the rollup of ${day}'s inputs (statement ${session.id}); run again`);
+    await this.opts.batches.batch(rollup, `rollup of ${day}`, { id: session.sessionId });
+  }
+
+  /**
+   * The day's two batches in one Data API session (a batch takes at most 40 statements):
+   * - `prepare`: the inputs COPYed into temporary tables: the day's staged Parquet (one COPY through a
+   *   manifest, whatever the number of files), the viewer key's secret, the episode catalog. Nothing a
+   *   reader sees; a run that dies after it leaves nothing (temporary tables go with the session).
+   * - `rollup`, one transaction: the rollup SQL (day-rollup-sql.ts: each table's day deleted, then
+   *   inserted), the day's daily_runs row COPYed, and each table's day UNLOADed as Parquet (Snappy, as
+   *   pingroll's own files) under `unloadPrefix`, from inside the transaction: what it writes is what
+   *   the transaction commits. One file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's
+   *   6.2 GB per file). Analysts see the old day or the new one.
+   */
+  static statements(target: { schema: string; iamRole: string }, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged'>, manifests: RollupManifests): { prepare: string[]; rollup: string[] } {
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const role = `IAM_ROLE '${target.iamRole}'`;
+    const tables = Object.fromEntries(TABLES.map((t) => [t, `${target.schema}.${t}`])) as Record<TableName, string>;
+    const catalog = manifests.catalog ? 'episode_catalog' : null;
+    return {
+      prepare: [
+        `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
+        ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        // Files staged before `platform` (format 1) have columns fewer, and COPY takes exactly a file's
+        // columns: into a table of theirs, then added with no platform or playhead.
+        ...(manifests.format1 ? [
+          `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
+          `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
+          `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+        ] : []),
+        // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
+        ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      ],
+      rollup: [
+        ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms, catalogTable: catalog }),
+        `DELETE FROM ${target.schema}.daily_runs WHERE day = '${day}'`,
+        `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
+        ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+      ],
+    };
+  }
+}
+
+/**
+ * An empty Parquet file of a table's columns (the registry's, made in a schema of the day's DuckDB
+ * the first time), for a table the warehouse UNLOADed no file of.
+ */
+async function emptyParquet(db: DuckDBConnection, table: TableName, file: string): Promise<void> {
+  const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 'unload_shapes'`)) as [{ n: bigint }];
+  if (n === 0n) {
+    await db.run('CREATE SCHEMA unload_shapes');
+    for (const d of DATASETS) await db.run(createTable(d, 'postgres', 'unload_shapes'));
+  }
+  await db.run(`COPY (SELECT * FROM unload_shapes.${table}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
+}

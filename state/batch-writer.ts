@@ -1,0 +1,52 @@
+/**
+ * How new data becomes part of the ledger: one protocol for a batch of parsed log objects and for a
+ * table's read. The intent first (should the run die before its commit, the next run removes the
+ * staging it names: Ledger.tidy), then the staging, then the fence (the run still holds its lock),
+ * the commit, and the batch folded into the day indexes (Ledger.compact). A commit that fails takes
+ * its staging back at once, so that retries never pile it up.
+ */
+import { batchKey, scanCommitKey, stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
+import type { ObjectStore } from './object-store/object-store.js';
+
+/** Puts a batch's staged files under `_staging/<id>/`; nothing is put before `intent` is written. */
+export type Stage = (intent: Promise<void>) => Promise<Record<string, StagedDay>>;
+
+export class BatchWriter {
+  /**
+   * @param fence throws when the run may no longer commit (it lost its lock)
+   * @param owner the shard of a sharded ingest that writes the batches (Ledger.tidy removes only its own)
+   */
+  constructor(private readonly store: ObjectStore, private readonly ledger: Ledger, private readonly fence: () => Promise<void>, private readonly owner?: string) {}
+
+  /** Stages a batch of parsed log objects and commits it. The intent is written while `stage` makes its last part. */
+  async commitBatch(batch: string, objects: InputObject[], stage: Stage): Promise<BatchCommit> {
+    const intent = this.ledger.intend(batch, batchKey(batch), this.owner);
+    let days: Record<string, StagedDay>;
+    try {
+      days = await stage(intent);
+    } finally {
+      await intent.catch(() => {});
+    }
+    const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
+    try {
+      await this.fence();
+      await this.ledger.commit(commit);
+    } catch (err) {
+      // Uncommitted, the staged files are nobody's.
+      for (const key of stagedFiles(days)) await this.store.delete(key).catch(() => {});
+      throw err;
+    }
+    await this.ledger.compact();
+    return commit;
+  }
+
+  /** Stages a table's read and commits it as the table's latest (`read` makes the commit of what was staged). */
+  async commitScan(scan: string, table: string, stage: Stage, read: (days: Record<string, StagedDay>) => TableScanCommit): Promise<TableScanCommit> {
+    await this.ledger.intend(scan, scanCommitKey(table, scan));
+    const commit = read(await stage(Promise.resolve()));
+    await this.fence();
+    commit.committedAt = new Date().toISOString();
+    await this.ledger.commitScan(commit);
+    return commit;
+  }
+}
