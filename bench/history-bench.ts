@@ -12,6 +12,7 @@
  * passes, medians, each against the 10k history measured in the same pass; and the listing alone (the
  * walk and a stat a file, in this process).
  */
+import { gitRevision } from '../infra/version.js';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
   for (const n of HISTORIES) await reset(dirs.get(n)!, n);
   const base = runs.get(HISTORIES[0]!)!;
   const lines = [
-    `history bench: ${passes} interleaved passes, medians; ${PER_DAY.toLocaleString('en')} log objects a day of history (PartitionedPrefix folders in a directory), its ledger compacted by day; node ${process.version}`,
+    `history bench: ${passes} interleaved passes, medians; ${PER_DAY.toLocaleString('en')} log objects a day of history (PartitionedPrefix folders in a directory), its ledger compacted by day. Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'}, node ${process.version}: \`node dist/bench/history-bench.js\``,
     '',
     '| objects of history | 100-new run s | vs 10k | no-op run s | vs 10k | objects listed (no-op) | parsed slices read (no-op) | the listing alone s | peak RSS MiB (100-new) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -40,6 +40,8 @@ import { SLICE_MS } from '../state/slices.js';
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
+import { gitRevision } from '../infra/version.js';
+import { availableParallelism } from 'node:os';
 import type { Stats } from '../test/support/synthetic-s3.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -430,7 +432,10 @@ async function main(): Promise<void> {
     await stopEndpoint(e);
     await rm(join(WORK, 'probe'), { recursive: true, force: true });
   }
-  const out: string[] = [];
+  const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
+  const out: string[] = [
+    `Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'} on ${availableParallelism()} cores, node ${process.version}: \`${[...env, 'make bench-scale'].join(' ')}\` (sizes ${sizes.map(fmt).join(', ')}; shards ${counts.join(', ')}).`, '',
+  ];
   if (sizes.some((s) => s > REAL_FIRST_MAX)) {
     process.stderr.write('checking a synthesized first state against a real run\n');
     out.push(await checkSynthesis(), '');
