@@ -7,8 +7,9 @@
  * The SQL that fills a dataset is written by hand beside its engine, and a test holds each engine's
  * output to the columns here (test/datasets/registry.test.ts).
  *
- * Columns load by position (Redshift's COPY, DuckDB's INSERT ... SELECT *), and a warehouse's tables
- * are made once (`CREATE TABLE IF NOT EXISTS`): a new column goes last.
+ * A warehouse's tables are made once (`CREATE TABLE IF NOT EXISTS`); a column added since is added at
+ * the table's end (the embedded warehouse does it itself, ddl.ts `addedColumns`, and loads by name;
+ * Redshift's COPY of Parquet matches by position): a new column goes last.
  *
  * No imports: the CDK app (deploy/, a package of its own) reads this file as it is.
  */

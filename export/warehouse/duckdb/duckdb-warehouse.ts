@@ -59,7 +59,8 @@ export class DuckDbWarehouse implements Warehouse {
       try {
         for (const f of files) {
           await db.run(`DELETE FROM ${f.table} WHERE ${f.dateColumn ?? 'day'} = DATE ${sqlString(day)}`);
-          await db.run(`INSERT INTO ${f.table} SELECT * FROM read_parquet(${sqlString(f.local)})`);
+          // By name: a table made before a column was added has it at its end (ddl.ts, addedColumns).
+          await db.run(`INSERT INTO ${f.table} BY NAME SELECT * FROM read_parquet(${sqlString(f.local)})`);
         }
         await db.run('COMMIT');
       } catch (err) {
@@ -120,7 +121,9 @@ export class DuckDbWarehouse implements Warehouse {
     try {
       if (existsSync(this.file)) await copyFile(this.file, next);
       await this.attached(next, async (db) => {
-        for (const sql of warehouseStatements('duckdb')) await db.run(sql);
+        // The tables and views; and the columns the registry added since the tables were made.
+        const existing = (await db.runAndReadAll(`SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns WHERE table_catalog = '${COPY}' AND table_schema = 'main'`)).getRowObjects() as Array<{ table: string; column: string }>;
+        for (const sql of warehouseStatements('duckdb', undefined, existing)) await db.run(sql);
         await fn(db);
       });
       await syncFile(next);

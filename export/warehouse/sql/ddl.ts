@@ -14,7 +14,7 @@
  * few rows a day: ALL (a copy on every node).
  */
 import { readFileSync } from 'node:fs';
-import { createTable, DATASETS } from '../../../datasets/registry.js';
+import { createTable, DATASETS, sqlType } from '../../../datasets/registry.js';
 import { projectFile } from '../../../lib/project-file.js';
 
 /** SQL statements of a file, split at semicolons that end a line; comments dropped. */
@@ -26,12 +26,30 @@ export function sqlStatements(text: string): string[] {
 /**
  * Tables then views. Redshift: in `schema`, with DISTSTYLE/DISTKEY/SORTKEY; DuckDB: no schema, no
  * distribution; PostgreSQL (where the tests run the rollup inside Redshift): the tables in `schema`,
- * without distribution, no views.
+ * without distribution, no views. `existing`: the columns the warehouse's tables have now (DuckDB):
+ * a column the registry added since a table was made is added to it (`addedColumns`), before the
+ * views that may name it.
  */
-export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll'): string[] {
-  const tables = DATASETS.map((d) => createTable(d, dialect, schema));
+export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll', existing: ReadonlyArray<{ table: string; column: string }> = []): string[] {
+  const tables = [...DATASETS.map((d) => createTable(d, dialect, schema)), ...addedColumns(existing, dialect, schema)];
   const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
   if (dialect === 'redshift') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables, `SET search_path TO ${schema}`, ...views];
   if (dialect === 'postgres') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables];
   return [...tables, ...views];
+}
+
+/**
+ * The registry's columns that tables made before them lack, as ALTER TABLE ... ADD COLUMN: at the
+ * table's end, and NULL in the rows loaded before (a day rolled up again gets them). So a column
+ * added to a published dataset goes last in the registry; the embedded warehouse loads by name.
+ */
+export function addedColumns(existing: ReadonlyArray<{ table: string; column: string }>, dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll'): string[] {
+  const has = new Map<string, Set<string>>();
+  for (const { table, column } of existing) (has.get(table) ?? has.set(table, new Set()).get(table)!).add(column);
+  const where = dialect === 'duckdb' ? '' : `${schema}.`;
+  return DATASETS.flatMap((d) => {
+    const columns = has.get(d.name);
+    if (!columns) return [];
+    return d.columns.filter((c) => !columns.has(c.name)).map((c) => `ALTER TABLE ${where}${d.name} ADD COLUMN ${c.name} ${sqlType(c.type)}`);
+  });
 }

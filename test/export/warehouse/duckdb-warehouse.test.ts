@@ -11,6 +11,7 @@ import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehou
 import { memoryLog } from '../../../lib/log.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
 import { dirConfig, rm, runDay, tempDir, tempRoots, writeObjects } from '../../support/job-fixture.js';
+import { DATASETS } from '../../../datasets/registry.js';
 
 const DAY = '2026-11-01';
 const root = tempRoots();
@@ -102,4 +103,32 @@ describe('the embedded warehouse', () => {
     expect(existsSync(`${file}.wal`)).toBe(false);
     expect(await next.query("SELECT records::INT AS n FROM daily_ingest_audit WHERE day = DATE '2026-10-31'")).toEqual([{ n: 7 }]);
   });
+
+  it('takes a column the registry added since its tables were made: added at the end (NULL in the rows before), and the day loads by name', async () => {
+    const r = root();
+    const file = join(r, 'wh.duckdb');
+    const sample = generateSample({ date: DAY, sessions: 40, seed: 5, recordsPerObject: 200 });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    // A warehouse of an older release: daily_series_stats without the registry's last column, nor a middle one.
+    const series = DATASETS.find((d) => d.name === 'daily_series_stats')!.columns.map((c) => c.name);
+    const [middle, last] = [series[3]!, series.at(-1)!];
+    const { DuckDBInstance } = await import('../../../lib/duckdb-engine.js');
+    const db = await (await DuckDBInstance.create(file)).connect();
+    // One row of an older day (the day's other rows go: the run loads them again).
+    await db.run('DELETE FROM daily_series_stats WHERE series_id <> (SELECT min(series_id) FROM daily_series_stats)');
+    await db.run(`UPDATE daily_series_stats SET day = DATE '2026-10-31'`);
+    for (const c of [middle, last]) await db.run(`ALTER TABLE daily_series_stats DROP COLUMN ${c}`);
+    db.closeSync();
+    // The next run adds both, and loads the day by name.
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const wh = new DuckDbWarehouse(file);
+    const columns = (await wh.query<{ name: string }>(`SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'daily_series_stats' ORDER BY ordinal_position`)).map((c) => c.name);
+    expect(columns).toEqual([...series.filter((c) => c !== middle && c !== last), middle, last]);
+    const rows = await wh.query<Record<string, unknown>>(`SELECT day::VARCHAR AS day, ${middle} AS m, ${last} AS l FROM daily_series_stats ORDER BY day, series_id`);
+    expect(rows[0]).toEqual({ day: '2026-10-31', m: null, l: null });
+    expect(rows.slice(1).length).toBeGreaterThan(0);
+    expect(rows.slice(1).every((row) => row.day === DAY && row.m !== null && row.l !== null)).toBe(true);
+  });
 });
+
