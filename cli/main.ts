@@ -17,7 +17,9 @@ import type { IngestCommandOptions } from './commands/ingest.js';
 import type { RollupOptions } from './commands/rollup.js';
 import type { BackfillCommandOptions } from './commands/backfill.js';
 import type { ReconcileCommandOptions } from './commands/reconcile.js';
+import type { CloseCommandOptions } from './commands/close.js';
 import { NotCompleteError, ProvisionalError, UnreadableObjectsError } from './exit-errors.js';
+import { CloseRefusedError, CloseUsageError } from '../state/closes.js';
 import { afterRun, observeSettings, type ObserveSettings } from '../infra/observe/after-run.js';
 import { MEASURED_COMMANDS, runFigures } from '../infra/observe/run-figures.js';
 
@@ -46,6 +48,7 @@ export function program(): Command {
     .description('ingest new log objects, roll up the day, write Parquet, manifest and warehouse rows (or, with --month, the month\'s monthly_series_stats)')
     .option('--date <YYYY-MM-DD>', 'the UTC day')
     .option('--month <YYYY-MM>', 'roll up the month (monthly_series_stats) instead of a day; the month must be over')
+    .option('--tz <Area/City>', "with --month: the month in this IANA time zone (default UTC)")
     .option('--dry-run', 'say what would be read and written; change nothing')
     .option('--no-ingest', 'roll up from what is staged (by pingroll ingest --shard): no listing, parsing or table scans')))
     .action(async (opts: ConfigOptions & RollupOptions) => (await import('./commands/rollup.js')).rollupCommand(configFrom(opts), opts));
@@ -125,13 +128,22 @@ export function program(): Command {
       print(`${wh.description}: tables and views are in place\n`);
     });
 
+  withConfigOptions(p.command('close')
+    .description("close a month (contract §9): freeze its figures as a statement, version 1; later pings of it are adjustments on the next month's")
+    .option('--month <YYYY-MM>', 'the month; every day of it must be complete')
+    .option('--tz <Area/City>', 'the IANA time zone the month is in (default UTC)')
+    .option('--reopen', 'issue the next version of a closed month, from everything staged now')
+    .option('--reason <text>', 'with --reopen: why, written down with the new version'))
+    .action(async (opts: ConfigOptions & CloseCommandOptions) => (await import('./commands/close.js')).closeCommand(configFrom(opts), opts));
+
   withConfigOptions(p.command('report')
     .description("the licensors' statement: minutes watched per series and share of the month")
     .option('--month <YYYY-MM>', 'the month')
+    .option('--tz <Area/City>', 'with --month: the month in this IANA time zone (default UTC)')
     .option('--date <YYYY-MM-DD>', 'with --html: the day')
     .option('--format <format>', 'table, csv or json', 'table')
     .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
-    .action(async (opts: ConfigOptions & { month?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
+    .action(async (opts: ConfigOptions & { month?: string; tz?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
 
   withConfigOptions(p.command('uniques')
     .description('exact unique viewers over a range of days, per series (or per episode of one series) and over all series')
@@ -210,11 +222,11 @@ export function reportFailure(err: unknown, debug: boolean): { code: number; lin
     const text = err.message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
     return say(2, `${text.charAt(0).toUpperCase()}${text.slice(1)}; run 'pingroll --help' for the commands and 'pingroll <command> --help' for their flags`);
   }
-  if (err instanceof NotCompleteError) return say(5, err.message);
+  if (err instanceof NotCompleteError || err instanceof CloseRefusedError) return say(5, err.message);
   if (err instanceof ProvisionalError) return say(6, err.message);
   if (err instanceof UnreadableObjectsError) return say(4, err.message);
   if (err instanceof LockHeldError) return say(3, err.message);
-  if (err instanceof ConfigError || err instanceof LocationError) return say(2, err.message);
+  if (err instanceof ConfigError || err instanceof LocationError || err instanceof CloseUsageError) return say(2, err.message);
   if ((err as NodeJS.ErrnoException).code === 'EPIPE') return { code: 0, line: null };
   if (debug) process.stderr.write(`${(err as Error).stack}\n`);
   return say(1, failureLine(err));

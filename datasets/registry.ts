@@ -37,9 +37,9 @@ export interface Dataset {
   /** What one row is, in words: the heading of its section in docs/analysts.md. */
   readonly row: string;
   /** The column it is partitioned by (`dt=` of the Parquet, the Glue projection's step, the warehouse's replace and sort key). */
-  readonly by: 'day' | 'month';
-  /** What makes its rows: a day's rollup, the day's run record, the month's rollup. */
-  readonly producer: 'day-rollup' | 'runs' | 'month-rollup';
+  readonly by: 'day' | 'month' | 'reported_month';
+  /** What makes its rows: a day's rollup, the day's run record, the month's rollup, a month's close, late pings of closed months. */
+  readonly producer: 'day-rollup' | 'runs' | 'month-rollup' | 'close' | 'adjustments';
   /** Redshift's distribution key; null: DISTSTYLE ALL (a few rows a day, a copy on every node). */
   readonly distKey: string | null;
   /** Rows only with PINGROLL_VIEWER_KEY (the viewer datasets). */
@@ -56,6 +56,7 @@ const viewers: Column = { name: 'viewers', type: 'bigint', doc: 'distinct viewer
 const minutes: Column = { name: 'minutes_watched', type: 'bigint', doc: 'distinct (session, UTC minute) pairs with a ping: a session watching during a minute counts one minute, however many pings it sent' };
 const first: Column = { name: 'first_ping_at', type: 'timestamp', doc: "the day's first ping (UTC, no zone)" };
 const last: Column = { name: 'last_ping_at', type: 'timestamp', doc: "the day's last ping (UTC, no zone)" };
+const tz: Column = { name: 'tz', type: 'text(64)', doc: 'the time zone the month is in (an IANA name; `UTC` unless `--tz` said another)' };
 const reached = (p: number): Column => ({ name: `reached_${p}`, type: 'bigint', nullable: true, doc: `sessions whose furthest playhead that day was at least ${p}% of the duration` });
 
 export const DATASETS = [
@@ -135,7 +136,30 @@ export const DATASETS = [
       { ...sessions, doc: 'distinct sessions over the whole month' },
       { ...viewers, doc: 'distinct viewers over the whole month: a viewer who watched on ten days is one viewer (not a sum of the daily rows)' },
       { ...minutes, doc: "the month's minutes watched (the sum of its days')" },
-      { name: 'days_watched', type: 'bigint', doc: 'days of the month with a ping of the series' }],
+      { name: 'days_watched', type: 'bigint', doc: 'days of the month with a ping of the series (local days, in a zone)' },
+      tz],
+  },
+  {
+    name: 'monthly_statements', grain: ['month', 'tz', 'version', 'series_id'], row: "a closed month's statement, one row per version and series", by: 'month', producer: 'close', distKey: 'series_id',
+    columns: [{ name: 'month', type: 'date', doc: "the month's first day (in `tz`)" }, tz,
+      { name: 'version', type: 'bigint', doc: 'the statement\'s version: 1 when the month is closed, one more at each reopen (`pingroll close --reopen`); a version never changes once issued' },
+      { name: 'closed_at', type: 'timestamp', doc: 'when this version was issued (UTC)' }, series,
+      { name: 'episodes', type: 'bigint', doc: 'distinct episodes watched in the month' },
+      { ...pings, doc: "the month's pings" }, { ...sessions, doc: 'distinct sessions over the month' },
+      { ...viewers, doc: 'distinct viewers over the month' }, { ...minutes, doc: "the month's minutes watched" },
+      { name: 'days_watched', type: 'bigint', doc: 'days of the month with a ping of the series' },
+      { name: 'share_of_month', type: 'double', doc: "the series' minutes over the month's, 0 to 1" }],
+  },
+  {
+    name: 'statement_adjustments', grain: ['reported_month', 'closed_month', 'tz', 'day', 'series_id', 'episode_id'], row: 'late pings of closed months, one row per month reported in, closed month, day, series and episode', by: 'reported_month', producer: 'adjustments', distKey: 'series_id',
+    columns: [{ name: 'reported_month', type: 'date', doc: 'the statement they are reported on: the first month after the closed one that is not closed (its first day)' },
+      { name: 'closed_month', type: 'date', doc: 'the closed month they belong to (its first day)' }, tz,
+      { ...day, doc: 'the UTC day of the pings (the day they are deduplicated in)' }, series, episode,
+      { ...pings, doc: 'pings not already counted in the closed figures: their key (ping id, else the record) was in none of the records the month was closed with' },
+      { ...sessions, doc: 'distinct sessions of those pings' }, { ...viewers, doc: 'distinct viewers of those pings' },
+      { ...minutes, doc: '(session, UTC minute) pairs of those pings that the closed figures of the episode did not count' },
+      { name: 'after_close_records', type: 'bigint', doc: 'valid pings that arrived for the closed month after it was closed (outcome `after_close`), duplicates included' },
+      { name: 'duplicates', type: 'bigint', doc: 'of `after_close_records`, how many were removed as duplicates (of each other, or of pings already counted)' }],
   },
 ] as const satisfies readonly Dataset[];
 

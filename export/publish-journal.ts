@@ -37,10 +37,14 @@ interface Journal {
   /** Keys to remove (the day's old rejects, when it has none now). */
   deletes: string[];
   /** The tables' files, as the warehouse loads them. */
-  tables: Array<{ table: OutputTable; key: string; stagedKey: string; rows: number; bytes: number; dateColumn?: 'day' | 'month' }>;
+  tables: Array<{ table: OutputTable; key: string; stagedKey: string; rows: number; bytes: number; dateColumn?: OutputFile['dateColumn']; zone?: string }>;
 }
 
-/** The journal of a publication: `dt=<day>` for a day, `month=YYYY-MM` for a month. */
+/** A journal's key, and a staged file's: `dt=<day>`, or another publication's name (`month=YYYY-MM[.zone]`, `close=...`, `adjust=...`). */
+const JOURNAL = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)\.json$/;
+const STAGED = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)\/[^/]+\//;
+
+/** The journal of a publication: `dt=<day>` for a day, `month=YYYY-MM` for a month (`.zone` in a zone), `close=`/`adjust=` for a statement and adjustments. */
 export function journalKey(name: string): string {
   return `${PUBLISH_PREFIX}${/^\d{4}-\d{2}-\d{2}$/.test(name) ? `dt=${name}` : name}.json`;
 }
@@ -76,7 +80,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
       const stagedKey = (f.stagedKey = prefix + f.key);
       puts.push(() => store.put(stagedKey, { file: f.local }));
       journal.moves.push({ from: stagedKey, to: f.key });
-      journal.tables.push({ table: f.table, key: f.key, stagedKey, rows: f.rows, bytes: f.bytes, ...(f.dateColumn ? { dateColumn: f.dateColumn } : {}) });
+      journal.tables.push({ table: f.table, key: f.key, stagedKey, rows: f.rows, bytes: f.bytes, ...(f.dateColumn ? { dateColumn: f.dateColumn } : {}), ...(f.zone ? { zone: f.zone } : {}) });
     }
     for (const o of files.others) {
       if (o.body === null) {
@@ -112,7 +116,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
  */
 export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWarehouse, workDir: string, log: Log): Promise<string[]> {
   const keys = await store.list(PUBLISH_PREFIX);
-  const journals = keys.filter((k) => /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|month=\d{4}-\d{2})\.json$/.test(k));
+  const journals = keys.filter((k) => JOURNAL.test(k));
   const repaired: string[] = [];
   const named = new Set<string>();
   for (const key of journals) {
@@ -130,7 +134,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
           // Staged files are moved away only after the load: if one is gone, the load already happened.
           if ((await store.size(t.stagedKey)) === null) break;
           await store.download(t.stagedKey, local);
-          files.push({ table: t.table, key: t.key, rows: t.rows, bytes: t.bytes, local, stagedKey: t.stagedKey, ...(t.dateColumn ? { dateColumn: t.dateColumn } : {}) });
+          files.push({ table: t.table, key: t.key, rows: t.rows, bytes: t.bytes, local, stagedKey: t.stagedKey, ...(t.dateColumn ? { dateColumn: t.dateColumn } : {}), ...(t.zone ? { zone: t.zone } : {}) });
         }
         if (files.length === journal.tables.length) await loadWarehouse(journal.day, files);
       } finally {
@@ -143,7 +147,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
   // Files staged by runs stopped before they wrote their journal: nothing refers to them.
   for (const key of keys) {
     if (journals.includes(key)) continue;
-    const m = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|month=\d{4}-\d{2})\/[^/]+\//.exec(key);
+    const m = STAGED.exec(key);
     if (m && !named.has(m[0])) await store.delete(key);
   }
   // What publications left of their folders (a directory output), so that this listing stays as short as what is pending.

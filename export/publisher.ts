@@ -5,6 +5,7 @@
  * made by a rollup engine (rollup/engine.ts) and a manifest made by `dayManifest`.
  */
 import type { Log } from '../lib/log.js';
+import { UTC, zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
@@ -112,12 +113,30 @@ export class DayPublisher {
   }
 
   /**
+   * Publishes a close (jobs/stages/close.ts) whole: its tables (the month's figures, its statements,
+   * the adjustments it freezes), then the close records (`others`, the month's own last).
+   */
+  async publishClose(name: string, tables: OutputFile[], others: Array<{ key: string; body: Buffer }>): Promise<void> {
+    const first = tables[0]!.key.match(/dt=(\d{4}-\d{2}-\d{2})/)![1]!;
+    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `close=${name}`, tables, others }, this.loadWarehouse, this.opts.fence);
+    await this.opts.catalog?.register(tables.map((t) => ({ table: t.table, dt: t.key.match(/dt=(\d{4}-\d{2}-\d{2})/)![1]! })));
+  }
+
+  /** Publishes the adjustments reported on a month's statement (`statement_adjustments`), replacing the month's. */
+  async publishAdjustments(month: string, file: OutputFile): Promise<void> {
+    const first = `${month}-01`;
+    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `adjust=${month}`, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
+    await this.opts.catalog?.register([{ table: file.table, dt: first }]);
+  }
+
+  /**
    * Publishes a month (`monthly_series_stats`) whole like a day: its Parquet at
    * `monthly_series_stats/dt=<month>-01/`, and its rows in the warehouse, in one transaction.
    */
   async publishMonth(month: string, file: OutputFile): Promise<void> {
     const first = `${month}-01`;
-    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal: `month=${month}`, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
+    const journal = `month=${month}${file.zone && file.zone !== UTC ? `.${zoneSlug(file.zone)}` : ''}`;
+    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
     await this.opts.catalog?.register([{ table: file.table, dt: first }]);
   }
 }

@@ -76,6 +76,10 @@ export interface Config {
   privacy: Privacy;
   /** Days a day's rejects are kept after it (`PINGROLL_REJECTS_RETENTION_DAYS`); null: kept for good. */
   rejectsRetentionDays: number | null;
+  /** Days after a month ends that the daily job closes it (`PINGROLL_CLOSE_AFTER_DAYS`, contract §9); null: only `pingroll close` does. */
+  closeAfterDays: number | null;
+  /** Days the staged pings, parsed keys and run state of a closed month's day are kept after it (`PINGROLL_RETENTION_DAYS`, contract §9); null: kept for good. */
+  retentionDays: number | null;
   /** The Glue database whose tables get each published day's partitions (`PINGROLL_GLUE_DATABASE`); needs the output on S3. */
   glueDatabase: string | null;
   /** The secret the viewer datasets' keys are made with (`PINGROLL_VIEWER_KEY`, rollup/viewer-key.ts); null: those datasets get no rows. */
@@ -181,6 +185,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     platforms: platformsFrom(env.PINGROLL_PLATFORMS),
     episodeCatalog: catalogLocationFrom(env.PINGROLL_EPISODE_CATALOG),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
+    closeAfterDays: env.PINGROLL_CLOSE_AFTER_DAYS ? wholeNumber(env.PINGROLL_CLOSE_AFTER_DAYS, 0, 'PINGROLL_CLOSE_AFTER_DAYS', 1, 3_650) : null,
+    retentionDays: env.PINGROLL_RETENTION_DAYS ? wholeNumber(env.PINGROLL_RETENTION_DAYS, 0, 'PINGROLL_RETENTION_DAYS', 1, 36_500) : null,
   };
   if (config.warehouse.kind === 'redshift') {
     // Redshift COPY reads the day's Parquet from S3: a directory output cannot feed it.

@@ -21,6 +21,7 @@ import { withRun } from './run.js';
 import { ingest, stagedByShards } from './stages/ingest.js';
 import { publishDay, publishMonth, settleStates } from './stages/publish.js';
 import { rollupDay, rollupMonth } from './stages/rollup.js';
+import { adjust } from './stages/adjust.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
   /** The range; with `stale`, optional limits to it. */
@@ -42,6 +43,8 @@ export interface BackfillSummary {
   done: string[];
   skipped: string[];
   failed: Array<{ day: string; error: string }>;
+  /** Days of closed months, not rolled up again (contract §9). */
+  closed: string[];
   /** With `stale`: stale days not published because they are today or later. */
   refused: string[];
   /** With `stale`: months rolled up again because days of theirs were (only months rolled up before, and over). */
@@ -71,7 +74,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('a backfill needs FROM and TO (or --stale)');
   const range = opts.from && opts.to ? daysBetween(opts.from, opts.to) : null;
   const run = randomUUID();
-  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [], settled: [] };
+  const summary: BackfillSummary = { run, days: 0, done: [], skipped: [], closed: [], failed: [], refused: [], months: [], pings: 0, parsedObjects: 0, scanned: [], consumedCapacity: 0, unreadable: [], settled: [] };
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
   return withRun(backends, { id: run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async (r) => {
@@ -123,6 +126,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
+          // A day of a closed month keeps its statement's figures: what arrived for it is an adjustment.
+          if (r.closes.covering(day).length) {
+            summary.closed.push(day);
+            return;
+          }
           if (!opts.force && await sameInputs(store, ledger, day, rekey, recatalog)) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
@@ -144,6 +152,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       });
     }
     await queue.onIdle();
+    if (summary.closed.length) log.info('day.closed', { days: summary.closed.sort(), reason: 'their months are closed: pings that arrived for them are reported as adjustments' });
+    await r.withEngine('adjust', config.memoryLimitMb, (db) => adjust(backends, r, db));
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
     summary.settled = await r.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
     // A stale day that is today or later is named, not published: its logs are still arriving.

@@ -5,6 +5,7 @@
  * next run of their day. The backends come from the composition root (infra/backends.ts).
  *
  *   lock (run.ts) → ingest (stages/ingest.ts) → roll up (stages/rollup.ts) → publish (stages/publish.ts)
+ *   → adjustments of closed months (stages/adjust.ts) → the months due to close (close.ts)
  */
 import { randomUUID } from 'node:crypto';
 import { manifestKey } from '../export/manifest.js';
@@ -15,7 +16,11 @@ import type { Log } from '../lib/log.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { dryRun } from './dry-run.js';
-import { withRun } from './run.js';
+import { withRun, type Run } from './run.js';
+import { adjust } from './stages/adjust.js';
+import { autoClose } from './close.js';
+import { ConfigError } from '../infra/config.js';
+import { UTC } from '../lib/time-zone.js';
 import { ingest, stagedByShards, type IngestSummary } from './stages/ingest.js';
 import { publishDay, settleStates, type PublishedDay } from './stages/publish.js';
 import { rollupDay } from './stages/rollup.js';
@@ -58,6 +63,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   }
   return withRun(backends, { id, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run: id, day }] }, (run) =>
     run.withEngine('day', config.memoryLimitMb, async (db) => {
+      refuseClosed(run, day);
       // A bad episode catalog stops the run here, before any work.
       await run.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
@@ -72,10 +78,22 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
       }], 2);
+      // What arrived for closed months: adjustments; then the months due to close.
+      await adjust(backends, run, db);
+      await autoClose(config, backends, run, db, opts.now ?? new Date());
       if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(backends.store, touched, new Set([day])) });
       return summary;
     }));
+}
+
+/** A day of a closed month is not rolled up again: its figures are its statement's (contract §9). */
+export function refuseClosed(run: Run, day: string): void {
+  const closes = run.closes.covering(day);
+  if (!closes.length) return;
+  const c = closes[0]!;
+  const zone = c.tz === UTC ? '' : ` --tz ${c.tz}`;
+  throw new ConfigError(`${day} belongs to ${c.month}${zone ? ` (${c.tz})` : ''}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month}${zone} --reopen --reason "..."`);
 }
 
 /** How many of `days` (that a run added records to) were published before and not by this run (`done`): each is stale until rolled up again. */

@@ -11,6 +11,8 @@
  * - `provisional`: a delivery day that can hold its records (D to D + late days) is still to have its
  *   final full listing (state/delivery-days.ts), or it has had it and the day's state is still to be
  *   published as complete (the next run that rolls up does it);
+ * - `closed`: its month is closed (contract §9): its figures are the statement's, and what arrives
+ *   for it is an adjustment;
  * - `complete`: published, every delivery day that can hold it listed in full for the last time, and
  *   everything found parsed and published.
  */
@@ -20,8 +22,9 @@ import type { Ledger } from '../state/ledger.js';
 import type { ListedDays } from '../state/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Quarantine } from '../state/quarantine.js';
+import type { Closes } from '../state/closes.js';
 
-export type DayState = 'complete' | 'provisional' | 'stale' | 'incomplete' | 'never run';
+export type DayState = 'complete' | 'provisional' | 'stale' | 'incomplete' | 'closed' | 'never run';
 
 export interface DayStatus {
   day: string;
@@ -33,12 +36,21 @@ export interface DayStatus {
   /** When a provisional day expects its last full listing (ISO); null otherwise. */
   finalAt: string | null;
   reason: string;
+  /** What keeps the day from being complete, whatever is published (unreadable objects, a missing table, listings to come); null: nothing. */
+  blocker: string | null;
 }
 
-export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, listed: ListedDays, day: string, now: Date): Promise<DayStatus> {
+export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, listed: ListedDays, day: string, now: Date, closes?: Closes): Promise<DayStatus> {
   const manifest = await readManifest(store, day);
   const inputs = await ledger.inputsFor(day);
-  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null, finalAt: null };
+  const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest?.missingTables ?? [], listed.waitingFor(day), now.getTime());
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
+  // A day of a closed month is what its statement says: late pings of it are adjustments.
+  const closed = closes?.covering(day) ?? [];
+  if (closed.length) {
+    const by = closed.map((x) => `${x.month}${x.tz === 'UTC' ? '' : ` (${x.tz})`}, version ${x.version} of ${x.closedAt.slice(0, 10)}`).join('; ');
+    return { ...base, state: 'closed', reason: `its month is closed: ${by}; pings that arrive for it are reported as adjustments` };
+  }
   if (!manifest) {
     const waiting = listed.waitingFor(day).filter((w) => !w.followed).map((w) => w.day);
     return { ...base, state: 'never run', reason: inputs.length ? `records of it are staged (${inputs.length} batches or scans); run make rollup DATE=${day}`
@@ -47,7 +59,6 @@ export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: 
   }
   const arrived = inputsChanged(manifest, inputs.map((i) => i.id));
   if (arrived !== null) return { ...base, state: 'stale', reason: `${arrived}; run make rollup-stale (or make rollup DATE=${day})` };
-  const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
   // Complete only once it is published so: its daily_runs row and manifest say the same as this.
   if (c.state === 'complete' && manifest.state !== undefined && manifest.state !== 'complete') {
     return { ...base, state: 'provisional', reason: `its final listings are done and found nothing more; the next run that rolls up (make rollup or make rollup-stale) publishes it as complete` };

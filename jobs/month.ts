@@ -7,7 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import type { Log } from '../lib/log.js';
-import { addDays, addMonths, daysFrom } from '../lib/utc-day.js';
+import { daysFrom } from '../lib/utc-day.js';
+import { UTC, utcDaysOfLocalMonth } from '../lib/time-zone.js';
+import { ConfigError } from '../infra/config.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { withRun } from './run.js';
@@ -15,19 +17,23 @@ import { ingest, type IngestSummary } from './stages/ingest.js';
 import { publishMonth } from './stages/publish.js';
 import { rollupMonth } from './stages/rollup.js';
 
-export interface MonthOptions { month: string; log: Log; waitSeconds?: number; now?: Date }
+export interface MonthOptions { month: string; tz?: string; log: Log; waitSeconds?: number; now?: Date }
 
 export async function runMonthRollup(config: Config, backends: Backends, opts: MonthOptions): Promise<IngestSummary & { run: string; series: number; days: number }> {
   const id = randomUUID();
   const { log, month } = opts;
-  const days = daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1));
+  const tz = opts.tz ?? UTC;
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  const days = daysFrom(from, to);
   const tables = new Map<string, MonthlyTable>();
   if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
-  return withRun(backends, { id, command: `rollup --month ${month}`, kind: 'month', log, waitSeconds: opts.waitSeconds, start: ['month.start', { run: id, month }] }, (run) =>
+  return withRun(backends, { id, command: `rollup --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}`, kind: 'month', log, waitSeconds: opts.waitSeconds, start: ['month.start', { run: id, month, tz }] }, (run) =>
     run.withEngine('month', config.memoryLimitMb, async (db) => {
+      const closed = run.closes.get(month, tz);
+      if (closed) throw new ConfigError(`${month}${tz === UTC ? '' : ` (${tz})`} is closed (version ${closed.version}, ${closed.closedAt.slice(0, 10)}): its figures are its statement's (pingroll report --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}); to change them: pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
       const { settle, ...ingested } = await ingest(config, backends, run, db, { now: opts.now, asked: days, tables: [...tables.values()] });
       await settle();
-      const published = await run.withFolder(`month-${month}`, async (dir) => publishMonth(run, month, await rollupMonth(backends, run, db, dir, month)));
+      const published = await run.withFolder(`month-${month}`, async (dir) => publishMonth(run, month, await rollupMonth(backends, run, db, dir, month, tz)));
       return { run: id, ...ingested, ...published };
     }));
 }

@@ -15,6 +15,7 @@ import { makeWorkDir } from '../lib/work-dir.js';
 import type { RunContext } from '../rollup/engine.js';
 import { loadEpisodeCatalog, type EpisodeCatalog } from '../rollup/episode-catalog.js';
 import { BatchWriter } from '../state/batch-writer.js';
+import { Closes } from '../state/closes.js';
 import { Ledger } from '../state/ledger.js';
 import { removeLeftovers } from '../state/leftovers.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
@@ -29,6 +30,8 @@ export interface Run extends RunContext {
   store: ObjectStore;
   ledger: Ledger;
   quarantine: Quarantine;
+  /** The closed months, as the run found them. */
+  closes: Closes;
   /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
   writer: BatchWriter;
   publisher: DayPublisher;
@@ -77,6 +80,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
     const ledger = await Ledger.load(store, { migrate: true });
     const quarantine = await Quarantine.load(store);
+    const closes = await Closes.load(store);
     const fence = (): Promise<void> => lock.assertHeld();
     const publisher = new DayPublisher({ run: id, store, warehouse, workDir: dir, log, fence, catalog: backends.catalog ?? null });
     // A day a killed run left half published is completed by the next run that holds the output alone.
@@ -85,8 +89,8 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
     if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
     let catalog: Promise<EpisodeCatalog | null> | null = null;
     return await fn({
-      id, log, fence, store, ledger, quarantine, publisher, dir, shard, version: codeVersion(),
-      writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined),
+      id, log, fence, store, ledger, quarantine, closes, publisher, dir, shard, version: codeVersion(),
+      writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined, closes),
       episodeCatalog: (db) => {
         const source = backends.episodes;
         if (!source) return Promise.resolve(null);

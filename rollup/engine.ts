@@ -13,6 +13,9 @@ import type { Log } from '../lib/log.js';
 import type { EpisodeCatalog } from './episode-catalog.js';
 import type { OutputFile } from './output-file.js';
 import type { Outcomes } from './rules.js';
+import type { DayAdjustment } from './engines/duckdb/adjustments.js';
+
+export type { DayAdjustment };
 
 /** A staged file of pings (output-relative key), its size, and where it is on this machine (null: not fetched). */
 export interface StagedFile { key: string; size: number; local: string | null }
@@ -60,6 +63,8 @@ export interface RollupEngine {
   readonly readsLocalFiles: boolean;
   /** Rolls `day` up; `db` is the day's own DuckDB connection (for the files it writes, whatever the engine). */
   rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay>;
-  /** Rolls a month up (`monthly_series_stats`) from its days' staged files, as a local Parquet file. */
-  rollupMonth(db: DuckDBConnection, month: string, days: MonthDay[], dir: string): Promise<OutputFile>;
+  /** The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from each closed day's counted and pending staged files. */
+  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile>;
+  /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
+  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile>;
 }

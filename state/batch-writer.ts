@@ -7,6 +7,7 @@
  */
 import { batchKey, scanCommitKey, stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
+import { lateKey, type Closes } from './closes.js';
 
 /** Puts a batch's staged files under `_staging/<id>/`; nothing is put before `intent` is written. */
 export type Stage = (intent: Promise<void>) => Promise<Record<string, StagedDay>>;
@@ -16,7 +17,17 @@ export class BatchWriter {
    * @param fence throws when the run may no longer commit (it lost its lock)
    * @param owner the shard of a sharded ingest that writes the batches (Ledger.tidy removes only its own)
    */
-  constructor(private readonly store: ObjectStore, private readonly ledger: Ledger, private readonly fence: () => Promise<void>, private readonly owner?: string) {}
+  constructor(private readonly store: ObjectStore, private readonly ledger: Ledger, private readonly fence: () => Promise<void>, private readonly owner?: string,
+    private readonly closes?: Closes) {}
+
+  /**
+   * Days of closed months the batch staged records for are marked first (`_state/late/dt=<day>`), so
+   * that their adjustments are made even if the run dies right after its commit; a batch that never
+   * commits leaves a mark that finds nothing.
+   */
+  private async markLate(days: Record<string, StagedDay>): Promise<void> {
+    for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await this.store.put(lateKey(day), Buffer.alloc(0));
+  }
 
   /** Stages a batch of parsed log objects and commits it. The intent is written while `stage` makes its last part. */
   async commitBatch(batch: string, objects: InputObject[], stage: Stage): Promise<BatchCommit> {
@@ -29,6 +40,7 @@ export class BatchWriter {
     }
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     try {
+      await this.markLate(days);
       await this.fence();
       await this.ledger.commit(commit);
     } catch (err) {

@@ -5,23 +5,41 @@ import { sqlString } from '../../lib/duckdb-engine.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
+import { zoneOption } from './close.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
 /** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
 export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
 
-/** The licensors' statement of a month: minutes watched per series and each one's share, and the days it lacks. */
-export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null): string {
+/** A closed month's statement, as the warehouse holds it (monthly_statements): its version and when it was issued. */
+export interface ClosedStatement { version: number; closedAt: string }
+
+/** Late pings of closed months reported on this statement (statement_adjustments), per closed month and series. */
+export interface AdjustmentRow { closed_month: string; series_id: string; pings: number; minutes_watched: number }
+
+/** The licensors' statement of a month: minutes watched per series and each one's share, the adjustments to earlier months it reports, and the days it lacks. */
+export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null,
+  extra: { tz?: string; closed?: ClosedStatement | null; adjustments?: AdjustmentRow[] } = {}): string {
   const total = rows.reduce((n, r) => n + r.minutes_watched, 0);
-  const lines = [`Minutes watched, ${month} (UTC), from ${source}`, '',
-    `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'days'.padStart(5)}`];
+  const zone = extra.tz ?? 'UTC';
+  const lines = [extra.closed
+    ? `Statement of ${month} (${zone}), version ${extra.closed.version}, closed ${extra.closed.closedAt}: these figures do not change; from ${source}`
+    : `Minutes watched, ${month} (${zone}), from ${source}`, '',
+  `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'days'.padStart(5)}`];
   for (const r of rows) {
     lines.push(`${r.series_id.padEnd(32)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${(r.share_of_month * 100).toFixed(2).padStart(7)}% ${String(r.days_watched).padStart(5)}`);
   }
   lines.push(`${'total'.padEnd(32)} ${total.toLocaleString('en').padStart(14)} ${rows.length ? '100.00%' : '-'.padStart(8)}`);
   if (rows.length === 0) lines.push('', `(no rows for ${month}: roll its days up first, e.g. make backfill FROM=${month}-01 TO=...)`);
-  if (completeness) {
+  const adjustments = extra.adjustments ?? [];
+  if (adjustments.length) {
+    lines.push('', `Adjustments to earlier months (late pings of closed months, reported on this statement; their own statements do not change):`, '',
+      `${'month'.padEnd(8)} ${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'pings'.padStart(10)}`);
+    for (const a of adjustments) lines.push(`${a.closed_month.slice(0, 7).padEnd(8)} ${a.series_id.padEnd(32)} ${a.minutes_watched.toLocaleString('en').padStart(14)} ${a.pings.toLocaleString('en').padStart(10)}`);
+    lines.push(`${'total'.padEnd(41)} ${adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en').padStart(14)} ${adjustments.reduce((n, a) => n + a.pings, 0).toLocaleString('en').padStart(10)}`);
+  }
+  if (completeness && !extra.closed) {
     const c = completeness;
     lines.push('', c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
       ? `All ${c.days} days of ${month} so far are published complete.`
@@ -52,9 +70,16 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-/** The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break). */
-export function statementCsv(rows: StatementRow[]): string {
-  return csvText(['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched'], rows.map((r) => [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched]));
+/**
+ * The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break): the
+ * month's rows (`kind` month), then the adjustments to earlier months it reports (`kind` adjustment,
+ * `of_month` the closed month; no share or days).
+ */
+export function statementCsv(rows: StatementRow[], adjustments: AdjustmentRow[] = []): string {
+  return csvText(['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched', 'kind', 'of_month'], [
+    ...rows.map((r) => [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched, 'month', null]),
+    ...adjustments.map((a) => [a.series_id, a.minutes_watched, null, a.pings, null, 'adjustment', a.closed_month.slice(0, 7)]),
+  ]);
 }
 
 /** A header and rows as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break; CRLF line ends). */
@@ -63,43 +88,75 @@ export function csvText(header: string[], rows: Array<Array<string | number | nu
   return [header.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
 }
 
-/** `pingroll report --month YYYY-MM [--format table|csv|json]`: the licensors' statement from the configured warehouse. */
-export async function reportCommand(config: Config, opts: { month?: string; format?: string; date?: string; html?: string }, now = new Date()): Promise<string> {
+/**
+ * `pingroll report --month YYYY-MM [--tz Z] [--format table|csv|json]`: the licensors' statement from
+ * the configured warehouse: a closed month's issued statement (its latest version), or an open
+ * month's figures so far; and the adjustments to earlier months reported on it.
+ */
+export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string }, now = new Date()): Promise<string> {
   if (opts.html !== undefined) return htmlReportCommand(config, opts);
   const month = opts.month;
   if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
+  const tz = zoneOption(opts.tz);
   const format = (opts.format ?? 'table') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
-    // A report only reads: it creates nothing, in either warehouse (a missing table is said, not made).
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
-    type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
-    const read = (sql: string): Promise<Row[]> => (wh as DuckDbWarehouse | RedshiftWarehouse).query<Row>(sql);
-    // The month's own table, once the month is rolled up (pingroll rollup --month); until then the
-    // daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
-    let rows = await read(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
-       FROM ${schema}monthly_series_stats WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`).catch(() => [] as Row[]);
-    let source = `${wh.description} (monthly_series_stats)`;
-    if (rows.length === 0) {
-      rows = await read(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
-       WHERE month = DATE ${sqlString(month + '-01')} ORDER BY minutes_watched DESC, series_id`);
-      source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
-    }
+    const s = await monthStatement(wh as DuckDbWarehouse | RedshiftWarehouse, schema, month, tz);
     // daily_runs, where the warehouse has it (one not loaded since it came has not).
     const next = addMonths(`${month}-01`, 1);
-    const runs = await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
+    const runs = s.closed ? null : await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
       `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
       .catch(() => null);
-    const statement = rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: Number(r.pings), days_watched: Number(r.days_watched) }));
     const completeness = runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
-    if (format === 'csv') return statementCsv(statement);
-    if (format === 'json') return JSON.stringify({ month, source, rows: statement, completeness }, null, 2) + '\n';
-    return formatStatement(month, statement, source, completeness);
+    if (format === 'csv') return statementCsv(s.rows, s.adjustments);
+    if (format === 'json') return JSON.stringify({ month, tz, source: s.source, closed: s.closed, rows: s.rows, adjustments: s.adjustments, completeness }, null, 2) + '\n';
+    return formatStatement(month, s.rows, s.source, completeness, { tz, closed: s.closed, adjustments: s.adjustments });
   } finally {
     await wh.close();
   }
+}
+
+/** A warehouse that answers queries (both do). */
+type Readable = DuckDbWarehouse | RedshiftWarehouse;
+
+/**
+ * A month's statement from the warehouse, in SQL that runs on DuckDB, PostgreSQL and Redshift: the
+ * latest issued version when the month is closed in `tz`; else its monthly_series_stats in `tz`; else
+ * (UTC) the daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
+ * With the adjustments reported on it, per closed month and series.
+ */
+export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null }> {
+  type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
+  const first = sqlString(`${month}-01`);
+  const zone = sqlString(tz);
+  const rowsOf = (r: Row[]): StatementRow[] => r.map((x) => ({ series_id: x.series_id, minutes_watched: Number(x.minutes_watched), share_of_month: Number(x.share_of_month), pings: Number(x.pings), days_watched: Number(x.days_watched) }));
+  // A table a warehouse does not have yet (loaded before it came) has no rows.
+  const none = <T>(q: Promise<T[]>): Promise<T[]> => q.catch(() => [] as T[]);
+  const versions = await none(wh.query<{ version: bigint | number; closed_at: string }>(
+    `SELECT version, CAST(MAX(closed_at) AS VARCHAR(32)) AS closed_at FROM ${schema}monthly_statements WHERE month = DATE ${first} AND tz = ${zone} GROUP BY version ORDER BY version DESC`));
+  const adjustments = (await none(wh.query<{ closed_month: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
+    `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched FROM ${schema}statement_adjustments
+     WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0) GROUP BY closed_month, series_id ORDER BY closed_month, series_id`)))
+    .map((a) => ({ closed_month: String(a.closed_month), series_id: a.series_id, pings: Number(a.pings), minutes_watched: Number(a.minutes_watched) }));
+  if (versions.length) {
+    const v = Number(versions[0]!.version);
+    const rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_statements
+      WHERE month = DATE ${first} AND tz = ${zone} AND version = ${v} ORDER BY minutes_watched DESC, series_id`);
+    return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: { version: v, closedAt: String(versions[0]!.closed_at).replace(' ', 'T').slice(0, 19) + 'Z' } };
+  }
+  let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
+     FROM ${schema}monthly_series_stats WHERE month = DATE ${first} AND COALESCE(tz, 'UTC') = ${zone} ORDER BY minutes_watched DESC, series_id`));
+  let source = `${wh.description} (monthly_series_stats)`;
+  if (rows.length === 0 && tz !== 'UTC') throw new ConfigError(`${month} in ${tz} is not rolled up: run pingroll rollup --month ${month} --tz ${tz} first (daily rows are UTC days)`);
+  if (rows.length === 0) {
+    rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
+     WHERE month = DATE ${first} ORDER BY minutes_watched DESC, series_id`);
+    source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
+  }
+  return { rows: rowsOf(rows), adjustments, source, closed: null };
 }
 
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */

@@ -5,9 +5,11 @@ import { runMonthRollup } from '../../jobs/month.js';
 import { addDays, addMonths } from '../../lib/utc-day.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
+import { zoneOption } from './close.js';
+import { localMonthMs, UTC } from '../../lib/time-zone.js';
 
 /** `ingest` is commander's --no-ingest: false when given. */
-export interface RollupOptions { date?: string; month?: string; dryRun?: boolean; rescan?: boolean; ingest?: boolean }
+export interface RollupOptions { date?: string; month?: string; tz?: string; dryRun?: boolean; rescan?: boolean; ingest?: boolean }
 
 /** `pingroll rollup --date D`: the daily job for one UTC day; one summary line on stdout. */
 export async function rollupCommand(config: Config, opts: RollupOptions): Promise<void> {
@@ -15,6 +17,7 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
     if (opts.ingest === false) throw new ConfigError('--no-ingest is for a day (--date); a month is rolled up from its days');
     return rollupMonthCommand(config, opts);
   }
+  if (opts.tz !== undefined) throw new ConfigError('--tz is for a month (--month): daily tables are UTC days');
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
   const day = pastDay(opts.date);
   const log = makeLog();
@@ -33,10 +36,12 @@ async function rollupMonthCommand(config: Config, opts: RollupOptions): Promise<
   const month = opts.month!;
   if (opts.date) throw new ConfigError('give --date or --month, not both');
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
+  const tz = zoneOption(opts.tz);
   // Its last day must be over, as for a day: the licensors' month is final only then.
-  pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);
+  if (tz === UTC) pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);
+  else if (localMonthMs(month, tz).endMs > Date.now()) throw new ConfigError(`--month=${month} in ${tz} is not over yet: roll a month up once its last day has ended there`);
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, log, waitSeconds: config.waitSeconds }));
-  process.stdout.write(`${month}: monthly_series_stats ${s.series} rows from ${s.days} days; ${s.parsedObjects} newly parsed objects\n`);
+  const s = await withBackends(config, log, (backends) => runMonthRollup(config, backends, { month, tz, log, waitSeconds: config.waitSeconds }));
+  process.stdout.write(`${month}${tz === UTC ? '' : ` (${tz})`}: monthly_series_stats ${s.series} rows from ${s.days} days; ${s.parsedObjects} newly parsed objects\n`);
   if (s.unreadable.length) throw unreadableError(config.output.url, s.unreadable);
 }

@@ -5,6 +5,7 @@ import { daysBetween } from '../../jobs/backfill.js';
 import { Ledger } from '../../state/ledger.js';
 import { Quarantine } from '../../state/quarantine.js';
 import { ListedDays } from '../../state/listing-state.js';
+import { Closes } from '../../state/closes.js';
 import { addDays } from '../../lib/utc-day.js';
 
 /**
@@ -20,10 +21,12 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   if (to < from) throw new ConfigError(`--from=${from} is after --to=${to}`);
   const store = await objectStoreAt(config.output, config);
   await store.check?.();
-  const [ledger, quarantine, listed] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule)]);
+  const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
   const statuses: DayStatus[] = [];
-  for (const day of daysBetween(from, to)) statuses.push(await dayStatus(store, ledger, quarantine, listed, day, now));
-  const verdict = statuses.every((s) => s.state === 'complete') ? 'complete' : statuses.every((s) => s.state === 'complete' || s.state === 'provisional') ? 'provisional' : 'attention';
+  for (const day of daysBetween(from, to)) statuses.push(await dayStatus(store, ledger, quarantine, listed, day, now, closes));
+  // A closed day is final: as good as complete.
+  const final = (s: DayStatus): boolean => s.state === 'complete' || s.state === 'closed';
+  const verdict = statuses.every(final) ? 'complete' : statuses.every((s) => final(s) || s.state === 'provisional') ? 'provisional' : 'attention';
   if (opts.json) return { text: statuses.map((s) => JSON.stringify(s)).join('\n') + '\n', verdict };
   const lines = [`${'day'.padEnd(10)}  ${'state'.padEnd(10)}  ${'published at'.padEnd(20)}  ${'pings'.padStart(10)}  reason`];
   for (const s of statuses) {

@@ -26,7 +26,7 @@ export interface CatalogTable {
 
 /** Every published dataset, as the registry declares it (no list of columns of its own here). */
 export const CATALOG_TABLES: CatalogTable[] = DATASETS.map((d) => ({
-  name: d.name, every: d.by === 'month' ? 'MONTHS' : 'DAYS', columns: d.columns.map((c) => [c.name, glueType(c.type)]),
+  name: d.name, every: d.by === 'day' ? 'DAYS' : 'MONTHS', columns: d.columns.map((c) => [c.name, glueType(c.type)]),
 }));
 
 export interface CatalogProps {

@@ -8,7 +8,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayRejects, rejectsKey } from '../../export/day-rejects.js';
 import { dayManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
-import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
+import { daysFrom } from '../../lib/utc-day.js';
+import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { MonthDay } from '../../rollup/engine.js';
 import type { OutputFile } from '../../rollup/output-file.js';
@@ -53,12 +54,13 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
   return { day, outputs: rolled.outputs, loaded: rolled.loaded, rejects, manifest };
 }
 
-/** Rolls a month (`monthly_series_stats`) up from every day of it that has staged data. */
-export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string): Promise<{ file: OutputFile; days: number }> {
+/** Rolls a month of `tz` (`monthly_series_stats`) up from every UTC day that can hold it and has staged data. */
+export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string, tz = UTC): Promise<{ file: OutputFile; days: number }> {
   const days: MonthDay[] = [];
-  for (const day of daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1))) {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  for (const day of daysFrom(from, to)) {
     const inputs = await gatherDay(backends.store, run.ledger, day, dir);
     if (inputs.sources.batches.length) days.push({ day, files: inputs.staged.map((f) => f.local!), outcomes: inputs.outcomes });
   }
-  return { file: await backends.rollup.rollupMonth(db, month, days, dir), days: days.length };
+  return { file: await backends.rollup.rollupMonth(db, month, tz, days, dir), days: days.length };
 }

@@ -25,7 +25,8 @@ describe('the dataset registry', () => {
     const config = dirConfig(r, { PINGROLL_VIEWER_KEY: 'registry-test-key-0123456789' });
     for (const day of days) await runDay(config, { day, log: memoryLog() });
     await onBackends(config, memoryLog(), (b) => b, (b) => runMonthRollup(config, b, { month: '2026-10', log: memoryLog() }));
-    for (const d of DATASETS as readonly Dataset[]) {
+    // A close's datasets (monthly_statements, statement_adjustments) are held to the registry where a month is closed: test/jobs/close.test.ts.
+    for (const d of (DATASETS as readonly Dataset[]).filter((x) => x.producer !== 'close' && x.producer !== 'adjustments')) {
       const dt = d.by === 'month' ? '2026-10-01' : '2026-10-31';
       const described = await query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${join(r, 'out', d.name, `dt=${dt}`, 'part-00000.parquet')}', hive_partitioning = false)`);
       expect(described.map((c) => [c.column_name, c.column_type]), d.name).toEqual(d.columns.map((c) => [c.name, duckdbType(c.type)]));

@@ -41,7 +41,7 @@ describe('monthly_series_stats', () => {
 
     // The same statement as CSV and JSON, for spreadsheets and programs.
     const csv = await reportCommand(config, { month: '2026-10', format: 'csv' }, new Date('2026-11-05T00:00:00Z'));
-    expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched');
+    expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched,kind,of_month');
     expect(csv.trim().split('\r\n')).toHaveLength(want.length + 1);
     const json = JSON.parse(await reportCommand(config, { month: '2026-10', format: 'json' }, new Date('2026-11-05T00:00:00Z')));
     expect(json.rows.map((x: { series_id: string; minutes_watched: number; days_watched: number }) => [x.series_id, x.minutes_watched, x.days_watched]).sort())

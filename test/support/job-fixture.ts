@@ -10,6 +10,7 @@ import { runBackfill, type BackfillOptions, type BackfillSummary } from '../../j
 import { runDailyJob, type JobOptions, type JobSummary } from '../../jobs/daily.js';
 import { runReconcile, type ReconcileOptions, type ReconcileSummary } from '../../jobs/reconcile.js';
 import { runIngestJob, type IngestJobOptions, type IngestJobSummary } from '../../jobs/ingest.js';
+import { runClose, type CloseOptions } from '../../jobs/close.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { objectBody, type LogObject } from '../../tools/sample/access-log-generator.js';
 
@@ -110,6 +111,11 @@ export function runIngest(config: Config, opts: IngestJobOptions, wrap: Wrap = (
 /** `pingroll reconcile` on the configured backends. */
 export function runReconcileDays(config: Config, opts: ReconcileOptions, wrap: Wrap = (b) => b): Promise<ReconcileSummary> {
   return onBackends(config, opts.log, wrap, (b) => runReconcile(config, b, opts));
+}
+
+/** `pingroll close` on the configured backends. */
+export function runCloseMonth(config: Config, opts: CloseOptions, wrap: Wrap = (b) => b): Promise<Awaited<ReturnType<typeof runClose>>> {
+  return onBackends(config, opts.log, wrap, (b) => runClose(config, b, opts));
 }
 
 type StoreOp = 'get' | 'put' | 'move' | 'list';

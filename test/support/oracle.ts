@@ -253,3 +253,38 @@ export function viewerKeyFor(secret: string, viewer: string): string {
   const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
   return sha(`pingroll viewer key id\n${secret}`).slice(0, 8) + sha(secret + viewer).slice(0, 24);
 }
+
+export interface AdjustmentRow {
+  day: string; series_id: string; episode_id: string; pings: number; sessions: number; viewers: number; minutes_watched: number; after_close_records: number; duplicates: number;
+}
+
+/**
+ * The adjustments of a closed day (contract §9), from what the month was closed with (`counted`) and
+ * what came after (`late`): the late pings whose key no counted ping had, one survivor each; their
+ * (session, minute) pairs that the closed figures of the episode did not have. `inMonth`: whether an
+ * event time is in the closed month (a zone's month need not hold the whole UTC day).
+ */
+export function expectedAdjustments(counted: TruthRecord[], late: TruthRecord[], day: string, inMonth: (ms: number) => boolean = () => true): AdjustmentRow[] {
+  const closed = survivors(counted, day);
+  const closedKeys = new Set(counted.filter((r) => r.day === day && r.outcome === 'ping').map((r) => r.dedupeKey!));
+  const lateDay = late.filter((r) => r.day === day && r.outcome === 'ping' && inMonth(r.eventTimeMs));
+  const fresh = survivors(late.filter((r) => r.day === day && r.outcome === 'ping' && !closedKeys.has(r.dedupeKey!)), day).filter((r) => inMonth(r.eventTimeMs));
+  const pair = (r: TruthRecord): string => `${r.session}\u0000${Math.floor(r.eventTimeMs / 60000)}`;
+  const ep = (r: TruthRecord): string => `${r.series}\u0000${r.episode}`;
+  const rows = new Map<string, AdjustmentRow>();
+  for (const r of lateDay) {
+    const row = rows.get(ep(r)) ?? { day, series_id: r.series!, episode_id: r.episode!, pings: 0, sessions: 0, viewers: 0, minutes_watched: 0, after_close_records: 0, duplicates: 0 };
+    row.after_close_records++;
+    rows.set(ep(r), row);
+  }
+  for (const [k, row] of rows) {
+    const mine = fresh.filter((r) => ep(r) === k);
+    const had = new Set(closed.filter((r) => ep(r) === k && inMonth(r.eventTimeMs)).map(pair));
+    row.pings = mine.length;
+    row.sessions = new Set(mine.map((r) => r.session)).size;
+    row.viewers = new Set(mine.map((r) => r.user ?? `session:${r.session}`)).size;
+    row.minutes_watched = new Set(mine.map(pair).filter((p) => !had.has(p))).size;
+    row.duplicates = row.after_close_records - row.pings;
+  }
+  return [...rows.values()].sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.episode_id < b.episode_id ? -1 : 1));
+}

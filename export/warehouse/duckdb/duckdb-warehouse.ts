@@ -58,7 +58,7 @@ export class DuckDbWarehouse implements Warehouse {
       await db.run('BEGIN TRANSACTION');
       try {
         for (const f of files) {
-          await db.run(`DELETE FROM ${f.table} WHERE ${f.dateColumn ?? 'day'} = DATE ${sqlString(day)}`);
+          await db.run(`DELETE FROM ${f.table} WHERE ${f.dateColumn ?? 'day'} = DATE ${sqlString(day)}${f.zone ? ` AND coalesce(tz, 'UTC') = ${sqlString(f.zone)}` : ''}`);
           // By name: a table made before a column was added has it at its end (ddl.ts, addedColumns).
           await db.run(`INSERT INTO ${f.table} BY NAME SELECT * FROM read_parquet(${sqlString(f.local)})`);
         }

@@ -139,9 +139,9 @@ export class RedshiftWarehouse implements Warehouse {
    * under names beginning with `_` or `.` when it lists a location, and the staged files sit under
    * `_state/`; a manifest names each file outright, so no listing rule applies (docs/running-on-aws.md).
    */
-  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey' | 'dateColumn'>>): string[] {
+  static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey' | 'dateColumn' | 'zone'>>): string[] {
     return files.flatMap((f) => [
-      `DELETE FROM ${cfg.schema}.${f.table} WHERE ${f.dateColumn ?? 'day'} = '${day}'`,
+      `DELETE FROM ${cfg.schema}.${f.table} WHERE ${f.dateColumn ?? 'day'} = '${day}'${f.zone ? ` AND COALESCE(tz, 'UTC') = '${f.zone}'` : ''}`,
       `COPY ${cfg.schema}.${f.table} FROM 's3://${output.bucket}/${output.prefix}${RedshiftWarehouse.manifestKey(day, f)}' IAM_ROLE '${cfg.iamRole}' FORMAT AS PARQUET MANIFEST`,
     ]);
   }

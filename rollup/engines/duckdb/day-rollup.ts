@@ -17,6 +17,34 @@ import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { COMPLETION_THRESHOLDS, platformSql, TABLES, type RollupSettings, type TableName } from '../../rules.js';
 
+/**
+ * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
+ * above 2^40 rows, and its row number; and `file_no`, the file's place alone.
+ */
+export function stagedRows(stagedFiles: readonly string[]): string {
+  return stagedFiles.length
+    // By name, with the staged shape's every column: files of staged format 1 have no `platform`
+    // (NULL), and where all of a day's are of it, no file has the column at all.
+    ? `(SELECT *, file_index::BIGINT AS file_no, (file_index::BIGINT << 40) | file_row_number AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], file_row_number = true, union_by_name = true)
+        UNION ALL BY NAME SELECT *, NULL::BIGINT AS file_no, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`
+    // No ping staged for the day: an empty relation of the staged shape.
+    : `(SELECT *, NULL::BIGINT AS file_no, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`;
+}
+
+/** The staged rows of `day` (a relation of `stagedRows`) that survive the day's dedupe (contract §4), every column kept. */
+export function survivorsSql(files: string, day: string): string {
+  const dayStart = dayStartMs(day);
+  const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
+  const key = 'coalesce(ping_id, natural_key)';
+  return `(WITH repeated AS (SELECT hash(${key}) AS h FROM ${files} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
+    losers AS (
+      SELECT rowid FROM (
+        SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+        FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
+      ) WHERE rn > 1)
+    SELECT * FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay})`;
+}
+
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */
   tables: Record<TableName, string>;
@@ -35,13 +63,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
   // faster than a (filename, row) struct (the dedupe statement: 233 ms against 245 ms, medians of 12
   // interleaved runs).
-  const files = stagedFiles.length
-    // By name, with the staged shape's every column: files of staged format 1 have no `platform`
-    // (NULL), and where all of a day's are of it, no file has the column at all.
-    ? `(SELECT *, (file_index::BIGINT << 40) | file_row_number AS rowid FROM read_parquet([${stagedFiles.map(sqlString).join(', ')}], file_row_number = true, union_by_name = true)
-        UNION ALL BY NAME SELECT *, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`
-    // No ping staged for the day: an empty relation of the staged shape.
-    : `(SELECT *, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`;
+  const files = stagedRows(stagedFiles);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks

@@ -8,6 +8,8 @@ import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
+import { adjustDay, type DayAdjustment } from './adjustments.js';
+import { emptyOf } from '../../output-file.js';
 
 export class DuckDbRollup implements RollupEngine {
   readonly name = 'duckdb';
@@ -26,8 +28,15 @@ export class DuckDbRollup implements RollupEngine {
     return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: [...outputs, input.runs], loaded: false };
   }
 
-  async rollupMonth(db: DuckDBConnection, month: string, days: MonthDay[], dir: string): Promise<OutputFile> {
-    const table = await rollupMonth(db, month, days);
-    return writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month');
+  async adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile> {
+    await db.run('DROP TABLE IF EXISTS adjustments');
+    for (const d of days) await adjustDay(db, d, 'adjustments');
+    const rows = days.length ? 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id' : emptyOf('statement_adjustments');
+    return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
+  }
+
+  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile> {
+    const table = await rollupMonth(db, month, days, tz);
+    return writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz);
   }
 }

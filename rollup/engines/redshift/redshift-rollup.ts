@@ -18,7 +18,7 @@ import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
-import type { DayInput, MonthDay, RollupEngine, RolledUpDay, RunContext } from '../../engine.js';
+import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RunContext } from '../../engine.js';
 import { outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { copyManifest } from './copy-manifest.js';
@@ -70,7 +70,7 @@ export interface RedshiftRollupOptions {
   settings: RollupSettings;
   /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
   ensureTables: () => Promise<void>;
-  /** The engine months are rolled up by. */
+  /** The engine months (and adjustments) are rolled up by. */
   month: RollupEngine;
 }
 
@@ -147,8 +147,12 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  rollupMonth(db: DuckDBConnection, month: string, days: MonthDay[], dir: string): Promise<OutputFile> {
-    return this.opts.month.rollupMonth(db, month, days, dir);
+  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile> {
+    return this.opts.month.adjust(db, reportedMonth, days, dir);
+  }
+
+  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile> {
+    return this.opts.month.rollupMonth(db, month, tz, days, dir);
   }
 
   /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (`statements`). */

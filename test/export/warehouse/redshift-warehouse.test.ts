@@ -66,12 +66,12 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the registry\'s tables in its column order, sorted by day (the monthly one by month), distributed by series (the small ones to every node), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    expect(DATASETS).toHaveLength(12);
+    expect(DATASETS).toHaveLength(14);
     for (const d of DATASETS) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${d.name} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
       expect(body.split(',\n').map((l) => l.trim().split(/\s+/)[0])).toEqual(d.columns.map((c) => c.name));
-      expect(create).toMatch(d.name === 'monthly_series_stats' ? /DISTKEY \(series_id\) SORTKEY \(month\)$/ : ['daily_ingest_audit', 'daily_hourly_stats', 'daily_runs'].includes(d.name) ? /DISTSTYLE ALL SORTKEY \(day\)$/ : /DISTKEY \(series_id\) SORTKEY \(day\)$/);
+      expect(create).toMatch(d.name === 'statement_adjustments' ? /DISTKEY \(series_id\) SORTKEY \(reported_month\)$/ : d.name.startsWith('monthly_') ? /DISTKEY \(series_id\) SORTKEY \(month\)$/ : ['daily_ingest_audit', 'daily_hourly_stats', 'daily_runs'].includes(d.name) ? /DISTSTYLE ALL SORTKEY \(day\)$/ : /DISTKEY \(series_id\) SORTKEY \(day\)$/);
       // Redshift counts VARCHAR in bytes: room for 256 characters of UTF-8.
       if (d.columns.some((c) => c.name === 'series_id')) expect(create).toMatch(/series_id\s+VARCHAR\(1024\) NOT NULL/);
     }
@@ -196,7 +196,9 @@ describe('loading a day', () => {
 
 describe('the licensors\' statement from Redshift', () => {
   it('reads every result page, and names the days daily_runs does not have complete', async () => {
-    rs.on(ExecuteStatementCommand).resolvesOnce({ Id: 'q-1' }).resolves({ Id: 'q-2' });
+    // Each query answered by what it reads: the month is not closed (no statement) and has no adjustments.
+    rs.on(ExecuteStatementCommand).callsFake((input: { Sql: string }) => ({ Id: /monthly_statements|statement_adjustments/.test(input.Sql) ? 'q-none' : /monthly_series_stats/.test(input.Sql) ? 'q-1' : 'q-2' }));
+    rs.on(GetStatementResultCommand, { Id: 'q-none', NextToken: undefined }).resolves({ ColumnMetadata: [], Records: [] });
     rs.on(GetStatementResultCommand, { Id: 'q-2', NextToken: undefined }).resolves({
       ColumnMetadata: [{ name: 'day' }, { name: 'state' }],
       Records: [[{ stringValue: '2026-11-01' }, { stringValue: 'complete' }], [{ stringValue: '2026-11-02' }, { stringValue: 'incomplete' }]],
@@ -219,9 +221,10 @@ describe('the licensors\' statement from Redshift', () => {
       expect(text).toMatch(/total\s+4,000/);
       expect(rs.commandCalls(GetStatementResultCommand).filter((c) => c.args[0].input.Id === 'q-1')).toHaveLength(2);
       expect(text).toContain('Not final: 1 of 3 days of 2026-11 so far are published complete; not published: 2026-11-03; incomplete: 2026-11-02');
-      expect(rs.commandCalls(ExecuteStatementCommand)[1]!.args[0].input.Sql).toMatch(/FROM pingroll\.daily_runs WHERE day >= DATE '2026-11-01' AND day < DATE '2026-12-01'/);
-      // The month's own table first (it answered here), daily_runs second.
-      expect(rs.commandCalls(ExecuteStatementCommand)[0]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_stats WHERE month = DATE '2026-11-01'/);
+      // A closed month's statement first (none here), its adjustments, the month's own table (it answered here), daily_runs.
+      expect(rs.commandCalls(ExecuteStatementCommand).map((c) => /FROM pingroll\.(\w+)/.exec(c.args[0].input.Sql!)![1])).toEqual(['monthly_statements', 'statement_adjustments', 'monthly_series_stats', 'daily_runs']);
+      expect(rs.commandCalls(ExecuteStatementCommand)[3]!.args[0].input.Sql).toMatch(/FROM pingroll\.daily_runs WHERE day >= DATE '2026-11-01' AND day < DATE '2026-12-01'/);
+      expect(rs.commandCalls(ExecuteStatementCommand)[2]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_stats WHERE month = DATE '2026-11-01' AND COALESCE\(tz, 'UTC'\) = 'UTC'/);
       expect(text).toMatch(/from redshift:.* \(monthly_series_stats\)/);
       // A report only reads: no DDL batch is sent.
       expect(rs.commandCalls(BatchExecuteStatementCommand)).toHaveLength(0);

@@ -1,0 +1,145 @@
+/**
+ * Closing a month (contract §9): its figures frozen as a statement, version 1, that never changes.
+ * A reopen (`--reopen --reason`) rolls its days and figures up again from everything staged now and
+ * issues the next version, with what changed and why. Published whole (export/publish-journal.ts):
+ * the month's `monthly_series_stats` in its zone, its `monthly_statements` (every version, every
+ * zone), the adjustments reported on it that the close freezes, and the close itself, last; a run
+ * killed in between is completed by the next one.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { join } from 'node:path';
+import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
+import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
+import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
+import { CloseRefusedError, CloseUsageError, closeKey, coveredDays, pendingInputs, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
+
+export { CloseRefusedError, CloseUsageError };
+import { ListedDays } from '../../state/listing-state.js';
+import type { Backends } from '../../infra/backends.js';
+import type { Config } from '../../infra/config.js';
+import { dayStatus } from '../day-status.js';
+import type { Run } from '../run.js';
+import { ADJUSTMENTS, adjustmentsFile, publishAdjustments } from './adjust.js';
+import { publishDay } from './publish.js';
+import { rollupDay, rollupMonth } from './rollup.js';
+
+export interface CloseAsk { month: string; tz: string; reopen?: string | null; now?: Date }
+
+export interface Closed { month: string; tz: string; version: number; closedAt: string; series: number; changed: number; adjustments: number }
+
+const FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
+
+export async function closeMonth(config: Config, backends: Backends, run: Run, db: DuckDBConnection, ask: CloseAsk): Promise<Closed> {
+  const { month, tz } = ask;
+  const now = ask.now ?? new Date();
+  const { store } = backends;
+  const was = run.closes.get(month, tz);
+  const where = `${month}${tz === UTC ? '' : ` (${tz})`}`;
+  if (was && !ask.reopen) throw new CloseUsageError(`${where} is closed: version ${was.version}, issued ${was.closedAt}; a statement does not change: to issue the next version, pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
+  if (!was && ask.reopen) throw new CloseUsageError(`${where} is not closed: there is nothing to reopen; close it with pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}`);
+  if (localMonthMs(month, tz).endMs > now.getTime()) throw new CloseUsageError(`${where} is not over yet: a month is closed once its last day has ended`);
+  const days = coveredDays(month, tz);
+  // A day another close covers (a zone's month shares a UTC day with the next) is fixed already.
+  const own = days.filter((d) => run.closes.covering(d).every((c) => c === was));
+  const listed = await ListedDays.load(store, config.schedule);
+  const notReady: string[] = [];
+  for (const day of own) {
+    const s = await dayStatus(store, run.ledger, run.quarantine, listed, day, now, run.closes);
+    // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
+    const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
+    if (!ok) notReady.push(`${day} (${s.state}: ${s.blocker ?? s.reason})`);
+  }
+  if (notReady.length) {
+    throw new CloseRefusedError(`${where} cannot be closed: not every day is complete: ${notReady.slice(0, 5).join('; ')}${notReady.length > 5 ? `; and ${notReady.length - 5} more` : ''}; see pingroll status`);
+  }
+  if (ask.reopen) {
+    // The days again, from everything staged now.
+    for (const day of own) {
+      await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { scanned: [], missingTables: [], listed })));
+    }
+  }
+  const closedAt = now.toISOString();
+  const version = (was?.version ?? 0) + 1;
+  return run.withFolder(`close-${month}`, async (dir) => {
+    const monthly = (await rollupMonth(backends, run, db, dir, month, tz)).file;
+    const statement = await statementFile(backends, db, dir, month, tz, version, closedAt, monthly);
+    const changed = was ? await changes(db, statement.local, tz, version) : [];
+    // Each day's inputs as the figures counted them.
+    const covered: Record<string, CoveredDay> = {};
+    for (const day of days) {
+      const ids = (await run.ledger.inputsFor(day)).map((i) => i.id);
+      covered[day] = was?.days[day] ? { ...was.days[day]!, closed: ids.filter((id) => !Object.values(was.days[day]!.reported).flat().includes(id) && !was.days[day]!.tooLate.includes(id)) } : { closed: ids, reported: {}, tooLate: [] };
+    }
+    const close: Close = {
+      month, tz, version, closedAt, days: covered,
+      versions: [...(was?.versions ?? []), { version, closedAt, reason: ask.reopen ?? null, ...(was ? { changed } : {}) } satisfies StatementVersion],
+    };
+    // The adjustments reported on this month are frozen with it: each earlier close's pending batches, now reported here.
+    const frozen: Close[] = [];
+    const tables: OutputFile[] = [monthly, statement];
+    if (!was) {
+      for (const earlier of run.closes.list()) {
+        if (earlier.tz !== tz || earlier.month >= month || run.closes.reportedIn(earlier.month, tz) !== month) continue;
+        const next: Close = { ...earlier, days: { ...earlier.days } };
+        let any = false;
+        for (const [day, d] of Object.entries(earlier.days)) {
+          const pending = pendingInputs(d, await run.ledger.inputsFor(day)).map((i) => i.id);
+          if (pending.length) {
+            next.days[day] = { ...d, reported: { ...d.reported, [month]: pending } };
+            any = true;
+          }
+        }
+        if (any) frozen.push(next);
+      }
+      tables.push(await adjustmentsFile(backends, db, month, dir));
+    }
+    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...frozen.map((c) => closeFile(c)), closeFile(close)]);
+    // The pieces of this month's adjustments are its statement's now.
+    if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
+    else {
+      // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
+      const reported = run.closes.reportedIn(month, tz);
+      const stale = (await store.list(`${ADJUSTMENTS}${reported}/${month}.${zoneSlug(tz)}/`));
+      for (const key of stale) await store.delete(key);
+      if (stale.length) await publishAdjustments(backends, run, db, reported);
+    }
+    run.log.info('month.closed', { run: run.id, month, tz, version, series: statement.rows, changed: changed.length, reason: ask.reopen ?? null });
+    return { month, tz, version, closedAt, series: statement.rows, changed: changed.length, adjustments: frozen.length };
+  });
+}
+
+function closeFile(c: Close): { key: string; body: Buffer } {
+  return { key: closeKey(c.month, c.tz), body: Buffer.from(JSON.stringify(c, null, 2) + '\n') };
+}
+
+/** The month's monthly_statements: the versions issued before (every zone), and this one's rows. */
+async function statementFile(backends: Backends, db: DuckDBConnection, dir: string, month: string, tz: string, version: number, closedAt: string, monthly: OutputFile): Promise<OutputFile> {
+  const first = `${month}-01`;
+  const before = join(dir, 'statements-before.parquet');
+  const had = (await backends.store.size(outputKey('monthly_statements', first))) !== null;
+  if (had) await backends.store.download(outputKey('monthly_statements', first), before);
+  const mine = `SELECT month, ${sqlString(tz)} AS tz, ${version}::BIGINT AS version, make_timestamp(${Date.parse(closedAt) * 1000}) AS closed_at, series_id,
+      episodes, pings, sessions, viewers, minutes_watched, days_watched,
+      coalesce(CAST(minutes_watched AS DOUBLE) / NULLIF(sum(minutes_watched) OVER (), 0), 0) AS share_of_month
+    FROM read_parquet(${sqlString(monthly.local)})`;
+  const rows = had ? `SELECT * FROM read_parquet(${sqlString(before)}) WHERE NOT (tz = ${sqlString(tz)} AND version = ${version}) UNION ALL BY NAME ${mine}` : mine;
+  return writeParquet(db, `SELECT * FROM (${rows}) ORDER BY tz, version, series_id`, 'monthly_statements', first, dir, 'month');
+}
+
+/** What a new version changes from the one before, per series and figure. */
+async function changes(db: DuckDBConnection, file: string, tz: string, version: number): Promise<NonNullable<StatementVersion['changed']>> {
+  const pick = (v: number): string => `(SELECT * FROM read_parquet(${sqlString(file)}) WHERE tz = ${sqlString(tz)} AND version = ${v})`;
+  const rows = await queryRows<Record<string, unknown>>(db, `SELECT coalesce(a.series_id, b.series_id) AS series_id, ${FIGURES.map((f) => `a.${f} AS from_${f}, b.${f} AS to_${f}`).join(', ')}
+    FROM ${pick(version - 1)} a FULL JOIN ${pick(version)} b USING (series_id) ORDER BY series_id`);
+  const out: NonNullable<StatementVersion['changed']> = [];
+  for (const r of rows) {
+    for (const f of FIGURES) {
+      const from = r[`from_${f}`] === null ? null : Number(r[`from_${f}`]);
+      const to = r[`to_${f}`] === null ? null : Number(r[`to_${f}`]);
+      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
+    }
+  }
+  return out;
+}
+
+void emptyOf;

@@ -1,0 +1,119 @@
+/**
+ * Closed months (contract §9): which months are closed in which zone, at which version, and, for
+ * each UTC day a close covers, which staged inputs its figures counted. A statement, once issued,
+ * does not change: what arrives later for a closed day is an adjustment, reported on the first month
+ * after it that is not closed, or `too_late` once the day's staged data has expired.
+ *
+ * `_state/closes/<month>.<zone>.json`, one file per (month, zone), written only as part of a
+ * publication (export/publish-journal.ts): a close is in place whole, with its statement, or not at all.
+ *
+ * The inputs of a covered day are accounted in exactly one place: `closed` (counted by the figures
+ * the month was closed with), `reported[R]` (counted as adjustments on the closed statement of month
+ * R), or `tooLate` (expired before they could be counted). A day's other S3 batches are pending:
+ * the adjustments of the first month after it that is not closed. Table reads are never pending:
+ * the legacy tables are closed (read for the last time) before their month can be.
+ */
+import { addMonths } from '../lib/utc-day.js';
+import { UTC, utcDaysOfLocalMonth, zoneSlug } from '../lib/time-zone.js';
+import { daysFrom } from '../lib/utc-day.js';
+import type { DayInput } from './ledger.js';
+import type { ObjectStore } from './object-store/object-store.js';
+
+export const CLOSES = '_state/closes/';
+
+/** A close refused: days of the month are not complete (exit 5, naming them). */
+export class CloseRefusedError extends Error {}
+
+/** A close asked of a month that is closed, a reopen of one that is not, or of a month not over (exit 2). */
+export class CloseUsageError extends Error {}
+
+/** Days of closed months that batches staged records for since their adjustments were last made: `dt=<day>`, an empty marker each. */
+export const LATE = '_state/late/';
+
+export function lateKey(day: string): string {
+  return `${LATE}dt=${day}`;
+}
+
+/** One version of a statement: when it was issued, why (a reopen), and what changed from the one before. */
+export interface StatementVersion {
+  version: number;
+  closedAt: string;
+  /** The reason a reopen gave; null for the first close. */
+  reason: string | null;
+  /** Per series, the figures that differ from the version before (a reopen). */
+  changed?: Array<{ series_id: string; field: string; from: number | null; to: number | null }>;
+}
+
+export interface CoveredDay {
+  /** The batches and table reads the figures counted. */
+  closed: string[];
+  /** Batches counted as adjustments on the closed statement of each month (`YYYY-MM`). */
+  reported: Record<string, string[]>;
+  /** Batches that arrived after the day's staged data expired: counted nowhere but the audit of late records (`too_late`). */
+  tooLate: string[];
+}
+
+export interface Close {
+  month: string;
+  tz: string;
+  version: number;
+  closedAt: string;
+  versions: StatementVersion[];
+  days: Record<string, CoveredDay>;
+}
+
+export function closeKey(month: string, tz: string): string {
+  return `${CLOSES}${month}.${zoneSlug(tz)}.json`;
+}
+
+/** Every close of the output, read once a run (a file a month and zone). */
+export class Closes {
+  private constructor(private readonly all: Close[]) {}
+
+  static async load(store: ObjectStore): Promise<Closes> {
+    const closes: Close[] = [];
+    for (const key of await store.list(CLOSES)) {
+      if (!key.endsWith('.json')) continue;
+      const body = await store.get(key);
+      if (body) closes.push(JSON.parse(body.toString('utf8')) as Close);
+    }
+    return new Closes(closes.sort((a, b) => a.month.localeCompare(b.month) || a.tz.localeCompare(b.tz)));
+  }
+
+  list(): readonly Close[] {
+    return this.all;
+  }
+
+  get(month: string, tz = UTC): Close | null {
+    return this.all.find((c) => c.month === month && c.tz === tz) ?? null;
+  }
+
+  /** The closes that cover UTC `day` (its daily rows are frozen while one does). */
+  covering(day: string): Close[] {
+    return this.all.filter((c) => c.days[day] !== undefined);
+  }
+
+  /** The first month after `month` that is not closed in `tz`: where its adjustments are reported. */
+  reportedIn(month: string, tz: string): string {
+    let m = addMonths(`${month}-01`, 1).slice(0, 7);
+    while (this.get(m, tz)) m = addMonths(`${m}-01`, 1).slice(0, 7);
+    return m;
+  }
+}
+
+/** The UTC days a close of `month` in `tz` covers. */
+export function coveredDays(month: string, tz: string): string[] {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  return daysFrom(from, to);
+}
+
+/** The ids a covered day's figures and earlier statements have counted, or given up on. */
+export function accounted(d: CoveredDay): Set<string> {
+  return new Set([...d.closed, ...Object.values(d.reported).flat(), ...d.tooLate]);
+}
+
+/** A covered day's pending inputs: the S3 batches staged for it that nothing has counted yet. */
+export function pendingInputs(d: CoveredDay, inputs: readonly DayInput[]): DayInput[] {
+  const done = accounted(d);
+  return inputs.filter((i) => i.table === null && !done.has(i.id));
+}
