@@ -119,8 +119,8 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
   }
 }
 
-/** A warehouse that answers queries (both do). */
-type Readable = DuckDbWarehouse | RedshiftWarehouse;
+/** A warehouse that answers queries (both do; the tests' PostgreSQL too). */
+export interface Readable { readonly description: string; query<T>(sql: string): Promise<T[]> }
 
 /**
  * A month's statement from the warehouse, in SQL that runs on DuckDB, PostgreSQL and Redshift: the

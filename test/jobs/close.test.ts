@@ -6,7 +6,9 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { reportCommand } from '../../cli/commands/report.js';
+import { monthStatement, reportCommand } from '../../cli/commands/report.js';
+import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
+import { insertRows, PG_NAME, startPostgres } from '../support/postgres.js';
 import { dataset, duckdbType } from '../../datasets/registry.js';
 import { statusCommand } from '../../cli/commands/status.js';
 import { memoryLog } from '../../lib/log.js';
@@ -14,7 +16,8 @@ import { daysFrom } from '../../lib/utc-day.js';
 import { CloseRefusedError, CloseUsageError } from '../../state/closes.js';
 import { generateSample, type LogObject, type TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { dirConfig, query, readDay, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
-import { expectedAdjustments, expectedMonth } from '../support/oracle.js';
+import { expectedAdjustments, expectedMonth, expectedMonthIn, localDayOf } from '../support/oracle.js';
+import { inFlight, runCli } from '../support/kill-run.js';
 
 const root = tempRoots();
 const OCT = daysFrom('2026-10-01', '2026-10-31');
@@ -41,7 +44,7 @@ describe('closing a month', () => {
     ({ r, truth, objects } = await octoberBackfilled());
   }, 120_000);
 
-  it('freezes the month as statement version 1; late pings become adjustments on the next month, exact; the closed figures never move; a reopen issues version 2 with what changed', async () => {
+  it(`freezes the month as statement version 1; late pings become adjustments on the next month, exact; the closed figures never move; the statement reads the same on ${PG_NAME}; a reopen issues version 2 with what changed`, async () => {
     const config = dirConfig(r);
     const log = memoryLog();
     // Not before the month is over, nor twice.
@@ -99,6 +102,29 @@ describe('closing a month', () => {
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(CloseRefusedError);
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(/2026-11 cannot be closed: not every day is complete: 2026-11-01 \(never run/);
 
+    // The statement and its adjustments read the same from PostgreSQL (where the SQL that runs on Redshift is checked).
+    const pg = await startPostgres();
+    try {
+      // Redshift's tables and views (its DDL less what PostgreSQL lacks: distribution and sort).
+      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
+      await pg.exec('SET search_path TO pingroll');
+      for (const sql of warehouseStatements('redshift', 'pingroll').filter((q) => q.startsWith('CREATE OR REPLACE VIEW'))) await pg.exec(sql);
+      for (const table of ['monthly_statements', 'statement_adjustments', 'monthly_series_stats', 'daily_runs']) {
+        const rows = await query(`SELECT * FROM ${table}`, join(r, 'wh.duckdb'));
+        if (rows.length) await insertRows(pg, `pingroll.${table}`, rows);
+      }
+      const onPg = { description: PG_NAME, query: async <T>(sql: string): Promise<T[]> => (await pg.query(sql)).rows as T[] };
+      const onDuck = { description: PG_NAME, query: <T>(sql: string): Promise<T[]> => query<T>(sql, join(r, 'wh.duckdb')) };
+      for (const month of ['2026-10', '2026-11']) {
+        const [a, b] = await Promise.all([monthStatement(onPg, 'pingroll.', month, 'UTC'), monthStatement(onDuck, '', month, 'UTC')]);
+        expect(a, `${month} on ${PG_NAME}`).toEqual(b);
+      }
+      expect((await monthStatement(onPg, 'pingroll.', '2026-10', 'UTC')).closed).toEqual({ version: 1, closedAt: '2026-11-10T06:00:00Z' });
+      expect((await monthStatement(onPg, 'pingroll.', '2026-11', 'UTC')).adjustments.length).toBeGreaterThan(0);
+    } finally {
+      await pg.close();
+    }
+
     // A reopen: the day again, and version 2 from every ping, with what changed; the late pings are no adjustment any more.
     const reopened = await runCloseMonth(config, { month: '2026-10', reopen: 'late objects of the 15th re-delivered', log, now: NOV_12 });
     expect(reopened.version).toBe(2);
@@ -116,4 +142,85 @@ describe('closing a month', () => {
       expect(described.map((c) => [c.column_name, c.column_type]), name).toEqual(dataset(name).columns.map((c) => [c.name, duckdbType(c.type)]));
     }
   }, 240_000);
+});
+
+describe('a month in a time zone', () => {
+  it('is the zone\'s local month, minute by minute (New York across its DST change, Kolkata at +5:30, Adelaide at +10:30), closes in its zone, and takes adjustments of its own minutes only', async () => {
+    const r = root();
+    const config = dirConfig(r);
+    const log = memoryLog();
+    // The UTC days that hold minutes of November in any of the three zones, a few sessions each.
+    const days = daysFrom('2026-10-31', '2026-12-01');
+    // The days at the zones' month boundaries busier: pings on both sides of each.
+    const busy = ['2026-10-31', '2026-11-01', '2026-11-30', '2026-12-01'];
+    const samples = days.map((date, i) => generateSample({ date, sessions: busy.includes(date) ? 60 : 3, seed: 900 + i, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 60 }));
+    const truth = samples.flatMap((s) => s.truth);
+    // New York's November starts at 04:00 UTC (EDT, -4), an hour that a fixed -5 would put in October.
+    expect(truth.some((t) => t.outcome === 'ping' && t.eventTimeMs >= Date.UTC(2026, 10, 1, 4) && t.eventTimeMs < Date.UTC(2026, 10, 1, 5))).toBe(true);
+    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
+    const DEC_10 = new Date('2026-12-10T06:00:00Z');
+    expect((await runDays(config, { from: days[0]!, to: days.at(-1)!, log, now: DEC_10 })).failed).toEqual([]);
+    const cols = `${statementCols}, tz`;
+    const file = (tz: string): string => join(r, 'out', 'monthly_series_stats', 'dt=2026-11-01', tz === 'UTC' ? 'part-00000.parquet' : `part-tz-${tz.replace('/', '.')}.parquet`);
+    for (const tz of ['UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Adelaide']) {
+      const { runMonthRollup } = await import('../../jobs/month.js');
+      const { withBackends } = await import('../../infra/backends.js');
+      await withBackends(config, log, (b) => runMonthRollup(config, b, { month: '2026-11', tz, log }));
+      const want = expectedMonthIn(truth, '2026-11', tz);
+      expect(await query(`SELECT ${cols} FROM read_parquet('${file(tz)}') ORDER BY series_id`), tz).toEqual(want);
+      expect(await query(`SELECT ${cols} FROM monthly_series_stats WHERE tz = '${tz}' ORDER BY series_id`, join(r, 'wh.duckdb')), tz).toEqual(want);
+    }
+    // The zones differ from UTC and from each other, or the test proves little.
+    const minutes = (tz: string): number => expectedMonthIn(truth, '2026-11', tz).reduce((n, m) => n + m.minutes_watched, 0);
+    expect(new Set(['UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Adelaide'].map(minutes)).size).toBe(4);
+    const report = await reportCommand(config, { month: '2026-11', tz: 'Asia/Kolkata' }, DEC_10);
+    expect(report).toMatch(/^Minutes watched, 2026-11 \(Asia\/Kolkata\)/);
+
+    // Closed in Kolkata: its statement is its own, and UTC's month is not closed by it.
+    const kolkata = (ms: number): boolean => localDayOf(ms, 'Asia/Kolkata').startsWith('2026-11');
+    await runCloseMonth(config, { month: '2026-11', tz: 'Asia/Kolkata', log, now: DEC_10 });
+    const statement = await query(`SELECT ${cols} FROM read_parquet('${join(r, 'out', 'monthly_statements', 'dt=2026-11-01', 'part-00000.parquet')}') ORDER BY series_id`);
+    expect(statement).toEqual(expectedMonthIn(truth, '2026-11', 'Asia/Kolkata'));
+    expect(await reportCommand(config, { month: '2026-11', tz: 'Asia/Kolkata' }, DEC_10)).toMatch(/^Statement of 2026-11 \(Asia\/Kolkata\), version 1/);
+    expect(await reportCommand(config, { month: '2026-11' }, DEC_10)).toMatch(/^Minutes watched, 2026-11 \(UTC\)/);
+    // Late pings of Nov 30 (UTC): those of Kolkata's November are adjustments; those after 18:30 UTC are its December's.
+    const late = generateSample({ date: '2026-11-30', sessions: 6, seed: 999, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 40, prefix: 'late/' });
+    expect(late.truth.some((t) => t.outcome === 'ping' && kolkata(t.eventTimeMs)) && late.truth.some((t) => t.outcome === 'ping' && !kolkata(t.eventTimeMs))).toBe(true);
+    await writeObjects(join(r, 'logs'), late.objects);
+    await runDay(config, { day: '2026-12-09', log, now: DEC_10 });
+    const adjusted = await query(`SELECT day::VARCHAR AS day, series_id, episode_id, pings, sessions, viewers, minutes_watched, after_close_records, duplicates
+      FROM read_parquet('${join(r, 'out', 'statement_adjustments', 'dt=2026-12-01', 'part-00000.parquet')}') WHERE tz = 'Asia/Kolkata' ORDER BY series_id, episode_id`);
+    expect(adjusted).toEqual(expectedAdjustments(truth, late.truth, '2026-11-30', kolkata));
+    expect(adjusted.length).toBeGreaterThan(0);
+  }, 240_000);
+});
+
+describe('closing unattended', () => {
+  it('closes a month from the daily job once PINGROLL_CLOSE_AFTER_DAYS have passed after it, not before', async () => {
+    const { r, truth } = await octoberBackfilled();
+    const config = dirConfig(r, { PINGROLL_CLOSE_AFTER_DAYS: '5' });
+    const log = memoryLog();
+    await runDay(config, { day: '2026-11-04', log, now: new Date('2026-11-05T06:00:00Z') });
+    expect(await (await import('node:fs/promises')).readdir(join(r, 'out', '_state')).then((n) => n.includes('closes'))).toBe(false);
+    await runDay(config, { day: '2026-11-05', log, now: new Date('2026-11-06T06:00:00Z') });
+    const statement = await query(`SELECT ${statementCols}, version FROM monthly_statements ORDER BY series_id`, join(r, 'wh.duckdb'));
+    expect(statement).toEqual(expectedMonth(truth, '2026-10').map((m) => ({ ...m, version: 1 })));
+    expect(log.events.some((e) => e.event === 'month.closed')).toBe(true);
+  }, 120_000);
+
+  it.each([
+    ['before its journal is written', 'store:put:_state/publish/close=2026-10.UTC.json:before'],
+    ['between its moves, its statement in place and not its record', 'store:move:_state/closes/2026-10.UTC.json:before'],
+  ])('killed %s, is completed or undone whole by the next run, and a close after it is exact', async (_when, point) => {
+    const { r, truth } = await octoberBackfilled();
+    expect(await runCli(r, '2026-11-09', point, [], ['close', '--month', '2026-10'])).toBe('killed');
+    // The next run that holds the lock repairs what the kill left.
+    expect(await runCli(r, '2026-11-09', null)).toBe(0);
+    const again = await runCli(r, '2026-11-09', null, [], ['close', '--month', '2026-10']);
+    // Completed by the repair (closed already: exit 2), or undone (closed now: exit 0).
+    expect(again).toBe(point.includes(':move:') ? 2 : 0);
+    expect(await query(`SELECT ${statementCols}, version FROM monthly_statements ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(expectedMonth(truth, '2026-10').map((m) => ({ ...m, version: 1 })));
+    expect(JSON.parse((await import('node:fs')).readFileSync(join(r, 'out', '_state', 'closes', '2026-10.UTC.json'), 'utf8')).version).toBe(1);
+    expect(await inFlight(r)).toEqual([]);
+  }, 120_000);
 });

@@ -53,6 +53,38 @@ export function expectedMonth(truth: TruthRecord[], month: string): MonthRow[] {
   })).sort((a, b) => (a.series_id < b.series_id ? -1 : 1));
 }
 
+/** The local `YYYY-MM-DD` of an instant's minute in `tz`, by the runtime's own zone data (Intl), not pingroll's code. */
+export function localDayOf(ms: number, tz: string): string {
+  const p = Object.fromEntries(new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })
+    .formatToParts(new Date(Math.floor(ms / 60000) * 60000)).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day}`;
+}
+
+/**
+ * A month's series figures in a time zone (contract §9): every UTC day's survivors (deduplicated per
+ * UTC day), kept when their minute falls in the zone's local month; days watched are local days.
+ */
+export function expectedMonthIn(truth: TruthRecord[], month: string, tz: string): Array<MonthRow & { tz: string }> {
+  const days = [...new Set(truth.map((t) => t.day))];
+  const bySeries = new Map<string, Array<TruthRecord & { local: string }>>();
+  for (const day of days) {
+    for (const p of survivors(truth, day)) {
+      const local = localDayOf(p.eventTimeMs, tz);
+      if (local.slice(0, 7) === month) bySeries.set(p.series!, [...(bySeries.get(p.series!) ?? []), { ...p, local }]);
+    }
+  }
+  return [...bySeries].map(([series_id, ps]) => ({
+    month: `${month}-01`, series_id,
+    episodes: new Set(ps.map((p) => p.episode)).size,
+    pings: ps.length,
+    sessions: new Set(ps.map((p) => p.session)).size,
+    viewers: new Set(ps.map((p) => p.user ?? `session:${p.session}`)).size,
+    minutes_watched: new Set(ps.map((p) => `${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`)).size,
+    days_watched: new Set(ps.map((p) => p.local)).size,
+    tz,
+  })).sort((a, b) => (a.series_id < b.series_id ? -1 : 1));
+}
+
 export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
   const records = truth.filter((t) => t.day === day);
   const counts = new Map<string, number>();
