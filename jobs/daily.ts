@@ -17,6 +17,8 @@ import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { dryRun } from './dry-run.js';
 import { withRun, type Run } from './run.js';
+import { expireDays } from '../state/retention.js';
+import { Closes } from '../state/closes.js';
 import { adjust } from './stages/adjust.js';
 import { autoClose } from './close.js';
 import { ConfigError } from '../infra/config.js';
@@ -81,6 +83,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // What arrived for closed months: adjustments; then the months due to close.
       await adjust(backends, run, db);
       await autoClose(config, backends, run, db, opts.now ?? new Date());
+      await retain(config, backends, run, opts.now ?? new Date());
       if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(backends.store, touched, new Set([day])) });
       return summary;
@@ -93,7 +96,16 @@ export function refuseClosed(run: Run, day: string): void {
   if (!closes.length) return;
   const c = closes[0]!;
   const zone = c.tz === UTC ? '' : ` --tz ${c.tz}`;
+  if (c.days[day]?.expired) throw new ConfigError(`${day} cannot be rolled up again: it belongs to ${c.month}, closed, and what it was counted from expired on ${c.days[day]!.expired!.slice(0, 10)} (PINGROLL_RETENTION_DAYS); its published rows and statement stay as they are`);
   throw new ConfigError(`${day} belongs to ${c.month}${zone ? ` (${c.tz})` : ''}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month}${zone} --reopen --reason "..."`);
+}
+
+/** Retention (`PINGROLL_RETENTION_DAYS`): what days of closed months were counted from, deleted once they are that old (state/retention.ts). */
+export async function retain(config: Config, backends: Backends, run: Run, now: Date): Promise<void> {
+  if (config.retentionDays === null) return;
+  const expired = await expireDays(backends.store, run.ledger, run.closes, now.toISOString().slice(0, 10), config.retentionDays, config.schedule.lateDays);
+  if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
+  run.closes = await Closes.load(backends.store);
 }
 
 /** How many of `days` (that a run added records to) were published before and not by this run (`done`): each is stale until rolled up again. */

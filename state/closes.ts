@@ -51,6 +51,8 @@ export interface CoveredDay {
   reported: Record<string, string[]>;
   /** Batches that arrived after the day's staged data expired: counted nowhere but the audit of late records (`too_late`). */
   tooLate: string[];
+  /** When retention deleted what the day was counted from (state/retention.ts): a ping for it now is `too_late`. */
+  expired?: string;
 }
 
 export interface Close {

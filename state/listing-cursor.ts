@@ -13,6 +13,7 @@ import { inheritedListing, listingKey, loadListing, saveListing, type ListingSta
 import type { ObjectStore } from './object-store/object-store.js';
 import { Seals, type SliceTally } from './seals.js';
 import { SLICE_MS, type Shard } from './slices.js';
+import { expiredDeliveryDays } from './retention.js';
 
 export interface CursorOptions {
   /** How far before the latest delivery time seen the next window starts. */
@@ -35,8 +36,14 @@ export class ListingCursor {
   private tracker: ListingTracker | null = null;
   private planned: { plan: CursorPlan; following: ListingState; wanted: Set<string> } | null = null;
 
-  private constructor(private readonly store: ObjectStore, readonly key: string, private readonly state: ListingState, private readonly opts: CursorOptions) {
+  private constructor(private readonly store: ObjectStore, readonly key: string, private readonly state: ListingState, private readonly opts: CursorOptions,
+    private readonly expired: ReadonlySet<string> = new Set()) {
     this.seals = new Seals(store);
+  }
+
+  /** Whether a delivery day's parsed keys expired with the days it holds (state/retention.ts): its objects are never read again. */
+  isExpired(day: string): boolean {
+    return this.expired.has(day);
   }
 
   /** The lister's saved state; a shard with none of its own (the first run after the shard count changed) starts where a complete set of earlier listers left off. */
@@ -44,7 +51,7 @@ export class ListingCursor {
     const key = listingKey(opts.shard && `${opts.shard.index}-of-${opts.shard.count}`);
     const own = await store.get(key);
     const state = own ? await loadListing(store, opts.schedule, key) : opts.shard ? await inheritedListing(store, opts.schedule) : await loadListing(store, opts.schedule, key);
-    return new ListingCursor(store, key, state, opts);
+    return new ListingCursor(store, key, state, opts, await expiredDeliveryDays(store));
   }
 
   /** The state as loaded. */
@@ -79,6 +86,7 @@ export class ListingCursor {
    */
   wants(day: string): boolean {
     const p = this.planned!;
+    if (this.expired.has(day)) return false;
     return day === 'undated' || p.wanted.has(day) || follows(p.following, day);
   }
 

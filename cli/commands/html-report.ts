@@ -13,12 +13,16 @@ import { idKey, portableString, sqlString } from '../../lib/duckdb-engine.js';
 import { rowsOrNoneIfMissing } from '../../export/warehouse/warehouse.js';
 import { addMonths } from '../../lib/utc-day.js';
 import { COMPLETION_THRESHOLDS } from '../../rollup/rules.js';
+import { monthStatement } from './report.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
 
 interface Chart { id: string; title: string; type: 'bar' | 'line' | 'doughnut'; labels: string[]; values: number[]; horizontal?: boolean }
 
-export interface ReportPage { title: string; subtitle: string; facts: Array<[string, string]>; charts: Chart[] }
+/** A table below the charts: its id, title, column names and rows (as shown). */
+export interface PageTable { id: string; title: string; columns: string[]; rows: string[][] }
+
+export interface ReportPage { title: string; subtitle: string; facts: Array<[string, string]>; charts: Chart[]; tables?: PageTable[] }
 
 const num = (v: unknown): number => Number(v ?? 0);
 
@@ -103,11 +107,19 @@ export async function monthPage(wh: Readable, schema: string, month: string): Pr
   const where = `day >= DATE ${sqlString(`${month}-01`)} AND day < DATE ${sqlString(addMonths(`${month}-01`, 1))}`;
   const trend = await wh.query<{ label: string; v: unknown }>(`SELECT CAST(day AS VARCHAR(10)) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${where} GROUP BY day ORDER BY day`);
   const b = await breakdown(wh, schema, where, 'Minutes watched by hour (UTC), the month');
+  // The statement's own frame: its issued version when closed, and the adjustments to earlier months it reports.
+  const statement = await monthStatement(wh, schema, month, 'UTC').catch(() => null);
+  const adjustments = statement?.adjustments ?? [];
   return {
     title: `pingroll: ${month}`,
-    subtitle: `${wh.description}; UTC; ${trend.length} days with rows`,
-    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')], ['days with rows', String(trend.length)]],
+    subtitle: `${wh.description}; UTC; ${trend.length} days with rows${statement?.closed ? `; closed: statement version ${statement.closed.version}, issued ${statement.closed.closedAt}` : ''}`,
+    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')], ['days with rows', String(trend.length)],
+      ...(adjustments.length ? [['adjustments to earlier months, minutes', adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en')] as [string, string]] : [])],
     charts: [{ id: 'trend', title: 'Minutes watched per day', type: 'line', labels: trend.map((r) => String(r.label)), values: trend.map((r) => num(r.v)) }, b.hours, ...b.rest],
+    tables: adjustments.length ? [{
+      id: 'adjustments', title: 'Adjustments to earlier months (late pings of closed months, reported on this statement)', columns: ['month', 'series', 'minutes watched', 'pings'],
+      rows: adjustments.map((a) => [a.closed_month.slice(0, 7), a.series_id, a.minutes_watched.toLocaleString('en'), a.pings.toLocaleString('en')]),
+    }] : [],
   };
 }
 
@@ -135,11 +147,13 @@ h1 { font-size: 22px; margin: 0 0 4px; } .sub { color: #5b6575; margin-bottom: 1
 .grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
 figure { margin: 0; border: 1px solid #e2e6ee; border-radius: 6px; padding: 12px; } figcaption { font-weight: 600; margin-bottom: 8px; }
 .chart { position: relative; height: 280px; }
+h2 { font-size: 16px; margin: 20px 0 8px; } table { border-collapse: collapse; } th, td { text-align: left; padding: 4px 12px 4px 0; border-bottom: 1px solid #e2e6ee; }
 </style></head>
 <body data-charts="0">
 <h1>${escapeHtml(page.title)}</h1><div class="sub">${escapeHtml(page.subtitle)}</div>
 <div class="facts">${page.facts.map(([k, v]) => `<div>${escapeHtml(k)}<b>${escapeHtml(v)}</b></div>`).join('')}</div>
 <div class="grid">${page.charts.map((c) => `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption><div class="chart"><canvas></canvas></div></figure>`).join('\n')}</div>
+${(page.tables ?? []).map((t) => `<section id="${t.id}"><h2>${escapeHtml(t.title)}</h2><table><thead><tr>${t.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr></thead><tbody>${t.rows.map((r) => `<tr>${r.map((v) => `<td>${escapeHtml(v)}</td>`).join('')}</tr>`).join('')}</tbody></table></section>`).join('\n')}
 <script type="application/json" id="pingroll-data">${data}</script>
 <script>${chartLibrary()}</script>
 <script>

@@ -15,6 +15,8 @@ new PingrollStack(app, 'Pingroll', {
   rejectsShareAlarm: Number(context('rejectsShareAlarm')) || undefined,
   catalogDatabase: context('catalogDatabase') || undefined,
   rejectsRetentionDays: Number(context('rejectsRetentionDays')) || undefined,
+  closeAfterDays: Number(context('closeAfterDays')) || undefined,
+  retentionDays: Number(context('retentionDays')) || undefined,
   athenaBytesScannedCutoff: Number(context('athenaBytesScannedCutoff')) || undefined,
   episodeCatalogKey: context('episodeCatalogKey') || undefined,
 });

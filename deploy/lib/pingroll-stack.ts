@@ -59,6 +59,18 @@ export interface PingrollStackProps extends StackProps {
   redshiftDatabase: string;
   /** Days a day's rejects are kept (the job's PINGROLL_REJECTS_RETENTION_DAYS and the bucket's lifecycle rule); 90 when not given. */
   rejectsRetentionDays?: number;
+  /**
+   * Days after a month ends that the nightly job closes it (PINGROLL_CLOSE_AFTER_DAYS, contract §9):
+   * its statement issued, later pings adjustments; none when not given (pingroll close does it).
+   */
+  closeAfterDays?: number;
+  /**
+   * Days what a closed month's days were counted from is kept (PINGROLL_RETENTION_DAYS): staged pings,
+   * parsed keys, run state; none when not given (kept). The job deletes them itself: only it knows which
+   * months are closed, so no lifecycle rule can (one by age alone would delete open months' data). What
+   * it keeps of records that came too late is written with the rejects' tag: the rejects' rule expires it.
+   */
+  retentionDays?: number;
   /** The Glue database of the published tables; `pingroll` when not given. */
   catalogDatabase?: string;
   /** The most one Athena query of the workgroup may scan, in bytes; 10 GiB when not given. */
@@ -201,6 +213,8 @@ export class PingrollStack extends Stack {
       // Rejects keep no client IP or requester ARN, and go after 90 days (README, Personal data).
       PINGROLL_PRIVACY: 'mask',
       PINGROLL_REJECTS_RETENTION_DAYS: String(rejectsRetentionDays),
+      ...(props.closeAfterDays !== undefined ? { PINGROLL_CLOSE_AFTER_DAYS: String(props.closeAfterDays) } : {}),
+      ...(props.retentionDays !== undefined ? { PINGROLL_RETENTION_DAYS: String(props.retentionDays) } : {}),
       ...(props.episodeCatalogKey ? { PINGROLL_EPISODE_CATALOG: outputBucket.s3UrlForObject(props.episodeCatalogKey) } : {}),
     };
     // The viewer key (PINGROLL_VIEWER_KEY): the secret of the keyed hash the viewer datasets hold instead

@@ -84,8 +84,11 @@ describe('the deployment (cdk synth)', () => {
       const GLUE: Record<string, string> = { DATE: 'date', BIGINT: 'bigint', VARCHAR: 'string', TIMESTAMP: 'timestamp', DOUBLE: 'double' };
       const tables = Object.values(t.findResources('AWS::Glue::Table')) as Array<{ Properties: { TableInput: { Name: string; PartitionKeys: unknown; Parameters: Record<string, string>; StorageDescriptor: { Columns: Array<{ Name: string; Type: string }> } } } }>;
       const published = readdirSync(join(work, 'out')).filter((d) => !d.startsWith('_') && !d.startsWith('.')).sort();
-      expect(tables.map((x) => x.Properties.TableInput.Name).sort()).toEqual(published);
-      for (const { Properties: { TableInput: ti } } of tables) {
+      // A close's datasets are published by a close (test/jobs/close.test.ts holds their files to the registry the Glue tables come from); monthly like the month's.
+      const byClose = ['monthly_statements', 'statement_adjustments'];
+      expect(tables.map((x) => x.Properties.TableInput.Name).filter((n) => !byClose.includes(n)).sort()).toEqual(published);
+      for (const { Properties: { TableInput: ti } } of tables.filter((x) => byClose.includes(x.Properties.TableInput.Name))) expect(ti.Parameters['projection.dt.interval.unit'], ti.Name).toBe('MONTHS');
+      for (const { Properties: { TableInput: ti } } of tables.filter((x) => !byClose.includes(x.Properties.TableInput.Name))) {
         const dir = join(work, 'out', ti.Name);
         const file = join(dir, readdirSync(dir)[0]!, 'part-00000.parquet');
         const described = (await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`)).getRowObjects() as Array<{ column_name: string; column_type: string }>;
@@ -102,6 +105,9 @@ describe('the deployment (cdk synth)', () => {
     // Privacy: the jobs mask what rejects keep and expire them; the bucket's lifecycle rule mirrors it by pingroll's tag.
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_PRIVACY', Value: 'mask' }, { Name: 'PINGROLL_REJECTS_RETENTION_DAYS', Value: '90' }]) }) });
     t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ TagFilters: [{ Key: 'pingroll-kind', Value: 'rejects' }], ExpirationInDays: 90, Status: 'Enabled' })]) } });
+    // Closing months and retention (contract §9), when given: the jobs' settings. Neither is set otherwise.
+    expect(JSON.stringify(t.findResources('AWS::Batch::JobDefinition'))).not.toMatch(/PINGROLL_CLOSE_AFTER_DAYS|PINGROLL_RETENTION_DAYS/);
+    synth(8, { closeAfterDays: 10, retentionDays: 400 }).hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_CLOSE_AFTER_DAYS', Value: '10' }, { Name: 'PINGROLL_RETENTION_DAYS', Value: '400' }]) }) });
     // What a rollup inside Redshift leaves (the viewer key's secret among it) goes after a day whatever happens to the runs.
     t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'pingroll/_warehouse-rollup/', ExpirationInDays: 1, Status: 'Enabled' })]) } });
     // The prefix is the one pingroll writes under.

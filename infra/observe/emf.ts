@@ -32,6 +32,8 @@ export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string 
     ['ProvisionalDays', f.provisionalDays, 'Count'],
     ['SettledDays', f.settledDays, 'Count'],
     ['LateObjects', f.lateObjects, 'Count'],
+    ['AdjustedDays', f.adjustedDays, 'Count'],
+    ['TooLateRecords', f.tooLateRecords, 'Count'],
   ];
   const lag = f.lagSeconds(nowMs);
   if (lag !== null) values.push(['LagSeconds', lag, 'Seconds']);

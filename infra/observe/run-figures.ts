@@ -35,6 +35,11 @@ export class RunFigures {
   /** New log objects found by full listings of delivery days: objects that appeared after the incremental window had passed their names (replication lag, copies). */
   lateObjects = 0;
 
+  /** Pings of days whose staged data expired (contract §9): counted nowhere but their rejects. */
+  tooLateRecords = 0;
+  /** Days of closed months whose late pings this run made into adjustments (or found too late). */
+  adjustedDays = 0;
+
   /** Takes one log event. */
   observe(event: string, fields: Record<string, unknown>): void {
     const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -50,6 +55,10 @@ export class RunFigures {
         if (Number.isFinite(newest) && (this.newestObjectMs === null || newest > this.newestObjectMs)) this.newestObjectMs = newest;
         break;
       }
+      case 'adjustments.done':
+        this.adjustedDays += Array.isArray(fields.days) ? fields.days.length : 0;
+        this.tooLateRecords += n(fields.tooLateRecords);
+        break;
       case 'day.done':
         if (typeof fields.day === 'string') this.days.add(fields.day);
         if (fields.state === 'provisional') this.provisionalDays++;

@@ -168,6 +168,8 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
     cursor.saw(ref.key);
     if (!owns(shard, ref.key)) continue;
     const s = sliceOf(ref.key);
+    // Objects of a delivery day retention expired are read never again (their records' days are closed and gone).
+    if (cursor.isExpired(s.day)) continue;
     if (!cursor.wants(s.day)) {
       passedOver.objects++;
       if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);

@@ -15,26 +15,40 @@ import { join } from 'node:path';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import { zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { LATE, lateKey, pendingInputs, type Close } from '../../state/closes.js';
+import { accounted, closeKey, Closes, LATE, lateKey, pendingInputs, type Close } from '../../state/closes.js';
+import { DAYS } from '../../state/ledger.js';
+import { REJECTS_TAGS } from '../../export/rejects-retention.js';
+import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
+import { queryRows } from '../../lib/duckdb-engine.js';
+import { readFile } from 'node:fs/promises';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Run } from '../run.js';
 
 export const ADJUSTMENTS = '_state/adjustments/';
 
+/** Records of expired days, counted nowhere (contract §9): their rejects and counts, a pair of files a batch. */
+export const TOO_LATE = '_runs/too_late/';
+
 function pieceKey(reported: string, close: Pick<Close, 'month' | 'tz'>, day: string): string {
   return `${ADJUSTMENTS}${reported}/${close.month}.${zoneSlug(close.tz)}/dt=${day}`;
 }
 
-/** What the stage did: the months whose adjustments it published, and the closed days it read again. */
-export interface Adjusted { months: string[]; days: string[] }
+/** What the stage did: the months whose adjustments it published, the closed days it read again, and the records it found too late. */
+export interface Adjusted { months: string[]; days: string[]; tooLate: number }
 
 /** Makes the pieces of the marked days, then publishes each reported month whose pieces changed. */
 export async function adjust(backends: Backends, run: Run, db: DuckDBConnection): Promise<Adjusted> {
   const { store } = backends;
   const marked = (await store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
   const dirty = new Set<string>();
+  let tooLate = 0;
   for (const day of marked) {
+    // A day whose staged data expired cannot deduplicate anything: what came for it is too late.
+    if (run.closes.covering(day).some((c) => c.days[day]!.expired)) {
+      tooLate += await tooLateDay(backends, run, db, day);
+      continue;
+    }
     for (const close of run.closes.covering(day)) {
       const reported = run.closes.reportedIn(close.month, close.tz);
       if (await makePiece(backends, run, db, close, reported, day)) dirty.add(reported);
@@ -44,8 +58,59 @@ export async function adjust(backends: Backends, run: Run, db: DuckDBConnection)
   for (const month of months) await publishAdjustments(backends, run, db, month);
   // Only once every piece they asked for is made and published.
   for (const day of marked) await store.delete(lateKey(day));
-  if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months });
-  return { months, days: marked };
+  if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months, tooLateRecords: tooLate });
+  return { months, days: marked, tooLate };
+}
+
+/**
+ * The pending batches of an expired day: their records are `too_late` (contract §9), counted nowhere
+ * but here: kept as rejects with their reason (`_runs/too_late/dt=<day>/<batch>.jsonl.gz`, beside the
+ * counts of the run that found them, `.json`), accounted in each close of the day, and their staging
+ * removed. How many pings were too late.
+ */
+async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, day: string): Promise<number> {
+  const { store } = backends;
+  const closes = run.closes.covering(day);
+  const counted = new Set(closes.flatMap((c) => [...accounted(c.days[day]!)]));
+  const pending = (await run.ledger.inputsFor(day)).filter((i) => i.table === null && !counted.has(i.id));
+  let pings = 0;
+  for (const input of pending) {
+    await run.withFolder(`too-late-${day}`, async (dir) => {
+      const files: string[] = [];
+      for (const [k, key] of (input.staged.pings ?? []).entries()) {
+        const local = join(dir, `pings-${k}.parquet`);
+        await store.download(key, local);
+        files.push(local);
+      }
+      const out = join(dir, 'too-late.jsonl.gz');
+      const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
+      await db.run(`COPY (SELECT 'too_late' AS outcome, ${sqlString(reason)} AS reason, ${sqlString(input.id)} AS batch, * EXCLUDE (rowid, file_no) FROM ${stagedRows(files)} ORDER BY event_ms)
+        TO ${sqlString(out)} (FORMAT json, COMPRESSION gzip)`);
+      const bySource = await queryRows<{ source: string; n: bigint }>(db, `SELECT source, count(*) AS n FROM ${stagedRows(files)} GROUP BY source`);
+      const records = Object.fromEntries(bySource.map((r) => [r.source, { too_late: Number(r.n) }]));
+      pings += bySource.reduce((n, r) => n + Number(r.n), 0);
+      // The batch's other records of the day (not pings) are its rejects, as staged.
+      const rejects = input.staged.rejects;
+      if (rejects) await store.download(rejects, join(dir, 'rejects.gz'));
+      const body = rejects ? Buffer.concat([await readFile(out), await readFile(join(dir, 'rejects.gz'))]) : await readFile(out);
+      const key = `${TOO_LATE}dt=${day}/${input.id}`;
+      await store.put(`${key}.jsonl.gz`, body, REJECTS_TAGS);
+      await store.put(`${key}.json`, Buffer.from(JSON.stringify({ run: run.id, day, batch: input.id, at: new Date().toISOString(), records, otherOutcomes: input.staged.outcomes }, null, 2) + '\n'));
+    });
+  }
+  if (pending.length === 0) return 0;
+  const ids = pending.map((i) => i.id);
+  for (const c of closes) {
+    const next: Close = { ...c, days: { ...c.days, [day]: { ...c.days[day]!, tooLate: [...c.days[day]!.tooLate, ...ids] } } };
+    await store.put(closeKey(c.month, c.tz), Buffer.from(JSON.stringify(next, null, 2) + '\n'));
+  }
+  run.closes = await Closes.load(store);
+  for (const input of pending) {
+    for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await store.delete(key);
+    for (const key of (await store.list(`${DAYS}dt=${day}/`)).filter((k) => k.startsWith(`${DAYS}dt=${day}/${input.id}.`))) await store.delete(key);
+  }
+  run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
+  return pings;
 }
 
 /** The piece of one closed day; whether it changed (made, or removed for want of pending batches). */

@@ -39,6 +39,8 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   if (!was && ask.reopen) throw new CloseUsageError(`${where} is not closed: there is nothing to reopen; close it with pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}`);
   if (localMonthMs(month, tz).endMs > now.getTime()) throw new CloseUsageError(`${where} is not over yet: a month is closed once its last day has ended`);
   const days = coveredDays(month, tz);
+  const expired = days.filter((d) => was?.days[d]?.expired);
+  if (expired.length) throw new CloseUsageError(`${where} cannot be reopened: what its days ${expired[0]}${expired.length > 1 ? ` to ${expired.at(-1)}` : ''} were counted from expired (PINGROLL_RETENTION_DAYS); its statement stays version ${was!.version}`);
   // A day another close covers (a zone's month shares a UTC day with the next) is fixed already.
   const own = days.filter((d) => run.closes.covering(d).every((c) => c === was));
   const listed = await ListedDays.load(store, config.schedule);

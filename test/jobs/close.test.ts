@@ -98,6 +98,11 @@ describe('closing a month', () => {
     const csv = await reportCommand(config, { month: '2026-11', format: 'csv' }, NOV_12);
     expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched,kind,of_month');
     expect(csv).toMatch(/,adjustment,2026-10\r\n/);
+    // And the month's HTML page, in a table of their own.
+    const page = join(r, 'nov.html');
+    await reportCommand(config, { month: '2026-11', html: page }, NOV_12);
+    const html = (await import('node:fs')).readFileSync(page, 'utf8');
+    expect(html).toMatch(/<section id="adjustments">.*<td>2026-10<\/td>/s);
     // November cannot close: its days are not complete, and it says which.
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(CloseRefusedError);
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(/2026-11 cannot be closed: not every day is complete: 2026-11-01 \(never run/);
@@ -223,4 +228,48 @@ describe('closing unattended', () => {
     expect(JSON.parse((await import('node:fs')).readFileSync(join(r, 'out', '_state', 'closes', '2026-10.UTC.json'), 'utf8')).version).toBe(1);
     expect(await inFlight(r)).toEqual([]);
   }, 120_000);
+});
+
+describe('retention', () => {
+  it('deletes what days of a closed month were counted from once they are PINGROLL_RETENTION_DAYS old, keeps what was published, and counts a ping that comes after that as too_late: in its rejects, nowhere else', async () => {
+    const { r, truth } = await octoberBackfilled();
+    const config = dirConfig(r, { PINGROLL_RETENTION_DAYS: '20' });
+    const log = memoryLog();
+    await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 });
+    const published = await readDay(join(r, 'out'), '2026-10-15');
+    const { readdir } = await import('node:fs/promises');
+    const under = async (dir: string): Promise<string[]> => readdir(join(r, 'out', dir), { recursive: true }).catch(() => [] as string[]);
+    expect((await under('_staging')).some((f) => String(f).includes('dt=2026-10-15'))).toBe(true);
+    await runDay(config, { day: '2026-11-20', log, now: new Date('2026-11-21T06:00:00Z') });
+    // October is more than 20 days old: its staging, day index, and (but for the first days, whose delivery days can hold September's records) parsed keys and seals are gone.
+    expect((await under('_staging')).filter((f) => /dt=2026-10-/.test(String(f)))).toEqual([]);
+    expect((await under('_state/days')).filter((f) => /dt=2026-10-/.test(String(f)))).toEqual([]);
+    expect((await under('_state/parsed')).filter((f) => String(f).startsWith('2026-10-15'))).toEqual([]);
+    expect((await under('_state/parsed')).some((f) => String(f).startsWith('2026-10-01'))).toBe(true);
+    // What was published stays readable, and the statement.
+    expect(await readDay(join(r, 'out'), '2026-10-15')).toEqual(published);
+    expect(await query(`SELECT ${statementCols} FROM monthly_statements ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(expectedMonth(truth, '2026-10'));
+    expect((await statusCommand(config, { from: '2026-10-01', to: '2026-10-31' }, new Date('2026-11-21T06:00:00Z'))).verdict).toBe('complete');
+
+    // Records of the 15th, delivered on Nov 21 (a client's buffer sent at last): too late.
+    const late = generateSample({ date: '2026-10-15', sessions: 4, seed: 811, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40 });
+    const redelivered = late.objects.map((o) => ({ ...o, key: o.key.replace(/2026-10-1[56]-(\d\d-\d\d-\d\d)-/, '2026-11-21-$1-') }));
+    expect(redelivered.every((o) => o.key.includes('2026-11-21-'))).toBe(true);
+    await writeObjects(join(r, 'logs'), redelivered);
+    const s = await runDay(config, { day: '2026-11-21', log, now: new Date('2026-11-22T06:00:00Z') });
+    expect(s.parsedObjects).toBe(redelivered.length);
+    const files = (await under('_runs/too_late')).map(String).filter((f) => f.endsWith('.jsonl.gz'));
+    expect(files.length).toBe(1);
+    const lines = await query<{ outcome: string; n: number }>(`SELECT outcome, count(*)::INT AS n FROM read_json('${join(r, 'out', '_runs', 'too_late', files[0]!)}', format = 'newline_delimited') GROUP BY outcome ORDER BY outcome`);
+    const latePings = late.truth.filter((t) => t.outcome === 'ping' && t.day === '2026-10-15').length;
+    expect(lines.find((l) => l.outcome === 'too_late')?.n).toBe(latePings);
+    expect(latePings).toBeGreaterThan(0);
+    // Nowhere else: no adjustment, no change to the day or its statement.
+    expect(await query(`SELECT count(*)::INT AS n FROM statement_adjustments WHERE closed_month = DATE '2026-10-01'`, join(r, 'wh.duckdb')).catch(() => [{ n: 0 }])).toEqual([{ n: 0 }]);
+    expect(await readDay(join(r, 'out'), '2026-10-15')).toEqual(published);
+    expect(log.events.some((e) => e.event === 'records.too_late' && e.fields.pings === latePings)).toBe(true);
+    // A re-run of an expired day, or a reopen of its month, is refused with the reason.
+    await expect(runDay(config, { day: '2026-10-15', log, now: new Date('2026-11-22T06:00:00Z') })).rejects.toThrow(/2026-10-15 cannot be rolled up again: .*expired/);
+    await expect(runCloseMonth(config, { month: '2026-10', reopen: 'again', log, now: new Date('2026-11-22T06:00:00Z') })).rejects.toThrow(/cannot be reopened: .*expired/);
+  }, 180_000);
 });

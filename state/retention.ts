@@ -1,0 +1,81 @@
+/**
+ * Retention (contract §9, `PINGROLL_RETENTION_DAYS`): what pingroll keeps of a day of a closed month
+ * only to count it again (its staged pings and rejects, its day index and lists of log objects, and
+ * the parsed keys and seals of its delivery day) is deleted once the day is that many days old. What
+ * was published stays: Parquet, the warehouse, manifests, statements. A day is marked expired in its
+ * closes first (a ping that arrives for it after that is `too_late`), then its files go; a run killed
+ * in between leaves `_state/expiring/dt=<day>`, and the next run finishes it.
+ */
+import { addDays } from '../lib/utc-day.js';
+import { closeKey, type Close, type Closes } from './closes.js';
+import { DAYS, PARSED, type Ledger } from './ledger.js';
+import type { ObjectStore } from './object-store/object-store.js';
+import { SEALS } from './seals.js';
+
+const EXPIRING = '_state/expiring/';
+
+/** The delivery days whose parsed keys and seals retention deleted: their log objects are never listed or read again. */
+export const EXPIRED_DELIVERY_DAYS = '_state/expired-delivery-days.json';
+
+export async function expiredDeliveryDays(store: ObjectStore): Promise<Set<string>> {
+  const body = await store.get(EXPIRED_DELIVERY_DAYS);
+  return new Set(body ? (JSON.parse(body.toString('utf8')) as { days: string[] }).days : []);
+}
+
+export interface Expired { days: string[]; files: number }
+
+/**
+ * Expires the covered days of closed months older than `retentionDays` before `today`, and finishes
+ * what a run killed while expiring left. `lateDays`: a delivery day's parsed keys and seals go only
+ * once it and the days before it whose records it can hold are all expired.
+ */
+export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Closes, today: string, retentionDays: number, lateDays: number): Promise<Expired> {
+  const cutoff = addDays(today, -retentionDays);
+  const due = new Set<string>();
+  for (const c of closes.list()) for (const [day, d] of Object.entries(c.days)) if (day < cutoff && !d.expired) due.add(day);
+  const days = [...due].sort();
+  // Marked first (a file each), then each close that covers them says so.
+  for (const day of days) await store.put(`${EXPIRING}dt=${day}`, Buffer.alloc(0));
+  const at = new Date().toISOString();
+  for (const c of closes.list()) {
+    if (!Object.keys(c.days).some((d) => due.has(d))) continue;
+    const next: Close = { ...c, days: Object.fromEntries(Object.entries(c.days).map(([d, v]) => [d, due.has(d) ? { ...v, expired: at } : v])) };
+    await store.put(closeKey(c.month, c.tz), Buffer.from(JSON.stringify(next, null, 2) + '\n'));
+  }
+  const expiring = (await store.list(EXPIRING)).map((k) => k.slice(EXPIRING.length).replace(/^dt=/, '')).sort();
+  const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
+  let files = 0;
+  for (const day of expiring) {
+    for (const input of await ledger.inputsFor(day)) {
+      const keys = [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
+      for (const key of keys) {
+        await store.delete(key);
+        files++;
+      }
+      // Their folders too, where the store has folders.
+      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune?.(folder);
+    }
+    for (const key of await store.list(`${DAYS}dt=${day}/`)) {
+      await store.delete(key);
+      files++;
+    }
+    // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
+    let held = true;
+    for (let back = 0; back <= lateDays; back++) held &&= isExpired(addDays(day, -back));
+    if (held) {
+      // Recorded first: a listing that found the day's objects with no parsed keys would read them all again.
+      const known = await expiredDeliveryDays(store);
+      if (!known.has(day)) await store.put(EXPIRED_DELIVERY_DAYS, Buffer.from(JSON.stringify({ days: [...known, day].sort() }) + '\n'));
+      for (const prefix of [`${PARSED}${day}/`, `${SEALS}${day}/`]) {
+        for (const key of await store.list(prefix)) {
+          await store.delete(key);
+          files++;
+        }
+        await store.prune?.(prefix);
+      }
+    }
+    await store.prune?.(`${DAYS}dt=${day}/`);
+    await store.delete(`${EXPIRING}dt=${day}`);
+  }
+  return { days: expiring, files };
+}
