@@ -76,7 +76,7 @@ export async function warehouseFor(config: Config, log?: Log, output?: ObjectSto
     const [{ RedshiftDataApi, RedshiftWarehouse }, { RedshiftDataClient }] = await Promise.all([
       import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
     // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
-    const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log });
+    const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 });
     const store = output ?? (await objectStoreAt(config.output, config));
     return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body), config.glueDatabase);
   }
@@ -90,7 +90,7 @@ export async function rollupEngineFor(config: Config, log: Log, store: ObjectSto
   const [{ RedshiftRollup }, { RedshiftDataApi }, { RedshiftDataClient }] = await Promise.all([
     import('../rollup/engines/redshift/redshift-rollup.js'), import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
   return new RedshiftRollup({
-    batches: new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log }),
+    batches: new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 }),
     target: config.redshift, output: config.output, store, settings: config, ensureTables: () => warehouse.init(), month: duckdb,
   });
 }

@@ -76,6 +76,8 @@ export interface Config {
   privacy: Privacy;
   /** Days a day's rejects are kept after it (`PINGROLL_REJECTS_RETENTION_DAYS`); null: kept for good. */
   rejectsRetentionDays: number | null;
+  /** How long a Redshift statement may run before the job cancels it and fails (`PINGROLL_REDSHIFT_WAIT`, minutes; default 30). */
+  redshiftWaitMinutes: number;
   /** Days after a month ends that the daily job closes it (`PINGROLL_CLOSE_AFTER_DAYS`, contract §9); null: only `pingroll close` does. */
   closeAfterDays: number | null;
   /** Days the staged pings, parsed keys and run state of a closed month's day are kept after it (`PINGROLL_RETENTION_DAYS`, contract §9); null: kept for good. */
@@ -185,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     platforms: platformsFrom(env.PINGROLL_PLATFORMS),
     episodeCatalog: catalogLocationFrom(env.PINGROLL_EPISODE_CATALOG),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
+    redshiftWaitMinutes: env.PINGROLL_REDSHIFT_WAIT ? wholeNumber(env.PINGROLL_REDSHIFT_WAIT, 30, 'PINGROLL_REDSHIFT_WAIT', 1, 1440) : 30,
     closeAfterDays: env.PINGROLL_CLOSE_AFTER_DAYS ? wholeNumber(env.PINGROLL_CLOSE_AFTER_DAYS, 0, 'PINGROLL_CLOSE_AFTER_DAYS', 1, 3_650) : null,
     retentionDays: env.PINGROLL_RETENTION_DAYS ? wholeNumber(env.PINGROLL_RETENTION_DAYS, 0, 'PINGROLL_RETENTION_DAYS', 1, 36_500) : null,
   };

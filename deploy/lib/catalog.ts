@@ -37,6 +37,8 @@ export interface CatalogProps {
   accessLogs: s3.IBucket;
   /** Glue database name. */
   database: string;
+  /** Athena workgroup name (unique in the region: it carries the stage). */
+  workgroup: string;
   /** The most a query of the workgroup may scan, in bytes. */
   bytesScannedCutoff: number;
   /** The first day partitions are projected from. */
@@ -95,7 +97,7 @@ export class Catalog extends Construct {
       lifecycleRules: [{ expiration: Duration.days(30) }],
     });
     this.workgroup = new athena.CfnWorkGroup(this, 'Workgroup', {
-      name: 'pingroll', description: "pingroll's tables: results kept 30 days, each query's scan limited",
+      name: props.workgroup, description: "pingroll's tables: results kept 30 days, each query's scan limited",
       state: 'ENABLED', recursiveDeleteOption: false,
       workGroupConfiguration: {
         enforceWorkGroupConfiguration: true, publishCloudWatchMetricsEnabled: true,

@@ -18,7 +18,7 @@
  * name is known at synth time; what cannot (objects S3 names at run time, actions AWS offers without
  * resource-level permissions) is acknowledged beside the grant, with its reason (`ack`).
  */
-import { Duration, IgnoreMode, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, IgnoreMode, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as batch from 'aws-cdk-lib/aws-batch';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -29,6 +29,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -41,13 +42,40 @@ import { Catalog } from './catalog.js';
 function ack(scope: IConstruct, id: string, reason: string): void {
   // A rule with findings (IAM5: one per permission) is acknowledged one finding at a time; a rule
   // without (SMG4) only on the one resource `scope`.
-  if (!/^AwsSolutions-[A-Z]+\d+\[.+\]$/.test(id) && !(id === 'AwsSolutions-SMG4' && scope.node.children.length <= 1)) throw new Error(`acknowledge one finding (Rule[Finding]), not a whole rule: ${id}`);
+  if (!/^AwsSolutions-[A-Z]+\d+\[.+\]$/.test(id) && !(['AwsSolutions-SMG4', 'AwsSolutions-S2'].includes(id) && scope.node.children.filter((c) => c.node.id === 'Resource').length <= 1)) throw new Error(`acknowledge one finding (Rule[Finding]), not a whole rule: ${id}`);
   Validations.of(scope).acknowledge({ id, reason });
 }
 
 export interface PingrollStackProps extends StackProps {
   /** The repository's root, where the Dockerfile is. */
   imageDirectory: string;
+  /**
+   * The stage this stack is (`prod`, `staging`, ...): the names that are unique in an account or region
+   * (the Glue database, the Athena workgroup, jobs) carry it, so that two stages live side by side.
+   * Lowercase letters and digits; `prod` when not given.
+   */
+  stage?: string;
+  /**
+   * Run in an existing VPC instead of making one: its id, the subnets the jobs run in, and their
+   * availability zones (one each). Private subnets need a way to S3, ECR, CloudWatch Logs, Secrets
+   * Manager, Glue, STS and the Redshift Data API (NAT or VPC endpoints); the jobs get no public IP there.
+   */
+  vpc?: { vpcId: string; subnetIds: string[]; availabilityZones: string[]; publicSubnets?: boolean };
+  /**
+   * An existing bucket S3 server access logging delivers the pings' logs to, and the prefix (its
+   * `TargetPrefix`), instead of the stack's own ping and log buckets: most players already GET an
+   * object of a bucket that logs. The jobs may only read it.
+   */
+  existingLogs?: { bucketName: string; prefix: string };
+  /** The ping object's key in the stack's ping bucket (its GETs are the pings; PINGROLL_PING_KEYS): `p.gif` when not given. */
+  pingKey?: string;
+  /**
+   * The legacy monthly DynamoDB tables' template (PINGROLL_DDB_TABLES, e.g. `pings_{yyyy}_{mm}`): the jobs
+   * may read (Scan, DescribeTable) the tables it names and nothing else; none when not given.
+   */
+  ddbTables?: string;
+  /** How long a Redshift statement may run before the job gives up on it (PINGROLL_REDSHIFT_WAIT, minutes); 30 when not given. */
+  redshiftWaitMinutes?: number;
   /** Ingest shards per night (the array job's size; 1 runs one shard). */
   shards: number;
   redshiftWorkgroup: string;
@@ -77,8 +105,8 @@ export interface PingrollStackProps extends StackProps {
   athenaBytesScannedCutoff?: number;
   /** The rejects share (percent of a run's records that are not pings) above which to alarm; 5 when not given. */
   rejectsShareAlarm?: number;
-  /** Where alarms are mailed; none: the topic only. */
-  alarmEmail?: string;
+  /** Where alarms are mailed (required: alarms nobody reads are none). */
+  alarmEmail: string;
   /**
    * The episode catalog CSV's key in the output bucket (e.g. `catalog/episodes.csv`: the jobs'
    * PINGROLL_EPISODE_CATALOG, read-only to them); none: completion figures are NULL.
@@ -95,14 +123,41 @@ export const DAY_BEFORE_SCHEDULE = "$fromMillis($toMillis($states.input.time) - 
 /** What the container runs: pingroll's CLI (Dockerfile: WORKDIR /app). */
 const PINGROLL = ['node', 'bin/pingroll.js'];
 
+/**
+ * A pingroll command as a job runs it: exit 4 (it finished, but log objects could not be read; they
+ * are quarantined, retried by every later run, and the QuarantinedObjects alarm says so) does not
+ * fail the night; every other code is the job's own (evaluateOnExit decides what is retried).
+ */
+export function nightCommand(args: string[]): string[] {
+  return ['sh', '-c', `${PINGROLL.join(' ')} "$@"; rc=$?; if [ "$rc" -eq 4 ]; then echo 'pingroll: finished with log objects quarantined (exit 4): the night goes on; pingroll quarantine list names them' >&2; exit 0; fi; exit "$rc"`, 'pingroll', ...args];
+}
+
+/**
+ * Retries by exit code (Batch takes five rules, the first that matches decides; a job none matches is
+ * retried): 1 (the run failed, nothing half done: run again) and 3 (another run holds the lock) and the
+ * host's failures are retried; 2 (a setting is wrong: retrying cannot help) and 4 (quarantined objects:
+ * nightCommand makes it 0) never are.
+ */
+export const RETRIES = [
+  batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom({ onExitCode: '2' })),
+  batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom({ onExitCode: '4' })),
+  batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom({ onExitCode: '1' })),
+  batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom({ onExitCode: '3' })),
+  batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom({ onStatusReason: 'Host EC2*' })),
+];
+
 export class PingrollStack extends Stack {
   readonly stateMachine: sfn.StateMachine;
-  readonly pingBucket: s3.Bucket;
+  /** The stack's ping bucket; null with existingLogs. */
+  readonly pingBucket: s3.Bucket | null;
   readonly catalog: Catalog;
 
   constructor(scope: Construct, id: string, props: PingrollStackProps) {
     super(scope, id, props);
     const shards = props.shards;
+    const stage = props.stage ?? 'prod';
+    if (!/^[a-z][a-z0-9]{0,15}$/.test(stage)) throw new Error(`pingroll:stage must be lowercase letters and digits (at most 16), starting with a letter; got '${stage}'`);
+    if (!props.alarmEmail || !/^[^@\s]+@[^@\s]+$/.test(props.alarmEmail)) throw new Error(`pingroll:alarmEmail must be the address alarms are mailed to (an alarm nobody reads is none); got '${props.alarmEmail ?? ''}'`);
     if (!(Number.isInteger(shards) && shards >= 1 && shards <= 10_000)) throw new Error(`shards must be a whole number from 1 to 10000 (an AWS Batch array's size); got ${shards}`);
     if (!/^arn:aws[a-z-]*:redshift-serverless:[a-z0-9-]+:\d{12}:workgroup\/[0-9a-f-]{36}$/.test(props.redshiftWorkgroupArn)) {
       throw new Error(`pingroll:redshiftWorkgroupArn must be the workgroup's ARN (aws redshift-serverless get-workgroup --workgroup-name ${props.redshiftWorkgroup || 'NAME'} --query workgroup.workgroupArn); got '${props.redshiftWorkgroupArn}'`);
@@ -114,11 +169,22 @@ export class PingrollStack extends Stack {
       lifecycleRules: [{ transitions: [{ storageClass: s3.StorageClass.INFREQUENT_ACCESS, transitionAfter: Duration.days(30) }] }],
     });
     // The pings' object: players GET it with the ping's fields in the query string; S3 logs each GET.
-    const pingBucket = new s3.Bucket(this, 'Pings', {
-      encryption: s3.BucketEncryption.S3_MANAGED, enforceSSL: true, removalPolicy: RemovalPolicy.RETAIN,
-      serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'logs/',
-      targetObjectKeyFormat: s3.TargetObjectKeyFormat.partitionedPrefix(s3.PartitionDateSource.EVENT_TIME),
-    });
+    // Public for that one key only (ACLs stay blocked; the bucket policy allows GetObject on the key),
+    // made by the stack as an empty object. Or the users' own bucket already logging them (existingLogs).
+    const pingKey = props.pingKey ?? 'p.gif';
+    let pingBucket: s3.Bucket | null = null;
+    if (!props.existingLogs) {
+      pingBucket = new s3.Bucket(this, 'Pings', {
+        encryption: s3.BucketEncryption.S3_MANAGED, enforceSSL: true, removalPolicy: RemovalPolicy.RETAIN,
+        blockPublicAccess: new s3.BlockPublicAccess({ blockPublicAcls: true, ignorePublicAcls: true, blockPublicPolicy: false, restrictPublicBuckets: false }),
+        serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: 'logs/',
+        targetObjectKeyFormat: s3.TargetObjectKeyFormat.partitionedPrefix(s3.PartitionDateSource.EVENT_TIME),
+      });
+      pingBucket.addToResourcePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], principals: [new iam.AnyPrincipal()], resources: [pingBucket.arnForObjects(pingKey)] }));
+      ack(pingBucket, 'AwsSolutions-S2', 'the ping object is read by every player: its GETs, logged by S3, are the pings; public read is allowed on that one key by the bucket policy, ACLs stay blocked');
+    }
+    const pingLogs = props.existingLogs ? s3.Bucket.fromBucketName(this, 'ExistingLogs', props.existingLogs.bucketName) : logBucket;
+    const pingLogsPrefix = props.existingLogs?.prefix ?? 'logs/';
     // The output's own requests are logged too, beside the pings' (another prefix: pingroll lists logs/ only).
     const rejectsRetentionDays = props.rejectsRetentionDays ?? 90;
     // Where pingroll's output lives in the bucket (PINGROLL_OUTPUT), and its objects: pingroll names them at run time.
@@ -150,26 +216,34 @@ export class PingrollStack extends Stack {
     // The catalog over the published Parquet: Glue tables (dt projected for Athena, registered by each
     // run for Spectrum and EMR), an Athena workgroup; Redshift reads them through <schema>_lake.
     const catalog = new Catalog(this, 'Catalog', {
-      outputBucket, outputPrefix: OUTPUT_PREFIX, accessLogs: logBucket, database: props.catalogDatabase ?? 'pingroll',
+      outputBucket, outputPrefix: OUTPUT_PREFIX, accessLogs: logBucket, database: props.catalogDatabase ?? `pingroll_${stage}`, workgroup: `pingroll-${stage}`,
       bytesScannedCutoff: props.athenaBytesScannedCutoff ?? 10 * 2 ** 30, firstDay: '2024-01-01',
     });
     catalog.grantRead(copyRole);
     this.catalog = catalog;
 
-    const vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
-      flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.ALL } },
-    });
-    const compute = new batch.FargateComputeEnvironment(this, 'Compute', { vpc, vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC }, maxvCpus: Math.max(16, shards * 2) });
+    // A VPC of its own (public subnets, no NAT: the jobs reach AWS over the internet), or the one given.
+    const given = props.vpc;
+    if (given && (given.subnetIds.length === 0 || given.subnetIds.length !== given.availabilityZones.length)) throw new Error('pingroll:vpc needs subnetIds and their availabilityZones, one each');
+    const vpc = given
+      ? ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: given.vpcId, availabilityZones: given.availabilityZones, ...(given.publicSubnets ? { publicSubnetIds: given.subnetIds } : { privateSubnetIds: given.subnetIds }) })
+      : new ec2.Vpc(this, 'Vpc', {
+        maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
+        flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.ALL } },
+      });
+    const publicIp = !given || given.publicSubnets === true;
+    const compute = new batch.FargateComputeEnvironment(this, 'Compute', { vpc, vpcSubnets: given ? { subnets: vpc.publicSubnets.length ? vpc.publicSubnets : vpc.privateSubnets } : { subnetType: ec2.SubnetType.PUBLIC }, maxvCpus: Math.max(16, shards * 2) });
     const queue = new batch.JobQueue(this, 'Queue', { computeEnvironments: [{ computeEnvironment: compute, order: 1 }] });
 
     // What the image's build sees is the repository less its .dockerignore, which CDK reads (Docker's rules).
-    const image = ecs.ContainerImage.fromAsset(props.imageDirectory, { ignoreMode: IgnoreMode.DOCKER });
+    // Built for Fargate's x86_64 whatever machine deploys it (an arm64 laptop builds arm64 by default).
+    const image = ecs.ContainerImage.fromAsset(props.imageDirectory, { ignoreMode: IgnoreMode.DOCKER, platform: Platform.LINUX_AMD64 });
     const jobRole = new iam.Role(this, 'JobRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
     // The logs: listed (HeadBucket and ListObjectsV2 need ListBucket on the bucket) and read.
-    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [logBucket.bucketArn] }));
-    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [logBucket.arnForObjects('logs/*')] }));
-    ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(logBucket.node.defaultChild as s3.CfnBucket)}.Arn>/logs/*]`, 'S3 server access logging names the log objects at delivery time; the grant is read-only and limited to the logs/ prefix');
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [pingLogs.bucketArn] }));
+    jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [pingLogs.arnForObjects(`${pingLogsPrefix}*`)] }));
+    if (props.existingLogs) ack(jobRole, `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${props.existingLogs.bucketName}/${pingLogsPrefix}*]`, 'S3 server access logging names the log objects at delivery time; the grant is read-only and limited to the prefix the existing bucket\'s logs are delivered under');
+    else ack(jobRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(logBucket.node.defaultChild as s3.CfnBucket)}.Arn>/logs/*]`, 'S3 server access logging names the log objects at delivery time; the grant is read-only and limited to the logs/ prefix');
     // The output: state, staging and published files, written (conditionally), read, deleted, multipart uploads aborted.
     jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [outputBucket.bucketArn] }));
     // Tagging: the day's rejects are written with the tag the lifecycle rule expires them by, and a
@@ -198,18 +272,28 @@ export class PingrollStack extends Stack {
       conditions: { StringEquals: { 'redshift-data:session-owner-iam-userid': '${aws:userid}' } },
     }));
     ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a statement id is not a resource; the Data API lets a caller see only the statements it ran), and a BatchExecuteStatement in an open session names no workgroup: it is allowed only in sessions this role opened (redshift-data:session-owner-iam-userid)');
+    // The legacy monthly tables, when named: read only (a Scan, and DescribeTable to find them).
+    if (props.ddbTables) {
+      const prefix = props.ddbTables.split('{')[0]!;
+      if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new Error(`pingroll:ddbTables must start with the tables' fixed name, e.g. pings_{yyyy}_{mm}; got '${props.ddbTables}'`);
+      jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Scan', 'dynamodb:DescribeTable'], resources: [this.formatArn({ service: 'dynamodb', resource: 'table', resourceName: `${prefix}*` })] }));
+      ack(jobRole, `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/${prefix}*]`, 'the legacy tables are one a month, named by PINGROLL_DDB_TABLES\' template; the grant is read-only and limited to the names it makes');
+    }
     // The jobs' own log group, kept 90 days (the default /aws/batch/job group keeps logs forever).
     const jobLogs = new logs.LogGroup(this, 'JobLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
 
     const environment = {
-      PINGROLL_LOGS: logBucket.s3UrlForObject('logs/'),
+      PINGROLL_LOGS: pingLogs.s3UrlForObject(pingLogsPrefix),
+      PINGROLL_PING_KEYS: pingKey,
       PINGROLL_OUTPUT: outputBucket.s3UrlForObject(OUTPUT_PREFIX),
       PINGROLL_WAREHOUSE: 'redshift',
       PINGROLL_ROLLUP: 'redshift',
       PINGROLL_REDSHIFT_WORKGROUP: props.redshiftWorkgroup,
       PINGROLL_REDSHIFT_DATABASE: props.redshiftDatabase,
       PINGROLL_REDSHIFT_IAM_ROLE: copyRole.roleArn,
-      PINGROLL_GLUE_DATABASE: props.catalogDatabase ?? 'pingroll',
+      PINGROLL_GLUE_DATABASE: props.catalogDatabase ?? `pingroll_${stage}`,
+      PINGROLL_REDSHIFT_WAIT: String(props.redshiftWaitMinutes ?? 30),
+      ...(props.ddbTables ? { PINGROLL_DDB_TABLES: props.ddbTables } : {}),
       // Rejects keep no client IP or requester ARN, and go after 90 days (README, Personal data).
       PINGROLL_PRIVACY: 'mask',
       PINGROLL_REJECTS_RETENTION_DAYS: String(rejectsRetentionDays),
@@ -229,7 +313,7 @@ export class PingrollStack extends Stack {
     const secrets = { PINGROLL_VIEWER_KEY: batch.Secret.fromSecretsManager(viewerKey) };
     const container = (id: string, command: string[], cpu: number, memoryGiB: number): batch.EcsFargateContainerDefinition => {
       const c = new batch.EcsFargateContainerDefinition(this, id, {
-        image, command, cpu, memory: Size.gibibytes(memoryGiB), jobRole, environment, secrets, assignPublicIp: true,
+        image, command, cpu, memory: Size.gibibytes(memoryGiB), jobRole, environment, secrets, assignPublicIp: publicIp,
         fargateCpuArchitecture: ecs.CpuArchitecture.X86_64, logging: ecs.LogDrivers.awsLogs({ logGroup: jobLogs, streamPrefix: 'pingroll' }),
       });
       ack(c.executionRole, 'AwsSolutions-IAM5[Resource::*]', 'ecr:GetAuthorizationToken has no resource-level permissions; pulling the image is limited to its repository');
@@ -239,22 +323,29 @@ export class PingrollStack extends Stack {
     // A shard parses ~240 MB of logs per CPU-second from a directory (half that from S3: README's
     // model) with ~0.5 GiB peak; 2 vCPU and 4 GiB leave room for a busy shard and DuckDB's conversions.
     const ingestJob = new batch.EcsJobDefinition(this, 'IngestShard', {
-      container: container('IngestContainer', [...PINGROLL, 'ingest', '--wait', '600'], 2, 4),
-      retryAttempts: 3, timeout: Duration.hours(2),
+      container: container('IngestContainer', nightCommand(['ingest', '--wait', '600']), 2, 4),
+      retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(2),
     });
     const rollupJob = new batch.EcsJobDefinition(this, 'Rollup', {
-      container: container('RollupContainer', [...PINGROLL, 'rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date'], 1, 2),
-      parameters: { date: 'YYYY-MM-DD' }, retryAttempts: 3, timeout: Duration.hours(2),
+      container: container('RollupContainer', nightCommand(['rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date']), 1, 2),
+      parameters: { date: 'YYYY-MM-DD' }, retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(2),
+    });
+    // Late data: the days whose staged data changed since they were published (objects delivered after
+    // the night's listing, and what the scheduled full listings of delivery days found), republished;
+    // then months due to close, and retention (PINGROLL_CLOSE_AFTER_DAYS, PINGROLL_RETENTION_DAYS).
+    const staleJob = new batch.EcsJobDefinition(this, 'Stale', {
+      container: container('StaleContainer', nightCommand(['backfill', '--stale', '--no-ingest', '--wait', '600']), 1, 2),
+      retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(4),
     });
     // The licensors' month, on the 2nd: the month before the job's own date.
     const monthJob = new batch.EcsJobDefinition(this, 'Month', {
-      container: container('MonthContainer', ['sh', '-c', `exec ${PINGROLL.join(' ')} rollup --wait 3600 --month "$(date -u -d "$(date -u +%Y-%m-15) -1 month" +%Y-%m)"`], 2, 8),
-      retryAttempts: 3, timeout: Duration.hours(4),
+      container: container('MonthContainer', ['sh', '-c', `${PINGROLL.join(' ')} rollup --wait 3600 --month "$(date -u -d "$(date -u +%Y-%m-15) -1 month" +%Y-%m)"; rc=$?; [ "$rc" -eq 4 ] && exit 0; exit "$rc"`], 2, 8),
+      retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(4),
     });
 
     const submit = (id: string, definition: batch.EcsJobDefinition, extra: Partial<tasks.BatchSubmitJobProps> = {}): tasks.BatchSubmitJob =>
       new tasks.BatchSubmitJob(this, id, {
-        jobName: `pingroll-${definition.node.id.toLowerCase()}`, jobQueueArn: queue.jobQueueArn, jobDefinitionArn: definition.jobDefinitionArn,
+        jobName: `pingroll-${stage}-${definition.node.id.toLowerCase()}`, jobQueueArn: queue.jobQueueArn, jobDefinitionArn: definition.jobDefinitionArn,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB, resultPath: sfn.JsonPath.DISCARD, ...extra,
       });
     const shardsOf = shards > 1 ? { arraySize: shards } : {};
@@ -263,13 +354,19 @@ export class PingrollStack extends Stack {
     // Input: {"date": "YYYY-MM-DD"} rolls up that day; {"dates": [...]} a range (a backfill: the shards
     // once, then each day, one at a time); the nightly schedule's {"time": ...} the day before it.
     const ingest = submit('Ingest shards', ingestJob, shardsOf);
-    ingest.next(submit('Roll up and load', rollupJob, dateOf));
+    ingest.next(submit('Roll up and load', rollupJob, dateOf)).next(submit('Republish late data', staleJob));
     // JSONata's date functions, in the state machine itself (no Lambda function to run, patch or permit).
     const dayBefore = sfn.Pass.jsonata(this, 'The day before the schedule', { outputs: { date: `{% ${DAY_BEFORE_SCHEDULE} %}` } });
     const eachDay = new sfn.Map(this, 'Each day', { itemsPath: '$.dates', itemSelector: { 'date.$': '$$.Map.Item.Value' }, maxConcurrency: 1, resultPath: sfn.JsonPath.DISCARD });
     eachDay.itemProcessor(submit('Roll up and load a day of the range', rollupJob, dateOf));
     const range = submit('Ingest shards for a range', ingestJob, shardsOf);
-    range.next(eachDay);
+    range.next(eachDay).next(submit('Republish late data of the range', staleJob));
+    // The ping object (empty: its GETs are what count) is put by every run, before anything else: no
+    // Lambda function to make it at deploy time (Outputs name the one command that makes it at once).
+    const ensurePing = pingBucket && new tasks.CallAwsService(this, 'Put the ping object', {
+      service: 's3', action: 'putObject', parameters: { Bucket: pingBucket.bucketName, Key: pingKey, Body: '' },
+      iamResources: [pingBucket.arnForObjects(pingKey)], resultPath: sfn.JsonPath.DISCARD,
+    });
     const what = new sfn.Choice(this, 'What to roll up?')
       .when(sfn.Condition.isPresent('$.dates'), range)
       .when(sfn.Condition.isPresent('$.date'), ingest)
@@ -278,7 +375,13 @@ export class PingrollStack extends Stack {
     // SubmitJob on every job definition): SubmitJob on the queue and the two job definitions it runs;
     // the managed rule the .sync integration watches jobs with; logging and tracing.
     const machineRole = new iam.Role(this, 'NightlyRole', { assumedBy: new iam.ServicePrincipal('states.amazonaws.com') });
-    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [queue.jobQueueArn, ingestJob.jobDefinitionArn, rollupJob.jobDefinitionArn] }));
+    if (pingBucket) machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [pingBucket.arnForObjects(pingKey)] }));
+    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [queue.jobQueueArn, ingestJob.jobDefinitionArn, rollupJob.jobDefinitionArn, staleJob.jobDefinitionArn] }));
+    // The .sync integration follows the jobs it ran (DescribeJobs: no resource-level permissions) and
+    // stops them when the execution is stopped or times out (TerminateJob), so that no job outlives its
+    // run holding the lock.
+    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
+    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [this.formatArn({ service: 'batch', resource: 'job', resourceName: '*' })] }));
     machineRole.addToPolicy(new iam.PolicyStatement({
       actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
       resources: [this.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
@@ -289,10 +392,11 @@ export class PingrollStack extends Stack {
         'xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets'],
       resources: ['*'],
     }));
-    ack(machineRole, 'AwsSolutions-IAM5[Resource::*]', 'CloudWatch Logs\' log-delivery actions and X-Ray\'s trace actions have no resource-level permissions (Step Functions\' documented policy for logging and tracing)');
+    ack(machineRole, 'AwsSolutions-IAM5[Resource::*]', 'CloudWatch Logs\' log-delivery actions, X-Ray\'s trace actions and batch:DescribeJobs have no resource-level permissions (Step Functions\' documented policies for logging, tracing and the .sync Batch integration)');
+    ack(machineRole, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job/*]', 'job ids are made by Batch when the state machine submits them; TerminateJob stops the jobs of an execution stopped or timed out (the .sync integration\'s documented policy)');
     const machineLogs = new logs.LogGroup(this, 'NightlyLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
     this.stateMachine = new sfn.StateMachine(this, 'Nightly', {
-      definitionBody: sfn.DefinitionBody.fromChainable(what), timeout: Duration.hours(24), tracingEnabled: true,
+      definitionBody: sfn.DefinitionBody.fromChainable(ensurePing ? ensurePing.next(what) : what), timeout: Duration.hours(24), tracingEnabled: true,
       role: machineRole.withoutPolicyUpdates(), logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
     });
     new events.Rule(this, 'EveryNight', {
@@ -321,7 +425,9 @@ export class PingrollStack extends Stack {
     const emfAlarms: Array<[string, cloudwatch.AlarmProps]> = [
       ['NoSuccessfulRollup', {
         metric: pingrollMetric('Success', 'Sum', Duration.hours(26)), threshold: 1, evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        // Missing data is not a failure: on day one there is none yet (the nightly run's own failures,
+        // timeouts and aborts alarm through Step Functions' metrics and the JobFailed rule).
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.MISSING,
         alarmDescription: 'no pingroll rollup has succeeded in 26 hours: see the nightly execution and its jobs\' logs',
       }],
       ['RejectsShare', {
@@ -342,5 +448,23 @@ export class PingrollStack extends Stack {
       targets: [new targets.SnsTopic(topic, { message: events.RuleTargetInput.fromText(`pingroll job ${events.EventField.fromPath('$.detail.jobName')} failed: ${events.EventField.fromPath('$.detail.statusReason')}; its log is in CloudWatch Logs (AWS Batch)`) })],
     });
     this.pingBucket = pingBucket;
+
+    // What an operator needs after a deploy.
+    const output = (id: string, value: string, description: string): CfnOutput => new CfnOutput(this, id, { value, description });
+    output('Stage', stage, 'the stage: names that are unique in the account carry it');
+    output('OutputLocation', outputBucket.s3UrlForObject(OUTPUT_PREFIX), 'PINGROLL_OUTPUT: Parquet, manifests, statements and pingroll\'s state');
+    output('LogsLocation', pingLogs.s3UrlForObject(pingLogsPrefix), 'PINGROLL_LOGS: the pings\' S3 server access logs');
+    if (pingBucket) {
+      output('PingUrl', `https://${pingBucket.bucketRegionalDomainName}/${pingKey}`, 'the object players GET, with the ping\'s fields in the query string');
+      output('PingObjectCommand', `aws s3api put-object --bucket ${pingBucket.bucketName} --key ${pingKey}`, 'makes the ping object at once (each nightly run puts it too)');
+    }
+    output('StateMachineArn', this.stateMachine.stateMachineArn, 'the nightly run: start it with {"date": "YYYY-MM-DD"} for a day, {"dates": [...]} for a range');
+    output('JobQueueArn', queue.jobQueueArn, 'AWS Batch queue of pingroll\'s jobs');
+    output('JobLogGroup', jobLogs.logGroupName, 'the jobs\' logs (JSON lines)');
+    output('AlarmTopicArn', topic.topicArn, 'where alarms go');
+    output('RedshiftCopyRoleArn', copyRole.roleArn, 'the role Redshift assumes to COPY and UNLOAD (attached to the namespace by the stack)');
+    output('JobRoleName', jobRole.roleName, 'the jobs\' role: its Redshift user is IAMR:<this name>');
+    output('GlueDatabase', props.catalogDatabase ?? `pingroll_${stage}`, 'the published tables in the Glue Data Catalog');
+    output('AthenaWorkgroup', `pingroll-${stage}`, 'the Athena workgroup over them');
   }
 }

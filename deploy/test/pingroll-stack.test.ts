@@ -13,7 +13,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import jsonata from 'jsonata';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DAY_BEFORE_SCHEDULE, PingrollStack, type PingrollStackProps } from '../lib/pingroll-stack.js';
+import { DAY_BEFORE_SCHEDULE, nightCommand, PingrollStack, type PingrollStackProps } from '../lib/pingroll-stack.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const WORKGROUP_ARN = 'arn:aws:redshift-serverless:eu-west-1:123456789012:workgroup/0b2f89bd-6884-7ca8-de44-3aac051aedd2';
@@ -56,14 +56,15 @@ describe('the deployment (cdk synth)', () => {
     const source = readFileSync(fileURLToPath(new URL('../lib/pingroll-stack.ts', import.meta.url)), 'utf8');
     const acks = [...source.matchAll(/ack\(([^,]+), `?'?(AwsSolutions-[^'`]+)['`], '((?:[^'\\]|\\.)+)'\)/g)].map((m) => ({ scope: m[1]!, id: m[2]!, reason: m[3]! }));
     // Every ack( call of the source is read by the pattern above (none escapes the checks below).
-    expect(acks.length).toBe((source.match(/\n\s+ack\(/g) ?? []).length);
+    expect(acks.length).toBe((source.match(/\n\s+(?:(?:if \([^)]*\)|else) )?ack\(/g) ?? []).length);
     for (const a of acks) {
-      // IAM5 one finding at a time; SMG4 (no rotation) for the viewer key only, whose rotation would split uniques.
-      expect(a.id).toMatch(/^AwsSolutions-IAM5\[.+\]$|^AwsSolutions-SMG4$/);
+      // IAM5 one finding at a time; SMG4 (no rotation) for the viewer key only, whose rotation would split uniques; S2 (public read) for the ping bucket only.
+      expect(a.id).toMatch(/^AwsSolutions-IAM5\[.+\]$|^AwsSolutions-SMG4$|^AwsSolutions-S2$/);
       expect(a.reason.length).toBeGreaterThan(40);
     }
     expect(new Set(acks.map((a) => a.reason)).size).toBe(acks.length);
     expect(acks.filter((a) => a.id === 'AwsSolutions-SMG4').map((a) => a.scope)).toEqual(['viewerKey']);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-S2').map((a) => a.scope)).toEqual(['pingBucket']);
   });
 
   it('catalogs every published dataset with the columns and types of real published files: Glue tables with dt projected, an Athena workgroup with a scan limit, Spectrum\'s read and the jobs\' partition registration', async () => {
@@ -115,7 +116,7 @@ describe('the deployment (cdk synth)', () => {
     const tagSource = readFileSync(fileURLToPath(new URL('../../export/rejects-retention.ts', import.meta.url)), 'utf8');
     expect(tagSource).toContain("REJECTS_TAGS = { 'pingroll-kind': 'rejects' }");
     // The jobs register each day's partitions (for Spectrum and EMR), and know where.
-    t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll' }]) }) });
+    t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll_prod' }]) }) });
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements.some((st) => [st.Action].flat().includes('glue:BatchCreatePartition'))).toBe(true);
     // Writing the rejects tagged, and moving them with their tags, needs both tagging actions.
@@ -143,22 +144,35 @@ describe('the deployment (cdk synth)', () => {
 
   it('runs pingroll\'s image on AWS Batch on Fargate: ingest shards as an array job, then the rollup inside Redshift', () => {
     t.hasResourceProperties('AWS::Batch::ComputeEnvironment', { Type: 'managed', ComputeResources: Match.objectLike({ Type: 'FARGATE' }) });
+    // Each command through nightCommand: exit 4 (quarantined objects) does not fail the night.
+    const night = (...args: string[]): unknown[] => ['sh', '-c', Match.stringLikeRegexp('^node bin/pingroll.js "\\$@"; rc=\\$\\?; if \\[ "\\$rc" -eq 4 \\]; then .* exit 0; fi; exit "\\$rc"$'), 'pingroll', ...args];
     t.hasResourceProperties('AWS::Batch::JobDefinition', {
       PlatformCapabilities: ['FARGATE'],
-      ContainerProperties: Match.objectLike({ Command: ['node', 'bin/pingroll.js', 'ingest', '--wait', '600'] }),
+      ContainerProperties: Match.objectLike({ Command: night('ingest', '--wait', '600') }),
     });
     t.hasResourceProperties('AWS::Batch::JobDefinition', {
       Parameters: { date: 'YYYY-MM-DD' },
-      ContainerProperties: Match.objectLike({
-        Command: ['node', 'bin/pingroll.js', 'rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date'],
-      }),
+      ContainerProperties: Match.objectLike({ Command: night('rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date') }),
     });
+    t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Command: night('backfill', '--stale', '--no-ingest', '--wait', '600') }) });
     for (const name of ['PINGROLL_ROLLUP', 'PINGROLL_WAREHOUSE']) {
       t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: name, Value: 'redshift' }]) }) });
     }
     // The viewer key from Secrets Manager (in no job definition's environment), generated once and kept.
     const definitions = Object.values(t.findResources('AWS::Batch::JobDefinition')) as Array<{ Properties: { ContainerProperties: { Secrets?: Array<{ Name: string; ValueFrom: unknown }>; Environment: Array<{ Name: string }> } } }>;
-    expect(definitions).toHaveLength(3);
+    expect(definitions).toHaveLength(4);
+    // Retries by exit code, on every job: 2 (a wrong setting) and 4 never; 1, 3 and the host's failures.
+    for (const d of Object.values(t.findResources('AWS::Batch::JobDefinition')) as Array<{ Properties: { RetryStrategy: { Attempts: number; EvaluateOnExit: Array<Record<string, string>> } } }>) {
+      expect(d.Properties.RetryStrategy).toEqual({ Attempts: 3, EvaluateOnExit: [
+        { Action: 'EXIT', OnExitCode: '2' }, { Action: 'EXIT', OnExitCode: '4' }, { Action: 'RETRY', OnExitCode: '1' }, { Action: 'RETRY', OnExitCode: '3' }, { Action: 'RETRY', OnStatusReason: 'Host EC2*' },
+      ] });
+    }
+    // What nightCommand makes of each exit code, in a shell: 4 is 0, the rest as they are.
+    for (const [code, want] of [[0, 0], [1, 1], [2, 2], [3, 3], [4, 0]] as const) {
+      const cmd = nightCommand(['x']);
+      const fake = spawnSync('sh', ['-c', cmd[2]!.replace('node bin/pingroll.js "$@"', `(exit ${code})`), ...cmd.slice(3)], { encoding: 'utf8' });
+      expect(fake.status, `exit ${code}`).toBe(want);
+    }
     for (const d of definitions) {
       expect(d.Properties.ContainerProperties.Secrets?.map((x) => x.Name)).toEqual(['PINGROLL_VIEWER_KEY']);
       expect(d.Properties.ContainerProperties.Environment.map((e) => e.Name)).not.toContain('PINGROLL_VIEWER_KEY');
@@ -168,6 +182,53 @@ describe('the deployment (cdk synth)', () => {
     expect(definition).toMatch(/\\"ArrayProperties\\":\{\\"Size\\":8\}/);
     expect(definition).toMatch(/batch:submitJob\.sync/);
     expect(definition.indexOf('Ingest shards')).toBeLessThan(definition.indexOf('Roll up and load'));
+    // Late data republished every night after the rollup, without a person (the scheduled full listings
+    // of delivery days are the shards' own: contract §8).
+    expect(definition.indexOf('Roll up and load')).toBeLessThan(definition.indexOf('Republish late data'));
+    // The .sync integration may follow and stop what it started.
+    const machinePolicy = JSON.stringify(Object.values(t.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('NightlyRole')));
+    for (const action of ['batch:SubmitJob', 'batch:DescribeJobs', 'batch:TerminateJob', 'events:PutRule']) expect(machinePolicy).toContain(action);
+  });
+
+  it('runs on day one: an image for x86_64 whatever builds it, Outputs, names carrying the stage, an alarm address, a ping object players can read', () => {
+    const assets = JSON.parse(readFileSync(join(out, '8', 'Pingroll.assets.json'), 'utf8')) as { dockerImages: Record<string, { source: { platform?: string } }> };
+    expect(Object.values(assets.dockerImages).map((d) => d.source.platform)).toEqual(['linux/amd64']);
+    const outputs = Object.keys(t.toJSON().Outputs ?? {});
+    for (const o of ['OutputLocation', 'LogsLocation', 'PingUrl', 'PingObjectCommand', 'StateMachineArn', 'JobQueueArn', 'AlarmTopicArn', 'RedshiftCopyRoleArn', 'GlueDatabase', 'AthenaWorkgroup']) expect(outputs).toContain(o);
+    const staging = synth(8, { stage: 'staging' });
+    staging.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: Match.objectLike({ Name: 'pingroll_staging' }) });
+    staging.hasResourceProperties('AWS::Athena::WorkGroup', { Name: 'pingroll-staging' });
+    expect(() => synth(8, { stage: 'Bad Stage' })).toThrow(/pingroll:stage must be lowercase/);
+    expect(() => synth(8, { alarmEmail: '' })).toThrow(/pingroll:alarmEmail must be the address/);
+    // The ping object: public read of that one key (ACLs blocked), put by every run before anything else.
+    t.hasResourceProperties('AWS::S3::Bucket', { PublicAccessBlockConfiguration: { BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: false, RestrictPublicBuckets: false } });
+    t.hasResourceProperties('AWS::S3::BucketPolicy', { PolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Principal: { AWS: '*' }, Action: 's3:GetObject', Resource: { 'Fn::Join': ['', [Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^Pings'), 'Arn'] }), '/p.gif']] } })]) }) });
+    const definition = JSON.stringify(t.findResources('AWS::StepFunctions::StateMachine'));
+    expect(definition).toMatch(/\\"StartAt\\":\\"Put the ping object\\"/);
+    expect(definition).toMatch(/:states:::aws-sdk:s3:putObject/);
+    t.resourceCountIs('AWS::Lambda::Function', 0);
+  });
+
+  it('takes an existing VPC and an existing bucket of the pings\' logs, and the legacy tables read-only', () => {
+    const t2 = synth(8, {
+      vpc: { vpcId: 'vpc-0123456789abcdef0', subnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'], availabilityZones: ['eu-west-1a', 'eu-west-1b'] },
+      existingLogs: { bucketName: 'acme-player-logs', prefix: 'ping-logs/' }, ddbTables: 'pings_{yyyy}_{mm}', redshiftWaitMinutes: 90,
+    });
+    t2.resourceCountIs('AWS::EC2::VPC', 0);
+    t2.hasResourceProperties('AWS::Batch::ComputeEnvironment', { ComputeResources: Match.objectLike({ Subnets: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'] }) });
+    // No ping bucket of the stack's: the users' own logs, read only.
+    expect(JSON.stringify(t2.findResources('AWS::S3::Bucket'))).not.toMatch(/Pings/);
+    const env = JSON.stringify(t2.findResources('AWS::Batch::JobDefinition'));
+    expect(env).toContain('s3://acme-player-logs/ping-logs/');
+    expect(env).toMatch(/"Name":"PINGROLL_DDB_TABLES","Value":"pings_\{yyyy\}_\{mm\}"/);
+    expect(env).toMatch(/"Name":"PINGROLL_REDSHIFT_WAIT","Value":"90"/);
+    expect(env).toMatch(/"AssignPublicIp":"DISABLED"/);
+    const statements = (Object.values(t2.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const ddb = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    expect(ddb.flatMap((st) => [st.Action].flat()).sort()).toEqual(['dynamodb:DescribeTable', 'dynamodb:Scan']);
+    expect(JSON.stringify(ddb[0]!.Resource)).toContain(':table/pings_*');
+    const logsRead = statements.filter((st) => JSON.stringify(st.Resource).includes('acme-player-logs'));
+    expect(logsRead.flatMap((st) => [st.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
   });
 
   it('runs a single shard as a plain job', () => {
@@ -193,7 +254,7 @@ describe('the deployment (cdk synth)', () => {
       Targets: [Match.objectLike({ BatchParameters: Match.objectLike({ JobName: 'pingroll-month' }) })],
     });
     t.hasResourceProperties('AWS::Batch::JobDefinition', {
-      ContainerProperties: Match.objectLike({ Command: ['sh', '-c', Match.stringLikeRegexp('^exec node bin/pingroll.js rollup --wait 3600 --month ')] }),
+      ContainerProperties: Match.objectLike({ Command: ['sh', '-c', Match.stringLikeRegexp('^node bin/pingroll.js rollup --wait 3600 --month .*\\[ "\\$rc" -eq 4 \\] && exit 0; exit "\\$rc"$')] }),
     });
   });
 
@@ -234,7 +295,7 @@ describe('the deployment (cdk synth)', () => {
     }
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
     // From pingroll's own metrics (EMF): no successful rollup in 26 h (a missing datapoint is no run), rejects share, quarantine.
-    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'Success', Dimensions: [{ Name: 'Command', Value: 'rollup' }], Period: 26 * 3600, Statistic: 'Sum', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'Success', Dimensions: [{ Name: 'Command', Value: 'rollup' }], Period: 26 * 3600, Statistic: 'Sum', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'missing' });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'RejectsShare', Threshold: 5, ComparisonOperator: 'GreaterThanThreshold' });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'pingroll', MetricName: 'QuarantinedObjects', Threshold: 1 });
     // The names the job prints (infra/observe/emf.ts): the alarms watch metrics that exist.
