@@ -107,10 +107,15 @@ export function program(): Command {
     .action(async (action: string, key: string | undefined, opts: ConfigOptions & { all?: boolean }) => print(await (await import('./commands/quarantine.js')).quarantineCommand(configFrom(opts), action, key, opts)));
 
   withConfigOptions(p.command('warehouse')
-    .description('create the warehouse tables and views (idempotent)')
-    .argument('<action>', 'init'))
-    .action(async (action: string, opts: ConfigOptions) => {
-      if (action !== 'init') throw new ConfigError(`warehouse needs 'init' (got '${action}')`);
+    .description("init: create the warehouse tables and views (idempotent); bootstrap (Redshift, as its administrator): attach the COPY role, make the jobs' user, schema and grants")
+    .argument('<action>', 'init or bootstrap')
+    .option('--grant-to <user>', "bootstrap: the jobs' database user (IAMR:<role name> for an IAM role using the Data API)"))
+    .action(async (action: string, opts: ConfigOptions & { grantTo?: string }) => {
+      if (action === 'bootstrap') {
+        print(await (await import('./commands/warehouse-bootstrap.js')).bootstrapCommand(configFrom(opts), opts.grantTo));
+        return;
+      }
+      if (action !== 'init') throw new ConfigError(`warehouse needs 'init' or 'bootstrap' (got '${action}')`);
       const { objectStoreAt, warehouseFor } = await import('../infra/backends.js');
       const { makeLog } = await import('./run-log.js');
       const { acquireLock } = await import('../state/run-lock.js');

@@ -74,6 +74,13 @@ export interface PingrollStackProps extends StackProps {
    * may read (Scan, DescribeTable) the tables it names and nothing else; none when not given.
    */
   ddbTables?: string;
+  /**
+   * The Secrets Manager secret of a Redshift administrator (username and password, as the Data API
+   * takes it): with it, every night starts with `pingroll warehouse bootstrap` (idempotent): the COPY
+   * role attached to the namespace, the jobs' user, schema and grants, ASSUMEROLE for that user only.
+   * Without it, run that command once as an administrator (the Output BootstrapCommand).
+   */
+  redshiftAdminSecretArn?: string;
   /** How long a Redshift statement may run before the job gives up on it (PINGROLL_REDSHIFT_WAIT, minutes); 30 when not given. */
   redshiftWaitMinutes?: number;
   /** Ingest shards per night (the array job's size; 1 runs one shard). */
@@ -119,6 +126,15 @@ export interface PingrollStackProps extends StackProps {
  * Functions evaluates it; the tests evaluate the same text.
  */
 export const DAY_BEFORE_SCHEDULE = "$fromMillis($toMillis($states.input.time) - 86400000, '[Y0001]-[M01]-[D01]')";
+
+/** `states` chained in order (those null left out), then `last`. */
+function firstOf(states: Array<sfn.INextable & sfn.IChainable | null>, last: sfn.IChainable): sfn.IChainable {
+  const present = states.filter((x): x is sfn.INextable & sfn.IChainable => x !== null);
+  if (present.length === 0) return last;
+  let chain = sfn.Chain.start(present[0]!);
+  for (const x of present.slice(1)) chain = chain.next(x);
+  return chain.next(last);
+}
 
 /** What the container runs: pingroll's CLI (Dockerfile: WORKDIR /app). */
 const PINGROLL = ['node', 'bin/pingroll.js'];
@@ -337,6 +353,31 @@ export class PingrollStack extends Stack {
       container: container('StaleContainer', nightCommand(['backfill', '--stale', '--no-ingest', '--wait', '600']), 1, 2),
       retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(4),
     });
+    // Redshift made ready for the jobs, as its administrator, before each night (idempotent): a role of
+    // its own, with the namespace's update and the administrator's secret, nothing of the output.
+    const jobUser = `IAMR:${jobRole.roleName}`;
+    let bootstrapJob: batch.EcsJobDefinition | null = null;
+    if (props.redshiftAdminSecretArn) {
+      const admin = secretsmanager.Secret.fromSecretCompleteArn(this, 'RedshiftAdmin', props.redshiftAdminSecretArn);
+      const bootstrapRole = new iam.Role(this, 'BootstrapRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+      const namespaceArn = this.formatArn({ service: 'redshift-serverless', resource: 'namespace', resourceName: '*' });
+      bootstrapRole.addToPolicy(new iam.PolicyStatement({ actions: ['redshift-serverless:GetWorkgroup'], resources: [props.redshiftWorkgroupArn] }));
+      bootstrapRole.addToPolicy(new iam.PolicyStatement({ actions: ['redshift-serverless:GetNamespace', 'redshift-serverless:UpdateNamespace'], resources: [namespaceArn] }));
+      bootstrapRole.addToPolicy(new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: [copyRole.roleArn] }));
+      bootstrapRole.addToPolicy(new iam.PolicyStatement({ actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement'], resources: [props.redshiftWorkgroupArn] }));
+      bootstrapRole.addToPolicy(new iam.PolicyStatement({ actions: ['redshift-data:DescribeStatement', 'redshift-data:GetStatementResult', 'redshift-data:CancelStatement'], resources: ['*'] }));
+      admin.grantRead(bootstrapRole);
+      ack(bootstrapRole, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:redshift-serverless:<AWS::Region>:<AWS::AccountId>:namespace/*]', 'the workgroup\'s namespace is known by name only (its ARN holds an id the stack is not given); the bootstrap reads it from the workgroup and updates its roles, nothing else');
+      ack(bootstrapRole, 'AwsSolutions-IAM5[Resource::*]', 'the Data API\'s DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a caller sees only the statements it ran)');
+      const c = new batch.EcsFargateContainerDefinition(this, 'BootstrapContainer', {
+        image, command: nightCommand(['warehouse', 'bootstrap', '--grant-to', jobUser]), cpu: 0.25, memory: Size.gibibytes(0.5), jobRole: bootstrapRole,
+        environment: { ...environment, PINGROLL_REDSHIFT_SECRET_ARN: props.redshiftAdminSecretArn }, assignPublicIp: publicIp,
+        fargateCpuArchitecture: ecs.CpuArchitecture.X86_64, logging: ecs.LogDrivers.awsLogs({ logGroup: jobLogs, streamPrefix: 'pingroll' }),
+      });
+      ack(c.executionRole, 'AwsSolutions-IAM5[Resource::*]', 'ecr:GetAuthorizationToken has no resource-level permissions; pulling the image is limited to its repository (the bootstrap job)');
+      ack(c.executionRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(jobLogs.node.defaultChild as logs.CfnLogGroup)}.Arn>:*]`, 'log streams are named per job at run time; the grant is limited to the jobs\' own log group (the bootstrap job)');
+      bootstrapJob = new batch.EcsJobDefinition(this, 'Bootstrap', { container: c, retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.minutes(30) });
+    }
     // The licensors' month, on the 2nd: the month before the job's own date.
     const monthJob = new batch.EcsJobDefinition(this, 'Month', {
       container: container('MonthContainer', ['sh', '-c', `${PINGROLL.join(' ')} rollup --wait 3600 --month "$(date -u -d "$(date -u +%Y-%m-15) -1 month" +%Y-%m)"; rc=$?; [ "$rc" -eq 4 ] && exit 0; exit "$rc"`], 2, 8),
@@ -376,7 +417,7 @@ export class PingrollStack extends Stack {
     // the managed rule the .sync integration watches jobs with; logging and tracing.
     const machineRole = new iam.Role(this, 'NightlyRole', { assumedBy: new iam.ServicePrincipal('states.amazonaws.com') });
     if (pingBucket) machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [pingBucket.arnForObjects(pingKey)] }));
-    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [queue.jobQueueArn, ingestJob.jobDefinitionArn, rollupJob.jobDefinitionArn, staleJob.jobDefinitionArn] }));
+    machineRole.addToPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [queue.jobQueueArn, ingestJob.jobDefinitionArn, rollupJob.jobDefinitionArn, staleJob.jobDefinitionArn, ...(bootstrapJob ? [bootstrapJob.jobDefinitionArn] : [])] }));
     // The .sync integration follows the jobs it ran (DescribeJobs: no resource-level permissions) and
     // stops them when the execution is stopped or times out (TerminateJob), so that no job outlives its
     // run holding the lock.
@@ -396,7 +437,7 @@ export class PingrollStack extends Stack {
     ack(machineRole, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job/*]', 'job ids are made by Batch when the state machine submits them; TerminateJob stops the jobs of an execution stopped or timed out (the .sync integration\'s documented policy)');
     const machineLogs = new logs.LogGroup(this, 'NightlyLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
     this.stateMachine = new sfn.StateMachine(this, 'Nightly', {
-      definitionBody: sfn.DefinitionBody.fromChainable(ensurePing ? ensurePing.next(what) : what), timeout: Duration.hours(24), tracingEnabled: true,
+      definitionBody: sfn.DefinitionBody.fromChainable(firstOf([ensurePing, bootstrapJob && submit('Bootstrap the warehouse', bootstrapJob)], what)), timeout: Duration.hours(24), tracingEnabled: true,
       role: machineRole.withoutPolicyUpdates(), logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
     });
     new events.Rule(this, 'EveryNight', {
@@ -464,6 +505,7 @@ export class PingrollStack extends Stack {
     output('AlarmTopicArn', topic.topicArn, 'where alarms go');
     output('RedshiftCopyRoleArn', copyRole.roleArn, 'the role Redshift assumes to COPY and UNLOAD (attached to the namespace by the stack)');
     output('JobRoleName', jobRole.roleName, 'the jobs\' role: its Redshift user is IAMR:<this name>');
+    if (!bootstrapJob) output('BootstrapCommand', `PINGROLL_WAREHOUSE=redshift PINGROLL_OUTPUT=${outputBucket.s3UrlForObject(OUTPUT_PREFIX)} PINGROLL_REDSHIFT_WORKGROUP=${props.redshiftWorkgroup} PINGROLL_REDSHIFT_DATABASE=${props.redshiftDatabase} PINGROLL_REDSHIFT_IAM_ROLE=${copyRole.roleArn} PINGROLL_REDSHIFT_SECRET_ARN=<an administrator's secret> node bin/pingroll.js warehouse bootstrap --grant-to ${jobUser}`, 'run once as a Redshift administrator (or deploy with redshiftAdminSecretArn): attaches the COPY role, makes the jobs\' user, schema and grants');
     output('GlueDatabase', props.catalogDatabase ?? `pingroll_${stage}`, 'the published tables in the Glue Data Catalog');
     output('AthenaWorkgroup', `pingroll-${stage}`, 'the Athena workgroup over them');
   }

@@ -29,11 +29,13 @@ function synth(shards = 8, extra: Partial<PingrollStackProps> = {}): Template {
   return Template.fromStack(stack);
 }
 
+const ADMIN_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:redshift-admin-AbCdEf';
+
 /** The stack synthesized under cdk-nag's AwsSolutions pack: its validation report, and the acknowledgments in the stack's source. */
 function nag(): { violations: Array<{ rule: string; path: string }>; report: string } {
   const outdir = join(out, 'nag');
   const app = new App({ outdir });
-  new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards: 8, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com', episodeCatalogKey: 'catalog/episodes.csv' });
+  new PingrollStack(app, 'Pingroll', { imageDirectory: repo, shards: 8, redshiftWorkgroup: 'analytics', redshiftWorkgroupArn: WORKGROUP_ARN, redshiftDatabase: 'dev', alarmEmail: 'ops@example.com', episodeCatalogKey: 'catalog/episodes.csv', redshiftAdminSecretArn: ADMIN_SECRET });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   let thrown = '';
   try {
@@ -207,6 +209,25 @@ describe('the deployment (cdk synth)', () => {
     expect(definition).toMatch(/\\"StartAt\\":\\"Put the ping object\\"/);
     expect(definition).toMatch(/:states:::aws-sdk:s3:putObject/);
     t.resourceCountIs('AWS::Lambda::Function', 0);
+  });
+
+  it('makes Redshift ready before each night with an administrator\'s secret (the COPY role attached, the jobs\' user and grants), or names the command', () => {
+    expect(Object.keys(t.toJSON().Outputs ?? {})).toContain('BootstrapCommand');
+    const withAdmin = synth(8, { redshiftAdminSecretArn: ADMIN_SECRET });
+    expect(Object.keys(withAdmin.toJSON().Outputs ?? {})).not.toContain('BootstrapCommand');
+    const definition = JSON.stringify(withAdmin.findResources('AWS::StepFunctions::StateMachine'));
+    expect(definition).toMatch(/\\"StartAt\\":\\"Put the ping object\\"/);
+    expect(definition.indexOf('Bootstrap the warehouse')).toBeLessThan(definition.indexOf('What to roll up?'));
+    const jobs = Object.values(withAdmin.findResources('AWS::Batch::JobDefinition')) as Array<{ Properties: { ContainerProperties: { Command: string[]; Environment: Array<{ Name: string; Value: unknown }>; JobRoleArn: unknown } } }>;
+    const bootstrap = jobs.find((j) => j.Properties.ContainerProperties.Command.includes('bootstrap'))!;
+    expect(bootstrap.Properties.ContainerProperties.Command.slice(4, 7)).toEqual(['warehouse', 'bootstrap', '--grant-to']);
+    expect(bootstrap.Properties.ContainerProperties.Environment).toContainEqual({ Name: 'PINGROLL_REDSHIFT_SECRET_ARN', Value: ADMIN_SECRET });
+    // The namespace's update and the administrator's secret are the bootstrap role's alone.
+    const policies = Object.entries(withAdmin.findResources('AWS::IAM::Policy')) as Array<[string, { Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }]>;
+    const holders = (action: string, on = ''): string[] => policies.filter(([, p]) => p.Properties.PolicyDocument.Statement.some((st) => [st.Action].flat().includes(action) && JSON.stringify(st.Resource).includes(on))).map(([id]) => id);
+    expect(holders('redshift-serverless:UpdateNamespace')).toEqual([expect.stringMatching(/^BootstrapRole/)]);
+    expect(holders('iam:PassRole')).toEqual([expect.stringMatching(/^BootstrapRole/)]);
+    expect(holders('secretsmanager:GetSecretValue', 'redshift-admin')).toEqual([expect.stringMatching(/^BootstrapRole/)]);
   });
 
   it('takes an existing VPC and an existing bucket of the pings\' logs, and the legacy tables read-only', () => {
