@@ -131,12 +131,13 @@ export class DayPublisher {
 
   /**
    * Publishes a month (`monthly_series_stats`) whole like a day: its Parquet at
-   * `monthly_series_stats/dt=<month>-01/`, and its rows in the warehouse, in one transaction.
+   * `monthly_series_stats/dt=<month>-01/`, and its rows in the warehouse, in one transaction (unless
+   * the rollup loaded them: `loaded`).
    */
-  async publishMonth(month: string, file: OutputFile): Promise<void> {
+  async publishMonth(month: string, file: OutputFile, loaded = false): Promise<void> {
     const first = `${month}-01`;
     const journal = `month=${month}${file.zone && file.zone !== UTC ? `.${zoneSlug(file.zone)}` : ''}`;
-    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal, tables: [file], others: [] }, this.loadWarehouse, this.opts.fence);
+    await publishWhole(this.opts.store, { run: this.opts.run, day: first, journal, tables: [file], others: [] }, loaded ? null : this.loadWarehouse, this.opts.fence);
     await this.opts.catalog?.register([{ table: file.table, dt: first }]);
   }
 }

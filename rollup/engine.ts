@@ -46,8 +46,11 @@ export interface RolledUpDay {
   loaded: boolean;
 }
 
-/** A day of a month, as the month's rollup reads it: its staged pings fetched, and its counts. */
-export interface MonthDay { day: string; files: string[]; outcomes: Outcomes }
+/** A day of a month, as the month's rollup reads it: its staged pings (fetched when the engine `readsLocalFiles`), and its counts. */
+export interface MonthDay { day: string; staged: readonly StagedFile[]; outcomes: Outcomes }
+
+/** A rolled-up month: its file, and whether the engine loaded the warehouse itself. */
+export interface RolledUpMonth { file: OutputFile; loaded: boolean }
 
 /** The run a rollup works for: its id (names what it writes), its fence (before anything is replaced) and its log. */
 export interface RunContext {
@@ -66,5 +69,5 @@ export interface RollupEngine {
   /** The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from each closed day's counted and pending staged files. */
   adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
-  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile>;
+  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext): Promise<RolledUpMonth>;
 }

@@ -73,8 +73,8 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
 }
 
 /** Publishes a rolled-up month. */
-export async function publishMonth(run: Run, month: string, rolled: { file: OutputFile; days: number }): Promise<{ series: number; days: number }> {
-  await run.publisher.publishMonth(month, rolled.file);
+export async function publishMonth(run: Run, month: string, rolled: { file: OutputFile; days: number; loaded: boolean }): Promise<{ series: number; days: number }> {
+  await run.publisher.publishMonth(month, rolled.file, rolled.loaded);
   run.log.info('month.done', { run: run.id, month, series: rolled.file.rows, days: rolled.days });
   return { series: rolled.file.rows, days: rolled.days };
 }

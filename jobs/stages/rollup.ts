@@ -11,8 +11,7 @@ import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
-import type { MonthDay } from '../../rollup/engine.js';
-import type { OutputFile } from '../../rollup/output-file.js';
+import type { MonthDay, RolledUpMonth } from '../../rollup/engine.js';
 import { completeness } from '../../state/completeness.js';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { ListedDays } from '../../state/listing-state.js';
@@ -55,12 +54,13 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
 }
 
 /** Rolls a month of `tz` (`monthly_series_stats`) up from every UTC day that can hold it and has staged data. */
-export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string, tz = UTC): Promise<{ file: OutputFile; days: number }> {
+export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
   const days: MonthDay[] = [];
   const { from, to } = utcDaysOfLocalMonth(month, tz);
+  // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
   for (const day of daysFrom(from, to)) {
-    const inputs = await gatherDay(backends.store, run.ledger, day, dir);
-    if (inputs.sources.batches.length) days.push({ day, files: inputs.staged.map((f) => f.local!), outcomes: inputs.outcomes });
+    const inputs = await gatherDay(backends.store, run.ledger, day, backends.rollup.readsLocalFiles ? dir : null);
+    if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
-  return { file: await backends.rollup.rollupMonth(db, month, tz, days, dir), days: days.length };
+  return { ...(await backends.rollup.rollupMonth(db, month, tz, days, dir, run)), days: days.length };
 }

@@ -3,13 +3,19 @@
  * machine (day-rollup.ts), larger than memory when it must be, and each table written as Parquet.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DayInput, MonthDay, RollupEngine, RolledUpDay } from '../../engine.js';
+import type { DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, StagedFile } from '../../engine.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay, type DayAdjustment } from './adjustments.js';
 import { emptyOf } from '../../output-file.js';
+
+/** A staged file's local path: the DuckDB engine reads local files only. */
+function local(day: string, f: StagedFile): string {
+  if (f.local === null) throw new Error(`the DuckDB rollup of ${day} was handed ${f.key} not fetched; it reads local files`);
+  return f.local;
+}
 
 export class DuckDbRollup implements RollupEngine {
   readonly name = 'duckdb';
@@ -18,10 +24,7 @@ export class DuckDbRollup implements RollupEngine {
   constructor(private readonly settings: RollupSettings = {}) {}
 
   async rollupDay(db: DuckDBConnection, input: DayInput): Promise<RolledUpDay> {
-    const files = input.staged.map((f) => {
-      if (f.local === null) throw new Error(`the DuckDB rollup of ${input.day} was handed ${f.key} not fetched; it reads local files`);
-      return f.local;
-    });
+    const files = input.staged.map((f) => local(input.day, f));
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null });
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
@@ -35,8 +38,8 @@ export class DuckDbRollup implements RollupEngine {
     return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
   }
 
-  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile> {
-    const table = await rollupMonth(db, month, days, tz);
-    return writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz);
+  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<RolledUpMonth> {
+    const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)) })), tz);
+    return { file: await writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz), loaded: false };
   }
 }

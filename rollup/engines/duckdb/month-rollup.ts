@@ -16,11 +16,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../../../lib/duckdb-engine.js';
 import { UTC } from '../../../lib/time-zone.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
-import type { MonthDay } from '../../engine.js';
 import { stagedRows, survivorsSql } from './day-rollup.js';
 
 /** Rolls up a month (of `tz`) from its days' staged files; returns the temporary table holding its rows. */
-export async function rollupMonth(engine: DuckDBConnection, month: string, days: MonthDay[], tz = UTC): Promise<string> {
+export async function rollupMonth(engine: DuckDBConnection, month: string, days: ReadonlyArray<{ day: string; files: readonly string[] }>, tz = UTC): Promise<string> {
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_episodes (series VARCHAR, episode VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_sessions (series VARCHAR, session VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_viewers (series VARCHAR, viewer VARCHAR)`);

@@ -18,8 +18,11 @@ import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
-import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RunContext } from '../../engine.js';
-import { outputKey, type OutputFile } from '../../output-file.js';
+import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext } from '../../engine.js';
+import { addDays } from '../../../lib/utc-day.js';
+import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
+import { monthRollupStatements } from './month-rollup-sql.js';
+import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { copyManifest } from './copy-manifest.js';
 import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
@@ -70,7 +73,7 @@ export interface RedshiftRollupOptions {
   settings: RollupSettings;
   /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
   ensureTables: () => Promise<void>;
-  /** The engine months (and adjustments) are rolled up by. */
+  /** The engine adjustments are made by (DuckDB's: a closed day's late pings, read here). */
   month: RollupEngine;
 }
 
@@ -151,8 +154,83 @@ export class RedshiftRollup implements RollupEngine {
     return this.opts.month.adjust(db, reportedMonth, days, dir);
   }
 
-  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string): Promise<OutputFile> {
-    return this.opts.month.rollupMonth(db, month, tz, days, dir);
+  /**
+   * The month inside Redshift too (month-rollup-sql.ts): its staged pings COPYed (no task downloads a
+   * month), its rows replaced in the warehouse, and UNLOADed as its Parquet, in one transaction.
+   */
+  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext): Promise<RolledUpMonth> {
+    const { store, target, output } = this.opts;
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/month=${month}.${zoneSlug(tz)}/`;
+    const table = `${target.schema}.${MONTH_TABLE}`;
+    await run.fence();
+    try {
+      await this.opts.ensureTables();
+      const staged = days.flatMap((d) => d.staged.map(({ key, size }) => ({ key, size })));
+      const manifests = await this.stagedManifests(unloadPrefix, staged);
+      const { startMs, endMs } = localMonthMs(month, tz);
+      const localDays: Array<{ day: string; startMs: number; endMs: number }> = [];
+      for (let start = startMs; start < endMs;) {
+        const day = localDay(start, tz);
+        const end = Math.min(endMs, localDayStartMs(addDays(day, 1), tz));
+        localDays.push({ day, startMs: start, endMs: end });
+        start = end;
+      }
+      const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+      const statements = [
+        ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays }),
+        `UNLOAD ('SELECT * FROM ${table} WHERE month = ''${month}-01'' AND COALESCE(tz, ''UTC'') = ''${tz}''') TO ${s3(`${unloadPrefix}${MONTH_TABLE}/`)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+      ];
+      await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, RedshiftRollup.prepareStatements(target, output, manifests), statements);
+      const unloaded = (await store.list(`${unloadPrefix}${MONTH_TABLE}/`)).filter((k) => !k.endsWith('/'));
+      if (unloaded.length > 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of ${MONTH_TABLE} for ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
+      const local = join(dir, `${MONTH_TABLE}-${zoneSlug(tz)}.parquet`);
+      if (unloaded.length === 0) await emptyParquet(db, MONTH_TABLE, local);
+      else await store.download(unloaded[0]!, local);
+      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+      return { file: { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, `${month}-01`, tz), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'month', zone: tz }, loaded: true };
+    } finally {
+      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+    }
+  }
+
+  /** The COPY manifests of staged files, of each format (none: no such files). */
+  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>): Promise<Pick<RollupManifests, 'staged' | 'format1'>> {
+    return {
+      staged: await this.manifest(prefix, 'staged', staged.filter((f) => stagedFormatOf(f.key) === 2)),
+      format1: await this.manifest(prefix, 'staged-format-1', staged.filter((f) => stagedFormatOf(f.key) === 1)),
+    };
+  }
+
+  /** A COPY manifest under `prefix`; none for no files. */
+  private async manifest(prefix: string, name: string, files: ReadonlyArray<{ key: string; size: number }>): Promise<string | null> {
+    if (!files.length) return null;
+    const key = `${prefix}${name}.manifest`;
+    await this.opts.store.put(key, Buffer.from(copyManifest(this.opts.output, files)));
+    return key;
+  }
+
+  /** Two batches in one Data API session: the inputs COPYed into temporary tables, then the transaction that reads them. */
+  private async inSession(what: string, prepare: string[], statements: string[]): Promise<void> {
+    const session = await this.opts.batches.batch(prepare, `${what}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
+    if (!session.sessionId) throw new RedshiftRollupError(`the Redshift Data API gave no session for the ${what}'s inputs (statement ${session.id}); run again`);
+    await this.opts.batches.batch(statements, what, { id: session.sessionId });
+  }
+
+  /** The staged pings COPYed into the temporary table `staged_pings` (format 1's files through a table of their own columns). */
+  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1'>): string[] {
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const role = `IAM_ROLE '${target.iamRole}'`;
+    return [
+      `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
+      ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      // Files staged before \`platform\` (format 1) have columns fewer, and COPY takes exactly a file's
+      // columns: into a table of theirs, then added with no platform or playhead.
+      ...(manifests.format1 ? [
+        `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
+        `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+      ] : []),
+    ];
   }
 
   /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (`statements`). */
@@ -160,23 +238,15 @@ export class RedshiftRollup implements RollupEngine {
     const { output, store, target } = this.opts;
     await this.opts.ensureTables();
     // Each COPY's manifest, under unloadPrefix; none for no files.
-    const manifest = async (name: string, files: ReadonlyArray<{ key: string; size: number }>): Promise<string | null> => {
-      if (!files.length) return null;
-      const key = `${input.unloadPrefix}${name}.manifest`;
-      await store.put(key, Buffer.from(copyManifest(output, files)));
-      return key;
-    };
+    const prefix = input.unloadPrefix;
     const manifests: RollupManifests = {
-      staged: await manifest('staged', input.staged.filter((f) => stagedFormatOf(f.key) === 2)),
-      format1: await manifest('staged-format-1', input.staged.filter((f) => stagedFormatOf(f.key) === 1)),
-      runs: (await manifest('daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
-      secret: await manifest('viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
-      catalog: await manifest('episode-catalog', input.catalog ? [input.catalog] : []),
+      ...(await this.stagedManifests(prefix, input.staged)),
+      runs: (await this.manifest(prefix, 'daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
+      secret: await this.manifest(prefix, 'viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
+      catalog: await this.manifest(prefix, 'episode-catalog', input.catalog ? [input.catalog] : []),
     };
     const { prepare, rollup } = RedshiftRollup.statements(target, output, day, input, manifests);
-    const session = await this.opts.batches.batch(prepare, `rollup of ${day}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
-    if (!session.sessionId) throw new RedshiftRollupError(`the Redshift Data API gave no session for the rollup of ${day}'s inputs (statement ${session.id}); run again`);
-    await this.opts.batches.batch(rollup, `rollup of ${day}`, { id: session.sessionId });
+    await this.inSession(`rollup of ${day}`, prepare, rollup);
   }
 
   /**
@@ -197,15 +267,7 @@ export class RedshiftRollup implements RollupEngine {
     const catalog = manifests.catalog ? 'episode_catalog' : null;
     return {
       prepare: [
-        `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-        ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        // Files staged before `platform` (format 1) have columns fewer, and COPY takes exactly a file's
-        // columns: into a table of theirs, then added with no platform or playhead.
-        ...(manifests.format1 ? [
-          `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-          `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
-          `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
-        ] : []),
+        ...RedshiftRollup.prepareStatements(target, output, manifests),
         // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
         ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
@@ -224,7 +286,7 @@ export class RedshiftRollup implements RollupEngine {
  * An empty Parquet file of a table's columns (the registry's, made in a schema of the day's DuckDB
  * the first time), for a table the warehouse UNLOADed no file of.
  */
-async function emptyParquet(db: DuckDBConnection, table: TableName, file: string): Promise<void> {
+async function emptyParquet(db: DuckDBConnection, table: TableName | typeof MONTH_TABLE, file: string): Promise<void> {
   const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 'unload_shapes'`)) as [{ n: bigint }];
   if (n === 0n) {
     await db.run('CREATE SCHEMA unload_shapes');
