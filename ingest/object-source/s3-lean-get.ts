@@ -61,6 +61,30 @@ async function errorBody(body: AsyncIterable<Uint8Array> | undefined): Promise<s
   return Buffer.concat(parts).toString('utf8').slice(0, 4096);
 }
 
+/** The GetObject requests being learned from, by client: `bucket/key` to the request the SDK built (null until it has). */
+const learning = new WeakMap<S3Client, Map<string, HttpRequest | null>>();
+
+/**
+ * The client's watch on its GetObjects, added to its own middleware stack once: before the client's
+ * first GetObject (a client that caches its middleware resolves a command type's stack once), which
+ * the S3 source does as it is made.
+ */
+export function watch(s3: S3Client): Map<string, HttpRequest | null> {
+  let w = learning.get(s3);
+  if (!w) {
+    const mine = new Map<string, HttpRequest | null>();
+    w = mine;
+    learning.set(s3, mine);
+    s3.middlewareStack.add((next, context) => async (args) => {
+      const input = args.input as { Bucket?: string; Key?: string };
+      const id = `${input.Bucket}/${input.Key}`;
+      if (context.commandName === 'GetObjectCommand' && mine.has(id)) mine.set(id, args.request as HttpRequest);
+      return next(args);
+    }, { step: 'build', name: 'pingrollLearnEndpoint' });
+  }
+  return w;
+}
+
 export class LeanGet {
   private constructor(private readonly s3: S3Client, private readonly endpoint: ResolvedEndpoint, private readonly signer: SignatureV4,
     private readonly retry: RetryStrategyV2) {}
@@ -71,13 +95,18 @@ export class LeanGet {
    * have the shape expected (`…/<encoded key>`); the caller keeps using the SDK.
    */
   static async learn(s3: S3Client, bucket: string, key: string): Promise<{ lean: LeanGet | null; body: AsyncIterable<Uint8Array> }> {
-    let seen: HttpRequest | undefined;
-    const command = new GetObjectCommand({ Bucket: bucket, Key: key });
-    command.middlewareStack.add((next) => async (args) => {
-      seen = args.request as HttpRequest;
-      return next(args);
-    }, { step: 'build', name: 'pingrollLearnEndpoint' });
-    const r = await s3.send(command);
+    // Watched from the client's own stack: pingroll's clients resolve their middleware once per command
+    // type (cacheMiddleware), so a middleware added to one command's stack would never run.
+    const watching = watch(s3);
+    watching.set(`${bucket}/${key}`, null);
+    let seen: HttpRequest | null | undefined;
+    let r;
+    try {
+      r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    } finally {
+      seen = watching.get(`${bucket}/${key}`);
+      watching.delete(`${bucket}/${key}`);
+    }
     const body = r.Body as AsyncIterable<Uint8Array>;
     const suffix = `/${encodeKey(key)}`;
     if (!seen || !seen.path.endsWith(suffix)) return { lean: null, body };

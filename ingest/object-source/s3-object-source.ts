@@ -4,7 +4,7 @@ import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from '../../state/listing-window.js';
 import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
-import { LeanGet } from './s3-lean-get.js';
+import { LeanGet, watch } from './s3-lean-get.js';
 
 /** `YYYY/MM/DD`: a PartitionedPrefix date folder. */
 function dateFolder(day: string): string {
@@ -48,6 +48,8 @@ export class S3ObjectSource implements ObjectSource {
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000, get: 'lean' | 'sdk' = 'lean') {
     if (get === 'sdk') this.lean = null;
+    // The lean getter learns the endpoint from the client's first GetObject: watched from now on.
+    else watch(s3);
   }
 
   /** A source from plain settings, which a parsing thread can make again (`spec`). */
