@@ -8,11 +8,16 @@ import { flagOf, loadConfig, SETTINGS, type Config, type ConfigFlags, type Setti
 /** What commander hands a command: the configuration's flags (and each command's own). */
 export type ConfigOptions = ConfigFlags;
 
-function withSettings(cmd: Command, on: 'all' | 'run'): Command {
+function withSettings(cmd: Command, on: 'all' | 'run', only?: readonly SettingName[]): Command {
   for (const [name, s] of Object.entries(SETTINGS) as Array<[SettingName, (typeof SETTINGS)[SettingName]]>) {
-    if (s.on === on) cmd.option(`${flagOf(name)} ${s.arg}`, `${s.help} (${s.env})`);
+    if (s.on === on && (!only || only.includes(name))) cmd.option(`${flagOf(name)} ${s.arg}`, `${s.help} (${s.env})`);
   }
   return cmd;
+}
+
+/** The flags of the commands that read the warehouse (report, uniques, top): where it is, and nothing of ingesting. */
+export function withWarehouseOptions(cmd: Command): Command {
+  return withSettings(cmd, 'all', ['output', 'warehouse']);
 }
 
 /** The flags every command that reads the configuration takes: where things are. */

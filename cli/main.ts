@@ -11,7 +11,7 @@ import { LocationError } from '../lib/location.js';
 import { ConfigError, debugFrom, loadConfig } from '../infra/config.js';
 import { codeVersion, gitRevision } from '../infra/version.js';
 import { failureLine } from './failure-message.js';
-import { configFrom, withConfigOptions, withReadOptions, type ConfigOptions } from './config-options.js';
+import { configFrom, withConfigOptions, withReadOptions, withWarehouseOptions, type ConfigOptions } from './config-options.js';
 import type { GenerateOptions } from './commands/generate.js';
 import type { IngestCommandOptions } from './commands/ingest.js';
 import type { RollupOptions } from './commands/rollup.js';
@@ -141,7 +141,7 @@ export function program(): Command {
     .option('--reason <text>', 'with --reopen: why, written down with the new version'))
     .action(async (opts: ConfigOptions & CloseCommandOptions) => (await import('./commands/close.js')).closeCommand(configFrom(opts), opts));
 
-  withConfigOptions(p.command('report')
+  withWarehouseOptions(p.command('report')
     .description("the licensors' statement: minutes watched per series and share of the month")
     .option('--month <YYYY-MM>', 'the month')
     .option('--tz <Area/City>', 'with --month: the month in this IANA time zone (default UTC)')
@@ -150,7 +150,7 @@ export function program(): Command {
     .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
     .action(async (opts: ConfigOptions & { month?: string; tz?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
 
-  withConfigOptions(p.command('uniques')
+  withWarehouseOptions(p.command('uniques')
     .description('exact unique viewers over a range of days, per series (or per episode of one series) and over all series')
     .option('--from <YYYY-MM-DD>', 'the first UTC day')
     .option('--to <YYYY-MM-DD>', 'the last UTC day (included)')
@@ -159,7 +159,7 @@ export function program(): Command {
     .option('--format <format>', 'table, csv or json', 'table'))
     .action(async (opts: ConfigOptions & { from?: string; to?: string; series?: string; episode?: string; format?: string }) => print(await (await import('./commands/uniques.js')).uniquesCommand(configFrom(opts), opts)));
 
-  withConfigOptions(p.command('top')
+  withWarehouseOptions(p.command('top')
     .description("the day's top episodes by minutes watched, from the DuckDB warehouse")
     .option('--date <YYYY-MM-DD>', 'the UTC day')
     .option('--limit <n>', 'how many episodes', '10'))

@@ -349,6 +349,7 @@ export function pastDay(value: string | undefined, name = 'DATE', now = new Date
 
 /** `YYYY-MM-DD`, a real calendar day. */
 export function parseDay(value: string | undefined, name = 'DATE'): string {
+  if (value === undefined || value === '') throw new ConfigError(`${name} is missing; give it as YYYY-MM-DD (e.g. ${name}${name.startsWith('--') ? ' ' : '='}2026-11-01)`);
   const ms = value && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00Z') : NaN;
   if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
     throw new ConfigError(`${name}=${value ?? ''} is not a day; give it as YYYY-MM-DD (e.g. ${name}=2026-11-01)`);

@@ -90,7 +90,13 @@ export async function uniquesCommand(config: Config, opts: UniquesOptions): Prom
       `${(episode !== null ? 'series / episode' : 'series').padEnd(40)} ${'viewers'.padStart(12)} ${'days'.padStart(5)}`];
     for (const r of rows) lines.push(`${(episode !== null ? `${r.series_id} / ${r.episode_id}` : r.series_id).padEnd(40)} ${r.viewers.toLocaleString('en').padStart(12)} ${String(r.days).padStart(5)}`);
     if (total) lines.push(`${'all series'.padEnd(40)} ${total.viewers.toLocaleString('en').padStart(12)} ${String(total.days).padStart(5)}`);
-    if (rows.length === 0) lines.push('', `(no viewer rows for ${from}..${to}: roll its days up first, with PINGROLL_VIEWER_KEY set)`);
+    if (rows.length === 0) {
+      // A series (or episode) the range has no viewer of is most likely an id typed wrong; else the days were not rolled up.
+      const anyViewers = (await q<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${schema}daily_series_viewers WHERE ${range}`))[0];
+      lines.push('', opts.series !== undefined && Number(anyViewers?.n ?? 0) > 0
+        ? `(no viewer of series ${opts.series}${episode ? ` episode ${episode}` : ''} in ${from}..${to}, though other series have some: check the id; pingroll top --date D lists the day's series and episodes)`
+        : `(no viewer rows for ${from}..${to}: roll its days up first, with PINGROLL_VIEWER_KEY set)`);
+    }
     if (unpublished.length) lines.push('', `Not final: ${unpublished.length} day(s) of the range are not published (${unpublished.slice(0, 3).join(', ')}${unpublished.length > 3 ? ', ...' : ''}); see pingroll status`);
     return lines.join('\n') + '\n';
   } finally {

@@ -59,6 +59,10 @@ describe('pingroll uniques', () => {
     expect(wider.unpublished).toEqual(['2026-11-03', '2026-11-04']);
     expect(wider.allSeries.viewers).toBe(want.all.size);
     expect(await uniquesCommand(config, { from: DAYS[0], to: '2026-11-04' })).toContain('Not final: 2 day(s) of the range are not published (2026-11-03, 2026-11-04)');
+    // A series no viewer watched is most likely a mistyped id: said so, not blamed on the key.
+    expect(await uniquesCommand(config, { from: DAYS[0], to: DAYS[1], series: 'nosuch' })).toMatch(/no viewer of series nosuch in .*though other series have some: check the id/);
+    // A missing range end is said as missing.
+    await expect(uniquesCommand(config, { to: DAYS[1] })).rejects.toThrow(/^--from is missing; give it as YYYY-MM-DD \(e\.g\. --from 2026-11-01\)$/);
 
     // Keys, not ids: each published key is the keyed hash of a viewer of the oracle's, none holds a raw id.
     const key = viewerKey(SECRET);
