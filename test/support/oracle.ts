@@ -39,18 +39,7 @@ export interface MonthRow { month: string; series_id: string; episodes: number; 
 
 /** The month's series figures (contract §8): every day's survivors, distinct counts over the whole month. */
 export function expectedMonth(truth: TruthRecord[], month: string): MonthRow[] {
-  const days = [...new Set(truth.map((t) => t.day).filter((d) => d.startsWith(`${month}-`)))];
-  const bySeries = new Map<string, Array<TruthRecord & { keptOn: string }>>();
-  for (const day of days) for (const p of survivors(truth, day)) bySeries.set(p.series!, [...(bySeries.get(p.series!) ?? []), { ...p, keptOn: day }]);
-  return [...bySeries].map(([series_id, ps]) => ({
-    month: `${month}-01`, series_id,
-    episodes: new Set(ps.map((p) => p.episode)).size,
-    pings: ps.length,
-    sessions: new Set(ps.map((p) => p.session)).size,
-    viewers: new Set(ps.map((p) => p.user ?? `session:${p.session}`)).size,
-    minutes_watched: new Set(ps.map((p) => `${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`)).size,
-    days_watched: new Set(ps.map((p) => p.keptOn)).size,
-  })).sort((a, b) => (a.series_id < b.series_id ? -1 : 1));
+  return expectedMonthIn(truth, month, 'UTC').map(({ tz: _, ...row }) => row);
 }
 
 /** The local `YYYY-MM-DD` of an instant's minute in `tz`, by the runtime's own zone data (Intl), not pingroll's code. */
