@@ -101,9 +101,12 @@ test-lts: test-setup $(NODE_LTS_STAMP)
 	@echo "== the suite on node $$($(NODE_LTS_DIR)/node_modules/.bin/node --version) (the image's LTS)"
 	PATH="$(CURDIR)/$(NODE_LTS_DIR)/node_modules/.bin:$$PATH" $(BIN)/vitest run
 
+# The demo has a viewer key (the viewer datasets and uniques have rows) and the sample's episode
+# catalog (completion figures): a key for the demo only, never for real viewers.
+DEMO_ENV := PINGROLL_VIEWER_KEY=$${PINGROLL_VIEWER_KEY:-demo-viewer-key-not-for-production} PINGROLL_EPISODE_CATALOG=$${PINGROLL_EPISODE_CATALOG:-data/episodes.csv}
 demo: $(BUILT)
-	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7
-	$(PINGROLL) rollup --date $(DEMO_DATE)
+	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7 --catalog data/episodes.csv
+	$(DEMO_ENV) $(PINGROLL) rollup --date $(DEMO_DATE)
 	@$(PINGROLL) top --date $(DEMO_DATE)
 
 rollup: $(BUILT)

@@ -190,7 +190,14 @@ export function program(): Command {
     .option('--sessions <n>', 'viewing sessions', '2000')
     .option('--seed <n>', 'random seed', '1')
     .option('--prefix <prefix>', 'key prefix of the log objects', '')
+    .option('--catalog <file>', "also write the sample's episode catalog (CSV: PINGROLL_EPISODE_CATALOG)")
     .action(async (opts: GenerateOptions) => (await import('./commands/generate.js')).generateCommand(opts));
+
+  withWarehouseOptions(p.command('sql')
+    .description('run a query on the warehouse, read-only (the embedded DuckDB file, or Redshift), and print its rows')
+    .argument('<query>', 'the SQL, e.g. "SELECT * FROM monthly_series_minutes ORDER BY month DESC LIMIT 10"')
+    .option('--format <format>', 'table, csv or json', 'table'))
+    .action(async (sql: string, opts: ConfigOptions & { format?: string }) => print(await (await import('./commands/sql.js')).sqlCommand(configFrom(opts), sql, opts.format)));
   return p;
 }
 

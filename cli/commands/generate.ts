@@ -1,8 +1,10 @@
-import { generateSample, writeSample } from '../../tools/sample/access-log-generator.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { generateSample, sampleEpisodeCatalog, writeSample } from '../../tools/sample/access-log-generator.js';
 import { ConfigError, parseDay } from '../../infra/config.js';
 import { DAY_MS } from '../../lib/utc-day.js';
 
-export interface GenerateOptions { out: string; date?: string; sessions: string; seed: string; prefix: string }
+export interface GenerateOptions { out: string; date?: string; sessions: string; seed: string; prefix: string; catalog?: string }
 
 /** `pingroll generate`: a seeded sample of access logs under a directory. */
 export async function generateCommand(values: GenerateOptions): Promise<void> {
@@ -14,5 +16,10 @@ export async function generateCommand(values: GenerateOptions): Promise<void> {
   const started = Date.now();
   const sample = generateSample({ date, sessions, seed, prefix: values.prefix });
   await writeSample(sample, values.out);
+  // The episode catalog the sample's episodes come from (PINGROLL_EPISODE_CATALOG): completion figures for the demo.
+  if (values.catalog) {
+    await mkdir(dirname(values.catalog), { recursive: true });
+    await writeFile(values.catalog, sampleEpisodeCatalog());
+  }
   process.stderr.write(`generated ${sample.records} records in ${sample.objects.length} objects (${(sample.bytes / 1e6).toFixed(1)} MB) for ${date} under ${values.out} in ${Date.now() - started} ms\n`);
 }

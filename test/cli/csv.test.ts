@@ -18,3 +18,23 @@ describe('CSV', () => {
     expect(csvText(['a', 'b'], [[-5, 's1']]).split('\r\n')[1]).toBe('-5,s1');
   });
 });
+
+describe('pingroll sql', () => {
+  it('answers a query from the embedded warehouse, read-only, as a table, CSV or JSON', async () => {
+    const { dirConfig, runDay, tempRoots, writeObjects } = await import('../support/job-fixture.js');
+    const { generateSample } = await import('../../tools/sample/access-log-generator.js');
+    const { memoryLog } = await import('../../lib/log.js');
+    const { sqlCommand } = await import('../../cli/commands/sql.js');
+    const { join } = await import('node:path');
+    const r = tempRoots()();
+    await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 20, seed: 3 }).objects);
+    const config = dirConfig(r);
+    const day = await runDay(config, { day: '2026-11-01', log: memoryLog() });
+    const sql = "SELECT day, sum(pings) AS pings FROM daily_episode_stats WHERE day = DATE '2026-11-01' GROUP BY day";
+    expect(await sqlCommand(config, sql)).toMatch(new RegExp(`^day\\s+pings\\n-+\\s+-+\\n2026-11-01\\s+${day.pings.toLocaleString('en')}\\n\\(1 row\\)\\n$`));
+    expect(await sqlCommand(config, sql, 'csv')).toBe(`day,pings\r\n2026-11-01,${day.pings}\r\n`);
+    expect(JSON.parse(await sqlCommand(config, sql, 'json'))).toEqual([{ day: '2026-11-01', pings: day.pings }]);
+    // Read-only: a statement that writes is refused by the warehouse.
+    await expect(sqlCommand(config, 'DELETE FROM daily_runs')).rejects.toThrow(/read-only|read only/i);
+  });
+});
