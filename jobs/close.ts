@@ -14,7 +14,7 @@ import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { withRun, type Run } from './run.js';
 import { adjust } from './stages/adjust.js';
-import { CloseRefusedError, closeMonth, type Closed } from './stages/close.js';
+import { CloseRefusedError, closeMonth, resumeReopens, type Closed } from './stages/close.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { Closes } from '../state/closes.js';
 
@@ -27,6 +27,7 @@ export async function runClose(config: Config, backends: Backends, opts: CloseOp
   return withRun(backends, { id, command: what, kind: 'close', log: opts.log, waitSeconds: opts.waitSeconds, start: ['close.start', { run: id, month: opts.month, tz, reopen: opts.reopen ?? null }] }, (run) =>
     run.withEngine('close', config.memoryLimitMb, async (db) => {
       await adjust(backends, run, db);
+      if ((await resumeReopens(config, backends, run, db, opts.now)).length) run.closes = await Closes.load(backends.store);
       return { run: id, ...(await closeMonth(config, backends, run, db, { month: opts.month, tz, reopen: opts.reopen ?? null, now: opts.now })) };
     }));
 }

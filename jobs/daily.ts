@@ -21,6 +21,7 @@ import { expireDays } from '../state/retention.js';
 import { Closes } from '../state/closes.js';
 import { adjust } from './stages/adjust.js';
 import { autoClose } from './close.js';
+import { resumeReopens } from './stages/close.js';
 import { ConfigError } from '../infra/config.js';
 import { UTC } from '../lib/time-zone.js';
 import { ingest, stagedByShards, type IngestSummary } from './stages/ingest.js';
@@ -80,8 +81,9 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
       }], 2);
-      // What arrived for closed months: adjustments; then the months due to close.
+      // What arrived for closed months: adjustments; a reopen a killed run left, completed; then the months due to close.
       await adjust(backends, run, db);
+      if ((await resumeReopens(config, backends, run, db, opts.now ?? new Date())).length) run.closes = await Closes.load(backends.store);
       await autoClose(config, backends, run, db, opts.now ?? new Date());
       await retain(config, backends, run, opts.now ?? new Date());
       if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);

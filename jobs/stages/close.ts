@@ -55,6 +55,9 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     throw new CloseRefusedError(`${where} cannot be closed: not every day is complete: ${notReady.slice(0, 5).join('; ')}${notReady.length > 5 ? `; and ${notReady.length - 5} more` : ''}; see pingroll status`);
   }
   if (ask.reopen) {
+    // Said first: a run killed while the days are published again (before the new version is) is
+    // completed by the next run that holds the lock (resumeReopens), with the same reason.
+    await store.put(reopeningKey(month, tz), Buffer.from(JSON.stringify({ month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() }) + '\n'));
     // The days again, from everything staged now.
     for (const day of own) {
       await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { scanned: [], missingTables: [], listed })));
@@ -96,6 +99,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       tables.push(await adjustmentsFile(backends, db, month, dir));
     }
     await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...frozen.map((c) => closeFile(c)), closeFile(close)]);
+    if (ask.reopen) await store.delete(reopeningKey(month, tz));
     // The pieces of this month's adjustments are its statement's now.
     if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
     else {
@@ -108,6 +112,35 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     run.log.info('month.closed', { run: run.id, month, tz, version, series: statement.rows, changed: changed.length, reason: ask.reopen ?? null });
     return { month, tz, version, closedAt, series: statement.rows, changed: changed.length, adjustments: frozen.length };
   });
+}
+
+/** A reopen under way: `_state/reopening/<month>.<zone>.json` (its reason), until its version is published. */
+const REOPENING = '_state/reopening/';
+function reopeningKey(month: string, tz: string): string {
+  return `${REOPENING}${month}.${zoneSlug(tz)}.json`;
+}
+
+/**
+ * Completes the reopens that runs killed midway left (their days published again, the new version
+ * not yet): each is done again whole, with its reason. The months it completed.
+ */
+export async function resumeReopens(config: Config, backends: Backends, run: Run, db: DuckDBConnection, now = new Date()): Promise<string[]> {
+  const done: string[] = [];
+  for (const key of await backends.store.list(REOPENING)) {
+    const body = await backends.store.get(key);
+    if (!body) continue;
+    const r = JSON.parse(body.toString('utf8')) as { month: string; tz: string; reason: string; from: number };
+    const c = run.closes.get(r.month, r.tz);
+    // Its version published already (killed after the publication, before the intent went): nothing left to do.
+    if (!c || c.version > r.from) {
+      await backends.store.delete(key);
+      continue;
+    }
+    run.log.warn('close.resume', { month: r.month, tz: r.tz, reason: r.reason, hint: 'a reopen was stopped midway; completing it' });
+    await closeMonth(config, backends, run, db, { month: r.month, tz: r.tz, reopen: r.reason, now });
+    done.push(r.month);
+  }
+  return done;
 }
 
 function closeFile(c: Close): { key: string; body: Buffer } {

@@ -230,6 +230,28 @@ describe('closing unattended', () => {
   }, 120_000);
 });
 
+describe('a reopen killed midway', () => {
+  it('is completed by the next run, with its reason: the days and the month from every ping, as version 2', async () => {
+    const { r, truth } = await octoberBackfilled();
+    expect(await runCli(r, '2026-11-09', null, [], ['close', '--month', '2026-10'])).toBe(0);
+    const late = generateSample({ date: '2026-10-15', sessions: 4, seed: 833, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40, prefix: 'late/' });
+    await writeObjects(join(r, 'logs'), late.objects);
+    expect(await runCli(r, '2026-11-09', null)).toBe(0);
+    // Killed after the first day of the month is published again, before the new version is.
+    expect(await runCli(r, '2026-11-09', 'event:day.done', [], ['close', '--month', '2026-10', '--reopen', '--reason', 'late objects of the 15th'])).toBe('killed');
+    expect(JSON.parse((await import('node:fs')).readFileSync(join(r, 'out', '_state', 'closes', '2026-10.UTC.json'), 'utf8')).version).toBe(1);
+    // The next night's run completes it.
+    expect(await runCli(r, '2026-11-10', null)).toBe(0);
+    const record = JSON.parse((await import('node:fs')).readFileSync(join(r, 'out', '_state', 'closes', '2026-10.UTC.json'), 'utf8'));
+    expect(record.versions.map((v: { version: number; reason: string | null }) => [v.version, v.reason])).toEqual([[1, null], [2, 'late objects of the 15th']]);
+    expect(await query(`SELECT ${statementCols} FROM monthly_statements WHERE version = 2 ORDER BY series_id`, join(r, 'wh.duckdb'))).toEqual(expectedMonth([...truth, ...late.truth], '2026-10'));
+    // Nothing of the reopen is left under way.
+    const { existsSync, readdirSync } = await import('node:fs');
+    const reopening = join(r, 'out', '_state', 'reopening');
+    expect(existsSync(reopening) ? readdirSync(reopening) : []).toEqual([]);
+  }, 180_000);
+});
+
 describe('retention', () => {
   it('deletes what days of a closed month were counted from once they are PINGROLL_RETENTION_DAYS old, keeps what was published, and counts a ping that comes after that as too_late: in its rejects, nowhere else', async () => {
     const { r, truth } = await octoberBackfilled();
