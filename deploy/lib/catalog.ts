@@ -124,7 +124,7 @@ export class Catalog extends Construct {
   /** Registering a published day's partitions (pingroll, PINGROLL_GLUE_DATABASE): Spectrum and EMR do not project them as Athena does. */
   grantAddPartitions(role: iam.IRole): void {
     role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['glue:GetTable', 'glue:BatchCreatePartition', 'glue:GetPartition'],
+      actions: ['glue:GetTable', 'glue:BatchCreatePartition'],
       resources: this.arns,
     }));
   }
