@@ -36,7 +36,9 @@ export async function baseline(logDir: string, day: string, outDir: string): Pro
   const staged = join(outDir, 'staged.parquet');
   const staging = stagedSelectList({ source: `'s3'`, series: 'series', episode: 'episode', session: 'session', user_id: 'user_id', ping_id: 'ping_id', event_ms: 'event_ms', natural_key: `'r:' || request_id`,
     platform: `CASE WHEN length(platform_chars) BETWEEN 1 AND 32 THEN lower(platform_chars) END`,
-    pos: `CASE WHEN regexp_full_match(pos_text, '[0-9]{1,9}(\\.[0-9]*)?') THEN CAST(split_part(pos_text, '.', 1) AS BIGINT) END` });
+    pos: `CASE WHEN regexp_full_match(pos_text, '[0-9]{1,9}(\\.[0-9]*)?') THEN CAST(split_part(pos_text, '.', 1) AS BIGINT) END`,
+    // No lookups: the baseline stages what a ping needs for the day's rollup (pingroll's audience columns cost it more).
+    country: `'ZZ'`, os: `'unknown'`, device_type: `'unknown'`, browser: `'unknown'`, agent_rule: 'NULL' });
   await engine.run(`COPY (SELECT ${staging}
     FROM pings WHERE series <> '' AND episode <> '' AND session <> '') TO ${sqlString(staged)} (FORMAT parquet)`);
   const day0 = Date.parse(`${day}T00:00:00Z`);

@@ -27,6 +27,7 @@ export async function makeStaged(file: string, day: string, count: number): Prom
       natural_key: `'r:' || i`,
       platform: `['web', 'ios', 'android', 'roku', 'tvos'][(i // 30) % 5 + 1]`,
       pos: `(i % 30) * 60`,
+      country: `['US', 'GB', 'DE', 'BR', 'ZZ'][(i // 30) % 5 + 1]`, os: `'iOS'`, device_type: `'mobile'`, browser: `'Mobile Safari'`, agent_rule: 'NULL',
     })}
     FROM range(${count}) t(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
   engine.closeSync();

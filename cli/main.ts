@@ -10,6 +10,7 @@ import { LockHeldError } from '../state/run-lock.js';
 import { LocationError } from '../lib/location.js';
 import { ConfigError, debugFrom, loadConfig } from '../infra/config.js';
 import { codeVersion, gitRevision } from '../infra/version.js';
+import { geoDatabase } from '../ingest/audience/geo-lookup.js';
 import { failureLine } from './failure-message.js';
 import { configFrom, withConfigOptions, withReadOptions, withWarehouseOptions, type ConfigOptions } from './config-options.js';
 import type { GenerateOptions } from './commands/generate.js';
@@ -29,6 +30,16 @@ import { MEASURED_COMMANDS, runFigures } from '../infra/observe/run-figures.js';
 /** What a command prints on stdout. */
 const print = (text: string): void => void process.stdout.write(text);
 
+/** The IP-to-country database the configuration names (contract §10), for --version. */
+function geoLine(): string {
+  try {
+    const { database, builtAt } = geoDatabase(loadConfig(process.env).geoipDb);
+    return `IP-to-country: ${database}, built ${builtAt}`;
+  } catch (err) {
+    return `IP-to-country: ${(err as Error).message}`;
+  }
+}
+
 export function program(): Command {
   const p = new Command('pingroll')
     .description('Video-player pings from S3 access logs and legacy DynamoDB tables into exact daily rollups')
@@ -37,6 +48,7 @@ export function program(): Command {
     .on('option:version', () => {
       const rev = gitRevision();
       print(`pingroll ${codeVersion()}${rev ? ` (${rev})` : ''}\n`);
+      print(`${geoLine()}\n`);
       throw new CommanderError(0, 'pingroll.version', '');
     })
     .showSuggestionAfterError(true)

@@ -77,7 +77,7 @@ export const DATASETS = [
   {
     name: 'daily_ingest_audit', grain: ['day', 'source', 'outcome'], row: 'one row per day, source and outcome', by: 'day', producer: 'day-rollup', distKey: null,
     columns: [day, { name: 'source', type: 'text(16)', doc: '`s3` or `dynamodb`' },
-      { name: 'outcome', type: 'text(16)', doc: 'how the records ended: `ping` (before duplicates are removed), `duplicate`, `not_ping`, `http_error`, `bad_query`, `malformed`, `bad_item`' },
+      { name: 'outcome', type: 'text(16)', doc: 'how the records ended: `ping` (before duplicates are removed), `duplicate`, `not_ping`, `http_error`, `bad_query`, `malformed`, `bad_item`, `invalid_traffic` (automated: `daily_invalid_traffic` says which rule)' },
       { name: 'records', type: 'bigint', doc: 'records of the day, of that source, with that outcome' }],
   },
   {
@@ -109,6 +109,28 @@ export const DATASETS = [
     columns: [day, series, { name: 'platform', type: 'text(32)', doc: 'the platform the player sent, normalised (lowercase letters and digits), when `PINGROLL_PLATFORMS` names it; else `unknown`' },
       { ...pings, doc: "the series' pings from that platform" }, { ...sessions, doc: 'distinct sessions with a ping from that platform' },
       { ...viewers, doc: 'distinct viewers with a ping from that platform' }, { ...minutes, doc: 'distinct (session, UTC minute) pairs with a ping from that platform' }],
+  },
+  {
+    name: 'daily_country_stats', grain: ['day', 'series_id', 'country'], row: "each series' day by the viewer's country", by: 'day', producer: 'day-rollup', distKey: 'series_id',
+    columns: [day, series, { name: 'country', type: 'text(2)', doc: "the country of the ping's client IP (ISO 3166-1 alpha-2), looked up in the IP-to-country database as the ping was staged (`pingroll --version` names it); `ZZ` when unknown, and for every DynamoDB ping" },
+      { ...pings, doc: "the series' pings from that country" }, { ...sessions, doc: 'distinct sessions with a ping from that country' },
+      { ...viewers, doc: 'distinct viewers with a ping from that country' }, { ...minutes, doc: 'distinct (session, UTC minute) pairs with a ping from that country' }],
+  },
+  {
+    name: 'daily_device_stats', grain: ['day', 'series_id', 'os', 'device_type', 'browser'], row: "each series' day by operating system, device type and browser or player", by: 'day', producer: 'day-rollup', distKey: 'series_id',
+    columns: [day, series,
+      { name: 'os', type: 'text(32)', doc: "the operating system the user agent names (ua-parser-js: `Windows`, `iOS`, `Android`, `Tizen`...); `unknown` when it names none, and for every DynamoDB ping" },
+      { name: 'device_type', type: 'text(32)', doc: '`desktop`, `mobile`, `tablet`, `smarttv`, `console`, `wearable`, `embedded` or `xr`; `unknown` when the user agent says nothing of it' },
+      { name: 'browser', type: 'text(32)', doc: 'the browser (`Chrome`, `Mobile Safari`...) or, for an app, its player (`ExoPlayer`, `AppleCoreMedia`, `Roku`...); `unknown` when neither is named' },
+      { ...pings, doc: "the series' pings from that device" }, { ...sessions, doc: 'distinct sessions with a ping from that device' },
+      { ...viewers, doc: 'distinct viewers with a ping from that device' }, { ...minutes, doc: 'distinct (session, UTC minute) pairs with a ping from that device' }],
+  },
+  {
+    name: 'daily_invalid_traffic', grain: ['day', 'series_id', 'rule'], row: 'automated traffic left out of every other table, one row per day, series and rule', by: 'day', producer: 'day-rollup', distKey: 'series_id',
+    columns: [day, series, { name: 'rule', type: 'text(32)', doc: 'the rule that caught it (docs/contract.md, *Automated traffic*): `bot_list`, a user agent on the bot list; `session_rate`, a session with more pings in one minute than a player sends' },
+      { name: 'records', type: 'bigint', doc: 'valid pings caught (outcome `invalid_traffic` in `daily_ingest_audit`), duplicates included' },
+      { name: 'sessions', type: 'bigint', doc: 'distinct sessions caught' },
+      { name: 'minutes_watched', type: 'bigint', doc: "distinct (session, UTC minute) pairs caught: the minutes a licensor's figures leave out" }],
   },
   {
     name: 'daily_episode_completion', grain: ['day', 'series_id', 'episode_id'], row: "how far each episode's sessions got, one row per day and episode", by: 'day', producer: 'day-rollup', distKey: 'series_id',

@@ -36,6 +36,12 @@ export interface DayManifest {
    * completion existed. A range backfill with a catalog set rolls a day up again when it differs.
    */
   episodeCatalog?: { url: string; sha256: string; episodes: number } | null;
+  /**
+   * The IP-to-country database of this run's configuration (contract §10: PINGROLL_GEOIP_DB, else the
+   * one shipped) and its build time. Each ping's country was looked up when it was staged, by the run
+   * that read it. Absent from manifests written before countries existed.
+   */
+  geoip?: { database: string; builtAt: string };
   /** Log objects that could not be read and may hold records of the day: still retried, or accepted as lost. */
   quarantined: Array<{ key: string; etag: string; reason: string; since: string }>;
   acceptedLost: Array<{ key: string; etag: string; reason: string; acceptedAt: string }>;
@@ -63,13 +69,14 @@ export function dayManifest(d: {
   run: string; day: string; version: string; startedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
   outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null; warehouse: string; viewerKey: string | null; episodeCatalog: DayManifest['episodeCatalog']; held: HeldObjects; state: Completeness;
+  geoip: DayManifest['geoip'];
 }): DayManifest {
   return {
     run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(),
     inputs: d.sources, scannedThisRun: d.scanned, missingTables: d.missingTables,
     outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates,
     outputs: d.outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes })), rejects: d.rejects,
-    warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog,
+    warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog, ...(d.geoip ? { geoip: d.geoip } : {}),
     ...manifestQuarantine(d.held),
     state: d.state.state, finalAt: d.state.finalAt,
   };

@@ -90,6 +90,8 @@ export interface Config {
   platforms: readonly string[];
   /** The episode catalog's location (`PINGROLL_EPISODE_CATALOG`, rollup/episode-catalog.ts): a local CSV file or an S3 object; null: completion figures are NULL. */
   episodeCatalog: CatalogLocation | null;
+  /** The IP-to-country database, an MMDB file (`PINGROLL_GEOIP_DB`, ingest/audience/geo-lookup.ts); null: the one shipped with the release. */
+  geoipDb: string | null;
 }
 
 /** Where one file is: an S3 object or a local path. */
@@ -186,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     viewerKey: viewerKeyFrom(env.PINGROLL_VIEWER_KEY),
     platforms: platformsFrom(env.PINGROLL_PLATFORMS),
     episodeCatalog: catalogLocationFrom(env.PINGROLL_EPISODE_CATALOG),
+    geoipDb: geoipDbFrom(env.PINGROLL_GEOIP_DB),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
     redshiftWaitMinutes: env.PINGROLL_REDSHIFT_WAIT ? wholeNumber(env.PINGROLL_REDSHIFT_WAIT, 30, 'PINGROLL_REDSHIFT_WAIT', 1, 1440) : 30,
     closeAfterDays: env.PINGROLL_CLOSE_AFTER_DAYS ? wholeNumber(env.PINGROLL_CLOSE_AFTER_DAYS, 0, 'PINGROLL_CLOSE_AFTER_DAYS', 1, 3_650) : null,
@@ -448,4 +451,12 @@ function privacyFrom(value: string | undefined): Privacy {
   if (value === undefined || value === '' || value === 'keep') return 'keep';
   if (value === 'mask') return 'mask';
   throw new ConfigError(`PINGROLL_PRIVACY='${value}' must be keep (rejects keep records as read) or mask (client IPs cut to their network, requester ARNs dropped)`);
+}
+
+/** PINGROLL_GEOIP_DB: a local MMDB file's path (opened when a log is first parsed, with a clear error if it cannot be); empty or unset: the shipped one. */
+function geoipDbFrom(value: string | undefined): string | null {
+  const v = value?.trim();
+  if (!v) return null;
+  if (URL_SCHEME.test(v)) throw new ConfigError(`PINGROLL_GEOIP_DB=${value}: give a local file's path (an MMDB database, copied beside the job)`);
+  return v;
 }

@@ -32,6 +32,10 @@ export interface PingRecord {
   platform: string | null;
   /** The playhead in whole seconds (`x-pos`, an item's `pos`) as `normalizePos` leaves it; null when it is not one. */
   pos: number | null;
+  /** The client IP as logged (S3 records; null for items, or when not an address a parser keeps): looked up for its country as the row is staged, never staged itself (contract §10). */
+  clientIp: string | null;
+  /** The user agent as logged (S3 records; null for items, `-` or anything but printable ASCII): parsed for the device and checked against the bot list as the row is staged, never staged itself. */
+  userAgent: string | null;
 }
 
 /**

@@ -24,6 +24,18 @@ export const STAGED_COLUMNS = [
   { name: 'platform', type: 'VARCHAR' },
   /** Added with `platform`: the playhead in whole seconds (ping-record.ts's normalizePos), or NULL. */
   { name: 'pos', type: 'BIGINT' },
+  /**
+   * Staged format 3 (files `staged-N.parquet`), contract §10, from the client IP and user agent a
+   * parser hands over (STAGED_CSV_COLUMNS) as the spool stages the row (ingest/audience): the country
+   * (`ZZ` unknown), the operating system, device type and browser or player family (`unknown`), and
+   * the bot-list rule that names the user agent (NULL: none). Files of formats 1 and 2 have none of
+   * these: read as NULL.
+   */
+  { name: 'country', type: 'VARCHAR' },
+  { name: 'os', type: 'VARCHAR' },
+  { name: 'device_type', type: 'VARCHAR' },
+  { name: 'browser', type: 'VARCHAR' },
+  { name: 'agent_rule', type: 'VARCHAR' },
 ] as const;
 export type StagedColumn = (typeof STAGED_COLUMNS)[number]['name'];
 
@@ -31,14 +43,24 @@ export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((
 
 /** The columns of staged format 1 (before `platform`), in order. */
 export const STAGED_FORMAT_1_COLUMNS = STAGED_COLUMNS.slice(0, 8);
+/** The columns of staged format 2 (before `country`), in order. */
+export const STAGED_FORMAT_2_COLUMNS = STAGED_COLUMNS.slice(0, 10);
+/** The columns format 3 added: what the spool looks up. */
+export const AUDIENCE_COLUMNS = STAGED_COLUMNS.slice(10);
 
-/** A staged file's format, by its name: format 2 files are `pings-N.parquet` (ingest/batch/day-spool.ts), format 1's `part-N.parquet`. */
-export function stagedFormatOf(key: string): 1 | 2 {
-  return /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
+/**
+ * A staged file's format, by its name (ingest/batch/day-spool.ts): format 3 files are
+ * `staged-N.parquet`, format 2's `pings-N.parquet`, format 1's `part-N.parquet`.
+ */
+export function stagedFormatOf(key: string): 1 | 2 | 3 {
+  return /\/staged-\d+\.parquet$/.test(key) ? 3 : /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
 }
 
-/** The columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
-export const STAGED_CSV_COLUMNS = `{${STAGED_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
+/**
+ * The columns of a parser's CSV row, as DuckDB's `read_csv(..., columns = ...)` takes them: format 2's,
+ * then the client IP and user agent, which the spool turns into the audience columns.
+ */
+export const STAGED_CSV_COLUMNS = `{${[...STAGED_FORMAT_2_COLUMNS, { name: 'client_ip', type: 'VARCHAR' }, { name: 'user_agent', type: 'VARCHAR' }].map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
 
 /** A SELECT list giving each column its SQL expression, in the staged order (for SQL that makes staged rows). */
 export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
@@ -49,11 +71,11 @@ export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
 export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
 
 /**
- * A ping's staged row: CSV, each field quoted only when it holds a quote, comma or line break (quotes
+ * A ping's row as a parser hands it to the spool (STAGED_CSV_COLUMNS): CSV, each field quoted only when it holds a quote, comma or line break (quotes
  * doubled), an empty field for a null, a newline at the end.
  */
 export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''}\n`;
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${p.clientIp === null ? '' : csv(p.clientIp)},${p.userAgent === null ? '' : csv(p.userAgent)}\n`;
 }
 
 function csv(v: string): string {
@@ -70,6 +92,7 @@ export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
   return {
     source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
     eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null, pos: f[9] ? Number(f[9]) : null,
+    clientIp: f[10] || null, userAgent: f[11] || null,
   };
 }
 

@@ -40,6 +40,8 @@ export interface RolledUpDay {
   pings: number;
   /** Duplicates removed, by source. */
   duplicates: Record<string, number>;
+  /** Records left out as automated traffic (outcome `invalid_traffic`, contract §10), by source: staged as pings, counted as these. */
+  invalid: Record<string, number>;
   /** Every table of the day, `daily_runs` last, as local Parquet files. */
   outputs: OutputFile[];
   /** The engine loaded the day into the warehouse itself (in the transaction that rolled it up): the publisher must not load it again. */

@@ -26,6 +26,21 @@ export function platformSql(column: string, platforms: readonly string[] = DEFAU
 }
 
 /**
+ * Automated traffic (contract §10) the rollup leaves out, by rule (`daily_invalid_traffic.rule`):
+ * `bot_list`, staged with the ping (ingest/audience/agent-lookup.ts), and `session_rate`, a session
+ * with more than MAX_PINGS_PER_SESSION_MINUTE distinct pings (after duplicates are removed) in one UTC
+ * minute of the day. A player sends one a minute; a retry is a duplicate, and a restart or a clock's
+ * second boundary makes two or three. Every ping of such a session that day is left out.
+ */
+export const SESSION_RATE_RULE = 'session_rate';
+export const MAX_PINGS_PER_SESSION_MINUTE = 5;
+
+/** SQL: the audience columns of a staged row, staged format 1 and 2's NULLs as unknown (contract §10). */
+export const AUDIENCE_SQL = {
+  country: `coalesce(country, 'ZZ')`, os: `coalesce(os, 'unknown')`, device_type: `coalesce(device_type, 'unknown')`, browser: `coalesce(browser, 'unknown')`,
+} as const;
+
+/**
  * How days are rolled up, from the configuration (Config has both): the viewer key
  * (PINGROLL_VIEWER_KEY; none: the viewer datasets get no rows) and the platforms counted by name
  * (PINGROLL_PLATFORMS; the defaults when not given).
@@ -37,3 +52,13 @@ export interface RollupSettings {
 
 /** A day's record counts by source and outcome (the batch commits'); a rollup adds `duplicate`. */
 export type Outcomes = Record<string, Record<string, number>>;
+
+/** The day's outcomes once rolled up: the pings it left out as automated traffic are `invalid_traffic`, not `ping` (contract §3, §10). */
+export function rolledUpOutcomes(outcomes: Outcomes, invalid: Record<string, number>): Outcomes {
+  const out: Outcomes = {};
+  for (const [source, counts] of Object.entries(outcomes)) {
+    const n = invalid[source] ?? 0;
+    out[source] = n > 0 ? { ...counts, ping: (counts.ping ?? 0) - n, invalid_traffic: n } : { ...counts };
+  }
+  return out;
+}

@@ -61,5 +61,8 @@ export const MALFORMED_NO_TIME = 1;
 
 /** Series, episode and session ids longer than this many code points are rejected (VARCHAR(256)). */
 export const MAX_ID_CODE_POINTS = 256;
+/** The longest client IP and user agent a parser hands to the spool's lookups (ingest/audience); longer ones are unknown. */
+export const MAX_IP_BYTES = 64;
+export const MAX_AGENT_BYTES = 1024;
 /** The longest normalised platform kept (ingest/ping-record.ts's normalizePlatform); a longer one is none. */
 export const MAX_PLATFORM_CHARS = 32;

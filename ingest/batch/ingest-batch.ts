@@ -4,6 +4,7 @@
  * committed (see ledger.ts).
  */
 import type { Privacy } from '../privacy.js';
+import type { Audience } from '../audience/audience.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -34,6 +35,8 @@ export interface IngestOptions {
   pingKeys: readonly string[];
   /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
   privacy?: Privacy;
+  /** Looks up each ping's country and device as it is staged (contract §10); the shipped database when not given. */
+  audience?: Audience;
   engine: DuckDBConnection;
   /** Remote objects fetched at once, at most (the read budget bounds them too). */
   concurrency: number;
@@ -294,7 +297,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const dir = await makeWorkDir('ingest');
   const bytes = todo.reduce((n, r) => n + r.size, 0);
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
-  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined) });
+  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined), audience: opts.audience });
   const threads = opts.parseThreads === 'auto' ? autoThreads(bytes) : opts.parseThreads;
   const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);

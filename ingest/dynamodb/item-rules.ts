@@ -44,6 +44,9 @@ export function classifyItem(item: Item): Verdict & { eventTimeMs: number } {
       naturalKey: `k:${tsShard}|${session}`,
       platform: normalizePlatform(text(item, 'platform')),
       pos: normalizePos(text(item, 'pos')),
+      // Items have no client IP or user agent: country ZZ, device unknown (contract §10).
+      clientIp: null,
+      userAgent: null,
     },
   };
 }

@@ -12,6 +12,8 @@ import { daysFrom } from '../../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { MonthDay, RolledUpMonth } from '../../rollup/engine.js';
+import { rolledUpOutcomes } from '../../rollup/rules.js';
+import { geoDatabase } from '../../ingest/audience/geo-lookup.js';
 import { completeness } from '../../state/completeness.js';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { ListedDays } from '../../state/listing-state.js';
@@ -45,10 +47,11 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
   const rejects = await dayRejects(store, inputs.rejects, dir);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
-    outcomes: inputs.outcomes, pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
+    outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
     rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
     episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes }, held, state,
+    geoip: geoDatabase(config.geoipDb),
   });
   return { day, outputs: rolled.outputs, loaded: rolled.loaded, rejects, manifest };
 }

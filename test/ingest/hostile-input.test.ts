@@ -41,7 +41,7 @@ describe('hostile objects in the log directory', () => {
   const logs = (): string => join(r, 'logs');
   const prefix = `${DAY}-23-59-59-`;
   beforeAll(async () => {
-    sample = generateSample({ date: DAY, sessions: 60, seed: 5, truth: true, recordsPerObject: 200 });
+    sample = generateSample({ date: DAY, sessions: 60, seed: 5, truth: true, recordsPerObject: 200, automated: 0 });
     r = root();
     await writeObjects(logs(), sample.objects);
     const good = sample.objects[0]!;

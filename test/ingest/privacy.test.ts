@@ -20,7 +20,7 @@ const IP = '203.0.113.77';
 const ARN = 'arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity E1ABCDEXAMPLE';
 
 function line(ip: string, requester: string, query: string, time = '01/Nov/2026:10:20:30 +0000'): string {
-  return `79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be pings [${time}] ${ip} ${requester} 3E57427F3EXAMPLE REST.GET.OBJECT p.gif "GET /p.gif?${query} HTTP/1.1" 200 - 43 43 7 3 "-" "Mozilla/5.0" - hostid SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader pings.s3.amazonaws.com TLSv1.2 - -`;
+  return `79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be pings [${time}] ${ip} ${requester} 3E57427F3EXAMPLE REST.GET.OBJECT p.gif "GET /p.gif?${query} HTTP/1.1" 200 - 43 43 7 3 "-" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36" - hostid SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader pings.s3.amazonaws.com TLSv1.2 - -`;
 }
 
 const badQuery = line(IP, ARN, 'x-series=&x-episode=e1&x-session=abc');

@@ -274,7 +274,7 @@ describe('retention', () => {
     expect((await statusCommand(config, { from: '2026-10-01', to: '2026-10-31' }, new Date('2026-11-21T06:00:00Z'))).verdict).toBe('complete');
 
     // Records of the 15th, delivered on Nov 21 (a client's buffer sent at last): too late.
-    const late = generateSample({ date: '2026-10-15', sessions: 4, seed: 811, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40 });
+    const late = generateSample({ date: '2026-10-15', sessions: 4, seed: 811, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40, automated: 0 });
     const redelivered = late.objects.map((o) => ({ ...o, key: o.key.replace(/2026-10-1[56]-(\d\d-\d\d-\d\d)-/, '2026-11-21-$1-') }));
     expect(redelivered.every((o) => o.key.includes('2026-11-21-'))).toBe(true);
     await writeObjects(join(r, 'logs'), redelivered);

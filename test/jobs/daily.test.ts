@@ -19,7 +19,7 @@ import { memoryLog } from '../../lib/log.js';
 import type { Backends } from '../../infra/backends.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../state/run-lock.js';
-import { catalogDurations, expectedCompletion, expectedDay, expectedHourly, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../support/oracle.js';
+import { catalogDurations, expectedCompletion, expectedCountries, expectedDay, expectedDevices, expectedHourly, expectedInvalid, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../support/oracle.js';
 import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../support/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -133,6 +133,8 @@ describe('the daily job over a directory', () => {
       ['daily_peaks', expectedPeaks(sample.truth, DAY).length], ['daily_series_minutes', expectedSeriesMinutes(sample.truth, DAY).length],
       // No PINGROLL_VIEWER_KEY: the viewer datasets are published, with no rows.
       ['daily_series_viewers', 0], ['daily_episode_viewers', 0], ['daily_platform_stats', expectedPlatforms(sample.truth, DAY).length],
+      ['daily_country_stats', expectedCountries(sample.truth, DAY).length], ['daily_device_stats', expectedDevices(sample.truth, DAY).length],
+      ['daily_invalid_traffic', expectedInvalid(sample.truth, DAY).length],
       ['daily_episode_completion', want.episodes.length], ['daily_runs', 1]]);
     // No PINGROLL_EPISODE_CATALOG: a completion row per episode, its figures NULL.
     expect(await query(`SELECT count(*)::INT AS n FROM ${file('daily_episode_completion')} WHERE duration_seconds IS NOT NULL OR reached_25 IS NOT NULL OR avg_share_watched IS NOT NULL`)).toEqual([{ n: 0 }]);
@@ -154,6 +156,25 @@ describe('the daily job over a directory', () => {
     const platformSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, platform, pings, sessions, viewers, minutes_watched FROM ${from} ORDER BY series_id, platform`;
     expect(await query(platformSql(file('daily_platform_stats')))).toEqual(platforms);
     expect(await query(platformSql('daily_platform_stats'), wh)).toEqual(platforms);
+
+    // By country and by device (contract §10): each session's address and user agent as the generator meant them.
+    const countries = expectedCountries(sample.truth, DAY);
+    expect(new Set(countries.map((c) => c.country))).toEqual(new Set(['GB', 'NL', 'US', 'JP', 'BR', 'ZA', 'ZZ']));
+    const countrySql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, country, pings, sessions, viewers, minutes_watched FROM ${from} ORDER BY series_id, country`;
+    expect(await query(countrySql(file('daily_country_stats')))).toEqual(countries);
+    expect(await query(countrySql('daily_country_stats'), wh)).toEqual(countries);
+    const devices = expectedDevices(sample.truth, DAY);
+    expect(new Set(devices.map((d) => d.device_type))).toEqual(new Set(['desktop', 'mobile', 'tablet', 'smarttv', 'unknown']));
+    const deviceSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, os, device_type, browser, pings, sessions, viewers, minutes_watched FROM ${from} ORDER BY series_id, os, device_type, browser`;
+    expect(await query(deviceSql(file('daily_device_stats')))).toEqual(devices);
+    expect(await query(deviceSql('daily_device_stats'), wh)).toEqual(devices);
+    // Automated traffic: every bot session left out, by its rule, and every viewing session kept (the tables above).
+    const invalid = expectedInvalid(sample.truth, DAY);
+    expect(new Set(invalid.map((i) => i.rule))).toEqual(new Set(['bot_list', 'session_rate']));
+    const invalidSql = (from: string): string => `SELECT day::VARCHAR AS day, series_id, rule, records, sessions, minutes_watched FROM ${from} ORDER BY series_id, rule`;
+    expect(await query(invalidSql(file('daily_invalid_traffic')))).toEqual(invalid);
+    expect(await query(invalidSql('daily_invalid_traffic'), wh)).toEqual(invalid);
+    expect(outcomes.invalid_traffic).toBe(invalid.reduce((n, i) => n + i.records, 0));
 
     // By hour: distinct session-minutes within each hour, and they add up to the day's minutes.
     const hourly = await query(`SELECT day::VARCHAR AS day, hour, minutes_watched FROM read_parquet('${join(r, 'out', 'daily_hourly_stats', `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false) ORDER BY hour`);

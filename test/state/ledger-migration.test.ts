@@ -16,9 +16,9 @@ import { crashingStore, dirConfig, readDay, runDay, tempRoots, writeObjects } fr
 const DAY = '2026-11-01';
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'format-1-output', 'out');
 const root = tempRoots();
-// The logs the fixture was made from, written again.
-const sample = generateSample({ date: DAY, sessions: 60, seed: 71, truth: true, recordsPerObject: 40, lateShare: 0.3 });
-const more = generateSample({ date: DAY, sessions: 20, seed: 72, truth: true, recordsPerObject: 40, lateShare: 0.3 });
+// The logs the fixture was made from, written again (without the automated traffic the generator has sent since).
+const sample = generateSample({ date: DAY, sessions: 60, seed: 71, truth: true, recordsPerObject: 40, lateShare: 0.3, automated: 0 });
+const more = generateSample({ date: DAY, sessions: 20, seed: 72, truth: true, recordsPerObject: 40, lateShare: 0.3, automated: 0 });
 
 async function formatOneOutput(): Promise<string> {
   const r = root();

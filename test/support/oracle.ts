@@ -225,6 +225,49 @@ export function expectedPlatforms(truth: TruthRecord[], day: string, platforms: 
   }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.platform < b.platform ? -1 : a.platform > b.platform ? 1 : 0));
 }
 
+/** Survivors grouped by `key`: pings, and distinct sessions, viewers and (session, minute) pairs, as the dimension tables count them. */
+function byGroup(pings: TruthRecord[], key: (p: TruthRecord) => string[]): Array<{ key: string[]; pings: number; sessions: number; viewers: number; minutes_watched: number }> {
+  const groups = new Map<string, { key: string[]; pings: number; sessions: Set<string>; viewers: Set<string>; minutes: Set<string> }>();
+  for (const p of pings) {
+    const k = key(p);
+    const id = k.join('\u0000');
+    const g = groups.get(id) ?? { key: k, pings: 0, sessions: new Set<string>(), viewers: new Set<string>(), minutes: new Set<string>() };
+    groups.set(id, g);
+    g.pings++;
+    g.sessions.add(p.session!);
+    g.viewers.add(p.user ?? `session:${p.session}`);
+    g.minutes.add(`${p.session}\u0000${Math.floor(p.eventTimeMs / 60000)}`);
+  }
+  return [...groups.values()].map((g) => ({ key: g.key, pings: g.pings, sessions: g.sessions.size, viewers: g.viewers.size, minutes_watched: g.minutes.size }))
+    .sort((a, b) => { for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return a.key[i]! < b.key[i]! ? -1 : 1; return 0; });
+}
+
+export interface CountryRow { day: string; series_id: string; country: string; pings: number; sessions: number; viewers: number; minutes_watched: number }
+export interface DeviceRow { day: string; series_id: string; os: string; device_type: string; browser: string; pings: number; sessions: number; viewers: number; minutes_watched: number }
+export interface InvalidRow { day: string; series_id: string; rule: string; records: number; sessions: number; minutes_watched: number }
+
+/** Each series' day by country (contract §10), from the countries the generator meant; DynamoDB items have none (ZZ). */
+export function expectedCountries(truth: TruthRecord[], day: string): CountryRow[] {
+  return byGroup(survivors(truth, day), (p) => [p.series!, p.country ?? 'ZZ']).map(({ key: [series_id, country], ...m }) => ({ day, series_id: series_id!, country: country!, ...m }));
+}
+
+/** Each series' day by device (contract §10), from the devices the generator meant. */
+export function expectedDevices(truth: TruthRecord[], day: string): DeviceRow[] {
+  return byGroup(survivors(truth, day), (p) => [p.series!, p.os ?? 'unknown', p.deviceType ?? 'unknown', p.browser ?? 'unknown'])
+    .map(({ key: [series_id, os, device_type, browser], ...m }) => ({ day, series_id: series_id!, os: os!, device_type: device_type!, browser: browser!, ...m }));
+}
+
+/** The day's automated traffic by series and rule: every record the generator sent as such, duplicates included. */
+export function expectedInvalid(truth: TruthRecord[], day: string): InvalidRow[] {
+  const bots = truth.filter((t) => t.day === day && t.outcome === 'invalid_traffic');
+  const groups = new Map<string, TruthRecord[]>();
+  for (const b of bots) groups.set(`${b.series}\u0000${b.rule}`, [...(groups.get(`${b.series}\u0000${b.rule}`) ?? []), b]);
+  return [...groups].map(([k, rs]) => {
+    const [series_id, rule] = k.split('\u0000') as [string, string];
+    return { day, series_id, rule, records: rs.length, sessions: new Set(rs.map((r) => r.session)).size, minutes_watched: new Set(rs.map((r) => `${r.session}\u0000${Math.floor(r.eventTimeMs / 60000)}`)).size };
+  }).sort((a, b) => (a.series_id < b.series_id ? -1 : a.series_id > b.series_id ? 1 : a.rule < b.rule ? -1 : 1));
+}
+
 export interface CompletionRow {
   day: string; series_id: string; episode_id: string; duration_seconds: number | null; sessions: number; sessions_with_position: number | null;
   reached_25: number | null; reached_50: number | null; reached_75: number | null; reached_95: number | null; avg_share_watched: number | null;

@@ -3,7 +3,9 @@
  * sessions (some spilling past midnight), client retries that reuse the ping id, records S3 delivers
  * twice, objects delivered hours or a day late, other bucket traffic, failed ping GETs, bad queries,
  * odd but valid lines (spaced requesters, unescaped quotes, old 18-field records, unknown trailing
- * fields, bare aliases, encoded values) and lines that are not records at all.
+ * fields, bare aliases, encoded values), lines that are not records at all, and automated traffic
+ * (scripts, crawlers and a headless browser fetching the ping URL, and a player stuck in a loop).
+ * Each viewing session sends from one address of a few whose country is known (contract §10).
  *
  * The same seed gives the same bytes. With `truth`, it also reports every record it wrote, so tests
  * can compute the expected rollup independently of the pipeline.
@@ -36,9 +38,11 @@ export interface SampleOptions {
   pingKey?: string;
   /** Collect every record written, for tests. */
   truth?: boolean;
+  /** Sessions of automated traffic (contract §10): every fifth a player in a loop, the rest scripts and crawlers; one per 50 viewing sessions when not given. */
+  automated?: number;
 }
 
-export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item';
+export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item' | 'invalid_traffic';
 
 /** One record as the generator meant it. */
 export interface TruthRecord {
@@ -60,6 +64,13 @@ export interface TruthRecord {
   platform?: string | null;
   /** The playhead as staged: whole seconds, or null for one sent that is not 1-9 digits. */
   pos?: number | null;
+  /** Where and on what it was watched (contract §10), as the generator means it: from its address and user agent. */
+  country?: string;
+  os?: string;
+  deviceType?: string;
+  browser?: string;
+  /** For `invalid_traffic`: the rule that must catch it (`bot_list`, `session_rate`). */
+  rule?: string;
 }
 
 export interface LogObject {
@@ -94,6 +105,30 @@ const AGENTS = [
   // Unescaped quotes inside a quoted field, as real logs have them.
   'Mozilla/5.0 "compatible" SmartTV/2.1',
   'AppleCoreMedia/1.0.0.22A3354 (iPad; U; CPU OS 18_0 like Mac OS X; en_us)',
+];
+/** What each player's user agent is (contract §10): operating system, device type, browser or player family. */
+const AGENT_DEVICES: Record<string, { os: string; deviceType: string; browser: string }> = {
+  [AGENTS[0]!]: { os: 'Windows', deviceType: 'desktop', browser: 'Chrome' },
+  [AGENTS[1]!]: { os: 'iOS', deviceType: 'mobile', browser: 'Mobile Safari' },
+  [AGENTS[2]!]: { os: 'unknown', deviceType: 'smarttv', browser: 'Roku' },
+  [AGENTS[3]!]: { os: 'Android', deviceType: 'unknown', browser: 'ExoPlayer' },
+  [AGENTS[4]!]: { os: 'unknown', deviceType: 'smarttv', browser: 'unknown' },
+  [AGENTS[5]!]: { os: 'iOS', deviceType: 'tablet', browser: 'AppleCoreMedia' },
+};
+/** Automated traffic the bot list names: scripts, a crawler, a headless browser. */
+const BOT_AGENTS = [
+  'curl/8.5.0',
+  'python-requests/2.32.3',
+  'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/130.0.0.0 Safari/537.36',
+];
+/**
+ * Viewers' addresses, each with its country in the IP-to-country database shipped (IPtoASN's, contract
+ * §10): a session sends from one. A private and a documentation address have none (ZZ).
+ */
+const ADDRESSES: ReadonlyArray<[string, string]> = [
+  ['81.2.69.142', 'GB'], ['193.0.6.139', 'NL'], ['8.8.8.8', 'US'], ['2001:4860:4860::8888', 'US'], ['202.12.27.33', 'JP'],
+  ['200.160.2.3', 'BR'], ['41.0.0.1', 'ZA'], ['10.20.30.40', 'ZZ'], ['192.0.2.1', 'ZZ'],
 ];
 const OWNER = '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be';
 const OAI = 'arn:aws:iam::cloudfront:user/CloudFront Origin Access Identity E2EXAMPLEID';
@@ -204,9 +239,14 @@ export function generateSample(opts: SampleOptions): Sample {
     return ` - ${pick(hostIds)} - TLS_AES_128_GCM_SHA256 - ${bucket}.s3.us-east-1.amazonaws.com TLSv1.3 - - -`;
   };
   const record = (ms: number, requester: string, reqId: string, op: string, key: string, uri: string, status: number,
-    err: string, bytes: string, referer: string, agent: string): string =>
-    `${OWNER} ${bucket} [${logTime(ms)}] ${ip()} ${requester} ${reqId} ${op} ${key} ${uri} ${status} ${err} ${bytes} ${bytes} ${1 + Math.floor(rand() * 40)} ${Math.floor(rand() * 10)} ${referer} "${agent}"${tail()}`;
+    err: string, bytes: string, referer: string, agent: string, from?: string): string =>
+    `${OWNER} ${bucket} [${logTime(ms)}] ${address(from)} ${requester} ${reqId} ${op} ${key} ${uri} ${status} ${err} ${bytes} ${bytes} ${1 + Math.floor(rand() * 40)} ${Math.floor(rand() * 10)} ${referer} "${agent}"${tail()}`;
   const ip = (): string => `${1 + Math.floor(rand() * 220)}.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}.${1 + Math.floor(rand() * 254)}`;
+  // A session's own address, or a random one (drawn either way: the rest of the sample stays as it was).
+  const address = (from: string | undefined): string => {
+    const drawn = ip();
+    return from ?? drawn;
+  };
 
   const seriesIds = Array.from({ length: nSeries }, (_, i) => sampleSeriesId(i));
   const seriesName = (raw: string): string => raw.replace(/\+/g, ' ');
@@ -228,6 +268,7 @@ export function generateSample(opts: SampleOptions): Sample {
     // past any episode's end.
     const h = Number.parseInt(session.slice(0, 4), 16);
     const startPos = h % 5 === 0 ? (h % 20) * 60 : 0;
+    const [from, country] = ADDRESSES[Number.parseInt(session.slice(4, 8), 16) % ADDRESSES.length]!;
     const playhead = (m: number): [string, number | null] => {
       if (m === 2 && (h >> 4) % 23 === 0) return ['-60', null];
       if (m === 3 && (h >> 4) % 29 === 0) return ['1e3', null];
@@ -249,11 +290,12 @@ export function generateSample(opts: SampleOptions): Sample {
         q += `&${p}ts=${at}&${p}pos=${posSent}&${p}platform=${platform}&cb=${hex(6)}`;
         const op = viaWebsite ? 'WEBSITE.GET.OBJECT' : 'REST.GET.OBJECT';
         const line = record(at, viaCloudFront ? OAI : '-', reqId, op, pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`,
-          rand() < 0.05 ? 304 : 200, '-', rand() < 0.5 ? '43' : '-', '"-"', agent);
+          rand() < 0.05 ? 304 : 200, '-', rand() < 0.5 ? '43' : '-', '"-"', agent, from);
         const truth: TruthRecord | undefined = wantTruth
           ? {
             outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw),
             episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`, platform: platform.replace(/\+/g, ' ') || null, pos,
+            country, ...AGENT_DEVICES[agent]!,
           }
           : undefined;
         pending.push({ line, eventMs: at, truth });
@@ -314,6 +356,37 @@ export function generateSample(opts: SampleOptions): Sample {
     // Cut mid-record, as a torn write would; no readable status block survives.
     const line = i % 2 === 0 ? full.slice(0, full.indexOf('REST.GET')) : full.replace(/\[[^\]]+\]/, 'yesterday');
     pending.push({ line, eventMs: at, truth: wantTruth ? { outcome: 'malformed', eventTimeMs: NaN, day: '' } : undefined });
+  }
+
+  // ---- automated traffic (contract §10), from a generator of its own: scripts, a crawler and a
+  // headless browser on the bot list, sending pings as a player would; every fifth a player's user
+  // agent sending eight pings a minute (a loop no person drives).
+  const botRand = rng((opts.seed ?? 1) * 7919 + 17);
+  const automated = opts.automated ?? Math.ceil(opts.sessions / 50);
+  for (let b = 0; b < automated; b++) {
+    const loop = b % 5 === 4;
+    const agent = loop ? AGENTS[0]! : BOT_AGENTS[b % BOT_AGENTS.length]!;
+    const session = `bot-${opts.seed ?? 1}-${b}`;
+    const seriesRaw = seriesIds[b % nSeries]!;
+    const [from, country] = ADDRESSES[b % ADDRESSES.length]!;
+    const minutes = loop ? 3 : 5 + Math.floor(botRand() * 25);
+    const perMinute = loop ? 8 : 1;
+    let t = dayStart + Math.floor(botRand() * (DAY_MS - 3_600_000));
+    for (let m = 0; m < minutes; m++, t += 60_000) {
+      for (let k = 0; k < perMinute; k++) {
+        const at = t - (t % 60_000) + k * 7000 + Math.floor(botRand() * 1000);
+        const reqId = requestId();
+        const pingId = `${session}-${m}-${k}`;
+        const q = `x-series=${seriesRaw}&x-episode=e1&x-session=${session}&x-ping=${pingId}&x-ts=${at}`;
+        const line = record(at, '-', reqId, 'REST.GET.OBJECT', pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`, 200, '-', '43', '"-"', agent, from);
+        pending.push({
+          line, eventMs: at, truth: wantTruth ? {
+            outcome: 'invalid_traffic', rule: loop ? 'session_rate' : 'bot_list', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at),
+            series: seriesName(seriesRaw), episode: 'e1', session, user: null, naturalKey: `r:${reqId}`, dedupeKey: pingId, platform: null, pos: null, country,
+          } : undefined,
+        });
+      }
+    }
   }
 
   // ---- deliver: shuffle into objects by delivery time

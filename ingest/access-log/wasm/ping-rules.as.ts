@@ -19,10 +19,10 @@
 
 import {
   AT_DETAIL, AT_ERROR, AT_FIELDS, AT_OUTCOME, AT_ROW_END, AT_ROW_START, AT_TIME_MS, DETAIL_PROBLEM_SHIFT, MALFORMED_NO_TIME,
-  MAX_ID_CODE_POINTS, MAX_PLATFORM_CHARS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
+  MAX_AGENT_BYTES, MAX_ID_CODE_POINTS, MAX_IP_BYTES, MAX_PLATFORM_CHARS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
 } from '../wasm-abi';
 
-const F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
+const F_REMOTE_IP: i32 = 3, F_USER_AGENT: i32 = 16, F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
 
 const PCT: u32 = 0x25, PLUS: u32 = 0x2b, AMP: u32 = 0x26, EQ: u32 = 0x3d, QM: u32 = 0x3f, SPACE: u32 = 0x20,
   QUOTE: u32 = 0x22, COMMA: u32 = 0x2c, LF: u32 = 0x0a, CRET: u32 = 0x0d;
@@ -511,7 +511,12 @@ function putSmall(v: u32): void {
   while (n > 0) put(u8at(top + --n));
 }
 
-/** The staged row (ingest/batch/day-spool.ts): source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos. */
+/**
+ * The staged row as a parser writes it (ingest/staged-ping.ts STAGED_CSV_COLUMNS): source, series,
+ * episode, session, user_id, ping_id, event_ms, natural_key, platform, pos, then the client IP and the
+ * user agent, which the spool turns into country and device before the row is staged (§10) and which
+ * are never staged themselves.
+ */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
   for (let p = 0; p < P_PLATFORM; p++) {
@@ -527,7 +532,25 @@ function writeRow(rec: usize): void {
   platformField();
   put(COMMA);
   posField();
+  put(COMMA);
+  clientField(rec, F_REMOTE_IP, MAX_IP_BYTES);
+  put(COMMA);
+  clientField(rec, F_USER_AGENT, MAX_AGENT_BYTES);
   put(LF);
+}
+
+/**
+ * The client IP or the user agent as logged, for the spool's lookups: an empty field (null) when it is
+ * absent, `-`, longer than `max` bytes, or holds a byte outside printable ASCII (no real address or
+ * user agent does; a staged row stays valid UTF-8 whatever a log holds). Quoted as CSV when needed.
+ */
+function clientField(rec: usize, f: i32, max: i32): void {
+  const s = field(rec, f, false);
+  if (s < 0) return;
+  const e = field(rec, f, true);
+  if (e - s > max || (e - s == 1 && u8at(<usize>s) == 0x2d)) return;
+  for (let i = s; i < e; i++) if (u8at(<usize>i) - 0x20 > 0x5e) return;
+  csvField(<usize>s, <usize>e, 0, UNKNOWN);
 }
 
 /**

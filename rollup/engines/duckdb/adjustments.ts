@@ -37,7 +37,8 @@ export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: st
   const rows = stagedRows(all);
   const counted = stagedRows(a.counted);
   await db.run(`CREATE OR REPLACE TEMP TABLE adj_minutes AS ${minutes}`);
-  await db.run(`CREATE OR REPLACE TEMP TABLE adj_rows AS SELECT *, file_no >= ${a.counted.length} AS pending FROM ${rows} WHERE ${inDay}`);
+  // A ping a user agent on the bot list sent is automated traffic (contract §10), never an adjustment.
+  await db.run(`CREATE OR REPLACE TEMP TABLE adj_rows AS SELECT *, file_no >= ${a.counted.length} AS pending FROM ${rows} WHERE ${inDay} AND agent_rule IS NULL`);
   await db.run(`
     CREATE OR REPLACE TEMP TABLE adj_new AS
     WITH fresh AS (SELECT ${key} AS k FROM adj_rows GROUP BY k HAVING bool_and(pending))

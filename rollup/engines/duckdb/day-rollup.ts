@@ -15,7 +15,7 @@ import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
-import { COMPLETION_THRESHOLDS, platformSql, TABLES, type RollupSettings, type TableName } from '../../rules.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, SESSION_RATE_RULE, TABLES, type RollupSettings, type TableName } from '../../rules.js';
 
 /**
  * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
@@ -31,18 +31,26 @@ export function stagedRows(stagedFiles: readonly string[]): string {
     : `(SELECT *, NULL::BIGINT AS file_no, NULL::BIGINT AS rowid FROM (${NO_STAGED_ROWS}))`;
 }
 
-/** The staged rows of `day` (a relation of `stagedRows`) that survive the day's dedupe (contract §4), every column kept. */
+/**
+ * The staged rows of `day` (a relation of `stagedRows`) that the day counts, every column kept: those
+ * not sent by automated traffic (contract §10: no user agent on the bot list, no session caught by
+ * SESSION_RATE_RULE), and of those the survivors of the day's dedupe (contract §4). The day's rollup
+ * below gives the same rows its own, cheaper way; the month's rollup and adjustments read these.
+ */
 export function survivorsSql(files: string, day: string): string {
   const dayStart = dayStartMs(day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   const key = 'coalesce(ping_id, natural_key)';
-  return `(WITH repeated AS (SELECT hash(${key}) AS h FROM ${files} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
+  return `(WITH human AS (SELECT * FROM ${files} WHERE ${inDay} AND agent_rule IS NULL),
+    repeated AS (SELECT hash(${key}) AS h FROM human GROUP BY h HAVING count(*) > 1),
     losers AS (
       SELECT rowid FROM (
         SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-        FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-      ) WHERE rn > 1)
-    SELECT * FROM ${files} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay})`;
+        FROM human AS s SEMI JOIN repeated ON hash(${key}) = repeated.h
+      ) WHERE rn > 1),
+    survived AS (SELECT * FROM human AS s ANTI JOIN losers USING (rowid)),
+    caught AS (SELECT DISTINCT session FROM survived GROUP BY session, (event_ms - ${dayStart}) // 60000 HAVING count(*) > ${MAX_PINGS_PER_SESSION_MINUTE})
+    SELECT * FROM survived WHERE session NOT IN (SELECT session FROM caught))`;
 }
 
 export interface DayRollup {
@@ -50,6 +58,8 @@ export interface DayRollup {
   tables: Record<TableName, string>;
   pings: number;
   duplicates: Record<string, number>;
+  /** Records left out as automated traffic, by source. */
+  invalid: Record<string, number>;
 }
 
 /**
@@ -83,21 +93,47 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // With a catalog, each group keeps its furthest possible playhead (none past the episode's duration).
   const catalog = opts.catalogFile ? `read_parquet(${sqlString(opts.catalogFile)})` : null;
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
+  // Pings a user agent on the bot list sent (staged as such: contract §10) are left out before anything
+  // else, and counted apart (`excluded` below).
+  const human = `(SELECT * FROM ${files} WHERE agent_rule IS NULL)`;
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE losers AS
+    WITH repeated AS (SELECT hash(${key}) AS h FROM ${human} WHERE ${inDay} GROUP BY h HAVING count(*) > 1)
+    SELECT rowid FROM (
+      SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+      FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
+    ) WHERE rn > 1`);
+  const dims = `${platformSql('platform', opts.platforms)}, ${AUDIENCE_SQL.country}, ${AUDIENCE_SQL.os}, ${AUDIENCE_SQL.device_type}, ${AUDIENCE_SQL.browser}`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
-    WITH repeated AS (SELECT hash(${key}) AS h FROM ${files} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
-    losers AS (
-      SELECT rowid FROM (
-        SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-        FROM ${files} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-      ) WHERE rn > 1)
-    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform, ${minuteOfDay} // 64 AS block,
+    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
+           ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
+           ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
            bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
-    FROM ${files} AS s ANTI JOIN losers USING (rowid)
+    FROM ${human} AS s ANTI JOIN losers USING (rowid)
     ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
     WHERE ${inDay}
-    GROUP BY source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)}, block`);
+    GROUP BY source, series, episode, session, user_id, ${dims}, block`);
+  // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE). One minute
+  // with more than MAX pings makes a session's block hold at least MAX more pings than minutes, so
+  // only such sessions (none, on a day of players) have their minutes counted one by one.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE rate_candidates AS
+    SELECT DISTINCT session FROM session_blocks GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX_PINGS_PER_SESSION_MINUTE}`);
+  const [candidates] = await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_candidates');
+  await engine.run(Number(candidates!.n) === 0 ? 'CREATE OR REPLACE TEMP TABLE caught_sessions AS SELECT session FROM rate_candidates LIMIT 0' : `
+    CREATE OR REPLACE TEMP TABLE caught_sessions AS
+    SELECT DISTINCT session FROM (
+      SELECT session, ${minuteOfDay} AS minute FROM ${human} AS s SEMI JOIN rate_candidates USING (session) ANTI JOIN losers USING (rowid)
+      WHERE ${inDay} GROUP BY session, minute HAVING count(*) > ${MAX_PINGS_PER_SESSION_MINUTE})`);
+  // Every record left out as automated traffic, duplicates included, with its rule; then the caught
+  // sessions' blocks go, so that no table below counts them.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE excluded AS
+    SELECT source, series, session, ${minuteOfDay} AS minute, coalesce(agent_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule
+    FROM ${files} WHERE ${inDay} AND (agent_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions))`);
+  await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
       SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (
@@ -134,10 +170,11 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
 
   const staged = await queryRows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
   const kept = await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
+  const invalid = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, count(*) AS n FROM excluded GROUP BY source')).map((r) => [r.source, Number(r.n)]));
   const duplicates: Record<string, number> = {};
   for (const s of staged) {
     const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
-    duplicates[s.source] = Number(s.records) - survived;
+    duplicates[s.source] = Number(s.records) - (invalid[s.source] ?? 0) - survived;
     // The staged pings are the pings the commits counted; anything else means a broken staging file.
     const counted = outcomes[s.source]?.ping ?? 0;
     if (counted !== Number(s.records)) {
@@ -147,7 +184,12 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   }
   const audit: Array<[string, string, number]> = [];
   for (const [source, counts] of Object.entries(outcomes)) {
-    for (const [outcome, n] of Object.entries(counts)) if (n > 0) audit.push([source, outcome, n]);
+    // Automated traffic was staged as pings: it is `invalid_traffic` instead (contract §3, §10).
+    for (const [outcome, n] of Object.entries(counts)) {
+      const records = outcome === 'ping' ? n - (invalid[source] ?? 0) : n;
+      if (records > 0) audit.push([source, outcome, records]);
+    }
+    if ((invalid[source] ?? 0) > 0) audit.push([source, 'invalid_traffic', invalid[source]!]);
     if ((duplicates[source] ?? 0) > 0) audit.push([source, 'duplicate', duplicates[source]!]);
   }
   audit.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
@@ -219,6 +261,24 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     FROM (SELECT series, platform, sum(pings) AS pings FROM session_blocks GROUP BY series, platform) b
     JOIN (${sessions('series, platform')}) s USING (series, platform) JOIN (${viewers('series, platform')}) v USING (series, platform)
     ORDER BY series_id, platform`);
+  // By country, and by device: as by platform (contract §10).
+  const byDimension = async (table: string, dims: string): Promise<void> => {
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE ${table} AS
+      SELECT DATE ${sqlString(day)} AS day, b.series AS series_id, ${dims.split(', ').map((d) => `b.${d}`).join(', ')}, b.pings::BIGINT AS pings, s.sessions::BIGINT AS sessions,
+             v.viewers::BIGINT AS viewers, s.minutes::BIGINT AS minutes_watched
+      FROM (SELECT series, ${dims}, sum(pings) AS pings FROM session_blocks GROUP BY series, ${dims}) b
+      JOIN (${sessions(`series, ${dims}`)}) s USING (series, ${dims}) JOIN (${viewers(`series, ${dims}`)}) v USING (series, ${dims})
+      ORDER BY ALL`);
+  };
+  await byDimension('out_countries', 'country');
+  await byDimension('out_devices', 'os, device_type, browser');
+  // What was left out as automated traffic, by series and rule: what a licensor's figures do not count.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE out_invalid AS
+    SELECT DATE ${sqlString(day)} AS day, series AS series_id, rule, count(*)::BIGINT AS records, count(DISTINCT session)::BIGINT AS sessions,
+           count(DISTINCT (session, minute))::BIGINT AS minutes_watched
+    FROM excluded GROUP BY series, rule ORDER BY series_id, rule`);
   // Completion: each session's furthest playhead in each episode, against the catalog's duration.
   // The share is one division of exact integers (the same double on every engine).
   const nullUnlessListed = (expr: string): string => `CASE WHEN c.duration_seconds IS NULL THEN NULL ELSE ${expr} END`;
@@ -243,7 +303,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   return {
     tables: { daily_episode_stats: 'out_episode', daily_series_stats: 'out_series', daily_ingest_audit: 'out_audit', daily_hourly_stats: 'out_hourly',
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
-      daily_platform_stats: 'out_platforms', daily_episode_completion: 'out_completion' },
-    pings, duplicates,
+      daily_platform_stats: 'out_platforms', daily_country_stats: 'out_countries', daily_device_stats: 'out_devices', daily_invalid_traffic: 'out_invalid',
+      daily_episode_completion: 'out_completion' },
+    pings, duplicates, invalid,
   };
 }

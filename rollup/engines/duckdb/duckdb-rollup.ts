@@ -28,7 +28,7 @@ export class DuckDbRollup implements RollupEngine {
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null });
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
-    return { pings: rollup.pings, duplicates: rollup.duplicates, outputs: [...outputs, input.runs], loaded: false };
+    return { pings: rollup.pings, duplicates: rollup.duplicates, invalid: rollup.invalid, outputs: [...outputs, input.runs], loaded: false };
   }
 
   async adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile> {

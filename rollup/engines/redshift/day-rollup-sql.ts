@@ -30,8 +30,8 @@
  */
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
-import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS } from '../../../ingest/staged-ping.js';
-import { COMPLETION_THRESHOLDS, platformSql, type TableName } from '../../rules.js';
+import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS } from '../../../ingest/staged-ping.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, SESSION_RATE_RULE, type TableName } from '../../rules.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
 import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 
@@ -39,6 +39,8 @@ import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
 /** The same of staged format 1's files (no `platform`): Redshift's COPY of Parquet takes exactly the file's columns. */
 export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
+/** The same of staged format 2's files (no audience columns). */
+export const STAGED_FORMAT_2_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_2_COLUMNS);
 
 /** The episode catalog's Parquet (rollup/episode-catalog.ts) as a Redshift table, its columns in the file's order. */
 export const CATALOG_TABLE_COLUMNS = CATALOG_COLUMNS.map((c) => `${c} ${c === 'duration_seconds' ? 'BIGINT' : 'VARCHAR(1024)'}`).join(', ');
@@ -81,20 +83,33 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   // do not. What is published is the id itself, MIN() of a group whose ids are all the same.
   const minutes = `COUNT(DISTINCT session_k || ':' || CAST(minute AS VARCHAR))`;
   const viewers = `COUNT(DISTINCT COALESCE(user_k, 'session:' || session_k))`;
+  // The ledger's counts; its pings less those left out as automated traffic (`excluded`), which are `invalid_traffic`.
   const counted = Object.entries(outcomes).flatMap(([source, counts]) => Object.entries(counts).filter(([, n]) => n > 0)
-    .map(([outcome, n]) => `SELECT ${sqlString(source)} AS source, ${sqlString(outcome)} AS outcome, CAST(${n} AS BIGINT) AS records`));
+    .map(([outcome, n]) => `SELECT ${sqlString(source)} AS source, ${sqlString(outcome)} AS outcome, CAST(${n} AS BIGINT)${outcome === 'ping' ? ` - (SELECT COUNT(*) FROM excluded WHERE source = ${sqlString(source)})` : ''} AS records`));
   return [
     // Dedupe: one survivor per key (the ping id, else the natural key): S3 over DynamoDB, then the
     // earliest, then the smallest natural key. The survivor supplies every value.
-    `CREATE TEMP TABLE day_pings AS
+    // Pings a user agent on the bot list sent (contract §10) are left out first.
+    `CREATE TEMP TABLE human_pings AS
      SELECT source, series, episode, session, user_id, event_ms, pos, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
             ${platformSql('platform', platforms)} AS platform,
+            ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
             ${idKey('series')} AS series_k, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k, ${idKey('user_id')} AS user_k
      FROM (
        SELECT s.*, ROW_NUMBER() OVER (PARTITION BY ${idKey('COALESCE(ping_id, natural_key)')}
                                       ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
-       FROM ${staged} s WHERE ${inDay}) ranked
+       FROM ${staged} s WHERE ${inDay} AND agent_rule IS NULL) ranked
      WHERE rn = 1`,
+    // Sessions with more pings in one minute than a player sends (rules.ts SESSION_RATE_RULE): all of their day left out.
+    `CREATE TEMP TABLE caught_sessions AS
+     SELECT DISTINCT session_k FROM human_pings GROUP BY session_k, minute HAVING COUNT(*) > ${MAX_PINGS_PER_SESSION_MINUTE}`,
+    `CREATE TEMP TABLE day_pings AS SELECT * FROM human_pings WHERE session_k NOT IN (SELECT session_k FROM caught_sessions)`,
+    // Every record left out as automated traffic, duplicates included, with its rule.
+    `CREATE TEMP TABLE excluded AS
+     SELECT source, series, series_k, session_k, minute, COALESCE(agent_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule FROM (
+       SELECT source, series, agent_rule, ${idKey('series')} AS series_k, ${idKey('session')} AS session_k, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute
+       FROM ${staged} WHERE ${inDay}) r
+     WHERE agent_rule IS NOT NULL OR session_k IN (SELECT session_k FROM caught_sessions)`,
     `DELETE FROM ${tables.daily_episode_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_episode_stats} (day, series_id, episode_id, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at, s3_pings, dynamodb_pings)
      SELECT ${date}, MIN(series), MIN(episode), COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')},
@@ -141,6 +156,20 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     `INSERT INTO ${tables.daily_platform_stats} (day, series_id, platform, pings, sessions, viewers, minutes_watched)
      SELECT ${date}, MIN(series), platform, COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}
      FROM day_pings GROUP BY series_k, platform`,
+    // By country and by device (contract §10), as by platform.
+    `DELETE FROM ${tables.daily_country_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_country_stats} (day, series_id, country, pings, sessions, viewers, minutes_watched)
+     SELECT ${date}, MIN(series), country, COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}
+     FROM day_pings GROUP BY series_k, country`,
+    `DELETE FROM ${tables.daily_device_stats} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_device_stats} (day, series_id, os, device_type, browser, pings, sessions, viewers, minutes_watched)
+     SELECT ${date}, MIN(series), os, device_type, browser, COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}
+     FROM day_pings GROUP BY series_k, os, device_type, browser`,
+    // What was left out as automated traffic, by series and rule.
+    `DELETE FROM ${tables.daily_invalid_traffic} WHERE day = ${date}`,
+    `INSERT INTO ${tables.daily_invalid_traffic} (day, series_id, rule, records, sessions, minutes_watched)
+     SELECT ${date}, MIN(series), rule, COUNT(*), COUNT(DISTINCT session_k), ${minutes}
+     FROM excluded GROUP BY series_k, rule`,
     // Completion (day-rollup.ts, COMPLETION_COLUMNS): each session's furthest playhead that is at most
     // the catalog's duration, per episode; without the episode in the catalog, NULL.
     `DELETE FROM ${tables.daily_episode_completion} WHERE day = ${date}`,
@@ -162,8 +191,10 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)
      SELECT ${date}, source, outcome, records FROM (
-       ${[...counted, `SELECT s.source, 'duplicate' AS outcome, s.n - COALESCE(k.n, 0) AS records
+       ${[...counted, `SELECT source, 'invalid_traffic' AS outcome, COUNT(*) AS records FROM excluded GROUP BY source`,
+    `SELECT s.source, 'duplicate' AS outcome, s.n - COALESCE(e.n, 0) - COALESCE(k.n, 0) AS records
        FROM (SELECT source, COUNT(*) AS n FROM ${staged} WHERE ${inDay} GROUP BY source) s
+       LEFT JOIN (SELECT source, COUNT(*) AS n FROM excluded GROUP BY source) e ON e.source = s.source
        LEFT JOIN (SELECT source, COUNT(*) AS n FROM day_pings GROUP BY source) k ON k.source = s.source`].join('\n       UNION ALL ')}) counts
      WHERE records > 0`,
   ];

@@ -9,6 +9,7 @@
  */
 import { DAY_MS, dayNumberSql, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
+import { MAX_PINGS_PER_SESSION_MINUTE } from '../../rules.js';
 
 export interface MonthRollupSql {
   month: string;
@@ -29,15 +30,22 @@ export function monthRollupStatements(m: MonthRollupSql): string[] {
   const from = dayStartMs(m.utcDays.from), to = dayStartMs(m.utcDays.to) + DAY_MS;
   const days = m.localDays.map((d) => `SELECT CAST(${sqlString(d.day)} AS DATE) AS local_day, CAST(${d.startMs} AS BIGINT) AS start_ms, CAST(${d.endMs} AS BIGINT) AS end_ms`).join(' UNION ALL ');
   return [
-    `CREATE TEMP TABLE month_pings AS
+    // Each UTC day's survivors of the pings it counts (contract §10: no user agent on the bot list) ...
+    `CREATE TEMP TABLE month_survivors AS
      SELECT ${idKey('series')} AS series_k, series, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k,
-            ${idKey('user_id')} AS user_k, CAST(FLOOR(event_ms / 60000.0) AS BIGINT) AS minute, d.local_day
+            ${idKey('user_id')} AS user_k, CAST(FLOOR(event_ms / 60000.0) AS BIGINT) AS minute, day_n, event_ms
      FROM (
-       SELECT s.*, ROW_NUMBER() OVER (PARTITION BY ${dayNumberSql('event_ms')}, ${idKey('COALESCE(ping_id, natural_key)')}
+       SELECT s.*, ${dayNumberSql('event_ms')} AS day_n, ROW_NUMBER() OVER (PARTITION BY ${dayNumberSql('event_ms')}, ${idKey('COALESCE(ping_id, natural_key)')}
                                       ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
-       FROM ${m.staged} s WHERE event_ms >= ${from} AND event_ms < ${to}) ranked
-     JOIN (${days}) d ON ranked.event_ms >= d.start_ms AND ranked.event_ms < d.end_ms
+       FROM ${m.staged} s WHERE event_ms >= ${from} AND event_ms < ${to} AND agent_rule IS NULL) ranked
      WHERE rn = 1`,
+    // ... less the sessions each day leaves out for their rate (rules.ts SESSION_RATE_RULE), as the day's rollup does.
+    `CREATE TEMP TABLE month_caught AS
+     SELECT DISTINCT day_n, session_k FROM month_survivors GROUP BY day_n, session_k, minute HAVING COUNT(*) > ${MAX_PINGS_PER_SESSION_MINUTE}`,
+    `CREATE TEMP TABLE month_pings AS
+     SELECT p.series_k, p.series, p.episode_k, p.session_k, p.user_k, p.minute, d.local_day
+     FROM month_survivors p JOIN (${days}) d ON p.event_ms >= d.start_ms AND p.event_ms < d.end_ms
+     WHERE NOT EXISTS (SELECT 1 FROM month_caught c WHERE c.day_n = p.day_n AND c.session_k = p.session_k)`,
     `DELETE FROM ${m.table} WHERE month = ${first} AND COALESCE(tz, 'UTC') = ${sqlString(m.tz)}`,
     `INSERT INTO ${m.table} (month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched, tz)
      SELECT ${first}, MIN(series), COUNT(DISTINCT episode_k), COUNT(*), COUNT(DISTINCT session_k), COUNT(DISTINCT COALESCE(user_k, 'session:' || session_k)),

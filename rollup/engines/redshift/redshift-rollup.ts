@@ -15,7 +15,7 @@ import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import type { S3Location } from '../../../lib/location.js';
 import { PARQUET_CODEC } from '../../../lib/parquet-codec.js';
 import { createTable, DATASETS } from '../../../datasets/registry.js';
-import { STAGED_FORMAT_1_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
+import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
 import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext } from '../../engine.js';
@@ -25,7 +25,7 @@ import { monthRollupStatements } from './month-rollup-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -54,10 +54,11 @@ export interface WarehouseRollup {
 }
 
 /** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
-export interface RollupManifests { staged: string | null; format1: string | null; runs: string; secret: string | null; catalog: string | null }
+export interface RollupManifests { staged: string | null; format1: string | null; format2: string | null; runs: string; secret: string | null; catalog: string | null }
 
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
+const FORMAT_2_NAMES = STAGED_FORMAT_2_COLUMNS.map((c) => c.name).join(', ');
 
 /** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
 const SESSION_KEEP_ALIVE_SECONDS = 600;
@@ -116,8 +117,16 @@ export class RedshiftRollup implements RollupEngine {
       // a day with no ping; the audit on a day with no record.
       const counts = Object.values(input.outcomes).flatMap((o) => Object.entries(o));
       const stagedPings = counts.reduce((n, [outcome, k]) => n + (outcome === 'ping' ? k : 0), 0);
-      const mustBeEmpty = (t: TableName): boolean => (t === 'daily_ingest_audit' ? counts.every(([, k]) => k === 0) : stagedPings === 0 || (!viewers && VIEWER_TABLES.includes(t)));
+      // The automated traffic's table has rows when the day's audit (UNLOADed before it) counts some.
+      let invalidRecords = 0;
+      const mustBeEmpty = (t: TableName): boolean => (t === 'daily_ingest_audit' ? counts.every(([, k]) => k === 0)
+        : t === 'daily_invalid_traffic' ? invalidRecords === 0 : stagedPings === 0 || (!viewers && VIEWER_TABLES.includes(t)));
       for (const table of TABLES) {
+        if (table === 'daily_invalid_traffic') {
+          const audit = outputs.find((o) => o.table === 'daily_ingest_audit')!.local;
+          const [row] = await queryRows<{ n: bigint | null }>(db, `SELECT sum(records) AS n FROM read_parquet(${sqlString(audit)}) WHERE outcome = 'invalid_traffic'`);
+          invalidRecords = Number(row?.n ?? 0n);
+        }
         const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
         // One file; or none for a table that must be empty (whether Redshift's UNLOAD of no rows
         // writes a file is not documented), made here of the table's columns. None for any other is a
@@ -136,7 +145,9 @@ export class RedshiftRollup implements RollupEngine {
       const duplicates: Record<string, number> = {};
       for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'duplicate'`)) duplicates[r.source] = Number(r.records);
       for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
-      return { pings: Number(pings ?? 0n), duplicates, outputs: [...outputs, input.runs], loaded: true };
+      const invalid: Record<string, number> = {};
+      for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'invalid_traffic'`)) invalid[r.source] = Number(r.records);
+      return { pings: Number(pings ?? 0n), duplicates, invalid, outputs: [...outputs, input.runs], loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
       // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
@@ -194,9 +205,10 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
-  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>): Promise<Pick<RollupManifests, 'staged' | 'format1'>> {
+  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2'>> {
     return {
-      staged: await this.manifest(prefix, 'staged', staged.filter((f) => stagedFormatOf(f.key) === 2)),
+      staged: await this.manifest(prefix, 'staged', staged.filter((f) => stagedFormatOf(f.key) === 3)),
+      format2: await this.manifest(prefix, 'staged-format-2', staged.filter((f) => stagedFormatOf(f.key) === 2)),
       format1: await this.manifest(prefix, 'staged-format-1', staged.filter((f) => stagedFormatOf(f.key) === 1)),
     };
   }
@@ -210,14 +222,15 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** Two batches in one Data API session: the inputs COPYed into temporary tables, then the transaction that reads them. */
-  private async inSession(what: string, prepare: string[], statements: string[]): Promise<void> {
+  private async inSession(what: string, prepare: string[], statements: string[], unload: string[] = []): Promise<void> {
     const session = await this.opts.batches.batch(prepare, `${what}: its inputs`, { keepAliveSeconds: SESSION_KEEP_ALIVE_SECONDS });
     if (!session.sessionId) throw new RedshiftRollupError(`the Redshift Data API gave no session for the ${what}'s inputs (statement ${session.id}); run again`);
     await this.opts.batches.batch(statements, what, { id: session.sessionId });
+    if (unload.length) await this.opts.batches.batch(unload, `${what}: its files`, { id: session.sessionId });
   }
 
   /** The staged pings COPYed into the temporary table `staged_pings` (format 1's files through a table of their own columns). */
-  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1'>): string[] {
+  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2'>): string[] {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${target.iamRole}'`;
     return [
@@ -229,6 +242,12 @@ export class RedshiftRollup implements RollupEngine {
         `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
         `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
         `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+      ] : []),
+      // And those staged before the audience columns (format 2): added with none (country ZZ, device unknown, no bot rule).
+      ...(manifests.format2 ? [
+        `CREATE TEMP TABLE staged_pings_format_2 (${STAGED_FORMAT_2_TABLE_COLUMNS})`,
+        `COPY staged_pings_format_2 FROM ${s3(manifests.format2)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO staged_pings (${FORMAT_2_NAMES}) SELECT ${FORMAT_2_NAMES} FROM staged_pings_format_2`,
       ] : []),
     ];
   }
@@ -245,22 +264,25 @@ export class RedshiftRollup implements RollupEngine {
       secret: await this.manifest(prefix, 'viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
       catalog: await this.manifest(prefix, 'episode-catalog', input.catalog ? [input.catalog] : []),
     };
-    const { prepare, rollup } = RedshiftRollup.statements(target, output, day, input, manifests);
-    await this.inSession(`rollup of ${day}`, prepare, rollup);
+    const { prepare, rollup, unload } = RedshiftRollup.statements(target, output, day, input, manifests);
+    await this.inSession(`rollup of ${day}`, prepare, rollup, unload);
   }
 
   /**
-   * The day's two batches in one Data API session (a batch takes at most 40 statements):
+   * The day's three batches in one Data API session (a batch takes at most 40 statements):
    * - `prepare`: the inputs COPYed into temporary tables: the day's staged Parquet (one COPY through a
    *   manifest, whatever the number of files), the viewer key's secret, the episode catalog. Nothing a
    *   reader sees; a run that dies after it leaves nothing (temporary tables go with the session).
    * - `rollup`, one transaction: the rollup SQL (day-rollup-sql.ts: each table's day deleted, then
-   *   inserted), the day's daily_runs row COPYed, and each table's day UNLOADed as Parquet (Snappy, as
-   *   pingroll's own files) under `unloadPrefix`, from inside the transaction: what it writes is what
-   *   the transaction commits. One file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's
-   *   6.2 GB per file). Analysts see the old day or the new one.
+   *   inserted) and the day's daily_runs row COPYed. Analysts see the old day or the new one.
+   * - `unload`: each table's day as committed, UNLOADed as Parquet (Snappy, as pingroll's own files)
+   *   under `unloadPrefix`, one file per table (PARALLEL OFF: a day's rollup is far below UNLOAD's
+   *   6.2 GB per file). The run holds the day's lock, so nothing else writes the day in between; an
+   *   UNLOAD that fails fails the run before anything is published, and the next run rolls the day up
+   *   again (the transaction is a replace). The UNLOADs were in the transaction until the day's
+   *   tables outgrew one batch (17 tables: 47 statements with them).
    */
-  static statements(target: { schema: string; iamRole: string }, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged'>, manifests: RollupManifests): { prepare: string[]; rollup: string[] } {
+  static statements(target: { schema: string; iamRole: string }, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged'>, manifests: RollupManifests): { prepare: string[]; rollup: string[]; unload: string[] } {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${target.iamRole}'`;
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${target.schema}.${t}`])) as Record<TableName, string>;
@@ -276,6 +298,8 @@ export class RedshiftRollup implements RollupEngine {
         ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms, catalogTable: catalog }),
         `DELETE FROM ${target.schema}.daily_runs WHERE day = '${day}'`,
         `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
+      ],
+      unload: [
         ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
       ],
     };

@@ -68,7 +68,7 @@ describe('configuration', () => {
 describe('DDL', () => {
   it('declares the registry\'s tables in its column order, sorted by day (the monthly one by month), distributed by series (the small ones to every node), and parses as SQL', async () => {
     const statements = RedshiftWarehouse.initStatements('pingroll');
-    expect(DATASETS).toHaveLength(14);
+    expect(DATASETS).toHaveLength(17);
     for (const d of DATASETS) {
       const create = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS pingroll.${d.name} `))!;
       const body = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
@@ -89,7 +89,7 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
-  it(`rolls up a day staged partly before \`platform\` existed (its statements run on ${PG_NAME}): format 1 files COPYed into a table of their columns and added without a platform; two batches in one session, each within 40 statements`, async () => {
+  it(`rolls up a day staged partly before \`platform\` and the audience columns existed (its statements run on ${PG_NAME}): format 1 and 2 files COPYed into tables of their columns and added without; three batches in one session, each within 40 statements`, async () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     manifests.clear();
@@ -97,38 +97,48 @@ describe('loading a day', () => {
     const wh = new RedshiftWarehouse(api, cfg(), output, put);
     // The Redshift engine (rollup/engines/redshift/): its COPY manifests go to the output through its store.
     const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init(), month: new DuckDbRollup() });
-    const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 }];
+    const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
+      { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
       catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/' });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
-    expect(entries('u/staged.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
+    expect(entries('u/staged.manifest')).toEqual([staged[3]!.key]);
+    expect(entries('u/staged-format-2.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
     expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);
     expect(entries('u/episode-catalog.manifest')).toEqual(['u/episode-catalog.parquet']);
-    // The init, then the day's inputs in a session kept open, then the day's transaction in that session (its temporary tables there).
+    // The init, then the day's inputs in a session kept open, then the day's transaction in that session
+    // (its temporary tables there), then the day's UNLOADs in it too.
     const calls = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input);
-    expect(calls).toHaveLength(3);
+    expect(calls).toHaveLength(4);
     expect(calls[1]).toMatchObject({ WorkgroupName: 'analytics', Database: 'dev', SessionKeepAliveSeconds: 600 });
-    expect(calls[2]).toMatchObject({ SessionId: 'session-1' });
-    for (const absent of ['WorkgroupName', 'Database', 'ClusterIdentifier', 'SecretArn', 'DbUser', 'SessionKeepAliveSeconds']) expect(calls[2], absent).not.toHaveProperty(absent);
-    const [sqls, day] = [calls[1]!.Sqls!, calls[2]!.Sqls!];
-    // The worst case: format 1 files, a viewer key and a catalog.
+    for (const call of calls.slice(2)) {
+      expect(call).toMatchObject({ SessionId: 'session-1' });
+      for (const absent of ['WorkgroupName', 'Database', 'ClusterIdentifier', 'SecretArn', 'DbUser', 'SessionKeepAliveSeconds']) expect(call, absent).not.toHaveProperty(absent);
+    }
+    const [sqls, day, unload] = [calls[1]!.Sqls!, calls[2]!.Sqls!, calls[3]!.Sqls!];
+    // The worst case: format 1 and 2 files, a viewer key and a catalog.
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
-    expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(TABLES.length);
+    expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
+    expect(unload).toHaveLength(TABLES.length);
+    expect(unload.every((q) => q.startsWith('UNLOAD'))).toBe(true);
     expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
-    expect(sqls.slice(5)).toEqual([
+    expect(sqls.slice(8)).toEqual([
       'CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))',
       `COPY viewer_secret FROM 's3://rollups/pingroll/u/viewer-secret.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       `CREATE TEMP TABLE episode_catalog (series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT)`,
       `COPY episode_catalog FROM 's3://rollups/pingroll/u/episode-catalog.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
     ]);
-    expect(sqls.slice(0, 5)).toEqual([
+    expect(sqls.slice(0, 8)).toEqual([
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
-      `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\), pos BIGINT$/, '')})`,
+      `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\), .*$/, '')})`,
       `COPY staged_pings_format_1 FROM 's3://rollups/pingroll/u/staged-format-1.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key FROM staged_pings_format_1',
+      `CREATE TEMP TABLE staged_pings_format_2 (${STAGED_TABLE_COLUMNS.replace(/, country VARCHAR\(1024\), .*$/, '')})`,
+      `COPY staged_pings_format_2 FROM 's3://rollups/pingroll/u/staged-format-2.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos FROM staged_pings_format_2',
     ]);
     // Those statements run on PostgreSQL, and the rows of format 1 get no platform.
     const pg = await startPostgres();
@@ -138,7 +148,11 @@ describe('loading a day', () => {
         await tx.exec(sqls[2]!);
         await tx.exec(`INSERT INTO staged_pings_format_1 VALUES ('s3', 's', 'e', 'x', NULL, NULL, 1, 'r:1')`);
         await tx.exec(sqls[4]!);
-        expect((await tx.query('SELECT series, platform FROM staged_pings')).rows).toEqual([{ series: 's', platform: null }]);
+        await tx.exec(sqls[5]!);
+        await tx.exec(`INSERT INTO staged_pings_format_2 VALUES ('s3', 't', 'e', 'y', NULL, NULL, 2, 'r:2', 'web', 60)`);
+        await tx.exec(sqls[7]!);
+        expect((await tx.query('SELECT series, platform, CAST(pos AS INTEGER) AS pos, country, agent_rule FROM staged_pings ORDER BY series')).rows).toEqual([
+          { series: 's', platform: null, pos: null, country: null, agent_rule: null }, { series: 't', platform: 'web', pos: 60, country: null, agent_rule: null }]);
       });
     } finally {
       await pg.close();
@@ -273,7 +287,7 @@ describe('make rollup with Redshift configured', () => {
     }
   });
 
-  it.each([['with', true, null], ['without', false, null], ['with an UNLOAD that wrote nothing for daily_peaks, and', true, 'daily_peaks']] as const)(`rolls the day up inside Redshift (played by ${PG_NAME}) with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL and the UNLOADs in the load transaction; the same day as DuckDB's rollup (%s a viewer key)`, async (_with, keyed, lost) => {
+  it.each([['with', true, null], ['without', false, null], ['with an UNLOAD that wrote nothing for daily_peaks, and', true, 'daily_peaks']] as const)(`rolls the day up inside Redshift (played by ${PG_NAME}) with PINGROLL_ROLLUP=redshift: the staged Parquet COPYed, the rollup SQL in the load transaction and the UNLOADs after it; the same day as DuckDB's rollup (%s a viewer key)`, async (_with, keyed, lost) => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     const pg = await startPostgres();
@@ -313,10 +327,10 @@ describe('make rollup with Redshift configured', () => {
       }
       const summary = await ran;
 
-      // One init batch, then the day's two in one session: its inputs COPYed; the rollup, the daily_runs row and the UNLOADs.
-      expect(sent).toHaveLength(3);
+      // One init batch, then the day's three in one session: its inputs COPYed; the rollup and the daily_runs row; the UNLOADs.
+      expect(sent).toHaveLength(4);
       expect(sessions).toEqual(['session-1']);
-      const [inputs, day] = [sent[1]!, sent[2]!];
+      const [inputs, day, unloads] = [sent[1]!, sent[2]!, sent[3]!];
       expect(inputs[0]).toMatch(/^CREATE TEMP TABLE staged_pings \(source VARCHAR\(16\), series VARCHAR\(1024\)/);
       // One COPY through a manifest of every staged file of the day, and the day's daily_runs row.
       // Every COPY reads through a manifest (no location listed: see loadStatements).
@@ -328,7 +342,8 @@ describe('make rollup with Redshift configured', () => {
       expect(inputs.filter((q) => q.startsWith('COPY staged_pings'))).toEqual([`COPY staged_pings FROM 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/staged.manifest' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET MANIFEST`]);
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
-      expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual(TABLES.map((t) =>
+      expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual([]);
+      expect(unloads).toEqual(TABLES.map((t) =>
         `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`));
       // The published day equals DuckDB's rollup, file for file (read back by DuckDB).
       const duckdbStore = new S3ObjectStore(client, 'rollups', 'duckdb/');

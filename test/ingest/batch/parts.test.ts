@@ -14,7 +14,7 @@ const DAY = '2026-11-01';
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const sample = generateSample({ date: DAY, sessions: 60, seed: 5, recordsPerObject: 100 });
+const sample = generateSample({ date: DAY, sessions: 60, seed: 5, recordsPerObject: 50 });
 const PART_BYTES = 32 << 10;
 const TAIL_BYTES = 2 << 10;
 

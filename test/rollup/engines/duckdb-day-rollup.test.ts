@@ -15,7 +15,8 @@ const T0 = Date.parse(`${DAY}T10:00:00Z`);
 const dir = tempDir();
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string; session?: string; user?: string | null; ping?: string | null; t: number; key: string; platform?: string | null }
+interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string; session?: string; user?: string | null; ping?: string | null; t: number; key: string; platform?: string | null;
+  country?: string | null; os?: string | null; device?: string | null; browser?: string | null; agentRule?: string | null }
 
 /** Rolls up hand-made staged records; returns the three tables' rows. */
 async function rollup(records: Staged[], platforms?: string[]) {
@@ -23,7 +24,7 @@ async function rollup(records: Staged[], platforms?: string[]) {
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
     const v = (x: string | null | undefined): string => (x == null ? 'NULL::VARCHAR' : sqlString(x));
-    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)}, ${v(r.platform ?? null)}, NULL::BIGINT)`);
+    const values = records.map((r) => `(${v(r.source ?? 's3')}, ${v(r.series ?? 's1')}, ${v(r.episode ?? 'e1')}, ${v(r.session ?? 'sA')}, ${v(r.user ?? null)}, ${v(r.ping ?? null)}, ${r.t}::BIGINT, ${v(r.key)}, ${v(r.platform ?? null)}, NULL::BIGINT, ${v(r.country ?? null)}, ${v(r.os ?? null)}, ${v(r.device ?? null)}, ${v(r.browser ?? null)}, ${v(r.agentRule ?? null)})`);
     await engine.run(`COPY (SELECT * FROM (VALUES ${values.join(', ')}) t(${STAGED_COLUMN_NAMES.join(', ')})) TO ${sqlString(file)} (FORMAT parquet)`);
     const outcomes: Record<string, Record<string, number>> = {};
     for (const r of records.filter((x) => x.t >= Date.parse(DAY) && x.t < Date.parse(DAY) + 86_400_000)) {
@@ -34,7 +35,8 @@ async function rollup(records: Staged[], platforms?: string[]) {
     const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
       Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
     return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates,
-      peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes), platforms: await read(out.tables.daily_platform_stats) };
+      peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes), platforms: await read(out.tables.daily_platform_stats),
+      countries: await read(out.tables.daily_country_stats), devices: await read(out.tables.daily_device_stats), invalid: await read(out.tables.daily_invalid_traffic) };
   } finally {
     engine.closeSync();
   }
@@ -194,5 +196,48 @@ describe('what each metric counts (contract §5)', () => {
     const r = await rollup([...records, { session: 'sA', user: 'u1', t: T0, key: 'r:1' }]);
     const audit = Object.fromEntries(r.audit.map((a) => [a.outcome, a.records]));
     expect((audit.ping as number) - (audit.duplicate as number)).toBe(r.episodes.reduce((n, e) => n + (e.pings as number), 0));
+  });
+});
+
+describe('audience and automated traffic (contract §10)', () => {
+  it('by country and by device: pings, sessions, viewers and minutes per series; staged formats 1 and 2 (no columns) as ZZ and unknown', async () => {
+    const r = await rollup([
+      { session: 'sA', user: 'u1', t: T0, key: 'r:1', country: 'GB', os: 'iOS', device: 'mobile', browser: 'Mobile Safari' },
+      { session: 'sA', user: 'u1', t: T0 + 60_000, key: 'r:2', country: 'GB', os: 'iOS', device: 'mobile', browser: 'Mobile Safari' },
+      { session: 'sB', user: 'u1', t: T0, key: 'r:3', country: 'GB', os: 'Windows', device: 'desktop', browser: 'Chrome' }, // u1 again, on a desktop
+      { session: 'sC', t: T0 + 30_000, key: 'r:4', country: 'US', os: 'Windows', device: 'desktop', browser: 'Chrome' },
+      { session: 'sC', t: T0 + 31_000, key: 'r:5', country: 'US', os: 'Windows', device: 'desktop', browser: 'Chrome' }, // same minute
+      { source: 'dynamodb', session: 'sD', t: T0, key: 'k:1|sD' }, // an item: no IP, no user agent
+    ]);
+    expect(r.countries.map((c) => [c.series_id, c.country, c.pings, c.sessions, c.viewers, c.minutes_watched])).toEqual([
+      ['s1', 'GB', 3, 2, 1, 3], ['s1', 'US', 2, 1, 1, 1], ['s1', 'ZZ', 1, 1, 1, 1]]);
+    expect(r.devices.map((d) => [d.os, d.device_type, d.browser, d.pings, d.sessions, d.viewers, d.minutes_watched])).toEqual([
+      ['Windows', 'desktop', 'Chrome', 3, 2, 2, 2], ['iOS', 'mobile', 'Mobile Safari', 2, 1, 1, 2], ['unknown', 'unknown', 'unknown', 1, 1, 1, 1]]);
+    expect(r.invalid).toEqual([]);
+  });
+
+  it('a user agent on the bot list is left out of every table, counted as invalid_traffic with its rule, before duplicates', async () => {
+    const r = await rollup([
+      { session: 'sA', ping: 'p1', t: T0, key: 'r:1' },
+      { session: 'bot', ping: 'b1', t: T0, key: 'r:2', agentRule: 'bot_list', series: 's1' },
+      { session: 'bot', ping: 'b1', t: T0 + 1000, key: 'r:3', agentRule: 'bot_list', series: 's1' }, // its retry: invalid too, not a duplicate
+      { session: 'bot', ping: 'b2', t: T0 + 60_000, key: 'r:4', agentRule: 'bot_list', series: 's1' },
+    ]);
+    expect(r.episodes).toMatchObject([{ series_id: 's1', pings: 1, sessions: 1 }]);
+    expect(r.countries.map((c) => c.sessions)).toEqual([1]);
+    expect(r.invalid).toEqual([{ day: expect.anything(), series_id: 's1', rule: 'bot_list', records: 3, sessions: 1, minutes_watched: 2 }]);
+    expect(r.audit.map((a) => [a.outcome, a.records])).toEqual([['invalid_traffic', 3], ['ping', 1]]);
+  });
+
+  it('a session with more than 5 distinct pings in one minute is left out that day, all of it; 5, retries and two sessions together are not', async () => {
+    const burst = (session: string, n: number, retries = 0): Staged[] => [
+      ...Array.from({ length: n }, (_, i) => ({ session, ping: `${session}-${i}`, t: T0 + i * 1000, key: `r:${session}-${i}` })),
+      ...Array.from({ length: retries }, (_, i) => ({ session, ping: `${session}-0`, t: T0 + 50_000 + i, key: `r:${session}-retry-${i}` })),
+      { session, ping: `${session}-later`, t: T0 + 3_600_000, key: `r:${session}-later` }, // an hour later, one ping: left out too
+    ];
+    const r = await rollup([...burst('loop', 6), ...burst('five', 5, 4), ...burst('x', 3), ...burst('y', 3)]);
+    expect(r.invalid).toEqual([{ day: expect.anything(), series_id: 's1', rule: 'session_rate', records: 7, sessions: 1, minutes_watched: 2 }]);
+    expect(r.series).toMatchObject([{ pings: 6 + 4 + 4, sessions: 3 }]);
+    expect(r.audit.map((a) => [a.outcome, a.records])).toEqual([['duplicate', 4], ['invalid_traffic', 7], ['ping', 10 + 4 + 4]]);
   });
 });

