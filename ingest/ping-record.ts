@@ -32,10 +32,16 @@ export interface PingRecord {
   platform: string | null;
   /** The playhead in whole seconds (`x-pos`, an item's `pos`) as `normalizePos` leaves it; null when it is not one. */
   pos: number | null;
-  /** The client IP as logged (S3 records; null for items, or when not an address a parser keeps): looked up for its country as the row is staged, never staged itself (contract §10). */
-  clientIp: string | null;
-  /** The user agent as logged (S3 records; null for items, `-` or anything but printable ASCII): parsed for the device and checked against the bot list as the row is staged, never staged itself. */
-  userAgent: string | null;
+  /**
+   * Contract §10, from the client IP and user agent (S3 records; neither is staged): the country
+   * (`ZZ` unknown, and for items), the operating system, device type and browser or player
+   * (`unknown`), and the bot rule that names the user agent (null: none).
+   */
+  country: string;
+  os: string;
+  deviceType: string;
+  browser: string;
+  agentRule: string | null;
 }
 
 /**

@@ -25,11 +25,10 @@ export const STAGED_COLUMNS = [
   /** Added with `platform`: the playhead in whole seconds (ping-record.ts's normalizePos), or NULL. */
   { name: 'pos', type: 'BIGINT' },
   /**
-   * Staged format 3 (files `staged-N.parquet`), contract §10, from the client IP and user agent a
-   * parser hands over (STAGED_CSV_COLUMNS) as the spool stages the row (ingest/audience): the country
-   * (`ZZ` unknown), the operating system, device type and browser or player family (`unknown`), and
-   * the bot-list rule that names the user agent (NULL: none). Files of formats 1 and 2 have none of
-   * these: read as NULL.
+   * Staged format 3 (files `staged-N.parquet`), contract §10, from the client IP and user agent as the
+   * ping rules read them (ingest/audience, wasm/client-cache.as.ts): the country (`ZZ` unknown), the
+   * operating system, device type and browser or player family (`unknown`), and the bot-list rule
+   * that names the user agent (NULL: none). Files of formats 1 and 2 have none of these: read as NULL.
    */
   { name: 'country', type: 'VARCHAR' },
   { name: 'os', type: 'VARCHAR' },
@@ -56,11 +55,11 @@ export function stagedFormatOf(key: string): 1 | 2 | 3 {
   return /\/staged-\d+\.parquet$/.test(key) ? 3 : /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
 }
 
-/**
- * The columns of a parser's CSV row, as DuckDB's `read_csv(..., columns = ...)` takes them: format 2's,
- * then the client IP and user agent, which the spool turns into the audience columns.
- */
-export const STAGED_CSV_COLUMNS = `{${[...STAGED_FORMAT_2_COLUMNS, { name: 'client_ip', type: 'VARCHAR' }, { name: 'user_agent', type: 'VARCHAR' }].map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
+/** The columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
+export const STAGED_CSV_COLUMNS = `{${STAGED_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
+
+/** The audience of a ping with no client IP or user agent (a DynamoDB item). */
+export const NO_CLIENT = { country: 'ZZ', os: 'unknown', deviceType: 'unknown', browser: 'unknown', agentRule: null } as const;
 
 /** A SELECT list giving each column its SQL expression, in the staged order (for SQL that makes staged rows). */
 export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
@@ -71,11 +70,11 @@ export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
 export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
 
 /**
- * A ping's row as a parser hands it to the spool (STAGED_CSV_COLUMNS): CSV, each field quoted only when it holds a quote, comma or line break (quotes
+ * A ping's staged row: CSV, each field quoted only when it holds a quote, comma or line break (quotes
  * doubled), an empty field for a null, a newline at the end.
  */
 export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${p.clientIp === null ? '' : csv(p.clientIp)},${p.userAgent === null ? '' : csv(p.userAgent)}\n`;
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${csv(p.country)},${csv(p.os)},${csv(p.deviceType)},${csv(p.browser)},${p.agentRule === null ? '' : csv(p.agentRule)}\n`;
 }
 
 function csv(v: string): string {
@@ -92,7 +91,7 @@ export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
   return {
     source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
     eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null, pos: f[9] ? Number(f[9]) : null,
-    clientIp: f[10] || null, userAgent: f[11] || null,
+    country: f[10]!, os: f[11]!, deviceType: f[12]!, browser: f[13]!, agentRule: f[14] || null,
   };
 }
 

@@ -6,6 +6,7 @@
  * record is handed to the caller as a `ScannedRecord` view over the module's output (valid during
  * the call); while tallying, only the records the module did not count are.
  */
+import { clientDescriber, type ClientDescriber } from '../audience/client-describer.js';
 import { createHash, type Hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { projectFile } from '../../lib/project-file.js';
@@ -56,6 +57,8 @@ interface ScannerExports {
   tallyOutcomes(): number;
   startTally(firstDay: number, ownDay: number): void;
   stopTally(): void;
+  setClientCache(ptr: number, bytes: number): void;
+  clientCacheMinBytes(): number;
 }
 
 
@@ -87,6 +90,11 @@ export interface ReaderOptions {
   pingKeys?: readonly string[];
   /** With ping rules: the staged CSV rows of the pings of each call's records, after those records (a view, valid during the call). */
   onRows?: (rows: Uint8Array) => void;
+  /**
+   * With ping rules: the staged fields of a client IP or user agent the module has not seen
+   * (contract §10; ingest/audience/client-describer.ts). The shipped IP-to-country database's when not given.
+   */
+  describeClient?: ClientDescriber;
 }
 
 /** One day's counts from a tally: `counts[k]` records of outcome k (OUTCOMES order). */
@@ -99,8 +107,14 @@ function scannerModule(): WebAssembly.Module {
   return compiled;
 }
 
-/** Where input starts in the module's memory: the module's own data lives below. */
-const INPUT_AT = 1 << 16;
+/**
+ * Where the module remembers client values (wasm/client-cache.as.ts): after its own data, 8 MiB (its
+ * tables and ~7 MiB of keys and values: thousands of user agents, tens of thousands of addresses).
+ */
+const CLIENT_CACHE_AT = 1 << 16;
+const CLIENT_CACHE_BYTES = 8 << 20;
+/** Where input starts in the module's memory: its own data and the client cache live below. */
+const INPUT_AT = CLIENT_CACHE_AT + CLIENT_CACHE_BYTES;
 /** Stage 1 reads whole 64-byte blocks past the input; they must be there and hold no delimiter. */
 const PADDING = 128;
 /**
@@ -147,7 +161,15 @@ export class AccessLogRecordReader implements ScannedRecord {
   private base = 0;
 
   constructor(private readonly onRecord: RecordHandler, options: ReaderOptions = {}) {
-    const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort } });
+    // A client value the module has not seen is described here, its fields written where it says.
+    const describe = options.describeClient ?? clientDescriber(null);
+    const describeClient = (kind: number, keyPtr: number, keyLen: number, outPtr: number, outCap: number): number => {
+      const fields = Buffer.from(describe(kind, this.b.toString('latin1', keyPtr, keyPtr + keyLen)), 'latin1');
+      if (fields.length > outCap) throw new Error(`a client value's fields are ${fields.length} bytes, more than ${outCap}: a bug in pingroll`);
+      this.u8.set(fields, outPtr);
+      return fields.length;
+    };
+    const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort, describeClient } });
     this.x = instance.exports as unknown as ScannerExports;
     if (this.x.recordBytes() !== RECORD_BYTES) throw new Error(`${WASM_FILE} is out of date (records of ${this.x.recordBytes()} bytes, not ${RECORD_BYTES}); run make build`);
     this.recordInts = RECORD_BYTES >> 2;
@@ -156,6 +178,8 @@ export class AccessLogRecordReader implements ScannedRecord {
     this.onRows = options.onRows;
     this.onOverlong = options.onOverlong;
     this.ensure(1 << 20);
+    if (CLIENT_CACHE_BYTES < this.x.clientCacheMinBytes()) throw new Error('the client cache is smaller than the module needs: a bug in pingroll');
+    this.x.setClientCache(CLIENT_CACHE_AT, CLIENT_CACHE_BYTES);
     if (options.pingKeys) this.setPingKeys(options.pingKeys);
   }
 

@@ -61,8 +61,13 @@ export const MALFORMED_NO_TIME = 1;
 
 /** Series, episode and session ids longer than this many code points are rejected (VARCHAR(256)). */
 export const MAX_ID_CODE_POINTS = 256;
-/** The longest client IP and user agent a parser hands to the spool's lookups (ingest/audience); longer ones are unknown. */
+/** The longest client IP and user agent looked up (ingest/audience); longer ones are unknown. */
 export const MAX_IP_BYTES = 64;
 export const MAX_AGENT_BYTES = 1024;
+/** What a client value is (wasm/client-cache.as.ts): an IP (its country) or a user agent (its device and bot rule). */
+export const CLIENT_IP = 0;
+export const CLIENT_AGENT = 1;
+/** The longest CSV fields a client value gives (at most 255: their length is kept in a byte). */
+export const MAX_CLIENT_FIELDS_BYTES = 160;
 /** The longest normalised platform kept (ingest/ping-record.ts's normalizePlatform); a longer one is none. */
 export const MAX_PLATFORM_CHARS = 32;

@@ -22,7 +22,6 @@ import { PARQUET_CODEC } from '../../lib/parquet-codec.js';
 import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
-import { Audience } from '../audience/audience.js';
 import { dayName, dayNumberSql } from '../../lib/utc-day.js';
 
 /** A rejected record, as kept in the rejects file (contract §3). */
@@ -75,9 +74,6 @@ interface DayPart { file: string; rows: number }
 /** A part file of staged rows, and the days of its rows. */
 interface Part { path: string; days: readonly string[] }
 
-/** Conversions started in this process: each names its table. */
-let conversions = 0;
-
 export class DaySpool {
   private readonly days = new Map<string, Day>();
   /** The part being written, if any. */
@@ -95,11 +91,8 @@ export class DaySpool {
   private readonly codec: string;
 
   /** `codec`: the staged Parquet's (lib/parquet-codec.ts stagedCodec); `partBytes`: rows per part, PART_BYTES unless a test makes it small. */
-  private readonly audience: Audience;
-
-  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, opts: { codec?: string; partBytes?: number | undefined; audience?: Audience | undefined } = {}) {
+  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, opts: { codec?: string; partBytes?: number | undefined } = {}) {
     this.partBytes = opts.partBytes ?? PART_BYTES;
-    this.audience = opts.audience ?? new Audience();
     this.codec = opts.codec ?? PARQUET_CODEC;
   }
 
@@ -168,18 +161,12 @@ export class DaySpool {
   private async toParquetByDay(parts: Part[]): Promise<void> {
     const base = parts[0]!.path.replace(/\.csv$/, '');
     const days = new Set(parts.flatMap((p) => p.days));
-    // The parsers' rows, their client IPs and user agents looked up, as staged rows (ingest/audience).
-    // A table of its own (spools may share a DuckDB session).
-    const table = `spool_rows_${++conversions}`;
-    await this.engine.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT * FROM read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`);
-    await this.audience.lookUp(this.engine, table);
-    const rows = `(${Audience.stagedRows(table)})`;
+    const rows = `read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`;
     const oneDay = days.size === 1 ? [...days][0]! : null;
     const written = oneDay !== null
       ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, RETURN_STATS)`)
       : await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
           TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, PARTITION_BY (day_number), RETURN_STATS)`);
-    await this.engine.run(`DROP TABLE ${table}`);
     for (const row of written.getRowObjects()) {
       const file = String(row.filename);
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,

@@ -4,7 +4,6 @@
  * committed (see ledger.ts).
  */
 import type { Privacy } from '../privacy.js';
-import type { Audience } from '../audience/audience.js';
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -35,8 +34,8 @@ export interface IngestOptions {
   pingKeys: readonly string[];
   /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
   privacy?: Privacy;
-  /** Looks up each ping's country and device as it is staged (contract §10); the shipped database when not given. */
-  audience?: Audience;
+  /** The IP-to-country database each ping's country is looked up in (PINGROLL_GEOIP_DB, contract §10); the shipped one when not given. */
+  geoipDb?: string | null;
   engine: DuckDBConnection;
   /** Remote objects fetched at once, at most (the read budget bounds them too). */
   concurrency: number;
@@ -297,9 +296,9 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const dir = await makeWorkDir('ingest');
   const bytes = todo.reduce((n, r) => n + r.size, 0);
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
-  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined), audience: opts.audience });
+  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined)});
   const threads = opts.parseThreads === 'auto' ? autoThreads(bytes) : opts.parseThreads;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];

@@ -16,6 +16,7 @@ import { O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, outcomeName, rejectReaso
 import { AccessLogRecordReader, MAX_RECORD_BYTES, READ_BYTES, type ScannedRecord } from '../access-log/record-reader.js';
 import { F } from '../access-log/record-layout.js';
 import { maskedLine, withheld, type Privacy } from '../privacy.js';
+import { clientDescriber } from '../audience/client-describer.js';
 import { OUTCOMES } from '../ping-record.js';
 import { isGzip } from '../object-source/gzip.js';
 import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
@@ -100,6 +101,8 @@ export interface ObjectParserOptions {
   onPart: (path: string, days: string[]) => void;
   /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
   privacy?: Privacy;
+  /** The IP-to-country database (PINGROLL_GEOIP_DB, contract §10); the shipped one when not given. */
+  geoipDb?: string | null;
 }
 
 
@@ -159,7 +162,7 @@ export class ObjectParser {
         this.reject(day, { source: 's3', outcome: outcomeName(r), reason: rejectReason(r), input: c.key, at: r.lineNo, ...this.kept(r) });
       }
     }, {
-      pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows),
+      pingKeys: opts.pingKeys, onRows: (rows) => this.append(rows), describeClient: clientDescriber(opts.geoipDb ?? null),
       // A run of bytes too long to be a record (a binary object, an object with no newline): one malformed record.
       onOverlong: (o) => {
         const c = this.current!;

@@ -86,7 +86,7 @@ class WorkerParsers implements Parsers {
     this.slots = count * 2;
     this.spec = (opts.source as { spec?: S3SourceSpec }).spec;
     for (let i = 0; i < count; i++) {
-      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], privacy: opts.privacy ?? 'keep', dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
+      const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
       const thread: Thread = { worker, tasks: new Map(), flushes: [] };
       worker.on('message', (msg: { part?: string; days?: string[]; index?: number; result?: ParsedObject; failed?: string; flushed?: true }) => {
         if (msg.part !== undefined) opts.onPart(msg.part, msg.days ?? []);

@@ -10,8 +10,8 @@ import { S3ObjectSource, type S3SourceSpec } from '../object-source/s3-object-so
 import { fetched, ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
-const { pingKeys, privacy, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; privacy: Privacy; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
-const parser = new ObjectParser({ pingKeys, privacy, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
+const { pingKeys, privacy, geoipDb, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; privacy: Privacy; geoipDb: string | null; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
+const parser = new ObjectParser({ pingKeys, privacy, geoipDb, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
 const source = spec ? S3ObjectSource.from(spec) : null;
 
 port.on('message', (msg: { task?: ParseTask; flush?: true }) => {

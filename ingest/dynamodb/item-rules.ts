@@ -3,6 +3,7 @@
  * `ts_shard`, a session, a series and an episode is a ping; anything else is `bad_item`. N and S ids
  * are the same id (`1234` either way). Pure: an item in DynamoDB's attribute-value form in, a verdict out.
  */
+import { NO_CLIENT } from '../staged-ping.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { MAX_ID_LENGTH, normalizePlatform, normalizePos, type Verdict } from '../ping-record.js';
 import { eventTimeOfShardKey } from './ts-shard.js';
@@ -44,9 +45,8 @@ export function classifyItem(item: Item): Verdict & { eventTimeMs: number } {
       naturalKey: `k:${tsShard}|${session}`,
       platform: normalizePlatform(text(item, 'platform')),
       pos: normalizePos(text(item, 'pos')),
-      // Items have no client IP or user agent: country ZZ, device unknown (contract §10).
-      clientIp: null,
-      userAgent: null,
+      // Items have no client IP or user agent (contract §10).
+      ...NO_CLIENT,
     },
   };
 }

@@ -5,7 +5,6 @@
  * saves the listing (the job calls it once, and may roll up meanwhile).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { Audience } from '../../ingest/audience/audience.js';
 import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { owns, type Shard } from '../../ingest/batch/shard.js';
@@ -67,7 +66,7 @@ export async function ingest(config: Config, backends: Backends, run: Run, db: D
   const now = ask.now ?? new Date();
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, writer: run.writer, fence: run.fence, quarantine, shard,
-    pingKeys: config.pingKeys, privacy: config.privacy, audience: new Audience(config.geoipDb), engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
+    pingKeys: config.pingKeys, privacy: config.privacy, geoipDb: config.geoipDb, engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     listing: { marginMs: config.listMarginMs, schedule: config.schedule, asked: ask.asked, nowMs: now.getTime(), force: ask.listInFull },

@@ -19,8 +19,9 @@
 
 import {
   AT_DETAIL, AT_ERROR, AT_FIELDS, AT_OUTCOME, AT_ROW_END, AT_ROW_START, AT_TIME_MS, DETAIL_PROBLEM_SHIFT, MALFORMED_NO_TIME,
-  MAX_AGENT_BYTES, MAX_ID_CODE_POINTS, MAX_IP_BYTES, MAX_PLATFORM_CHARS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
+  CLIENT_AGENT, CLIENT_IP, MAX_AGENT_BYTES, MAX_ID_CODE_POINTS, MAX_IP_BYTES, MAX_PLATFORM_CHARS, O_BAD_QUERY, O_HTTP_ERROR, O_MALFORMED, O_NOT_PING, O_PING, PROBLEM_EMPTY, PROBLEM_LONG, PROBLEM_MISSING,
 } from '../wasm-abi';
+import { clientFields } from './client-cache.as';
 
 const F_REMOTE_IP: i32 = 3, F_USER_AGENT: i32 = 16, F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
 
@@ -512,10 +513,9 @@ function putSmall(v: u32): void {
 }
 
 /**
- * The staged row as a parser writes it (ingest/staged-ping.ts STAGED_CSV_COLUMNS): source, series,
- * episode, session, user_id, ping_id, event_ms, natural_key, platform, pos, then the client IP and the
- * user agent, which the spool turns into country and device before the row is staged (§10) and which
- * are never staged themselves.
+ * The staged row (ingest/staged-ping.ts): source, series, episode, session, user_id, ping_id,
+ * event_ms, natural_key, platform, pos, then the country of the client IP and the os, device type,
+ * browser and bot rule of the user agent (contract §10; client-cache.as.ts), neither of which is staged.
  */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
@@ -533,24 +533,23 @@ function writeRow(rec: usize): void {
   put(COMMA);
   posField();
   put(COMMA);
-  clientField(rec, F_REMOTE_IP, MAX_IP_BYTES);
+  rows += clientFields(CLIENT_IP, <usize>field(rec, F_REMOTE_IP, false), clientLength(rec, F_REMOTE_IP, MAX_IP_BYTES), rows);
   put(COMMA);
-  clientField(rec, F_USER_AGENT, MAX_AGENT_BYTES);
+  rows += clientFields(CLIENT_AGENT, <usize>field(rec, F_USER_AGENT, false), clientLength(rec, F_USER_AGENT, MAX_AGENT_BYTES), rows);
   put(LF);
 }
 
 /**
- * The client IP or the user agent as logged, for the spool's lookups: an empty field (null) when it is
- * absent, `-`, longer than `max` bytes, or holds a byte outside printable ASCII (no real address or
- * user agent does; a staged row stays valid UTF-8 whatever a log holds). Quoted as CSV when needed.
+ * The length of the client IP or user agent as logged, or -1 for none: absent, `-`, longer than `max`
+ * bytes, or holding a byte outside printable ASCII (no real address or user agent does).
  */
-function clientField(rec: usize, f: i32, max: i32): void {
+function clientLength(rec: usize, f: i32, max: i32): i32 {
   const s = field(rec, f, false);
-  if (s < 0) return;
+  if (s < 0) return -1;
   const e = field(rec, f, true);
-  if (e - s > max || (e - s == 1 && u8at(<usize>s) == 0x2d)) return;
-  for (let i = s; i < e; i++) if (u8at(<usize>i) - 0x20 > 0x5e) return;
-  csvField(<usize>s, <usize>e, 0, UNKNOWN);
+  if (e - s > max || (e - s == 1 && u8at(<usize>s) == 0x2d)) return -1;
+  for (let i = s; i < e; i++) if (u8at(<usize>i) - 0x20 > 0x5e) return -1;
+  return e - s;
 }
 
 /**

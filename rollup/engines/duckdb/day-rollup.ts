@@ -96,16 +96,15 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // Pings a user agent on the bot list sent (staged as such: contract §10) are left out before anything
   // else, and counted apart (`excluded` below).
   const human = `(SELECT * FROM ${files} WHERE agent_rule IS NULL)`;
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE losers AS
-    WITH repeated AS (SELECT hash(${key}) AS h FROM ${human} WHERE ${inDay} GROUP BY h HAVING count(*) > 1)
-    SELECT rowid FROM (
-      SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-      FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-    ) WHERE rn > 1`);
   const dims = `${platformSql('platform', opts.platforms)}, ${AUDIENCE_SQL.country}, ${AUDIENCE_SQL.os}, ${AUDIENCE_SQL.device_type}, ${AUDIENCE_SQL.browser}`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
+    WITH repeated AS (SELECT hash(${key}) AS h FROM ${human} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
+    losers AS (
+      SELECT rowid FROM (
+        SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+        FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
+      ) WHERE rn > 1)
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
            ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
            ${minuteOfDay} // 64 AS block,
@@ -115,18 +114,31 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
     WHERE ${inDay}
     GROUP BY source, series, episode, session, user_id, ${dims}, block`);
-  // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE). One minute
-  // with more than MAX pings makes a session's block hold at least MAX more pings than minutes, so
-  // only such sessions (none, on a day of players) have their minutes counted one by one.
+  // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE), from each
+  // session's 64-minute blocks: a block with more than MAX pings a minute watched has such a minute;
+  // a block with fewer than MAX more pings than minutes has none. Only a session with a block in
+  // between (none, on a day of players or of bots that loop fast) has its minutes counted one by one:
+  // the survivors of its keys (every record with one of them, whatever its session), by minute.
+  const MAX = MAX_PINGS_PER_SESSION_MINUTE;
   await engine.run(`
-    CREATE OR REPLACE TEMP TABLE rate_candidates AS
-    SELECT DISTINCT session FROM session_blocks GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX_PINGS_PER_SESSION_MINUTE}`);
+    CREATE OR REPLACE TEMP TABLE rate_blocks AS
+    SELECT session, sum(pings) AS pings, bit_count(bit_or(minutes))::BIGINT AS minutes FROM session_blocks
+    GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX}`);
+  await engine.run(`CREATE OR REPLACE TEMP TABLE caught_sessions AS SELECT DISTINCT session FROM rate_blocks WHERE pings > ${MAX} * minutes`);
+  await engine.run('CREATE OR REPLACE TEMP TABLE rate_candidates AS SELECT DISTINCT session FROM rate_blocks WHERE session NOT IN (SELECT session FROM caught_sessions)');
   const [candidates] = await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_candidates');
-  await engine.run(Number(candidates!.n) === 0 ? 'CREATE OR REPLACE TEMP TABLE caught_sessions AS SELECT session FROM rate_candidates LIMIT 0' : `
-    CREATE OR REPLACE TEMP TABLE caught_sessions AS
-    SELECT DISTINCT session FROM (
-      SELECT session, ${minuteOfDay} AS minute FROM ${human} AS s SEMI JOIN rate_candidates USING (session) ANTI JOIN losers USING (rowid)
-      WHERE ${inDay} GROUP BY session, minute HAVING count(*) > ${MAX_PINGS_PER_SESSION_MINUTE})`);
+  if (Number(candidates!.n) > 0) {
+    await engine.run(`
+      INSERT INTO caught_sessions
+      WITH keys AS (SELECT DISTINCT hash(${key}) AS h FROM ${human} AS s SEMI JOIN rate_candidates USING (session) WHERE ${inDay}),
+      survivors AS (
+        SELECT session, minute FROM (
+          SELECT session, ${minuteOfDay} AS minute, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+          FROM ${human} AS s SEMI JOIN keys ON hash(${key}) = keys.h WHERE ${inDay})
+        WHERE rn = 1)
+      SELECT DISTINCT session FROM survivors SEMI JOIN rate_candidates USING (session)
+      GROUP BY session, minute HAVING count(*) > ${MAX}`);
+  }
   // Every record left out as automated traffic, duplicates included, with its rule; then the caught
   // sessions' blocks go, so that no table below counts them.
   await engine.run(`

@@ -8,6 +8,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeAgent } from '../../../ingest/audience/agent-lookup.js';
+import { clientDescriber } from '../../../ingest/audience/client-describer.js';
+import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
+import { parseStagedRow } from '../../../ingest/staged-ping.js';
+import type { PingRecord } from '../../../ingest/ping-record.js';
 import { bundledGeoDatabase, geoDatabase, GeoLookup } from '../../../ingest/audience/geo-lookup.js';
 import { loadConfig } from '../../../infra/config.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
@@ -69,5 +73,42 @@ describe('device and the bot list', () => {
       expect(a.rule, ua).toBe('bot_list');
       expect(a.reason, ua).toMatch(/^user agent on the bot list \(isbot\): ".+"$/);
     }
+  });
+});
+
+describe('the module\'s memory of client values', () => {
+  it('stages for every ping what the lookups say of its address and user agent, through more values than it keeps at once (it forgets, and asks again)', () => {
+    // 30,000 pings: each from an address of its own (more than a table holds) and one of 900 user
+    // agents of ~1 KB (more than the arena holds), some absent, `-`, too long or not ASCII.
+    const agents = Array.from({ length: 900 }, (_, i) => i % 97 === 0 ? `curl/8.${i}` : `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${i}.0 Safari/537.36 ${'x'.repeat(880)}`);
+    const addresses = (i: number): string => i % 1000 === 0 ? '81.2.69.142' : i % 1000 === 1 ? '-' : i % 1000 === 2 ? '2001:4860:4860::8888' : `${1 + (i % 220)}.${(i >> 8) & 255}.${i & 255}.${1 + (i % 250)}`;
+    const agentOf = (i: number): string => i % 5000 === 3 ? '-' : i % 5000 === 4 ? 'ü-agent' : i % 5000 === 5 ? 'y'.repeat(2000) : agents[(i * 7) % agents.length]!;
+    const lines: string[] = [];
+    for (let i = 0; i < 30_000; i++) {
+      lines.push(`o media [01/Nov/2026:10:20:30 +0000] ${addresses(i)} - R${i} REST.GET.OBJECT p.gif "GET /p.gif?x-series=s&x-episode=e&x-session=x${i} HTTP/1.1" 200 - 43 43 7 2 "-" "${agentOf(i)}" -`);
+    }
+    const rows: PingRecord[] = [];
+    const asked: number[] = [0, 0];
+    const describe = clientDescriber(null);
+    const reader = new AccessLogRecordReader(() => {}, {
+      pingKeys: ['p.gif'],
+      onRows: (b) => { for (let s = 0, e = b.indexOf(10); e >= 0; s = e + 1, e = b.indexOf(10, s)) rows.push(parseStagedRow(Buffer.from(b.buffer, b.byteOffset, b.length), s, e + 1)); },
+      describeClient: (kind, value) => { asked[kind]!++; return describe(kind, value); },
+    });
+    reader.push(Buffer.from(lines.join('\n') + '\n'));
+    reader.finish();
+    expect(rows).toHaveLength(30_000);
+    const geo = new GeoLookup(bundledGeoDatabase());
+    rows.forEach((row, i) => {
+      const ip = addresses(i), ua = agentOf(i);
+      const a = describeAgent(ua === '-' || ua.length > 1024 || /[^\x20-\x7e]/.test(ua) ? null : ua);
+      expect([row.country, row.os, row.deviceType, row.browser, row.agentRule], String(i)).toEqual([ip === '-' ? 'ZZ' : geo.country(ip), a.os, a.deviceType, a.browser, a.rule]);
+    });
+    expect(rows[0]!.country).toBe('GB');
+    expect(rows.filter((r) => r.agentRule === 'bot_list').length).toBeGreaterThan(100);
+    // Each address asked once at most between forgettings: more than there are, as the tables filled.
+    expect(asked[0]).toBeGreaterThan(29_000);
+    expect(asked[1]).toBeGreaterThan(900);
+    expect(asked[1]).toBeLessThan(10_000);
   });
 });

@@ -2,6 +2,7 @@
  * The day spool stages DynamoDB pings as CSV rows that DuckDB reads back: ids holding the CSV's own
  * characters (commas, quotes, line breaks) must come back exactly, in the right columns.
  */
+import { NO_CLIENT } from '../../../ingest/staged-ping.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../../infra/config.js';
@@ -21,8 +22,8 @@ describe('the day spool', () => {
     const t = Date.parse('2026-11-01T10:00:00Z');
     const pings: PingRecord[] = [
       { source: 'dynamodb', series: 'a,b', episode: 'say "hi"', session: 'line\nbreak', user: 'c\r\nd', pingId: '"', eventTimeMs: t, naturalKey: 'k:1,2|x', platform: 'androidtv', pos: 754,
-        clientIp: '81.2.69.142', userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1' },
-      { source: 'dynamodb', series: 'plain', episode: '1234', session: 's', user: null, pingId: null, eventTimeMs: t + 1, naturalKey: 'k:3|s', platform: null, pos: null, clientIp: null, userAgent: null },
+        country: 'GB', os: 'Mac OS', deviceType: 'desktop', browser: 'Mobile Safari', agentRule: 'bot_list' },
+      { source: 'dynamodb', series: 'plain', episode: '1234', session: 's', user: null, pingId: null, eventTimeMs: t + 1, naturalKey: 'k:3|s', platform: null, pos: null, ...NO_CLIENT },
     ];
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
     const spool = new DaySpool(join(dir, 'work'), engine);
@@ -36,8 +37,7 @@ describe('the day spool', () => {
       const rows = await queryRows<Record<string, unknown>>(engine, `SELECT * FROM read_parquet(${sqlString(file)}, hive_partitioning = false) ORDER BY event_ms`);
       expect(rows.map((r) => ({ ...r, event_ms: Number(r.event_ms), pos: r.pos === null ? null : Number(r.pos) }))).toEqual(pings.map((p) => ({
         source: p.source, series: p.series, episode: p.episode, session: p.session, user_id: p.user, ping_id: p.pingId, event_ms: p.eventTimeMs, natural_key: p.naturalKey, platform: p.platform, pos: p.pos,
-        // Looked up as staged (ingest/audience); neither the IP nor the user agent is kept.
-        ...(p.clientIp ? { country: 'GB', os: 'iOS', device_type: 'mobile', browser: 'Mobile Safari', agent_rule: null } : { country: 'ZZ', os: 'unknown', device_type: 'unknown', browser: 'unknown', agent_rule: null }),
+        country: p.country, os: p.os, device_type: p.deviceType, browser: p.browser, agent_rule: p.agentRule,
       })));
     } finally {
       await spool.discard();
@@ -47,7 +47,7 @@ describe('the day spool', () => {
 
   it('stages each day\'s rows under its day, whether a part holds one day (written as it is) or several (partitioned)', async () => {
     const day1 = Date.parse('2026-11-01T23:59:00Z');
-    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: `s${i}`, episode: 'e', session: `session-${i}`, user: null, pingId: `p${i}`, eventTimeMs: t, naturalKey: `k:${i}`, platform: null, pos: 0, clientIp: null, userAgent: null });
+    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: `s${i}`, episode: 'e', session: `session-${i}`, user: null, pingId: `p${i}`, eventTimeMs: t, naturalKey: `k:${i}`, platform: null, pos: 0, ...NO_CLIENT });
     // Parts of about 12 rows. The first 24 rows (2026-11-01 only) are converted together as they are, in
     // one file; the rest, added once that conversion has begun, together too: they hold both days.
     const pings = Array.from({ length: 60 }, (_, i) => ping(i, day1 + i * 2000));
@@ -76,7 +76,7 @@ describe('the day spool', () => {
     }
   });
   it('stages a time before 1970 that is not at midnight under its own day (the partitioned path floors, as dayOf does)', async () => {
-    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: null, eventTimeMs: t, naturalKey: `k:${i}`, platform: 'web', pos: null, clientIp: null, userAgent: null });
+    const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: null, eventTimeMs: t, naturalKey: `k:${i}`, platform: 'web', pos: null, ...NO_CLIENT });
     const pings = [ping(0, Date.parse('1969-12-31T23:59:59.999Z')), ping(1, Date.parse('1970-01-01T00:00:00.000Z')), ping(2, Date.parse('1969-07-20T20:17:40.000Z'))];
     const engine = await openEngine({ tempDir: join(dir, 'spill3'), memoryLimitMb: defaultConfig().memoryLimitMb });
     const spool = new DaySpool(join(dir, 'work3'), engine);
@@ -100,7 +100,7 @@ describe('the day spool', () => {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work-rg'), { recursive: true });
     try {
-      for (let i = 0; i < rows; i++) spool.addPing('2026-11-01', { source: 'dynamodb', series: 's', episode: 'e', session: `s${i % 97}`, user: null, pingId: `p${i}`, eventTimeMs: t + i, naturalKey: `k:${i}`, platform: null, pos: null, clientIp: null, userAgent: null }, 0);
+      for (let i = 0; i < rows; i++) spool.addPing('2026-11-01', { source: 'dynamodb', series: 's', episode: 'e', session: `s${i % 97}`, user: null, pingId: `p${i}`, eventTimeMs: t + i, naturalKey: `k:${i}`, platform: null, pos: null, ...NO_CLIENT }, 0);
       const store = new DirectoryObjectStore(join(dir, 'out-rg'));
       const days = await spool.stage(store, 'b-rg');
       const file = sqlString(store.localFile(days['2026-11-01']!.pings![0]!));

@@ -7,6 +7,8 @@ import { MAX_ID_LENGTH, normalizePlatform, normalizePos, type PingRecord, type V
 import { defaultConfig } from '../../../../infra/config.js';
 import { F, SCAN_ERRORS } from '../../../../ingest/access-log/record-layout.js';
 import { MAX_AGENT_BYTES, MAX_IP_BYTES } from '../../../../ingest/access-log/wasm-abi.js';
+import { describeAgent } from '../../../../ingest/audience/agent-lookup.js';
+import { geoLookup } from '../../../../ingest/audience/geo-lookup.js';
 import { fieldNumber } from '../../../../ingest/access-log/record-fields.js';
 import type { ScannedRecord } from '../../../../ingest/access-log/record-reader.js';
 import { PingParamReader, type PingParams } from './query-params.js';
@@ -39,6 +41,7 @@ export class PingRules {
     if (bad) return { outcome: 'bad_query', reason: bad };
     const timeMs = r.timeMs;
     if (Number.isNaN(timeMs)) return { outcome: 'malformed', reason: 'ping without a time' };
+    const ip = clientText(r, F.remoteIp, MAX_IP_BYTES), agent = describeAgent(clientText(r, F.userAgent, MAX_AGENT_BYTES));
     const ping: PingRecord = {
       source: 's3',
       series: p.series!,
@@ -50,8 +53,9 @@ export class PingRules {
       naturalKey: 'r:' + b.toString('latin1', r.start(F.requestId), r.end(F.requestId)),
       platform: normalizePlatform(p.platform),
       pos: normalizePos(p.pos),
-      clientIp: clientText(r, F.remoteIp, MAX_IP_BYTES),
-      userAgent: clientText(r, F.userAgent, MAX_AGENT_BYTES),
+      // Contract §10: looked up here for every ping (the module remembers each value it has seen).
+      country: ip === null ? 'ZZ' : geoLookup(null).country(ip),
+      os: agent.os, deviceType: agent.deviceType, browser: agent.browser, agentRule: agent.rule,
     };
     return { outcome: 'ping', ping };
   }
@@ -132,5 +136,5 @@ function clientText(r: ScannedRecord, f: number, max: number): string | null {
   const e = r.end(f);
   if (e - s > max || (e - s === 1 && r.b[s] === 0x2d)) return null;
   for (let i = s; i < e; i++) if (r.b[i]! < 0x20 || r.b[i]! > 0x7e) return null;
-  return r.b.toString('latin1', s, e);
+  return r.b.toString('latin1', s, e) || null;
 }

@@ -1,0 +1,29 @@
+/**
+ * What the WebAssembly ping rules ask of JavaScript about a client value they have not seen
+ * (wasm/client-cache.as.ts, contract §10): the staged row's fields for it, as CSV. An IP gives its
+ * country; a user agent its operating system, device type, browser or player, and bot rule (empty:
+ * none). The names are letters, digits, spaces and `._-` (agent-lookup.ts, geo-lookup.ts): no field
+ * needs quoting. No value (absent, `-`, or not kept) gives the fields of none: `ZZ`; `unknown` and no rule.
+ */
+import { CLIENT_IP } from '../access-log/wasm-abi.js';
+import { describeAgent, type Agent } from './agent-lookup.js';
+import { geoLookup, UNKNOWN_COUNTRY } from './geo-lookup.js';
+
+export type ClientDescriber = (kind: number, value: string) => string;
+
+/** The fields of a user agent's description, in the staged order. */
+export function agentFields(a: Agent): string {
+  return `${a.os},${a.deviceType},${a.browser},${a.rule ?? ''}`;
+}
+
+/**
+ * A describer with the IP-to-country database at `geoipDb` (PINGROLL_GEOIP_DB; the shipped one when
+ * null), opened now: a database that cannot be read stops the run before any object is parsed.
+ */
+export function clientDescriber(geoipDb: string | null): ClientDescriber {
+  const geo = geoLookup(geoipDb);
+  return (kind, value) => {
+    if (kind === CLIENT_IP) return value === '' ? UNKNOWN_COUNTRY : geo.country(value);
+    return agentFields(describeAgent(value === '' ? null : value));
+  };
+}
