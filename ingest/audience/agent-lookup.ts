@@ -9,6 +9,7 @@
  *   script's user agent starts with its own library (`curl/8`, `python-requests/2`), whatever it adds.
  * - A player family the browser parser does not know is named from PLAYERS (`ExoPlayer`, `Roku`).
  */
+/// <reference path="./ua-parser-js.d.ts" />
 import { isbotMatch } from 'isbot';
 import UAParser from 'ua-parser-js';
 
