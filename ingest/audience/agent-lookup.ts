@@ -10,8 +10,15 @@
  * - A player family the browser parser does not know is named from PLAYERS (`ExoPlayer`, `Roku`).
  */
 /// <reference path="./ua-parser-js.d.ts" />
-import { isbotMatch } from 'isbot';
-import UAParser from 'ua-parser-js';
+import { createRequire } from 'node:module';
+import type UAParserClass from 'ua-parser-js';
+
+/** The two libraries, loaded at the first user agent: a run that parses nothing never pays for them. */
+let libraries: { isbotMatch: (ua: string) => string | null; UAParser: typeof UAParserClass } | null = null;
+function lib(): NonNullable<typeof libraries> {
+  const require = createRequire(import.meta.url);
+  return (libraries ??= { isbotMatch: (require('isbot') as { isbotMatch: (ua: string) => string | null }).isbotMatch, UAParser: require('ua-parser-js') as typeof UAParserClass });
+}
 
 export interface Agent {
   os: string;
@@ -70,6 +77,7 @@ export function describeAgent(ua: string | null): Agent {
 }
 
 function describe(ua: string): Agent {
+  const { isbotMatch, UAParser } = lib();
   const player = PLAYERS.find(([re]) => re.test(ua))?.[1] ?? null;
   const match = player === null ? isbotMatch(ua) : null;
   const r = new UAParser(ua).getResult();

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Reader, type Response } from 'mmdb-lib';
+import type { Reader, Response } from 'mmdb-lib';
 
 /** The country of an address no database row covers (private, reserved, malformed): ISO 3166's user-assigned `ZZ`. */
 export const UNKNOWN_COUNTRY = 'ZZ';
@@ -36,7 +36,9 @@ export class GeoLookup {
       throw new Error(`the IP-to-country database ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set PINGROLL_GEOIP_DB to an MMDB file, or unset it for the one shipped`);
     }
     try {
-      this.reader = new Reader<Response>(bytes);
+      // Loaded here, at the first database opened: a run that parses nothing never pays for it.
+      const { Reader: MmdbReader } = createRequire(import.meta.url)('mmdb-lib') as { Reader: typeof Reader };
+      this.reader = new MmdbReader<Response>(bytes);
     } catch (err) {
       throw new Error(`${file} is not an MMDB database (${(err as Error).message}): set PINGROLL_GEOIP_DB to an MMDB file, or unset it for the one shipped`);
     }
