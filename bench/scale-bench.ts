@@ -434,7 +434,7 @@ async function main(): Promise<void> {
   }
   const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
   const out: string[] = [
-    `Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'} on ${availableParallelism()} cores, node ${process.version}: \`${[...env, 'make bench-scale'].join(' ')}\` (sizes ${sizes.map(fmt).join(', ')}; shards ${counts.join(', ')}).`, '',
+    `Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'} on ${availableParallelism()} cores, node ${process.version}: \`${[...env, 'make bench-scale'].join(' ')}\` (sizes ${sizes.map((n) => fmt(n)).join(', ')}; shards ${counts.join(', ')}).`, '',
   ];
   if (sizes.some((s) => s > REAL_FIRST_MAX)) {
     process.stderr.write('checking a synthesized first state against a real run\n');
