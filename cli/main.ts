@@ -11,6 +11,7 @@ import { LocationError } from '../lib/location.js';
 import { ConfigError, debugFrom, loadConfig } from '../infra/config.js';
 import { codeVersion, gitRevision } from '../infra/version.js';
 import { geoDatabase } from '../ingest/audience/geo-lookup.js';
+import { withOutputViewerKey } from '../infra/generated-viewer-key.js';
 import { failureLine } from './failure-message.js';
 import { configFrom, withConfigOptions, withReadOptions, withWarehouseOptions, type ConfigOptions } from './config-options.js';
 import type { GenerateOptions } from './commands/generate.js';
@@ -63,13 +64,13 @@ export function program(): Command {
     .option('--tz <Area/City>', "with --month: the month in this IANA time zone (default UTC)")
     .option('--dry-run', 'say what would be read and written; change nothing')
     .option('--no-ingest', 'roll up from what is staged (by pingroll ingest --shard): no listing, parsing or table scans')))
-    .action(async (opts: ConfigOptions & RollupOptions) => (await import('./commands/rollup.js')).rollupCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & RollupOptions) => (await import('./commands/rollup.js')).rollupCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withReadOptions(withConfigOptions(p.command('ingest')
     .description('parse the new log objects and commit them, without rolling up; as one of N shards running at once with --shard')
     .option('--shard <I/N>', 'parse the objects whose keys hash to shard I of N (0-based); default: from AWS_BATCH_JOB_ARRAY_INDEX and AWS_BATCH_JOB_ARRAY_SIZE, or JOB_COMPLETION_INDEX and PINGROLL_SHARDS')
     .option('--date <YYYY-MM-DD>', 'also read the legacy tables that can hold this day (shard 0 only)')))
-    .action(async (opts: ConfigOptions & IngestCommandOptions) => (await import('./commands/ingest.js')).ingestCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & IngestCommandOptions) => (await import('./commands/ingest.js')).ingestCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withReadOptions(withConfigOptions(p.command('backfill')
     .description('ingest once, then roll up every day of a range; skips days whose inputs did not change')
@@ -78,14 +79,14 @@ export function program(): Command {
     .option('--force', 'redo days whose inputs did not change')
     .option('--stale', 'publish exactly the days whose staged data changed since they were published (FROM and TO optional)')
     .option('--no-ingest', 'roll up from what is staged (after a sharded ingest): no listing, parsing or table scans')))
-    .action(async (opts: ConfigOptions & BackfillCommandOptions) => (await import('./commands/backfill.js')).backfillCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & BackfillCommandOptions) => (await import('./commands/backfill.js')).backfillCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withReadOptions(withConfigOptions(p.command('reconcile')
     .description('list delivery days in full now, whatever the schedule, and parse what no run has (a restore, a copy, a new replication rule); the days their records belong to become stale')
     .option('--from <YYYY-MM-DD>', 'the first delivery day (the date in the log objects\' names)')
     .option('--to <YYYY-MM-DD>', 'the last delivery day')
     .option('--shard <I/N>', 'list the slices of shard I of N only (0-based)')))
-    .action(async (opts: ConfigOptions & ReconcileCommandOptions) => (await import('./commands/reconcile.js')).reconcileCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & ReconcileCommandOptions) => (await import('./commands/reconcile.js')).reconcileCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withConfigOptions(p.command('status')
     .description("each day's state (complete, provisional, stale, incomplete, never run); exit 0 when every day is complete, 6 when the rest are only provisional, 5 when one needs action")
@@ -151,7 +152,7 @@ export function program(): Command {
     .option('--tz <Area/City>', 'the IANA time zone the month is in (default UTC)')
     .option('--reopen', 'issue the next version of a closed month, from everything staged now')
     .option('--reason <text>', 'with --reopen: why, written down with the new version'))
-    .action(async (opts: ConfigOptions & CloseCommandOptions) => (await import('./commands/close.js')).closeCommand(configFrom(opts), opts));
+    .action(async (opts: ConfigOptions & CloseCommandOptions) => (await import('./commands/close.js')).closeCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withWarehouseOptions(p.command('report')
     .description("the licensors' statement: minutes watched per series and share of the month")
@@ -169,7 +170,7 @@ export function program(): Command {
     .option('--series <id>', 'one series')
     .option('--episode <id>', "with --series: one episode ('' for each of the series' episodes)")
     .option('--format <format>', 'table, csv or json', 'table'))
-    .action(async (opts: ConfigOptions & { from?: string; to?: string; series?: string; episode?: string; format?: string }) => print(await (await import('./commands/uniques.js')).uniquesCommand(configFrom(opts), opts)));
+    .action(async (opts: ConfigOptions & { from?: string; to?: string; series?: string; episode?: string; format?: string }) => print(await (await import('./commands/uniques.js')).uniquesCommand(withOutputViewerKey(configFrom(opts), false), opts)));
 
   withWarehouseOptions(p.command('top')
     .description("the day's top episodes by minutes watched, from the DuckDB warehouse")

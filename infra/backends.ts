@@ -6,6 +6,7 @@
  * The AWS SDK is loaded only when a location or warehouse needs it: a run on local files and DuckDB
  * starts about a quarter of a second sooner without it.
  */
+import { withOutputViewerKey } from './generated-viewer-key.js';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
@@ -186,11 +187,28 @@ export async function itemSourcesFor(config: Config, log: Log): Promise<TableIte
   });
 }
 
-/** Runs `fn` with the configured backends, and releases them after (the DuckDB warehouse file above all). */
-export async function withBackends<T>(config: Config, log: Log, fn: (backends: Backends) => Promise<T>): Promise<T> {
-  const backends = await buildBackends(config, log);
+/**
+ * Runs `fn` with the configured backends, and releases them after (the DuckDB warehouse file above
+ * all). With `makeViewerKey`, a run that publishes: once every location is known to serve, the
+ * embedded default's own viewer key is made if it has none (infra/generated-viewer-key.ts), and
+ * `fn` gets the configuration with it.
+ */
+export async function withBackends<T>(config: Config, log: Log, fn: (backends: Backends, config: Config) => Promise<T>, opts: { makeViewerKey?: boolean } = {}): Promise<T> {
+  let backends = await buildBackends(config, log);
+  if (opts.makeViewerKey && !config.viewerKey && config.warehouse.kind === 'duckdb' && config.output.kind === 'dir') {
+    // Only where the run itself would write: its preflight's checks first (jobs/run.ts).
+    await backends.logs.check?.();
+    await backends.store.check?.();
+    await backends.store.checkWritable?.();
+    const keyed = withOutputViewerKey(config, true);
+    if (keyed.viewerKey !== config.viewerKey) {
+      await backends.warehouse?.close();
+      config = keyed;
+      backends = await buildBackends(config, log);
+    }
+  }
   try {
-    return await fn(backends);
+    return await fn(backends, config);
   } finally {
     await backends.warehouse?.close();
   }

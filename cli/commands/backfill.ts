@@ -17,8 +17,8 @@ export async function backfillCommand(config: Config, opts: BackfillCommandOptio
   // A range must end before today; --stale names (and leaves) stale days of today or later itself.
   const to = opts.to ? (opts.stale ? parseDay(opts.to, 'TO') : pastDay(opts.to, 'TO')) : undefined;
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) =>
-    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds: config.waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }));
+  const s = await withBackends(config, log, (backends, config) =>
+    runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds: config.waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }), { makeViewerKey: true });
   const what = opts.stale ? `stale days${from ? ` of ${from}..${to}` : ''}: ${s.done.length ? s.done.join(', ') : 'none'} republished;` : `backfill ${from}..${to}:`;
   process.stdout.write(`${what} ${s.done.length} days done, ${s.skipped.length} skipped (unchanged), ${s.failed.length} failed`
     + `${s.refused.length ? `, ${s.refused.length} refused (today or later: ${s.refused.join(', ')})` : ''}`

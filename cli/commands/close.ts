@@ -27,7 +27,7 @@ export async function closeCommand(config: Config, opts: CloseCommandOptions): P
   if (opts.reopen && !opts.reason?.trim()) throw new ConfigError('--reopen needs --reason "...": what changes and why is written down with the new version');
   if (!opts.reopen && opts.reason !== undefined) throw new ConfigError('--reason goes with --reopen');
   const log = makeLog();
-  const c = await withBackends(config, log, (backends) => runClose(config, backends, { month, tz, reopen: opts.reopen ? opts.reason!.trim() : null, log, waitSeconds: config.waitSeconds }));
+  const c = await withBackends(config, log, (backends, config) => runClose(config, backends, { month, tz, reopen: opts.reopen ? opts.reason!.trim() : null, log, waitSeconds: config.waitSeconds }), { makeViewerKey: true });
   process.stdout.write(`${month}${tz === UTC ? '' : ` (${tz})`}: closed, statement version ${c.version} issued ${c.closedAt}; ${c.series} series`
     + `${c.version > 1 ? `; ${c.changed} figures changed from version ${c.version - 1}` : ''}; pingroll report --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} prints it\n`);
 }

@@ -12,8 +12,8 @@ export async function ingestCommand(config: Config, opts: IngestCommandOptions, 
   const shard = shardFrom(opts.shard, env);
   const day = opts.date === undefined ? undefined : pastDay(opts.date);
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) =>
-    runIngestJob(config, backends, { log, shard, day, waitSeconds: config.waitSeconds, rescan: opts.rescan }));
+  const s = await withBackends(config, log, (backends, config) =>
+    runIngestJob(config, backends, { log, shard, day, waitSeconds: config.waitSeconds, rescan: opts.rescan }), { makeViewerKey: true });
   const scanned = s.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
   process.stdout.write(`ingest${shard ? ` shard ${shardText(shard)}` : ''}: ${s.parsedObjects} log objects parsed, ${s.parsedRecords} records`
     + `${s.batches.length === 1 ? ` (batch ${s.batches[0]})` : s.batches.length ? ` (${s.batches.length} batches)` : ''}${scanned ? `; scanned ${scanned}` : ''}`

@@ -15,7 +15,7 @@ export async function reconcileCommand(config: Config, opts: ReconcileCommandOpt
   daysBetween(from, to);
   const shard = shardFrom(opts.shard, env);
   const log = makeLog();
-  const s = await withBackends(config, log, (backends) => runReconcile(config, backends, { from, to, log, shard, waitSeconds: config.waitSeconds }));
+  const s = await withBackends(config, log, (backends, config) => runReconcile(config, backends, { from, to, log, shard, waitSeconds: config.waitSeconds }), { makeViewerKey: true });
   process.stdout.write(`reconcile ${from}..${to}${shard ? ` shard ${shardText(shard)}` : ''}: ${s.listed} log objects listed, ${s.parsedObjects} new parsed (${s.parsedRecords} records)`
     + `; days of their records: ${s.touched.length ? s.touched.join(', ') : 'none'}`
     + `; made stale: ${s.stale.length ? `${s.stale.join(', ')} (run make rollup-stale)` : 'none'}\n`);

@@ -21,8 +21,8 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
   if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
   const day = pastDay(opts.date);
   const log = makeLog();
-  const summary = await withBackends(config, log, (backends) =>
-    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }));
+  const summary = await withBackends(config, log, (backends, config) =>
+    runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }), { makeViewerKey: !opts.dryRun });
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
     process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
