@@ -44,8 +44,6 @@ export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((
 export const STAGED_FORMAT_1_COLUMNS = STAGED_COLUMNS.slice(0, 8);
 /** The columns of staged format 2 (before `country`), in order. */
 export const STAGED_FORMAT_2_COLUMNS = STAGED_COLUMNS.slice(0, 10);
-/** The columns format 3 added: what the spool looks up. */
-export const AUDIENCE_COLUMNS = STAGED_COLUMNS.slice(10);
 
 /**
  * A staged file's format, by its name (ingest/batch/day-spool.ts): format 3 files are
