@@ -16,8 +16,9 @@ import type UAParserClass from 'ua-parser-js';
 /** The two libraries, loaded at the first user agent: a run that parses nothing never pays for them. */
 let libraries: { isbotMatch: (ua: string) => string | null; UAParser: typeof UAParserClass } | null = null;
 function lib(): NonNullable<typeof libraries> {
+  if (libraries) return libraries;
   const require = createRequire(import.meta.url);
-  return (libraries ??= { isbotMatch: (require('isbot') as { isbotMatch: (ua: string) => string | null }).isbotMatch, UAParser: require('ua-parser-js') as typeof UAParserClass });
+  return (libraries = { isbotMatch: (require('isbot') as { isbotMatch: (ua: string) => string | null }).isbotMatch, UAParser: require('ua-parser-js') as typeof UAParserClass });
 }
 
 export interface Agent {
