@@ -1,6 +1,6 @@
 /**
- * A day's rejects (contract §6): every record of the day that is not a ping, with its reason, from
- * every batch that staged some, as one gzip file at `_runs/dt=<day>/rejects.jsonl.gz`, published with
+ * A day's rejects (contract §6, §10): every record of the day that is not a ping, with its reason, from
+ * every batch that staged some, and the pings its rollup left out as automated traffic, as one gzip file at `_runs/dt=<day>/rejects.jsonl.gz`, published with
  * the day.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -14,11 +14,12 @@ export function rejectsKey(day: string): string {
 }
 
 /**
- * The day's rejects from every batch, as one local gzip file (gzip members concatenate), or null when
+ * The day's rejects from every batch, then `rolledUp` (the records the rollup left out as automated
+ * traffic, rollup/invalid-rejects.ts), as one local gzip file (gzip members concatenate), or null when
  * there are none: copied piece by piece, never held (a day of a binary object's rejects is GBs).
  */
-export async function dayRejects(store: ObjectStore, staged: readonly string[], dir: string): Promise<{ file: string; bytes: number } | null> {
-  if (staged.length === 0) return null;
+export async function dayRejects(store: ObjectStore, staged: readonly string[], dir: string, rolledUp: string | null = null): Promise<{ file: string; bytes: number } | null> {
+  if (staged.length === 0 && rolledUp === null) return null;
   const file = join(dir, 'rejects.jsonl.gz'), part = join(dir, 'rejects-part.gz');
   await rm(file, { force: true });
   for (const s of staged) {
@@ -27,5 +28,6 @@ export async function dayRejects(store: ObjectStore, staged: readonly string[], 
     await pipeline(createReadStream(part), createWriteStream(file, { flags: 'a' }));
   }
   await rm(part, { force: true });
+  if (rolledUp !== null) await pipeline(createReadStream(rolledUp), createWriteStream(file, { flags: 'a' }));
   return { file, bytes: (await stat(file)).size };
 }

@@ -34,8 +34,9 @@ export interface DayManifest {
    * The episode catalog the completion dataset was made with (PINGROLL_EPISODE_CATALOG): where it was
    * read, the SHA-256 of its bytes and its episodes; null: none. Absent from manifests written before
    * completion existed. A range backfill with a catalog set rolls a day up again when it differs.
+   * `only`: what PINGROLL_CATALOG_ONLY kept pings to (absent: nothing).
    */
-  episodeCatalog?: { url: string; sha256: string; episodes: number } | null;
+  episodeCatalog?: { url: string; sha256: string; episodes: number; only?: 'series' | 'episodes' } | null;
   /**
    * The IP-to-country database of this run's configuration (contract §10: PINGROLL_GEOIP_DB, else the
    * one shipped) and its build time. Each ping's country was looked up when it was staged, by the run

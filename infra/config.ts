@@ -8,6 +8,7 @@
  */
 import type { Privacy } from '../ingest/privacy.js';
 import { VIEWER_SECRET, viewerKey, type ViewerKey } from '../rollup/viewer-key.js';
+import { CATALOG_ONLY, type CatalogOnly } from '../rollup/rules.js';
 import { DEFAULT_PLATFORMS, MAX_PLATFORM_CHARS, normalizePlatform } from '../ingest/ping-record.js';
 import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
@@ -90,6 +91,8 @@ export interface Config {
   platforms: readonly string[];
   /** The episode catalog's location (`PINGROLL_EPISODE_CATALOG`, rollup/episode-catalog.ts): a local CSV file or an S3 object; null: completion figures are NULL. */
   episodeCatalog: CatalogLocation | null;
+  /** `PINGROLL_CATALOG_ONLY` (`series` or `episodes`; null: off): pings the episode catalog does not list are `invalid_traffic` (rule `not_in_catalog`). */
+  catalogOnly: CatalogOnly | null;
   /** The IP-to-country database, an MMDB file (`PINGROLL_GEOIP_DB`, ingest/audience/geo-lookup.ts); null: the one shipped with the release. */
   geoipDb: string | null;
 }
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     viewerKey: viewerKeyFrom(env.PINGROLL_VIEWER_KEY),
     platforms: platformsFrom(env.PINGROLL_PLATFORMS),
     episodeCatalog: catalogLocationFrom(env.PINGROLL_EPISODE_CATALOG),
+    catalogOnly: catalogOnlyFrom(env.PINGROLL_CATALOG_ONLY),
     geoipDb: geoipDbFrom(env.PINGROLL_GEOIP_DB),
     rejectsRetentionDays: env.PINGROLL_REJECTS_RETENTION_DAYS ? wholeNumber(env.PINGROLL_REJECTS_RETENTION_DAYS, 0, 'PINGROLL_REJECTS_RETENTION_DAYS', 1, 36_500) : null,
     redshiftWaitMinutes: env.PINGROLL_REDSHIFT_WAIT ? wholeNumber(env.PINGROLL_REDSHIFT_WAIT, 30, 'PINGROLL_REDSHIFT_WAIT', 1, 1440) : 30,
@@ -205,6 +209,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     throw new ConfigError(config.output.kind !== 's3'
       ? `PINGROLL_GLUE_DATABASE needs PINGROLL_OUTPUT on S3 (the catalog's partitions point at the published files); it is ${config.output.url}`
       : `PINGROLL_GLUE_DATABASE='${config.glueDatabase}' must be a Glue database name (lower-case letters, digits, _)`);
+  }
+  if (config.catalogOnly && !config.episodeCatalog) {
+    throw new ConfigError(`PINGROLL_CATALOG_ONLY=${config.catalogOnly} keeps pings to the episode catalog, and PINGROLL_EPISODE_CATALOG names none; set it, or unset PINGROLL_CATALOG_ONLY`);
   }
   if (config.rollup === 'redshift' && config.warehouse.kind !== 'redshift') {
     throw new ConfigError('PINGROLL_ROLLUP=redshift needs PINGROLL_WAREHOUSE=redshift: the rollup runs inside the warehouse');
@@ -295,6 +302,14 @@ export function parseLocation(value: string, name: string): Location {
   }
   // The url ends in / as an S3 prefix does: keys join to it as they are.
   return { kind: 'dir', path: v, url: v.endsWith('/') ? v : `${v}/` };
+}
+
+/** PINGROLL_CATALOG_ONLY: `series` or `episodes`; empty or unset: off. */
+function catalogOnlyFrom(value: string | undefined): CatalogOnly | null {
+  const v = value?.trim() ?? '';
+  if (v === '') return null;
+  if (!(CATALOG_ONLY as readonly string[]).includes(v)) throw new ConfigError(`PINGROLL_CATALOG_ONLY=${v.slice(0, 40)} is not one of ${CATALOG_ONLY.join(', ')} (or empty: every series counts)`);
+  return v as CatalogOnly;
 }
 
 /** PINGROLL_EPISODE_CATALOG: an S3 object's URL or a local file's path; empty or unset: none. */

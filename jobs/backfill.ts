@@ -95,11 +95,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
     // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
-    // SHA-256). A bad catalog stops the backfill here, before any work.
+    // SHA-256), or kept to it otherwise (PINGROLL_CATALOG_ONLY). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
     const ingested = await r.withEngine('ingest', config.memoryLimitMb, async (db) => {
       const catalog = await r.episodeCatalog(db);
-      recatalog = opts.stale ? null : catalog?.sha256 ?? null;
+      recatalog = opts.stale || !catalog ? null : catalogUse(catalog.sha256, config.catalogOnly);
       // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
       // days are listed if they never were); --stale for none: it lists what the schedule and the
       // window say, and republishes what that staged.
@@ -189,5 +189,10 @@ async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey
   const manifest = await readManifest(store, day);
   if (manifest === null || inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) return false;
   if (manifest.pings === 0) return true;
-  return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog?.sha256 ?? null) === recatalog);
+  return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog ? catalogUse(manifest.episodeCatalog.sha256, manifest.episodeCatalog.only ?? null) : null) === recatalog);
+}
+
+/** A catalog as a day was rolled up with it: its bytes' SHA-256, and what PINGROLL_CATALOG_ONLY kept pings to. */
+function catalogUse(sha256: string, only: string | null): string {
+  return only ? `${sha256} only ${only}` : sha256;
 }

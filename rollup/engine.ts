@@ -44,6 +44,8 @@ export interface RolledUpDay {
   invalid: Record<string, number>;
   /** Every table of the day, `daily_runs` last, as local Parquet files. */
   outputs: OutputFile[];
+  /** Those records as rejects lines (rollup/invalid-rejects.ts), a local gzip file; null: none. */
+  invalidRejects: string | null;
   /** The engine loaded the day into the warehouse itself (in the transaction that rolled it up): the publisher must not load it again. */
   loaded: boolean;
 }
@@ -68,8 +70,12 @@ export interface RollupEngine {
   readonly readsLocalFiles: boolean;
   /** Rolls `day` up; `db` is the day's own DuckDB connection (for the files it writes, whatever the engine). */
   rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay>;
-  /** The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from each closed day's counted and pending staged files. */
-  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile>;
+  /**
+   * The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from
+   * each closed day's counted and pending staged files; `catalog` as checked this run (what
+   * PINGROLL_CATALOG_ONLY keeps to).
+   */
+  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
-  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext): Promise<RolledUpMonth>;
+  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth>;
 }

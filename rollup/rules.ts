@@ -35,6 +35,46 @@ export function platformSql(column: string, platforms: readonly string[] = DEFAU
 export const SESSION_RATE_RULE = 'session_rate';
 export const MAX_PINGS_PER_SESSION_MINUTE = 5;
 
+/**
+ * PINGROLL_CATALOG_ONLY (contract §10): with an episode catalog, a ping counts only when the catalog
+ * lists its series (`series`) or its series and episode (`episodes`); any other is automated traffic
+ * by rule `not_in_catalog`, judged per record before duplicates are removed, as the bot list is (a
+ * ping's series and episode are whatever its query string says, so anyone can name a new series).
+ */
+export const CATALOG_ONLY = ['series', 'episodes'] as const;
+export type CatalogOnly = (typeof CATALOG_ONLY)[number];
+export const CATALOG_RULE = 'not_in_catalog';
+
+/** Why each rule leaves a record out, as its rejects line says (contract §10; docs/contract.md has the reasons). */
+export const RULE_REASONS: Record<string, string> = {
+  bot_list: 'its user agent is on the bot list (isbot): a crawler, an HTTP library or tool, or a headless browser',
+  [SESSION_RATE_RULE]: `its session sent more than ${MAX_PINGS_PER_SESSION_MINUTE} distinct pings in one UTC minute of the day: a loop no person drives`,
+  [CATALOG_RULE]: 'PINGROLL_CATALOG_ONLY: the episode catalog does not list its series or episode',
+};
+
+/** The catalog a rollup judges `not_in_catalog` by: a relation with `series_id` and `episode_id`, and what it must list. */
+export interface CatalogRule { only: CatalogOnly; table: string }
+
+/**
+ * SQL (DuckDB, PostgreSQL and Redshift): the staged rows of `rows` with `record_rule`, the rule that
+ * leaves a row out on its own (before duplicates are removed), or NULL: the bot list's (staged as
+ * `agent_rule`), then the catalog's when `catalog` is given. `key` wraps an id for comparing (Redshift
+ * ignores trailing blanks: idKey).
+ */
+export function ruledRows(rows: string, catalog: CatalogRule | null, key: (column: string) => string = (c) => c): string {
+  if (!catalog) return `(SELECT r.*, r.agent_rule AS record_rule FROM ${rows} r)`;
+  const listed = catalog.only === 'series'
+    ? `(SELECT DISTINCT ${key('series_id')} AS series_k FROM ${catalog.table})`
+    : `(SELECT DISTINCT ${key('series_id')} AS series_k, ${key('episode_id')} AS episode_k FROM ${catalog.table})`;
+  const on = catalog.only === 'series' ? `c.series_k = ${key('r.series')}` : `c.series_k = ${key('r.series')} AND c.episode_k = ${key('r.episode')}`;
+  return `(SELECT r.*, COALESCE(r.agent_rule, CASE WHEN c.series_k IS NULL THEN '${CATALOG_RULE}' END) AS record_rule FROM ${rows} r LEFT JOIN ${listed} c ON ${on})`;
+}
+
+/** SQL: a rule's reason (RULE_REASONS), from the column holding the rule. */
+export function ruleReasonSql(column: string): string {
+  return `CASE ${column} ${Object.entries(RULE_REASONS).map(([rule, why]) => `WHEN ${sqlString(rule)} THEN ${sqlString(why)}`).join(' ')} END`;
+}
+
 /** SQL: the audience columns of a staged row, staged format 1 and 2's NULLs as unknown (contract §10). */
 export const AUDIENCE_SQL = {
   country: `coalesce(country, 'ZZ')`, os: `coalesce(os, 'unknown')`, device_type: `coalesce(device_type, 'unknown')`, browser: `coalesce(browser, 'unknown')`,
@@ -42,12 +82,14 @@ export const AUDIENCE_SQL = {
 
 /**
  * How days are rolled up, from the configuration (Config has both): the viewer key
- * (PINGROLL_VIEWER_KEY; none: the viewer datasets get no rows) and the platforms counted by name
- * (PINGROLL_PLATFORMS; the defaults when not given).
+ * (PINGROLL_VIEWER_KEY; none: the viewer datasets get no rows), the platforms counted by name
+ * (PINGROLL_PLATFORMS; the defaults when not given) and whether pings must be in the catalog.
  */
 export interface RollupSettings {
   viewerKey?: ViewerKey | null;
   platforms?: readonly string[] | undefined;
+  /** PINGROLL_CATALOG_ONLY (null: off): pings the episode catalog does not list are `not_in_catalog`. */
+  catalogOnly?: CatalogOnly | null;
 }
 
 /** A day's record counts by source and outcome (the batch commits'); a rollup adds `duplicate`. */

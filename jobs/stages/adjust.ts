@@ -136,7 +136,7 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): string[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => local(fileOf.get(k)!)));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await backends.rollup.adjust(db, reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir);
+    const piece = await backends.rollup.adjust(db, reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir, await run.episodeCatalog(db));
     await store.put(`${key}.parquet`, { file: piece.local });
     await store.put(`${key}.json`, Buffer.from(JSON.stringify({ sha256: digest, batches: ids, rows: piece.rows })));
     return true;

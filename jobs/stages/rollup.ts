@@ -44,13 +44,13 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
   }, dir);
   const catalog = await run.episodeCatalog(db);
   const rolled = await rollup.rollupDay(db, { day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
-  const rejects = await dayRejects(store, inputs.rejects, dir);
+  const rejects = await dayRejects(store, inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
     outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
     rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
-    episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes }, held, state,
+    episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes, ...(config.catalogOnly ? { only: config.catalogOnly } : {}) }, held, state,
     geoip: geoDatabase(config.geoipDb),
   });
   return { day, outputs: rolled.outputs, loaded: rolled.loaded, rejects, manifest };
@@ -65,5 +65,5 @@ export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnec
     const inputs = await gatherDay(backends.store, run.ledger, day, backends.rollup.readsLocalFiles ? dir : null);
     if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
-  return { ...(await backends.rollup.rollupMonth(db, month, tz, days, dir, run)), days: days.length };
+  return { ...(await backends.rollup.rollupMonth(db, month, tz, days, dir, run, await run.episodeCatalog(db))), days: days.length };
 }

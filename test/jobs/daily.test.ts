@@ -94,6 +94,29 @@ describe('the daily job over a directory', () => {
     expect((await backfill(withCatalog)).done).toEqual([DAY]);
     const e1 = await query<{ duration_seconds: number }>(`SELECT duration_seconds FROM daily_episode_completion WHERE series_id = 's1000' AND episode_id = 'e1'`, join(r, 'wh.duckdb'));
     expect(e1).toEqual([{ duration_seconds: 60 }]);
+
+    // PINGROLL_CATALOG_ONLY=episodes: a range backfill redoes the day (kept to the catalog now), and
+    // the pings of episodes the catalog does not list are invalid_traffic, rule not_in_catalog, each
+    // in the rejects; what is left is exactly the listed episodes' rows of before.
+    const listed = new Set(sampleEpisodes().map((e) => `${e.series}\u0000${e.episode}`));
+    const before = await query<{ series_id: string; episode_id: string; pings: number }>(`SELECT series_id, episode_id, pings FROM daily_episode_stats ORDER BY ALL`, join(r, 'wh.duckdb'));
+    expect(before.some((e) => !listed.has(`${e.series_id}\u0000${e.episode_id}`))).toBe(true);
+    expect((await backfill({ ...withCatalog, PINGROLL_CATALOG_ONLY: 'episodes' })).done).toEqual([DAY]);
+    const after = await query<{ series_id: string; episode_id: string; pings: number }>(`SELECT series_id, episode_id, pings FROM daily_episode_stats ORDER BY ALL`, join(r, 'wh.duckdb'));
+    expect(after).toEqual(before.filter((e) => listed.has(`${e.series_id}\u0000${e.episode_id}`)));
+    const audit = await query<{ outcome: string; records: number }>(`SELECT outcome, records FROM daily_ingest_audit WHERE day = '${DAY}' ORDER BY outcome`, join(r, 'wh.duckdb'));
+    const notListed = await query<{ records: number }>(`SELECT sum(records)::INTEGER AS records FROM daily_invalid_traffic WHERE rule = 'not_in_catalog'`, join(r, 'wh.duckdb'));
+    expect(notListed[0]!.records).toBeGreaterThan(0);
+    const lines = gunzipSync(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'rejects.jsonl.gz'))).toString().trim().split('\n').map((l) => JSON.parse(l) as { rule?: string; series?: string; episode?: string });
+    const caught = lines.filter((l) => l.rule === 'not_in_catalog');
+    expect(caught).toHaveLength(notListed[0]!.records);
+    expect(caught.every((l) => !listed.has(`${l.series}\u0000${l.episode}`))).toBe(true);
+    expect(audit.find((a) => a.outcome === 'invalid_traffic')!.records).toBe(lines.filter((l) => l.rule).length);
+    const m = JSON.parse(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8'));
+    expect(m.episodeCatalog.only).toBe('episodes');
+    // Set without a catalog: a configuration error.
+    expect(() => dirConfig(r, { PINGROLL_CATALOG_ONLY: 'episodes' })).toThrow(/PINGROLL_CATALOG_ONLY=episodes keeps pings to the episode catalog, and PINGROLL_EPISODE_CATALOG names none/);
+    expect(() => dirConfig(r, { ...withCatalog, PINGROLL_CATALOG_ONLY: 'yes' })).toThrow(/PINGROLL_CATALOG_ONLY=yes is not one of series, episodes/);
   });
 
   it('produces exactly the rollups of the contract in Parquet and in the warehouse', async () => {
@@ -121,8 +144,15 @@ describe('the daily job over a directory', () => {
 
     // Rejects: every malformed and bad_query record of the day, with where it came from and why.
     const rejects = gunzipSync(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'rejects.jsonl.gz'))).toString().trim().split('\n').map((l) => JSON.parse(l));
-    expect(rejects).toHaveLength((outcomes.malformed ?? 0) + (outcomes.bad_query ?? 0));
+    // And every ping left out as automated traffic (contract §10), each with the rule that caught it:
+    // exactly the generator's automated records, by natural key.
+    expect(rejects).toHaveLength((outcomes.malformed ?? 0) + (outcomes.bad_query ?? 0) + (outcomes.invalid_traffic ?? 0));
     expect(rejects[0]).toMatchObject({ source: 's3', input: expect.any(String), at: expect.any(Number), reason: expect.any(String), record: expect.any(String) });
+    const left = rejects.filter((x) => x.outcome === 'invalid_traffic') as Array<{ natural_key: string; rule: string; reason: string }>;
+    const bots = sample.truth.filter((t) => t.day === DAY && t.outcome === 'invalid_traffic');
+    expect(left.map((x) => `${x.natural_key} ${x.rule}`).sort()).toEqual(bots.map((t) => `${t.naturalKey} ${t.rule}`).sort());
+    expect(new Set(left.map((x) => x.rule))).toEqual(new Set(['bot_list', 'session_rate']));
+    expect(left.every((x) => x.reason.length > 20)).toBe(true);
 
     const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
     // The manifest names inputs, counts and outputs.

@@ -11,6 +11,7 @@ import { sqlString } from '../../../lib/duckdb-engine.js';
 import { UTC } from '../../../lib/time-zone.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { stagedRows, survivorsSql } from './day-rollup.js';
+import { ruledRows, type CatalogRule } from '../../rules.js';
 
 export interface DayAdjustment {
   reportedMonth: string;
@@ -24,7 +25,7 @@ export interface DayAdjustment {
 }
 
 /** The day's adjustment rows (the statement_adjustments columns) into temp table `into`, created or appended to. */
-export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: string): Promise<void> {
+export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {
   const dayStart = dayStartMs(a.day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   const first = dayStart / 60000;
@@ -37,8 +38,9 @@ export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: st
   const rows = stagedRows(all);
   const counted = stagedRows(a.counted);
   await db.run(`CREATE OR REPLACE TEMP TABLE adj_minutes AS ${minutes}`);
-  // A ping a user agent on the bot list sent is automated traffic (contract §10), never an adjustment.
-  await db.run(`CREATE OR REPLACE TEMP TABLE adj_rows AS SELECT *, file_no >= ${a.counted.length} AS pending FROM ${rows} WHERE ${inDay} AND agent_rule IS NULL`);
+  // A ping a user agent on the bot list sent, or with PINGROLL_CATALOG_ONLY one the catalog does not
+  // list, is automated traffic (contract §10), never an adjustment.
+  await db.run(`CREATE OR REPLACE TEMP TABLE adj_rows AS SELECT * EXCLUDE (record_rule), file_no >= ${a.counted.length} AS pending FROM ${ruledRows(rows, catalog)} WHERE ${inDay} AND record_rule IS NULL`);
   await db.run(`
     CREATE OR REPLACE TEMP TABLE adj_new AS
     WITH fresh AS (SELECT ${key} AS k FROM adj_rows GROUP BY k HAVING bool_and(pending))
@@ -48,7 +50,7 @@ export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: st
     WHERE rn = 1 AND event_ms // 60000 IN (SELECT m FROM adj_minutes)`);
   // The closed figures' minutes, per episode (their survivors, in the month).
   const countedMinutes = a.counted.length
-    ? `SELECT DISTINCT series, episode, session, event_ms // 60000 AS minute FROM ${survivorsSql(counted, a.day)} WHERE event_ms // 60000 IN (SELECT m FROM adj_minutes)`
+    ? `SELECT DISTINCT series, episode, session, event_ms // 60000 AS minute FROM ${survivorsSql(counted, a.day, catalog)} WHERE event_ms // 60000 IN (SELECT m FROM adj_minutes)`
     : `SELECT NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session, NULL::BIGINT AS minute WHERE false`;
   const exists = (await db.runAndReadAll(`SELECT count(*) AS n FROM information_schema.tables WHERE table_name = ${sqlString(into)}`)).getRows()[0]![0] as bigint;
   const select = `

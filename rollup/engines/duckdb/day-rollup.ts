@@ -15,7 +15,8 @@ import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
-import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, SESSION_RATE_RULE, TABLES, type RollupSettings, type TableName } from '../../rules.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
+import { EXCLUDED_STAGED_COLUMNS } from '../../invalid-rejects.js';
 
 /**
  * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
@@ -33,15 +34,15 @@ export function stagedRows(stagedFiles: readonly string[]): string {
 
 /**
  * The staged rows of `day` (a relation of `stagedRows`) that the day counts, every column kept: those
- * not sent by automated traffic (contract §10: no user agent on the bot list, no session caught by
- * SESSION_RATE_RULE), and of those the survivors of the day's dedupe (contract §4). The day's rollup
+ * not sent by automated traffic (contract §10: no user agent on the bot list, no series or episode
+ * the catalog does not list when `catalog` is given, no session caught by SESSION_RATE_RULE), and of those the survivors of the day's dedupe (contract §4). The day's rollup
  * below gives the same rows its own, cheaper way; the month's rollup and adjustments read these.
  */
-export function survivorsSql(files: string, day: string): string {
+export function survivorsSql(files: string, day: string, catalog: CatalogRule | null = null): string {
   const dayStart = dayStartMs(day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   const key = 'coalesce(ping_id, natural_key)';
-  return `(WITH human AS (SELECT * FROM ${files} WHERE ${inDay} AND agent_rule IS NULL),
+  return `(WITH human AS (SELECT * EXCLUDE (record_rule) FROM ${ruledRows(files, catalog)} WHERE ${inDay} AND record_rule IS NULL),
     repeated AS (SELECT hash(${key}) AS h FROM human GROUP BY h HAVING count(*) > 1),
     losers AS (
       SELECT rowid FROM (
@@ -60,6 +61,8 @@ export interface DayRollup {
   duplicates: Record<string, number>;
   /** Records left out as automated traffic, by source. */
   invalid: Record<string, number>;
+  /** The temporary table of those records, each with its rule and staged columns (rollup/invalid-rejects.ts). */
+  excluded: string;
 }
 
 /**
@@ -69,11 +72,14 @@ export interface DayRollup {
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
   outcomes: Record<string, Record<string, number>>, opts: RollupSettings & { catalogFile?: string | null } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
+  if (opts.catalogOnly && !opts.catalogFile) throw new Error(`the rollup of ${day} keeps pings to the episode catalog (PINGROLL_CATALOG_ONLY=${opts.catalogOnly}) but was given none`);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
   // faster than a (filename, row) struct (the dedupe statement: 233 ms against 245 ms, medians of 12
   // interleaved runs).
-  const files = stagedRows(stagedFiles);
+  // With PINGROLL_CATALOG_ONLY, each row's rule is the catalog's when the bot list has none (rules.ts).
+  const catalogRule = opts.catalogOnly && opts.catalogFile ? { only: opts.catalogOnly, table: `read_parquet(${sqlString(opts.catalogFile)})` } : null;
+  const files = ruledRows(stagedRows(stagedFiles), catalogRule);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
@@ -93,9 +99,10 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // With a catalog, each group keeps its furthest possible playhead (none past the episode's duration).
   const catalog = opts.catalogFile ? `read_parquet(${sqlString(opts.catalogFile)})` : null;
   const minuteOfDay = `(event_ms - ${dayStart}) // 60000`;
-  // Pings a user agent on the bot list sent (staged as such: contract §10) are left out before anything
-  // else, and counted apart (`excluded` below).
-  const human = `(SELECT * FROM ${files} WHERE agent_rule IS NULL)`;
+  // Pings a user agent on the bot list sent (staged as such: contract §10), and with
+  // PINGROLL_CATALOG_ONLY those the catalog does not list, are left out before anything else, and
+  // counted apart (`excluded` below).
+  const human = `(SELECT * FROM ${files} WHERE record_rule IS NULL)`;
   const dims = `${platformSql('platform', opts.platforms)}, ${AUDIENCE_SQL.country}, ${AUDIENCE_SQL.os}, ${AUDIENCE_SQL.device_type}, ${AUDIENCE_SQL.browser}`;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
@@ -139,12 +146,12 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       SELECT DISTINCT session FROM survivors SEMI JOIN rate_candidates USING (session)
       GROUP BY session, minute HAVING count(*) > ${MAX}`);
   }
-  // Every record left out as automated traffic, duplicates included, with its rule; then the caught
-  // sessions' blocks go, so that no table below counts them.
+  // Every record left out as automated traffic, duplicates included, with its rule and its staged
+  // columns (its rejects line); then the caught sessions' blocks go, so that no table below counts them.
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE excluded AS
-    SELECT source, series, session, ${minuteOfDay} AS minute, coalesce(agent_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule
-    FROM ${files} WHERE ${inDay} AND (agent_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions))`);
+    SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, ${minuteOfDay} AS minute
+    FROM ${files} WHERE ${inDay} AND (record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions))`);
   await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
@@ -317,6 +324,6 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
       daily_platform_stats: 'out_platforms', daily_country_stats: 'out_countries', daily_device_stats: 'out_devices', daily_invalid_traffic: 'out_invalid',
       daily_episode_completion: 'out_completion' },
-    pings, duplicates, invalid,
+    pings, duplicates, invalid, excluded: 'excluded',
   };
 }

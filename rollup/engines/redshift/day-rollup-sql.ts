@@ -31,7 +31,8 @@
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
 import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS } from '../../../ingest/staged-ping.js';
-import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, SESSION_RATE_RULE, type TableName } from '../../rules.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type TableName } from '../../rules.js';
+import { EXCLUDED_STAGED_COLUMNS } from '../../invalid-rejects.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
 import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 
@@ -68,11 +69,19 @@ export interface DayRollupSql {
   sha256Hex?: Sha256Hex;
   /** A table of the episode catalog (series_id, episode_id, duration_seconds: rollup/episode-catalog.ts); none: completion figures are NULL. */
   catalogTable?: string | null;
+  /** PINGROLL_CATALOG_ONLY: pings `catalogTable` does not list are left out (rules.ts CATALOG_RULE). */
+  catalogOnly?: CatalogOnly | null;
 }
 
+/** The records the day's statements left out as automated traffic (temporary table `excluded`), as writeInvalidRejects reads them. */
+export const EXCLUDED_RECORD = `SELECT rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')} FROM excluded`;
+
 /** The statements, in order; run them in one transaction. */
-export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null }: DayRollupSql): string[] {
+export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null, catalogOnly = null }: DayRollupSql): string[] {
   const start = dayStartMs(day);
+  if (catalogOnly && !catalogTable) throw new Error(`the rollup of ${day} keeps pings to the episode catalog (PINGROLL_CATALOG_ONLY=${catalogOnly}) but was given none`);
+  // Each staged row with the rule that leaves it out on its own (rules.ts ruledRows), or none.
+  const ruled = ruledRows(staged, catalogOnly && catalogTable ? { only: catalogOnly, table: catalogTable } : null, idKey);
   const date = `CAST(${sqlString(day)} AS DATE)`;
   const inDay = `event_ms >= ${start} AND event_ms < ${start + DAY_MS}`;
   const ts = (ms: string): string => `TIMESTAMP 'epoch' + ${ms} / 1000.0 * INTERVAL '1 second'`;
@@ -89,7 +98,8 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   return [
     // Dedupe: one survivor per key (the ping id, else the natural key): S3 over DynamoDB, then the
     // earliest, then the smallest natural key. The survivor supplies every value.
-    // Pings a user agent on the bot list sent (contract §10) are left out first.
+    // Pings a user agent on the bot list sent (contract §10), and with PINGROLL_CATALOG_ONLY those the
+    // catalog does not list, are left out first.
     `CREATE TEMP TABLE human_pings AS
      SELECT source, series, episode, session, user_id, event_ms, pos, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
             ${platformSql('platform', platforms)} AS platform,
@@ -98,18 +108,19 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
      FROM (
        SELECT s.*, ROW_NUMBER() OVER (PARTITION BY ${idKey('COALESCE(ping_id, natural_key)')}
                                       ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
-       FROM ${staged} s WHERE ${inDay} AND agent_rule IS NULL) ranked
+       FROM ${ruled} s WHERE ${inDay} AND record_rule IS NULL) ranked
      WHERE rn = 1`,
     // Sessions with more pings in one minute than a player sends (rules.ts SESSION_RATE_RULE): all of their day left out.
     `CREATE TEMP TABLE caught_sessions AS
      SELECT DISTINCT session_k FROM human_pings GROUP BY session_k, minute HAVING COUNT(*) > ${MAX_PINGS_PER_SESSION_MINUTE}`,
     `CREATE TEMP TABLE day_pings AS SELECT * FROM human_pings WHERE session_k NOT IN (SELECT session_k FROM caught_sessions)`,
-    // Every record left out as automated traffic, duplicates included, with its rule.
+    // Every record left out as automated traffic, duplicates included, with its rule and its staged
+    // columns (its rejects line: EXCLUDED_RECORD, UNLOADed after the transaction).
     `CREATE TEMP TABLE excluded AS
-     SELECT source, series, series_k, session_k, minute, COALESCE(agent_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule FROM (
-       SELECT source, series, agent_rule, ${idKey('series')} AS series_k, ${idKey('session')} AS session_k, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute
-       FROM ${staged} WHERE ${inDay}) r
-     WHERE agent_rule IS NOT NULL OR session_k IN (SELECT session_k FROM caught_sessions)`,
+     SELECT COALESCE(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, series_k, session_k, minute FROM (
+       SELECT x.*, ${idKey('series')} AS series_k, ${idKey('session')} AS session_k, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute
+       FROM ${ruled} x WHERE ${inDay}) r
+     WHERE record_rule IS NOT NULL OR session_k IN (SELECT session_k FROM caught_sessions)`,
     `DELETE FROM ${tables.daily_episode_stats} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_episode_stats} (day, series_id, episode_id, pings, sessions, viewers, minutes_watched, first_ping_at, last_ping_at, s3_pings, dynamodb_pings)
      SELECT ${date}, MIN(series), MIN(episode), COUNT(*), COUNT(DISTINCT session_k), ${viewers}, ${minutes}, ${ts('MIN(event_ms)')}, ${ts('MAX(event_ms)')},

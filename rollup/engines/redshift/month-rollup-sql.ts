@@ -9,7 +9,7 @@
  */
 import { DAY_MS, dayNumberSql, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
-import { MAX_PINGS_PER_SESSION_MINUTE } from '../../rules.js';
+import { MAX_PINGS_PER_SESSION_MINUTE, ruledRows, type CatalogRule } from '../../rules.js';
 
 export interface MonthRollupSql {
   month: string;
@@ -22,6 +22,8 @@ export interface MonthRollupSql {
   utcDays: { from: string; to: string };
   /** The month's local days, each as UTC instants [startMs, endMs). */
   localDays: ReadonlyArray<{ day: string; startMs: number; endMs: number }>;
+  /** PINGROLL_CATALOG_ONLY: what the catalog must list, and a table of it (series_id, episode_id); none when off. */
+  catalog?: CatalogRule | null;
 }
 
 /** The statements, in order; run them in one transaction. */
@@ -30,14 +32,15 @@ export function monthRollupStatements(m: MonthRollupSql): string[] {
   const from = dayStartMs(m.utcDays.from), to = dayStartMs(m.utcDays.to) + DAY_MS;
   const days = m.localDays.map((d) => `SELECT CAST(${sqlString(d.day)} AS DATE) AS local_day, CAST(${d.startMs} AS BIGINT) AS start_ms, CAST(${d.endMs} AS BIGINT) AS end_ms`).join(' UNION ALL ');
   return [
-    // Each UTC day's survivors of the pings it counts (contract §10: no user agent on the bot list) ...
+    // Each UTC day's survivors of the pings it counts (contract §10: no user agent on the bot list, and
+    // with PINGROLL_CATALOG_ONLY none the catalog does not list) ...
     `CREATE TEMP TABLE month_survivors AS
      SELECT ${idKey('series')} AS series_k, series, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k,
             ${idKey('user_id')} AS user_k, CAST(FLOOR(event_ms / 60000.0) AS BIGINT) AS minute, day_n, event_ms
      FROM (
        SELECT s.*, ${dayNumberSql('event_ms')} AS day_n, ROW_NUMBER() OVER (PARTITION BY ${dayNumberSql('event_ms')}, ${idKey('COALESCE(ping_id, natural_key)')}
                                       ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
-       FROM ${m.staged} s WHERE event_ms >= ${from} AND event_ms < ${to} AND agent_rule IS NULL) ranked
+       FROM ${ruledRows(m.staged, m.catalog ?? null, idKey)} s WHERE event_ms >= ${from} AND event_ms < ${to} AND record_rule IS NULL) ranked
      WHERE rn = 1`,
     // ... less the sessions each day leaves out for their rate (rules.ts SESSION_RATE_RULE), as the day's rollup does.
     `CREATE TEMP TABLE month_caught AS

@@ -19,13 +19,15 @@ import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
 import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext } from '../../engine.js';
+import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
-import { TABLES, VIEWER_TABLES, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
+import { TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
+import { writeInvalidRejects } from '../../invalid-rejects.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -46,6 +48,8 @@ export interface WarehouseRollup {
   platforms?: readonly string[] | undefined;
   /** The episode catalog as Parquet (output-relative key, size: rollup/episode-catalog.ts); none: completion figures are NULL. */
   catalog?: { key: string; size: number } | null;
+  /** PINGROLL_CATALOG_ONLY: pings the catalog does not list are left out. */
+  catalogOnly?: CatalogOnly | null;
   /** The day's daily_runs row, as Parquet, and its size in bytes. */
   runsKey: string;
   runsSize: number;
@@ -59,6 +63,9 @@ export interface RollupManifests { staged: string | null; format1: string | null
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 const FORMAT_2_NAMES = STAGED_FORMAT_2_COLUMNS.map((c) => c.name).join(', ');
+
+/** Where the day's left-out records are UNLOADed, under the day's prefix. */
+const EXCLUDED_RECORDS = 'invalid_traffic_records';
 
 /** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
 const SESSION_KEEP_ALIVE_SECONDS = 600;
@@ -111,7 +118,8 @@ export class RedshiftRollup implements RollupEngine {
       }
       // The episode catalog, as checked.
       const catalog = input.catalog ? await upload('episode-catalog.parquet', input.catalog.file) : null;
-      await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix });
+      await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, catalogOnly: settings.catalogOnly ?? null,
+        runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix });
       const outputs: OutputFile[] = [];
       // Which tables must have no rows: the viewer tables without a key; every table but the audit on
       // a day with no ping; the audit on a day with no record.
@@ -147,7 +155,16 @@ export class RedshiftRollup implements RollupEngine {
       for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
       const invalid: Record<string, number> = {};
       for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'invalid_traffic'`)) invalid[r.source] = Number(r.records);
-      return { pings: Number(pings ?? 0n), duplicates, invalid, outputs: [...outputs, input.runs], loaded: true };
+      // The records left out as automated traffic, each as its rejects line: UNLOADed from the session's `excluded`.
+      let invalidRejects: string | null = null;
+      if (Object.values(invalid).some((n) => n > 0)) {
+        const unloaded = (await store.list(`${unloadPrefix}${EXCLUDED_RECORDS}/`)).filter((k) => !k.endsWith('/'));
+        if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the records ${day} left out as automated traffic wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${EXCLUDED_RECORDS}/, not one; run again`);
+        const local = join(dir, `${EXCLUDED_RECORDS}.parquet`);
+        await store.download(unloaded[0]!, local);
+        invalidRejects = await writeInvalidRejects(db, `read_parquet(${sqlString(local)})`, dir);
+      }
+      return { pings: Number(pings ?? 0n), duplicates, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
       // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
@@ -161,15 +178,15 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string): Promise<OutputFile> {
-    return this.opts.month.adjust(db, reportedMonth, days, dir);
+  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+    return this.opts.month.adjust(db, reportedMonth, days, dir, catalog);
   }
 
   /**
    * The month inside Redshift too (month-rollup-sql.ts): its staged pings COPYed (no task downloads a
    * month), its rows replaced in the warehouse, and UNLOADed as its Parquet, in one transaction.
    */
-  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext): Promise<RolledUpMonth> {
+  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
     const { store, target, output } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/month=${month}.${zoneSlug(tz)}/`;
     const table = `${target.schema}.${MONTH_TABLE}`;
@@ -178,6 +195,15 @@ export class RedshiftRollup implements RollupEngine {
       await this.opts.ensureTables();
       const staged = days.flatMap((d) => d.staged.map(({ key, size }) => ({ key, size })));
       const manifests = await this.stagedManifests(unloadPrefix, staged);
+      // With PINGROLL_CATALOG_ONLY, the catalog as checked, COPYed as the day's rollup has it.
+      const only = this.opts.settings.catalogOnly ?? null;
+      if (only && !catalog) throw new RedshiftRollupError(`pings are kept to the episode catalog (PINGROLL_CATALOG_ONLY=${only}) but the rollup of ${month} was given none`);
+      let catalogManifest: string | null = null;
+      if (only && catalog) {
+        const key = `${unloadPrefix}episode-catalog.parquet`;
+        await store.put(key, { file: catalog.file });
+        catalogManifest = await this.manifest(unloadPrefix, 'episode-catalog', [{ key, size: (await stat(catalog.file)).size }]);
+      }
       const { startMs, endMs } = localMonthMs(month, tz);
       const localDays: Array<{ day: string; startMs: number; endMs: number }> = [];
       for (let start = startMs; start < endMs;) {
@@ -188,10 +214,14 @@ export class RedshiftRollup implements RollupEngine {
       }
       const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
       const statements = [
-        ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays }),
+        ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays, catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
         `UNLOAD ('SELECT * FROM ${table} WHERE month = ''${month}-01'' AND COALESCE(tz, ''UTC'') = ''${tz}''') TO ${s3(`${unloadPrefix}${MONTH_TABLE}/`)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ];
-      await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, RedshiftRollup.prepareStatements(target, output, manifests), statements);
+      const prepare = [
+        ...RedshiftRollup.prepareStatements(target, output, manifests),
+        ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET MANIFEST`] : []),
+      ];
+      await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, prepare, statements);
       const unloaded = (await store.list(`${unloadPrefix}${MONTH_TABLE}/`)).filter((k) => !k.endsWith('/'));
       if (unloaded.length > 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of ${MONTH_TABLE} for ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
       const local = join(dir, `${MONTH_TABLE}-${zoneSlug(tz)}.parquet`);
@@ -295,12 +325,15 @@ export class RedshiftRollup implements RollupEngine {
         ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ],
       rollup: [
-        ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null, platforms: input.platforms, catalogTable: catalog }),
+        ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null,
+          platforms: input.platforms, catalogTable: catalog, catalogOnly: input.catalogOnly ?? null }),
         `DELETE FROM ${target.schema}.daily_runs WHERE day = '${day}'`,
         `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
       ],
       unload: [
         ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+        // The session's temporary table of the records left out as automated traffic: the day's rejects have them.
+        `UNLOAD ('${EXCLUDED_RECORD.replace(/'/g, "''")}') TO ${s3(`${input.unloadPrefix}${EXCLUDED_RECORDS}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ],
     };
   }

@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
-import { STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { EXCLUDED_RECORD, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
@@ -27,6 +27,7 @@ import { query, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js
 import { startMoto } from '../../support/moto.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { insertRows, PG_NAME, startPostgres } from '../../support/postgres.js';
 import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
 import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
@@ -120,7 +121,8 @@ describe('loading a day', () => {
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
     expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
-    expect(unload).toHaveLength(TABLES.length);
+    // Each table's, and the records left out as automated traffic (the day's rejects have them).
+    expect(unload).toHaveLength(TABLES.length + 1);
     expect(unload.every((q) => q.startsWith('UNLOAD'))).toBe(true);
     expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
@@ -343,8 +345,16 @@ describe('make rollup with Redshift configured', () => {
       expect(copies[0]).toBeGreaterThan(1);
       expect(day.length).toBeLessThanOrEqual(40);
       expect(day.filter((q) => q.startsWith('UNLOAD'))).toEqual([]);
-      expect(unloads).toEqual(TABLES.map((t) =>
-        `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`));
+      expect(unloads).toEqual([...TABLES.map((t) =>
+        `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+        // The records left out as automated traffic, from the session's temporary table: for the day's rejects.
+        `UNLOAD ('${EXCLUDED_RECORD}') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/invalid_traffic_records/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`]);
+      // The day's rejects are the same lines either way, automated traffic among them, each with its rule.
+      const rejectLines = async (st: { get(key: string): Promise<Buffer | null> }) => gunzipSync((await st.get('_runs/dt=2026-11-01/rejects.jsonl.gz'))!).toString().split('\n').filter(Boolean).sort();
+      const [ours, reference] = [await rejectLines(store), await rejectLines(new S3ObjectStore(client, 'rollups', 'duckdb/'))];
+      expect(ours).toEqual(reference);
+      expect(ours.filter((l) => l.includes('"outcome":"invalid_traffic"')).length).toBe(JSON.parse((await store.get('_runs/dt=2026-11-01/manifest.json'))!.toString()).outcomes.s3.invalid_traffic);
+      expect(ours.some((l) => l.includes('"rule":"bot_list"'))).toBe(true);
       // The published day equals DuckDB's rollup, file for file (read back by DuckDB).
       const duckdbStore = new S3ObjectStore(client, 'rollups', 'duckdb/');
       for (const t of TABLES) {
@@ -409,7 +419,7 @@ describe('make rollup with Redshift configured', () => {
 describe('the month inside Redshift', () => {
   const roots: string[] = [];
   afterAll(async () => { for (const r of roots) await rm(r, { recursive: true, force: true }); });
-  it(`rolls a month up in Redshift (played by ${PG_NAME}) from its staged Parquet, COPYed where it is (no staged file downloaded), UTC and Asia/Kolkata: the same month as DuckDB's`, async () => {
+  it(`rolls a month up in Redshift (played by ${PG_NAME}) from its staged Parquet, COPYed where it is (no staged file downloaded), UTC and Asia/Kolkata, and kept to the episode catalog (PINGROLL_CATALOG_ONLY): the same month as DuckDB's`, async () => {
     const s3 = await startMoto(['logs', 'rollups']);
     const restore = setEnv(s3.env);
     const pg = await startPostgres();
@@ -437,9 +447,14 @@ describe('the month inside Redshift', () => {
       const { sent } = redshiftOnPostgres(rs, pg, store, c, root);
       rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
       const downloaded: string[] = [];
-      for (const tz of ['UTC', 'Asia/Kolkata']) {
-        await onBackends(loadConfig({ ...base, PINGROLL_OUTPUT: 's3://rollups/duckdb/' }), memoryLog(), (b) => b, (b) => runMonthRollup(loadConfig({ ...base, PINGROLL_OUTPUT: 's3://rollups/duckdb/' }), b, { month: '2026-11', tz, log: memoryLog() }));
-        const config = loadConfig({ ...ENV, ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' });
+      // With PINGROLL_CATALOG_ONLY too: a catalog of the generator's episodes but e1 (the month's rows must lose its pings).
+      await client.send(new PutObjectCommand({ Bucket: 'logs', Key: 'catalog/episodes.csv', Body: generatedCatalog().split('\n').filter((l) => !/,e1,/.test(l)).join('\n') }));
+      const only = { PINGROLL_EPISODE_CATALOG: 's3://logs/catalog/episodes.csv', PINGROLL_CATALOG_ONLY: 'episodes' };
+      const pings: number[] = [];
+      for (const [tz, catalogOnly] of [['UTC', false], ['Asia/Kolkata', false], ['UTC', true]] as const) {
+        const also = catalogOnly ? only : {};
+        await onBackends(loadConfig({ ...base, ...also, PINGROLL_OUTPUT: 's3://rollups/duckdb/' }), memoryLog(), (b) => b, (b) => runMonthRollup(loadConfig({ ...base, ...also, PINGROLL_OUTPUT: 's3://rollups/duckdb/' }), b, { month: '2026-11', tz, log: memoryLog() }));
+        const config = loadConfig({ ...ENV, ...s3.env, ...also, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' });
         await onBackends(config, memoryLog(), (b) => ({ ...b, store: Object.assign(Object.create(b.store) as typeof b.store, { download: async (k: string, f: string) => { downloaded.push(k); return b.store.download(k, f); } }) }),
           (b) => runMonthRollup(config, b, { month: '2026-11', tz, log: memoryLog() }));
         const name = tz === 'UTC' ? 'part-00000.parquet' : 'part-tz-Asia.Kolkata.parquet';
@@ -452,7 +467,12 @@ describe('the month inside Redshift', () => {
         expect(a, tz).toEqual(b);
         expect(a!.length, tz).toBeGreaterThan(0);
         expect((await pg.query(`SELECT count(*)::int AS n FROM pingroll.monthly_series_stats WHERE tz = '${tz}'`)).rows).toEqual([{ n: a!.length }]);
+        if (tz === 'UTC') pings.push((a as Array<{ pings: number | bigint }>).reduce((n, r) => n + Number(r.pings), 0));
       }
+      // Kept to the catalog, the month lost the unlisted episode's pings, and only them.
+      expect(pings[1]).toBeLessThan(pings[0]!);
+      expect(pings[1]).toBeGreaterThan(0);
+      expect(sent.flat().some((q) => q.startsWith('COPY episode_catalog'))).toBe(true);
       // The month's inputs were COPYed, never fetched to the task.
       expect(downloaded.filter((k) => k.startsWith('_staging/'))).toEqual([]);
       expect(sent.flat().filter((q) => q.startsWith('COPY staged_pings')).length).toBeGreaterThanOrEqual(2);

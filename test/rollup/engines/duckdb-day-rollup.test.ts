@@ -9,6 +9,10 @@ import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
 import { STAGED_COLUMN_NAMES } from '../../../ingest/staged-ping.js';
 import { DEFAULT_PLATFORMS } from '../../../ingest/ping-record.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
+import { writeInvalidRejects } from '../../../rollup/invalid-rejects.js';
+import type { CatalogOnly } from '../../../rollup/rules.js';
 
 const DAY = '2026-11-01';
 const T0 = Date.parse(`${DAY}T10:00:00Z`);
@@ -19,7 +23,7 @@ interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string
   country?: string | null; os?: string | null; device?: string | null; browser?: string | null; agentRule?: string | null }
 
 /** Rolls up hand-made staged records; returns the three tables' rows. */
-async function rollup(records: Staged[], platforms?: string[]) {
+async function rollup(records: Staged[], platforms?: string[], catalog?: { only: CatalogOnly; episodes: Array<[string, string]> }) {
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
@@ -31,12 +35,19 @@ async function rollup(records: Staged[], platforms?: string[]) {
       const o = (outcomes[r.source ?? 's3'] ??= {});
       o.ping = (o.ping ?? 0) + 1;
     }
-    const out = await rollupDay(engine, DAY, [file], outcomes, { platforms });
+    let catalogFile: string | null = null;
+    if (catalog) {
+      catalogFile = join(dir, `catalog-${Math.random().toString(36).slice(2)}.parquet`);
+      await engine.run(`COPY (SELECT * FROM (VALUES ${catalog.episodes.map(([se, ep]) => `(${sqlString(se)}, ${sqlString(ep)}, 600::BIGINT)`).join(', ')}) t(series_id, episode_id, duration_seconds)) TO ${sqlString(catalogFile)} (FORMAT parquet)`);
+    }
+    const out = await rollupDay(engine, DAY, [file], outcomes, { platforms, catalogOnly: catalog?.only ?? null, catalogFile });
+    const rejectsDir = await mkdtemp(join(dir, 'rejects-'));
+    const rejects = gunzipSync(await readFile(await writeInvalidRejects(engine, out.excluded, rejectsDir))).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
       Object.fromEntries(Object.entries(r).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x === null || typeof x !== 'object' ? x : String(x)])));
     return { episodes: await read(out.tables.daily_episode_stats), series: await read(out.tables.daily_series_stats), audit: await read(out.tables.daily_ingest_audit), duplicates: out.duplicates,
       peaks: await read(out.tables.daily_peaks), seriesMinutes: await read(out.tables.daily_series_minutes), platforms: await read(out.tables.daily_platform_stats),
-      countries: await read(out.tables.daily_country_stats), devices: await read(out.tables.daily_device_stats), invalid: await read(out.tables.daily_invalid_traffic) };
+      countries: await read(out.tables.daily_country_stats), devices: await read(out.tables.daily_device_stats), invalid: await read(out.tables.daily_invalid_traffic), rejects };
   } finally {
     engine.closeSync();
   }
@@ -227,6 +238,31 @@ describe('audience and automated traffic (contract §10)', () => {
     expect(r.countries.map((c) => c.sessions)).toEqual([1]);
     expect(r.invalid).toEqual([{ day: expect.anything(), series_id: 's1', rule: 'bot_list', records: 3, sessions: 1, minutes_watched: 2 }]);
     expect(r.audit.map((a) => [a.outcome, a.records])).toEqual([['invalid_traffic', 3], ['ping', 1]]);
+    // Each is kept as a rejects line, with its rule and why, and the record's staged columns.
+    expect(r.rejects.map((x) => [x.outcome, x.rule, x.natural_key, x.ping_id, x.session])).toEqual([
+      ['invalid_traffic', 'bot_list', 'r:2', 'b1', 'bot'], ['invalid_traffic', 'bot_list', 'r:3', 'b1', 'bot'], ['invalid_traffic', 'bot_list', 'r:4', 'b2', 'bot']]);
+    expect(r.rejects[0]!.reason).toMatch(/bot list/);
+    expect(r.rejects[0]).toMatchObject({ source: 's3', series: 's1', episode: 'e1', event_ms: T0 });
+  });
+
+  it.each([
+    // (Rejects lines in time order.)
+    ['series', [['s2', 'e1', 'not_in_catalog'], ['s2', 'e1', 'not_in_catalog'], ['s1', 'e1', 'bot_list']], [['s1', 'e1', 1], ['s1', 'e2', 1]]],
+    ['episodes', [['s2', 'e1', 'not_in_catalog'], ['s2', 'e1', 'not_in_catalog'], ['s1', 'e1', 'bot_list'], ['s1', 'e2', 'not_in_catalog']], [['s1', 'e1', 1]]],
+  ] as const)('PINGROLL_CATALOG_ONLY=%s: a ping the catalog does not list is left out before duplicates, as not_in_catalog, with its rejects line', async (only, left, kept) => {
+    const r = await rollup([
+      { session: 'sA', ping: 'p1', t: T0, key: 'r:1', series: 's1', episode: 'e1' },
+      { session: 'sA', ping: 'p2', t: T0 + 60_000, key: 'r:2', series: 's1', episode: 'e2' }, // listed series, unlisted episode
+      { session: 'sB', ping: 'p3', t: T0, key: 'r:3', series: 's2', episode: 'e1' }, // a series the catalog does not name
+      { session: 'sB', ping: 'p3', t: T0 + 1000, key: 'r:4', series: 's2', episode: 'e1' }, // its retry: not_in_catalog too, not a duplicate
+      { session: 'bot', ping: 'b1', t: T0 + 2000, key: 'r:5', series: 's1', episode: 'e1', agentRule: 'bot_list' }, // the bot list's rule comes first
+    ], undefined, { only, episodes: [['s1', 'e1'], ['s9', 'e2']] });
+    expect(r.episodes.map((e) => [e.series_id, e.episode_id, e.pings])).toEqual(kept);
+    expect(r.rejects.map((x) => [x.series, x.episode, x.rule])).toEqual(left);
+    expect(r.rejects.find((x) => x.rule === 'not_in_catalog')!.reason).toMatch(/PINGROLL_CATALOG_ONLY/);
+    expect(r.audit.map((a) => [a.outcome, a.records])).toEqual([['invalid_traffic', left.length], ['ping', kept.length]]);
+    expect(r.invalid.map((i) => [i.series_id, i.rule, i.records])).toEqual(only === 'series' ? [['s1', 'bot_list', 1], ['s2', 'not_in_catalog', 2]]
+      : [['s1', 'bot_list', 1], ['s1', 'not_in_catalog', 1], ['s2', 'not_in_catalog', 2]]);
   });
 
   it('a session with more than 5 distinct pings in one minute is left out that day, all of it; 5, retries and two sessions together are not', async () => {

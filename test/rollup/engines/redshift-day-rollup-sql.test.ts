@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
 import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
 import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
@@ -89,7 +89,7 @@ async function stagedDay(seed: number, day: string): Promise<{ files: string[]; 
 }
 
 describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
-  it.each([[71, '2026-11-01'], [72, '2026-12-31']])('equals DuckDB\'s rollup row for row (seed %i, %s), and replaces the day in place', async (seed, day) => {
+  it.each([[71, '2026-11-01', null], [72, '2026-12-31', null], [73, '2026-11-01', 'episodes']] as const)('equals DuckDB\'s rollup row for row (seed %i, %s, PINGROLL_CATALOG_ONLY=%s), and replaces the day in place', async (seed, day, catalogOnly) => {
     const { files, outcomes } = await stagedDay(seed, day);
 
     // DuckDB's rollup, as the daily job runs it.
@@ -101,9 +101,13 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     const checked = await loadEpisodeCatalog(c, { url: 'test', fetch: (dest) => writeFile(dest, sampleEpisodeCatalog()) }, dir);
     const catalog = { ...checked, file: join(dir, 'c.parquet') };
     await c.run(`COPY (SELECT * FROM read_parquet(${sqlString(checked.file)}) UNION ALL SELECT 's1000 ', 'e1 ', 61) TO ${sqlString(catalog.file)} (FORMAT parquet)`);
-    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file });
+    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file, catalogOnly });
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
+    // The records left out, each as its rejects line has it.
+    const wantExcluded = normalized(await queryRows(c, EXCLUDED_RECORD));
+    expect(want.daily_episode_stats.length).toBeGreaterThan(10);
+    expect(wantExcluded.length).toBe(want.daily_ingest_audit.filter((r) => r.outcome === 'invalid_traffic').reduce((n, r) => n + (r.records as number), 0));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
     expect(want.daily_episode_stats.some((r) => (r.dynamodb_pings as number) > 0)).toBe(true);
@@ -113,8 +117,8 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     const start = Date.parse(`${day}T00:00:00Z`);
     const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer
       FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true) WHERE event_ms >= ${start} AND event_ms < ${start + 86_400_000} AND agent_rule IS NULL AND session <> 'bot-${seed}-4'`);
-    expect(new Set(want.daily_invalid_traffic.map((r) => r.rule))).toEqual(new Set(['bot_list', 'session_rate']));
-    expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
+    expect(new Set(want.daily_invalid_traffic.map((r) => r.rule))).toEqual(new Set(['bot_list', 'session_rate', ...(catalogOnly ? ['not_in_catalog'] : [])]));
+    if (!catalogOnly) expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
     expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
     expect(want.daily_episode_completion.filter((r) => r.reached_50 !== null && (r.reached_50 as number) > 0).length).toBeGreaterThan(10);
     expect(want.daily_episode_completion.some((r) => r.series_id === 's1000 ' && r.episode_id === 'e1 ' && r.duration_seconds === 61)).toBe(true);
@@ -141,10 +145,11 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       // (One per seed: the seeds share a session, and a temporary table lives as long as it.)
       await tx.exec(`CREATE TEMP TABLE viewer_secret_${seed} (secret VARCHAR(256))`);
       await tx.exec(`INSERT INTO viewer_secret_${seed} VALUES ('${KEY.secret}')`);
-      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres, catalogTable: `${schema}.episode_catalog` });
+      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres, catalogTable: `${schema}.episode_catalog`, catalogOnly });
       expect(statements.join('\n')).not.toContain(KEY.secret);
       for (const sql of statements) await tx.exec(sql);
     });
+    expect(normalized((await pg.query<Record<string, unknown>>(EXCLUDED_RECORD)).rows), 'excluded').toEqual(wantExcluded);
     // The temporary tables go with the session (Redshift's is the batch's); the seeds share this one.
     await pg.exec('DISCARD TEMP');
     for (const t of TABLES) {
@@ -162,7 +167,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       const plain = Object.fromEntries(TABLES.map((t) => [t, t])) as Record<TableName, string>;
       await d.run(`CREATE TEMP TABLE viewer_secret AS SELECT '${KEY.secret}' AS secret`);
       await d.run(`CREATE TABLE episode_catalog AS SELECT * FROM read_parquet(${sqlString(catalog.file)})`);
-      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog' })) await d.run(sql);
+      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog', catalogOnly })) await d.run(sql);
       for (const t of TABLES) expect(normalized(await queryRows(d, `SELECT * FROM ${t}`)), `${t} on DuckDB`).toEqual(want[t]);
     } finally {
       d.closeSync();
