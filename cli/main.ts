@@ -160,8 +160,9 @@ export function program(): Command {
     .option('--tz <Area/City>', 'with --month: the month in this IANA time zone (default UTC)')
     .option('--date <YYYY-MM-DD>', 'with --html: the day')
     .option('--format <format>', 'table, csv or json', 'table')
+    .option('--by <dimension>', 'with --month: the statement split by country (UTC months only)')
     .option('--html <file>', 'write a self-contained HTML page with charts for the --date or --month'))
-    .action(async (opts: ConfigOptions & { month?: string; tz?: string; format?: string; date?: string; html?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
+    .action(async (opts: ConfigOptions & { month?: string; tz?: string; format?: string; date?: string; html?: string; by?: string }) => print(await (await import('./commands/report.js')).reportCommand(configFrom(opts), opts)));
 
   withWarehouseOptions(p.command('uniques')
     .description('exact unique viewers over a range of days, per series (or per episode of one series) and over all series')

@@ -127,7 +127,7 @@ export const DATASETS = [
   },
   {
     name: 'daily_invalid_traffic', grain: ['day', 'series_id', 'rule'], row: 'automated traffic left out of every other table, one row per day, series and rule', by: 'day', producer: 'day-rollup', distKey: 'series_id',
-    columns: [day, series, { name: 'rule', type: 'text(32)', doc: 'the rule that caught it (docs/contract.md, *Automated traffic*): `bot_list`, a user agent on the bot list; `session_rate`, a session with more pings in one minute than a player sends' },
+    columns: [day, series, { name: 'rule', type: 'text(32)', doc: 'the rule that caught it (docs/contract.md, *Automated traffic*): `bot_list`, a user agent on the bot list; `session_rate`, a session with more pings in one minute than a player sends; `not_in_catalog`, with `PINGROLL_CATALOG_ONLY`, a series or episode the episode catalog does not list' },
       { name: 'records', type: 'bigint', doc: 'valid pings caught (outcome `invalid_traffic` in `daily_ingest_audit`), duplicates included' },
       { name: 'sessions', type: 'bigint', doc: 'distinct sessions caught' },
       { name: 'minutes_watched', type: 'bigint', doc: "distinct (session, UTC minute) pairs caught: the minutes a licensor's figures leave out" }],

@@ -1,7 +1,8 @@
 import type { DuckDbWarehouse } from '../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../infra/backends.js';
-import { sqlString } from '../../lib/duckdb-engine.js';
+import { idKey, sqlString } from '../../lib/duckdb-engine.js';
+import { isMissingTable } from '../../export/warehouse/warehouse.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
@@ -39,17 +40,19 @@ export function formatStatement(month: string, rows: StatementRow[], source: str
     for (const a of adjustments) lines.push(`${a.closed_month.slice(0, 7).padEnd(8)} ${a.series_id.padEnd(32)} ${a.minutes_watched.toLocaleString('en').padStart(14)} ${a.pings.toLocaleString('en').padStart(10)}`);
     lines.push(`${'total'.padEnd(41)} ${adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en').padStart(14)} ${adjustments.reduce((n, a) => n + a.pings, 0).toLocaleString('en').padStart(10)}`);
   }
-  if (completeness && !extra.closed) {
-    const c = completeness;
-    lines.push('', c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
-      ? `All ${c.days} days of ${month} so far are published complete.`
-      : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
-        + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
-        + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
-        + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
-        + ' see pingroll status');
-  }
+  if (completeness && !extra.closed) lines.push('', completenessLine(month, completeness));
   return lines.join('\n') + '\n';
+}
+
+/** Whether every day of an open month so far is published complete, and which are not. */
+function completenessLine(month: string, c: MonthCompleteness): string {
+  return c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
+    ? `All ${c.days} days of ${month} so far are published complete.`
+    : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
+      + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
+      + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
+      + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
+      + ' see pingroll status';
 }
 
 /** The month's days up to yesterday (a month in progress counts its days so far) against daily_runs. */
@@ -94,35 +97,144 @@ export function csvText(header: string[], rows: Array<Array<string | number | nu
   return [header.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
 }
 
+/** What `--by` splits the statement by. */
+export const REPORT_SPLITS = ['country'] as const;
+
 /**
- * `pingroll report --month YYYY-MM [--tz Z] [--format table|csv|json]`: the licensors' statement from
- * the configured warehouse: a closed month's issued statement (its latest version), or an open
- * month's figures so far; and the adjustments to earlier months reported on it.
+ * `pingroll report --month YYYY-MM [--tz Z] [--by country] [--format table|csv|json]`: the licensors'
+ * statement from the configured warehouse: a closed month's issued statement (its latest version), or
+ * an open month's figures so far; and the adjustments to earlier months reported on it. With
+ * `--by country`, the statement split by the viewers' country instead.
  */
-export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string }, now = new Date()): Promise<string> {
+export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string; by?: string }, now = new Date()): Promise<string> {
+  if (opts.by !== undefined && opts.html !== undefined) throw new ConfigError('--by splits the statement of --month; it has no HTML page: leave out --html');
   if (opts.html !== undefined) return htmlReportCommand(config, opts);
   const month = opts.month;
   if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
   const tz = zoneOption(opts.tz);
   const format = (opts.format ?? 'table') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
+  if (opts.by !== undefined && !(REPORT_SPLITS as readonly string[]).includes(opts.by)) throw new ConfigError(`--by=${opts.by} is not one of ${REPORT_SPLITS.join(', ')}`);
+  // The split is read from daily rows, whose days are UTC days: a zone's month starts and ends
+  // inside them, so no sum of them is its minutes.
+  if (opts.by !== undefined && tz !== 'UTC') {
+    throw new ConfigError(`--by ${opts.by} with --tz ${tz}: daily rows are UTC days, so a split by ${opts.by} is for UTC months; the statement without --by covers ${tz}`);
+  }
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
-    const s = await monthStatement(wh as DuckDbWarehouse | RedshiftWarehouse, schema, month, tz);
-    // daily_runs, where the warehouse has it (one not loaded since it came has not).
-    const next = addMonths(`${month}-01`, 1);
-    const runs = s.closed ? null : await (wh as DuckDbWarehouse | RedshiftWarehouse).query<{ day: string; state: string }>(
-      `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
-      .catch(() => null);
-    const completeness = runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
+    const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
+    if (opts.by !== undefined) return await countryReport(readable, schema, month, format, now);
+    const s = await monthStatement(readable, schema, month, tz);
+    const completeness = s.closed ? null : await publishedCompleteness(readable, schema, month, now);
     if (format === 'csv') return statementCsv(s.rows, s.adjustments);
     if (format === 'json') return JSON.stringify({ month, tz, source: s.source, closed: s.closed, rows: s.rows, adjustments: s.adjustments, completeness }, null, 2) + '\n';
     return formatStatement(month, s.rows, s.source, completeness, { tz, closed: s.closed, adjustments: s.adjustments });
   } finally {
     await wh.close();
   }
+}
+
+/** How complete an open month's days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
+async function publishedCompleteness(wh: Readable, schema: string, month: string, now: Date): Promise<MonthCompleteness | null> {
+  const next = addMonths(`${month}-01`, 1);
+  const runs = await wh.query<{ day: string; state: string }>(
+    `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
+    .catch(() => null);
+  return runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
+}
+
+/** One row of a month split by country: a series' minutes, pings and days from one country, and that country's share of the series' minutes in the split (null when the series has none). */
+export interface CountryRow { series_id: string; country: string; minutes_watched: number; pings: number; days_watched: number; share_of_series: number | null }
+
+/** A series whose minutes by country do not add up to its minutes on the statement. */
+export interface CountryDifference { series_id: string; country_minutes: number; statement_minutes: number }
+
+/**
+ * A UTC month's daily_country_stats summed over its days, in SQL that runs on DuckDB, PostgreSQL and
+ * Redshift: per series and country, minutes and pings (additive over days, so the sums are exact) and
+ * the days with a row. Sessions and viewers are distinct counts per day: their sums would overcount,
+ * so they are left out. Ordered by the series' minutes in the split, then the country's.
+ */
+export async function countrySplit(wh: Readable, schema: string, month: string): Promise<CountryRow[]> {
+  type Row = { series_id: string; country: string; minutes_watched: bigint | number | string; pings: bigint | number | string; days_watched: bigint | number | string; share_of_series: number | string | null };
+  const first = sqlString(`${month}-01`);
+  const next = sqlString(addMonths(`${month}-01`, 1));
+  const rows = await wh.query<Row>(`WITH by_country AS (
+      SELECT MIN(series_id) AS series_id, country, SUM(minutes_watched) AS country_minutes, SUM(pings) AS country_pings, COUNT(DISTINCT day) AS country_days
+      FROM ${schema}daily_country_stats WHERE day >= DATE ${first} AND day < DATE ${next}
+      GROUP BY ${idKey('series_id')}, country),
+    by_series AS (SELECT ${idKey('series_id')} AS series_key, SUM(country_minutes) AS series_minutes FROM by_country GROUP BY ${idKey('series_id')})
+    SELECT c.series_id, c.country, c.country_minutes AS minutes_watched, c.country_pings AS pings, c.country_days AS days_watched,
+      CAST(c.country_minutes AS DOUBLE PRECISION) / NULLIF(CAST(s.series_minutes AS DOUBLE PRECISION), 0) AS share_of_series
+    FROM by_country c JOIN by_series s ON s.series_key = ${idKey('c.series_id')}
+    ORDER BY s.series_minutes DESC, s.series_key, c.country_minutes DESC, c.country`);
+  return rows.map((r) => ({ series_id: r.series_id, country: r.country, minutes_watched: Number(r.minutes_watched), pings: Number(r.pings), days_watched: Number(r.days_watched),
+    share_of_series: r.share_of_series === null ? null : Number(r.share_of_series) }));
+}
+
+/**
+ * The series whose minutes by country differ from the statement's: in the split's order, then the
+ * statement's series the split lacks. A session that watched one minute from two countries counts it
+ * in each (distinct counts are per group, contract §10), so a series' country minutes can exceed the
+ * statement's; fewer mean days whose country rows are missing.
+ */
+export function countryDifferences(split: CountryRow[], statement: StatementRow[]): CountryDifference[] {
+  const byCountry = new Map<string, number>();
+  for (const r of split) byCountry.set(r.series_id, (byCountry.get(r.series_id) ?? 0) + r.minutes_watched);
+  const stated = new Map(statement.map((r) => [r.series_id, r.minutes_watched]));
+  const series = [...byCountry.keys(), ...statement.map((r) => r.series_id).filter((s) => !byCountry.has(s))];
+  return series.map((s) => ({ series_id: s, country_minutes: byCountry.get(s) ?? 0, statement_minutes: stated.get(s) ?? 0 }))
+    .filter((d) => d.country_minutes !== d.statement_minutes);
+}
+
+/** The split by country as CSV: the same cells, neutralized the same way, as the statement's. */
+export function countryCsv(rows: CountryRow[]): string {
+  return csvText(['series_id', 'country', 'minutes_watched', 'pings', 'days_watched', 'share_of_series'],
+    rows.map((r) => [r.series_id, r.country, r.minutes_watched, r.pings, r.days_watched, r.share_of_series]));
+}
+
+/** The split by country as a table: which statement it accompanies, the rows, and every series whose minutes differ from the statement's. */
+export function formatCountrySplit(month: string, rows: CountryRow[], source: string, extra: { closed: ClosedStatement | null; differences: CountryDifference[]; completeness: MonthCompleteness | null }): string {
+  const lines = [extra.closed
+    ? `Minutes watched by country, ${month} (UTC), from ${source}: accompanies statement version ${extra.closed.version}, closed ${extra.closed.closedAt} (the close froze the month's daily rows)`
+    : `Minutes watched by country, ${month} (UTC), from ${source}: the month is not closed`, '',
+  `${'series'.padEnd(32)} ${'country'.padEnd(7)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'pings'.padStart(12)} ${'days'.padStart(5)}`];
+  for (const r of rows) {
+    const share = r.share_of_series === null ? '-'.padStart(8) : `${(r.share_of_series * 100).toFixed(2).padStart(7)}%`;
+    lines.push(`${r.series_id.padEnd(32)} ${r.country.padEnd(7)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${share} ${r.pings.toLocaleString('en').padStart(12)} ${String(r.days_watched).padStart(5)}`);
+  }
+  lines.push('', 'share: of the series\' minutes in this split. Sessions and viewers are not shown: they are distinct counts per day, which do not add up over days.');
+  if (extra.differences.length) {
+    lines.push('');
+    for (const d of extra.differences) {
+      const by = d.country_minutes - d.statement_minutes;
+      lines.push(`${d.series_id}: ${d.country_minutes.toLocaleString('en')} minutes by country, ${d.statement_minutes.toLocaleString('en')} on the statement (${by > 0 ? '+' : ''}${by.toLocaleString('en')})`);
+    }
+    lines.push('A minute a session watched from two countries counts in each country (distinct counts are per group, contract §10), so country minutes can exceed the statement\'s;'
+      + ' fewer mean days without daily_country_stats rows (rolled up before the table existed)'
+      + (extra.closed ? '.' : ', or days rolled up again since the month\'s figures were taken.'));
+  }
+  if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, extra.completeness));
+  return lines.join('\n') + '\n';
+}
+
+/** `report --month M --by country`: the split, with the statement it accompanies and where the two differ. */
+async function countryReport(wh: Readable, schema: string, month: string, format: ReportFormat, now: Date): Promise<string> {
+  // A warehouse loaded before daily_country_stats existed has no such table: the same as no rows.
+  const rows = await countrySplit(wh, schema, month).catch((err: unknown) => {
+    if (isMissingTable(err)) return [];
+    throw err;
+  });
+  if (rows.length === 0) throw new ConfigError(`no daily_country_stats rows for ${month}: run pingroll rollup for its days first (make backfill FROM=${month}-01 TO=...)`);
+  const s = await monthStatement(wh, schema, month, 'UTC');
+  const differences = countryDifferences(rows, s.rows);
+  const source = `${wh.description} (daily_country_stats)`;
+  if (format === 'csv') return countryCsv(rows);
+  const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, now);
+  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness }, null, 2) + '\n';
+  return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness });
 }
 
 /** A warehouse that answers queries (both do; the tests' PostgreSQL too). */
