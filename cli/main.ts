@@ -209,9 +209,12 @@ export function program(): Command {
 
   withWarehouseOptions(p.command('sql')
     .description('run a query on the warehouse, read-only (the embedded DuckDB file, or Redshift), and print its rows')
-    .argument('<query>', 'the SQL, e.g. "SELECT * FROM monthly_series_minutes ORDER BY month DESC LIMIT 10"')
+    .argument('[query]', 'the SQL, e.g. "SELECT * FROM monthly_series_minutes ORDER BY month DESC LIMIT 10"; none: a prompt (statements end with ;), or the statements piped in')
     .option('--format <format>', 'table, csv or json', 'table'))
-    .action(async (sql: string, opts: ConfigOptions & { format?: string }) => print(await (await import('./commands/sql.js')).sqlCommand(configFrom(opts), sql, opts.format)));
+    .action(async (sql: string | undefined, opts: ConfigOptions & { format?: string }) => {
+      const { sqlCommand, sqlPrompt } = await import('./commands/sql.js');
+      print(sql === undefined ? await sqlPrompt(configFrom(opts), opts.format) : await sqlCommand(configFrom(opts), sql, opts.format));
+    });
   return p;
 }
 
