@@ -38,6 +38,12 @@ export interface DayManifest {
    */
   episodeCatalog?: { url: string; sha256: string; episodes: number; only?: 'series' | 'episodes' } | null;
   /**
+   * What the figures were made with besides the inputs (jobs/stages/rollup.ts daySettings): a run that
+   * finds the inputs, the state and these unchanged publishes nothing again. Absent from manifests
+   * written before it: such a day is rolled up again once.
+   */
+  settings?: string;
+  /**
    * The IP-to-country database of this run's configuration (contract §10: PINGROLL_GEOIP_DB, else the
    * one shipped) and its build time. Each ping's country was looked up when it was staged, by the run
    * that read it. Absent from manifests written before countries existed.
@@ -70,14 +76,14 @@ export function dayManifest(d: {
   run: string; day: string; version: string; startedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
   outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null; warehouse: string; viewerKey: string | null; episodeCatalog: DayManifest['episodeCatalog']; held: HeldObjects; state: Completeness;
-  geoip: DayManifest['geoip'];
+  geoip: DayManifest['geoip']; settings: string;
 }): DayManifest {
   return {
     run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(),
     inputs: d.sources, scannedThisRun: d.scanned, missingTables: d.missingTables,
     outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates,
     outputs: d.outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes })), rejects: d.rejects,
-    warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog, ...(d.geoip ? { geoip: d.geoip } : {}),
+    warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog, ...(d.geoip ? { geoip: d.geoip } : {}), settings: d.settings,
     ...manifestQuarantine(d.held),
     state: d.state.state, finalAt: d.state.finalAt,
   };

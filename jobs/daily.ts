@@ -8,7 +8,8 @@
  *   → adjustments of closed months (stages/adjust.ts) → the months due to close (close.ts)
  */
 import { randomUUID } from 'node:crypto';
-import { manifestKey } from '../export/manifest.js';
+import { manifestKey, readManifest } from '../export/manifest.js';
+import { recordCheck } from '../state/checks.js';
 import { expireRejects } from '../export/rejects-retention.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { allEnded } from '../lib/all-ended.js';
@@ -26,7 +27,7 @@ import { ConfigError } from '../infra/config.js';
 import { UTC } from '../lib/time-zone.js';
 import { ingest, stagedByShards, type IngestSummary } from './stages/ingest.js';
 import { publishDay, settleStates, type PublishedDay } from './stages/publish.js';
-import { rollupDay } from './stages/rollup.js';
+import { publishedAsIs, rollupDay, settingsOf } from './stages/rollup.js';
 
 export interface JobOptions {
   day: string;
@@ -65,10 +66,13 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
     return summary;
   }
   return withRun(backends, { id, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run: id, day }] }, (run) =>
+    // DuckDB is loaded at the engine's first use: a run that finds nothing new never loads it.
     run.withEngine('day', config.memoryLimitMb, async (db) => {
       refuseClosed(run, day);
-      // A bad episode catalog stops the run here, before any work.
-      await run.episodeCatalog(db);
+      // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
+      // published with was checked then.
+      const settings = await settingsOf(config, backends, run);
+      if ((await readManifest(backends.store, day))?.settings !== settings) await run.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
         : await ingest(config, backends, run, db, { ...opts, asked: [day], tables });
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
@@ -76,8 +80,17 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // The listing's seals are written (a put each: 288 for a day's two delivery days) while the day
       // is rolled up and published; the run ends when both have.
       await allEnded([settle, async () => {
-        const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { ...read, listed })));
-        Object.assign(summary, rolled);
+        // Nothing new for the day (no batch or scan, the same settings, state and unreadable objects):
+        // it stays as published, and the check is recorded (status and the next publication say when).
+        const asIs = await publishedAsIs(backends, run, day, { ...read, listed }, settings);
+        if (asIs) {
+          await recordCheck(backends.store, day, run.id);
+          log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.finishedAt, pings: asIs.pings });
+          Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: manifestKey(day) });
+        } else {
+          const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { ...read, listed })));
+          Object.assign(summary, rolled);
+        }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
       }], 2);

@@ -23,6 +23,7 @@ import type { ListedDays } from '../state/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Quarantine } from '../state/quarantine.js';
 import type { Closes } from '../state/closes.js';
+import { lastCheck } from '../state/checks.js';
 
 export type DayState = 'complete' | 'provisional' | 'stale' | 'incomplete' | 'closed' | 'never run';
 
@@ -32,6 +33,8 @@ export interface DayStatus {
   /** The run that last published it, when, and its pings. */
   run: string | null;
   publishedAt: string | null;
+  /** When a run last looked at it: its publication, or a later run that found nothing new (state/checks.ts). */
+  checkedAt: string | null;
   pings: number | null;
   /** When a provisional day expects its last full listing (ISO); null otherwise. */
   finalAt: string | null;
@@ -44,7 +47,9 @@ export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: 
   const manifest = await readManifest(store, day);
   const inputs = await ledger.inputsFor(day);
   const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest?.missingTables ?? [], listed.waitingFor(day), now.getTime());
-  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
+  const check = manifest ? await lastCheck(store, day) : null;
+  const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
   // A day of a closed month is what its statement says: late pings of it are adjustments.
   const closed = closes?.covering(day) ?? [];
   if (closed.length) {

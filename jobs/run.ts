@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DayPublisher } from '../export/publisher.js';
 import { shardName, type Shard } from '../ingest/batch/shard.js';
-import { openEngine } from '../lib/duckdb-engine.js';
+import { lazyConnection, openEngine } from '../lib/duckdb-engine.js';
 import type { Log } from '../lib/log.js';
 import { makeWorkDir } from '../lib/work-dir.js';
 import type { RunContext } from '../rollup/engine.js';
-import { loadEpisodeCatalog, type EpisodeCatalog } from '../rollup/episode-catalog.js';
+import { loadEpisodeCatalog, sha256Of, type EpisodeCatalog } from '../rollup/episode-catalog.js';
 import { BatchWriter } from '../state/batch-writer.js';
 import { Closes } from '../state/closes.js';
 import { Ledger } from '../state/ledger.js';
@@ -43,6 +43,8 @@ export interface Run extends RunContext {
   shard: Shard | null;
   /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
   episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
+  /** The SHA-256 of the episode catalog's bytes, fetched but not checked (once a run); null without one. */
+  episodeCatalogSha(): Promise<string | null>;
   /** `fn` with a folder of its own under the work folder, removed after. */
   withFolder<T>(name: string, fn: (dir: string) => Promise<T>): Promise<T>;
   /** `fn` with a DuckDB connection of its own (spilling under the work folder), closed after. */
@@ -88,6 +90,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
     const leftovers = await removeLeftovers(store, ledger, shard ? shardName(shard) : undefined);
     if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
     let catalog: Promise<EpisodeCatalog | null> | null = null;
+    let catalogSha: Promise<string | null> | null = null;
     return await fn({
       id, log, fence, store, ledger, quarantine, closes, publisher, dir, shard, version: codeVersion(),
       writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined, closes),
@@ -100,6 +103,18 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
         });
         return catalog;
       },
+      episodeCatalogSha: () => {
+        const source = backends.episodes;
+        if (!source) return Promise.resolve(null);
+        catalogSha ??= (async () => {
+          const file = join(dir, 'episode-catalog-digest.csv');
+          await source.fetch(file);
+          const sha = await sha256Of(file);
+          await rm(file, { force: true });
+          return sha;
+        })();
+        return catalogSha;
+      },
       withFolder: async (name, work) => {
         const folder = await mkdtemp(join(dir, `${name}-`));
         try {
@@ -109,7 +124,8 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
         }
       },
       withEngine: async (name, memoryLimitMb, work) => {
-        const db = await openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb });
+        // Opened at its first use: a run with nothing to do never loads DuckDB.
+        const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb }));
         try {
           return await work(db);
         } finally {

@@ -6,10 +6,40 @@ import type * as DuckDBApi from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 /**
- * @duckdb/node-api, loaded with `require`: it is CommonJS, and importing it as ESM makes Node scan
- * the source of each module it re-exports for export names, a tenth of a second at every start.
+ * @duckdb/node-api, loaded with `require` at its first use: it is CommonJS, and importing it as ESM
+ * makes Node scan the source of each module it re-exports for export names, a tenth of a second at
+ * every start; and a run with nothing to do never uses it.
  */
-export const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDBApi;
+let api: typeof DuckDBApi | null = null;
+function duckdb(): typeof DuckDBApi {
+  return (api ??= createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDBApi);
+}
+
+/** DuckDB's DuckDBInstance, its module loaded when the first is made. */
+export const DuckDBInstance = {
+  create: (...args: Parameters<typeof DuckDBApi.DuckDBInstance.create>): ReturnType<typeof DuckDBApi.DuckDBInstance.create> => duckdb().DuckDBInstance.create(...args),
+};
+
+/**
+ * A connection opened at its first use (`open`), for work that may find nothing to do: a run with
+ * nothing new never loads DuckDB. Every method but closeSync waits for the opening; closeSync of one
+ * never opened does nothing.
+ */
+export function lazyConnection(open: () => Promise<DuckDBConnection>): DuckDBConnection {
+  let opening: Promise<DuckDBConnection> | null = null;
+  let opened: DuckDBConnection | null = null;
+  return new Proxy({} as DuckDBConnection, {
+    get(_target, prop) {
+      if (prop === 'closeSync') return () => opened?.closeSync();
+      // Not a promise (await and Promise.resolve look for `then`).
+      if (prop === 'then') return undefined;
+      return async (...args: unknown[]) => {
+        opened ??= await (opening ??= open());
+        return (opened[prop as keyof DuckDBConnection] as (...a: unknown[]) => unknown).apply(opened, args);
+      };
+    },
+  });
+}
 
 export interface EngineOptions {
   /** DuckDB's memory limit in MB (from `PINGROLL_MEMORY_LIMIT`); beyond it, aggregations spill to `tempDir`. */

@@ -110,7 +110,8 @@ function firstLine(err: unknown): string {
   return (err as Error).message.split('\n')[0]!.slice(0, 300);
 }
 
-async function sha256Of(file: string): Promise<string> {
+/** The SHA-256 of a file's bytes, hex. */
+export async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');

@@ -6,7 +6,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayRejects, rejectsKey } from '../../export/day-rejects.js';
-import { dayManifest, type DayManifest } from '../../export/manifest.js';
+import { dayManifest, inputsChanged, manifestQuarantine, readManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
@@ -29,8 +29,44 @@ export interface IngestReport {
   listed: ListedDays;
 }
 
+/**
+ * What a day's figures are made with besides its inputs, as one string its manifest keeps: the code's
+ * version, the viewer key's id, the episode catalog's bytes (`catalogSha`) and what pings are kept to
+ * it, the platforms counted by name, the rollup engine, the warehouse and what rejects keep. (The
+ * country and device are looked up when a ping is staged: an IP-to-country database set since changes
+ * pings staged from then on, not the day's.)
+ */
+export function daySettings(config: Config, version: string, catalogSha: string | null, warehouse: string): string {
+  return JSON.stringify({ version, viewerKey: config.viewerKey?.id ?? null, catalog: catalogSha, catalogOnly: config.catalogOnly, platforms: config.platforms,
+    rollup: config.rollup, warehouse, privacy: config.privacy });
+}
+
+/** This run's daySettings. */
+export async function settingsOf(config: Config, backends: Backends, run: Run): Promise<string> {
+  return daySettings(config, run.version, await run.episodeCatalogSha(), backends.warehouse?.description ?? 'none');
+}
+
+/**
+ * The day's manifest when rolling it up again would publish what it published: the same batches and
+ * table scans, the same settings (daySettings), the same state and the same unreadable objects; else
+ * null. Such a day is left as it is (no DuckDB, no warehouse load): the run says it checked it.
+ */
+export async function publishedAsIs(backends: Backends, run: Run, day: string, ingest: IngestReport, settings: string, now = new Date()): Promise<DayManifest | null> {
+  const manifest = await readManifest(backends.store, day);
+  if (!manifest || manifest.settings !== settings) return null;
+  if (inputsChanged(manifest, (await run.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
+  if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return null;
+  const held = run.quarantine.forDay(day);
+  const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), now.getTime());
+  if (state.state !== manifest.state || (state.finalAt ?? null) !== (manifest.finalAt ?? null)) return null;
+  const q = manifestQuarantine(held);
+  if (JSON.stringify(q.quarantined) !== JSON.stringify(manifest.quarantined ?? []) || JSON.stringify(q.acceptedLost) !== JSON.stringify(manifest.acceptedLost ?? [])) return null;
+  return manifest;
+}
+
 /** Rolls `day` up from everything staged for it; `db` is the day's own connection, `dir` its own folder (the files it hands on are there). */
 export async function rollupDay(config: Config, backends: Backends, run: Run, db: DuckDBConnection, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
+  const settings = await settingsOf(config, backends, run);
   const { store, rollup } = backends;
   const startedAt = new Date();
   const inputs = await gatherDay(store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
@@ -51,7 +87,7 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
     rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
     episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes, ...(config.catalogOnly ? { only: config.catalogOnly } : {}) }, held, state,
-    geoip: geoDatabase(config.geoipDb),
+    geoip: geoDatabase(config.geoipDb), settings,
   });
   return { day, outputs: rolled.outputs, loaded: rolled.loaded, rejects, manifest };
 }

@@ -280,11 +280,27 @@ describe('the daily job over a directory', () => {
     await writeObjects(join(r, 'logs'), sample.objects);
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     const first = await readDay(join(r, 'out'), DAY);
-    const again = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const manifest = await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8');
+    const log = memoryLog();
+    const again = await runDay(dirConfig(r), { day: DAY, log });
     expect(again.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
     const wh = join(r, 'wh.duckdb');
     expect(await query(`SELECT count(*) AS n FROM daily_episode_stats`, wh)).toEqual([{ n: first.episodes.length }]);
+    // Nothing new: nothing published again (the manifest is the first run's, byte for byte), and the
+    // check said: by the run, and by status, whose day was checked after it was published.
+    expect(again.pings).toBe((first.episodes as Array<{ pings: number }>).reduce((n, e) => n + e.pings, 0));
+    expect(await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8')).toBe(manifest);
+    expect(log.events.map((e) => e.event)).toContain('day.unchanged');
+    expect(log.events.map((e) => e.event)).not.toContain('day.done');
+    const { statusCommand } = await import('../../cli/commands/status.js');
+    const [status] = (await statusCommand(dirConfig(r), { from: DAY, to: DAY, json: true })).text.trim().split('\n').map((l) => JSON.parse(l) as { publishedAt: string; checkedAt: string });
+    expect(status!.checkedAt > status!.publishedAt).toBe(true);
+    // A setting the figures depend on, changed: the day is rolled up again (a viewer key: its viewers).
+    const keyed = memoryLog();
+    await runDay(dirConfig(r, { PINGROLL_VIEWER_KEY: 'another-viewer-key-0123456789' }), { day: DAY, log: keyed });
+    expect(keyed.events.map((e) => e.event)).toContain('day.done');
+    expect((await readDay(join(r, 'out'), DAY)).episodes).toEqual(first.episodes);
   });
 
   it('stops with what to do when a staged file a commit names is gone', async () => {
@@ -295,7 +311,10 @@ describe('the daily job over a directory', () => {
     const parquet = (await store.list(STAGING)).find((f) => f.includes(`/dt=${DAY}/`) && f.endsWith('.parquet'))!;
     const batch = parquet.split('/')[1]!;
     await store.delete(parquet);
-    const failure = await runDay(dirConfig(r), { day: DAY, log: memoryLog() }).then(() => null, (err: Error) => err.message);
+    // A run with nothing new leaves the day as published, and reads no staged file: one that rolls
+    // the day up again (here: another setting) needs them all.
+    expect((await runDay(dirConfig(r), { day: DAY, log: memoryLog() })).pings).toBe(expectedDay(sample.truth, DAY).episodes.reduce((n, e) => n + e.pings, 0));
+    const failure = await runDay(dirConfig(r, { PINGROLL_PLATFORMS: 'web,ios' }), { day: DAY, log: memoryLog() }).then(() => null, (err: Error) => err.message);
     expect(failure).toMatch(new RegExp(`staged pings .*${parquet.replace(/\./g, '\\.')} are missing.*delete _state/days/dt=\\*/${batch}\\.\\*, _state/parsed/\\*/${batch}\\.\\*\\.keys and _state/seals/, then run pingroll reconcile --from (\\S+) --to (\\S+), which parses`));
     // Doing what it says repairs the day.
     const [, from, to] = /reconcile --from (\S+) --to (\S+),/.exec(failure!)!;

@@ -1,0 +1,30 @@
+/**
+ * When a day was last checked (`_state/checks/dt=<day>.json`): a run that finds nothing new for a day
+ * publishes nothing, and says here that it looked, so that `pingroll status` shows a fresh check
+ * however long ago the day was last published. The next publication of the day carries it too (its
+ * manifest's `finishedAt` is then the check).
+ */
+import type { ObjectStore } from './object-store/object-store.js';
+
+const CHECKS = '_state/checks/';
+
+export interface DayCheck { run: string; at: string }
+
+function checkKey(day: string): string {
+  return `${CHECKS}dt=${day}.json`;
+}
+
+export async function recordCheck(store: ObjectStore, day: string, run: string, at = new Date()): Promise<void> {
+  await store.put(checkKey(day), Buffer.from(JSON.stringify({ run, at: at.toISOString() } satisfies DayCheck) + '\n'));
+}
+
+/** The day's last check with nothing new; null: none since it was published (or never). */
+export async function lastCheck(store: ObjectStore, day: string): Promise<DayCheck | null> {
+  const body = await store.get(checkKey(day));
+  if (!body) return null;
+  try {
+    return JSON.parse(body.toString()) as DayCheck;
+  } catch {
+    return null;
+  }
+}
