@@ -31,7 +31,7 @@ export async function sqlCommand(config: Config, sql: string, format = 'table'):
  * `pingroll sql` with no query: a prompt. Each statement, ended by `;` (over as many lines as it
  * takes), is run as `pingroll sql` runs one, and its rows printed; a failed one prints its error and
  * the prompt goes on. `.quit` or end of input ends it. Piped input runs each statement in turn
- * (`pingroll sql < queries.sql`), without the prompt. What it printed, for the caller's last line.
+ * (`pingroll sql < statements`), without the prompt. What it printed, for the caller's last line.
  */
 export async function sqlPrompt(config: Config, format = 'table', io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; interactive: boolean }
   = { input: process.stdin, output: process.stdout, interactive: Boolean(process.stdin.isTTY) }): Promise<string> {

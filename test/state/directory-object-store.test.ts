@@ -56,7 +56,8 @@ describe('a directory output over many runs', () => {
     await writeObjects(join(r, 'logs'), generateSample({ date: '2026-11-01', sessions: 5, seed: 3 }).objects);
     const folders = (): string[] => (readdirSync(join(r, 'out', '_state'), { recursive: true, withFileTypes: true }) as Array<{ name: string; parentPath: string; isDirectory(): boolean }>)
       .filter((e) => e.isDirectory() && join(e.parentPath, e.name).includes('/_state/publish')).map((e) => join(e.parentPath, e.name));
-    for (let i = 0; i < 4; i++) await runDay(dirConfig(r, { PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
+    // Each run publishes the day again (a run with nothing new leaves it as it is): another setting each time.
+    for (let i = 0; i < 4; i++) await runDay(dirConfig(r, { PINGROLL_WAREHOUSE: 'none', PINGROLL_PLATFORMS: i % 2 ? 'web' : 'web,ios' }), { day: '2026-11-01', log: memoryLog() });
     // The day's own folder, left by the last publication and pruned by the next run (without pruning:
     // a dozen a run, 49 after these four).
     const left = folders().map((f) => f.slice(f.indexOf('_state/'))).sort();

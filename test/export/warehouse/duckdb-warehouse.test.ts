@@ -3,7 +3,7 @@
  * they like, while the nightly job loads the day again.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -120,7 +120,10 @@ describe('the embedded warehouse', () => {
     await db.run(`UPDATE daily_series_stats SET day = DATE '2026-10-31'`);
     for (const c of [middle, last]) await db.run(`ALTER TABLE daily_series_stats DROP COLUMN ${c}`);
     db.closeSync();
-    // The next run adds both, and loads the day by name.
+    // The day as an older release published it (its manifest's settings name that release): the
+    // next run rolls it up again, adds both columns, and loads the day by name.
+    const manifest = join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json');
+    await writeFile(manifest, JSON.stringify({ ...JSON.parse(await readFile(manifest, 'utf8')), settings: '{"version":"0.0.1"}' }));
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     const wh = new DuckDbWarehouse(file);
     const columns = (await wh.query<{ name: string }>(`SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'daily_series_stats' ORDER BY ordinal_position`)).map((c) => c.name);
