@@ -70,9 +70,23 @@ function sameBytes(a: usize, b: usize, n: usize): bool {
   return true;
 }
 
+/** Whether every byte of [s, s + n) is printable ASCII (0x20 to 0x7e), eight at a time. */
+function printable(s: usize, n: usize): bool {
+  let i: usize = 0;
+  for (; i + 8 <= n; i += 8) {
+    const w = load<u64>(s + i);
+    // A byte below 0x20 borrows from its high bit; a byte of 0x7f or more sets it once 0x01 is added.
+    if (((w - 0x2020202020202020) | (w + 0x0101010101010101) | w) & 0x8080808080808080) return false;
+  }
+  for (; i < n; i++) if (<u32>load<u8>(s + i) - 0x20 > 0x5e) return false;
+  return true;
+}
+
 /**
  * Writes at `out` the fields of the client value [s, s + n) of `kind` (CLIENT_IP, CLIENT_AGENT), and
- * returns their length; n < 0 for none (absent, `-`, or not kept: the fields of no value).
+ * returns their length; n < 0 for none (absent, `-`, or not kept: the fields of no value). A value
+ * holding a byte outside printable ASCII is not kept either (no real address or user agent does): it
+ * is checked only when not found, since every key remembered was checked before it was kept.
  */
 export function clientFields(kind: i32, s: usize, n: i32, out: usize): usize {
   if (n < 0) n = 0;
@@ -92,7 +106,8 @@ export function clientFields(kind: i32, s: usize, n: i32, out: usize): usize {
     }
     i = (i + 1) & (TABLE_SLOTS - 1);
   }
-  // Not seen: asked of JavaScript, kept, and copied out.
+  // Not seen: unless not kept, asked of JavaScript, kept, and copied out.
+  if (!printable(s, len)) return clientFields(kind, s, -1, out);
   const ip = kind == CLIENT_IP;
   const at = ip ? ipAt : agentAt;
   if ((ip ? ipUsed : agentUsed) * 4 >= TABLE_SLOTS * 3 || at + len + 1 + <usize>MAX_CLIENT_FIELDS_BYTES > (ip ? ipArenaEnd : agentArenaEnd)) {

@@ -540,15 +540,14 @@ function writeRow(rec: usize): void {
 }
 
 /**
- * The length of the client IP or user agent as logged, or -1 for none: absent, `-`, longer than `max`
- * bytes, or holding a byte outside printable ASCII (no real address or user agent does).
+ * The length of the client IP or user agent as logged, or -1 for none: absent, `-`, or longer than
+ * `max` bytes (one holding a byte outside printable ASCII is none too: clientFields checks it).
  */
 function clientLength(rec: usize, f: i32, max: i32): i32 {
   const s = field(rec, f, false);
   if (s < 0) return -1;
   const e = field(rec, f, true);
   if (e - s > max || (e - s == 1 && u8at(<usize>s) == 0x2d)) return -1;
-  for (let i = s; i < e; i++) if (u8at(<usize>i) - 0x20 > 0x5e) return -1;
   return e - s;
 }
 

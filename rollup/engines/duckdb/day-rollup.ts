@@ -81,7 +81,6 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const catalogRule = opts.catalogOnly && opts.catalogFile ? { only: opts.catalogOnly, table: `read_parquet(${sqlString(opts.catalogFile)})` } : null;
   const files = ruledRows(stagedRows(stagedFiles), catalogRule);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
-  await engine.run(`CREATE OR REPLACE TEMP TABLE staged_count AS SELECT source, count(*) AS records FROM ${files} WHERE ${inDay} GROUP BY source`);
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
   // each one's survivor, and what comes out is the losers' row ids. "More than once" is asked of the
   // key's 64-bit hash (cheaper to group and join than strings) and stays exact: a key whose hash is
@@ -104,14 +103,16 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // counted apart (`excluded` below).
   const human = `(SELECT * FROM ${files} WHERE record_rule IS NULL)`;
   const dims = `${platformSql('platform', opts.platforms)}, ${AUDIENCE_SQL.country}, ${AUDIENCE_SQL.os}, ${AUDIENCE_SQL.device_type}, ${AUDIENCE_SQL.browser}`;
+  // The losers, held (a few rows): session_blocks leaves them out, and so does the exact minute check below.
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE losers AS
+    WITH repeated AS (SELECT hash(${key}) AS h FROM ${human} WHERE ${inDay} GROUP BY h HAVING count(*) > 1)
+    SELECT rowid, source FROM (
+      SELECT rowid, source, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
+      FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
+    ) WHERE rn > 1`);
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
-    WITH repeated AS (SELECT hash(${key}) AS h FROM ${human} WHERE ${inDay} GROUP BY h HAVING count(*) > 1),
-    losers AS (
-      SELECT rowid FROM (
-        SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-        FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
-      ) WHERE rn > 1)
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
            ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
            ${minuteOfDay} // 64 AS block,
@@ -125,33 +126,43 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // session's 64-minute blocks: a block with more than MAX pings a minute watched has such a minute;
   // a block with fewer than MAX more pings than minutes has none. Only a session with a block in
   // between (none, on a day of players or of bots that loop fast) has its minutes counted one by one:
-  // the survivors of its keys (every record with one of them, whatever its session), by minute.
+  // its surviving records (those not among the losers), by minute.
   const MAX = MAX_PINGS_PER_SESSION_MINUTE;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE rate_blocks AS
-    SELECT session, sum(pings) AS pings, bit_count(bit_or(minutes))::BIGINT AS minutes FROM session_blocks
+    SELECT session, bool_or(sum(pings) > ${MAX} * bit_count(bit_or(minutes))::BIGINT) OVER (PARTITION BY session) AS caught FROM session_blocks
     GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX}`);
-  await engine.run(`CREATE OR REPLACE TEMP TABLE caught_sessions AS SELECT DISTINCT session FROM rate_blocks WHERE pings > ${MAX} * minutes`);
-  await engine.run('CREATE OR REPLACE TEMP TABLE rate_candidates AS SELECT DISTINCT session FROM rate_blocks WHERE session NOT IN (SELECT session FROM caught_sessions)');
-  const [candidates] = await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_candidates');
-  if (Number(candidates!.n) > 0) {
-    await engine.run(`
-      INSERT INTO caught_sessions
-      WITH keys AS (SELECT DISTINCT hash(${key}) AS h FROM ${human} AS s SEMI JOIN rate_candidates USING (session) WHERE ${inDay}),
-      survivors AS (
-        SELECT session, minute FROM (
-          SELECT session, ${minuteOfDay} AS minute, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
-          FROM ${human} AS s SEMI JOIN keys ON hash(${key}) = keys.h WHERE ${inDay})
-        WHERE rn = 1)
-      SELECT DISTINCT session FROM survivors SEMI JOIN rate_candidates USING (session)
-      GROUP BY session, minute HAVING count(*) > ${MAX}`);
-  }
+  // One read of the staged rows for everything automated traffic needs: the records a rule caught on
+  // their own, and every record of a session the blocks caught or left undecided (duplicates
+  // included), each with its staged columns (its rejects line, if it is left out).
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE suspect AS
+    SELECT record_rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, ${minuteOfDay} AS minute, rowid
+    FROM ${files} WHERE ${inDay} AND (record_rule IS NOT NULL OR session IN (SELECT session FROM rate_blocks))`);
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE caught_sessions AS
+    SELECT DISTINCT session FROM rate_blocks WHERE caught
+    UNION
+    SELECT DISTINCT session FROM (
+      SELECT session FROM suspect AS s ANTI JOIN losers USING (rowid)
+      WHERE record_rule IS NULL AND session IN (SELECT session FROM rate_blocks WHERE NOT caught)
+      GROUP BY session, minute HAVING count(*) > ${MAX})`);
+  // The day's staged records by source, without another read: each is a record a rule caught on its
+  // own (in suspect), a losing duplicate, or a survivor counted in session_blocks (its caught sessions
+  // not yet removed).
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE staged_count AS
+    SELECT source, sum(n)::BIGINT AS records FROM (
+      SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source
+      UNION ALL SELECT source, count(*) AS n FROM losers GROUP BY source
+      UNION ALL SELECT source, count(*) AS n FROM suspect WHERE record_rule IS NOT NULL GROUP BY source)
+    GROUP BY source`);
   // Every record left out as automated traffic, duplicates included, with its rule and its staged
-  // columns (its rejects line); then the caught sessions' blocks go, so that no table below counts them.
+  // columns; then the caught sessions' blocks go, so that no table below counts them.
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE excluded AS
-    SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, ${minuteOfDay} AS minute
-    FROM ${files} WHERE ${inDay} AND (record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions))`);
+    SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, minute
+    FROM suspect WHERE record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions)`);
   await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
