@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
 FILE ?= -
 
-.PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench bench-scale busy-day soak docs clean
+.PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench bench-drift bench-scale busy-day soak docs clean
 
 help:
 	@echo "make demo                 generate a sample day under ./data and run pingroll on it"
@@ -18,6 +18,7 @@ help:
 	@echo "make rollup-stale          the days late data changed since they were published"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                every benchmark; writes .bench/benchmarks.md (copy it to docs/ to publish)"
+	@echo "make bench-drift          the small-object day against a pinned commit and the DuckDB baseline; fails past 10% below the recorded ratios"
 	@echo "make bench-scale          200k to 16M log objects a day from a synthetic S3 endpoint, 1 to 64 shards (an hour or more)"
 	@echo "make busy-day             50M pings through make rollup, once: time and peak RSS"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"
@@ -134,6 +135,11 @@ bench: build
 # shards one after another, the day's rollup, ten days in a row (an hour or more; BENCH_SCALE_SIZES,
 # BENCH_SCALE_SHARDS, BENCH_SCALE_DAYS, BENCH_SCALE_NEW pick less). Its tables go to .bench/scale.md
 # (docs/scale.md is a published copy).
+# The guard against drift alone: the small-object day against a pinned commit and the DuckDB
+# baseline; fails when a ratio falls more than 10% below docs/benchmarks.md's drift-guard line.
+bench-drift: build
+	node dist/bench/drift-guard.js
+
 bench-scale: build
 	@mkdir -p .bench
 	node dist/bench/scale-bench.js > .bench/scale.md

@@ -13,6 +13,7 @@ import { gitRevision } from '../infra/version.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 const BENCHES = [
+  { title: 'Drift guard', script: 'dist/bench/drift-guard.js', about: 'The small-object day through `make rollup`, cold, against a pinned earlier commit built beside the checkout and against the DuckDB baseline, interleaved passes; fails when either speed ratio is more than 10% below the figure docs/benchmarks.md records (its drift-guard line).' },
   { title: 'Parser', script: 'dist/bench/parser-bench.js', about: 'The access-log scanner against the regex AWS documents for Athena and against a raw newline scan (the floor), on one generated day, interleaved passes.' },
   { title: 'Daily job', script: 'dist/bench/job-bench.js', about: '`pingroll rollup` as cron runs it (a cold process) against DuckDB running the Athena regex and the same rollup SQL, on the same files, interleaved passes; the tables checked row for row against the generator\'s truth; then a 20M-ping day through the rollup stage.' },
   { title: 'Parsing threads', script: 'dist/bench/parse-threads-bench.js', about: 'The parse stage alone, without DuckDB (the job bench\'s day, 4 times over): the run\'s own thread against 1 and 2 parsing threads, each pass a cold process, interleaved passes.' },

@@ -1,0 +1,96 @@
+/**
+ * The guard against drift (issue #42): the small-object day (~2,000 objects, ~540k records) through
+ * `make rollup` as cron runs it (a cold process, a fresh output), against the same command in a
+ * pinned earlier commit built beside the checkout (`.bench/pinned-<commit>/`, a git worktree), and
+ * against the DuckDB baseline (duckdb-regex-baseline.ts), interleaved passes. Each ratio is a speed
+ * (the other's time over this checkout's: above 1, this one is faster), the median of the passes'.
+ *
+ * It fails (exit 1) when either ratio is more than 10% below the figure docs/benchmarks.md records
+ * for it, in its line `<!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio> -->`: each change
+ * measured alone as "no slower" let the day slide 36% before (issue #42). Passes: BENCH_PASSES (5).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { median, ROOT } from './cold-run.js';
+import { benchLogDir } from './job-bench.js';
+
+const DAY = '2026-11-01';
+/** How far below the recorded figure a ratio may fall before the guard fails. */
+const TOLERANCE = 0.1;
+
+/** The figures docs/benchmarks.md records: the pinned commit, and each ratio. */
+export function recordedFigures(page: string): { commit: string; pinned: number; duckdb: number } {
+  const m = /<!-- drift-guard: pinned ([0-9a-f]{7,40}) ([0-9.]+); duckdb ([0-9.]+) -->/.exec(page);
+  if (!m) throw new Error('docs/benchmarks.md has no line <!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio> -->: the guard has nothing to hold the day to');
+  return { commit: m[1]!, pinned: Number(m[2]), duckdb: Number(m[3]) };
+}
+
+/** Whether each measured ratio is within TOLERANCE of its recorded figure; one line each that is not. */
+export function drifted(measured: { pinned: number; duckdb: number }, recorded: { commit: string; pinned: number; duckdb: number }): string[] {
+  const out: string[] = [];
+  if (measured.pinned < recorded.pinned * (1 - TOLERANCE)) out.push(`the small-object day is ${measured.pinned.toFixed(2)}x the speed of ${recorded.commit}, below the recorded ${recorded.pinned.toFixed(2)}x by more than ${TOLERANCE * 100}%`);
+  if (measured.duckdb < recorded.duckdb * (1 - TOLERANCE)) out.push(`the small-object day is ${measured.duckdb.toFixed(2)}x the DuckDB baseline's speed, below the recorded ${recorded.duckdb.toFixed(2)}x by more than ${TOLERANCE * 100}%`);
+  return out;
+}
+
+function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): number {
+  const started = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} in ${cwd} failed (exit ${r.status}): ${(r.stderr ?? '').slice(-1500)}`);
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** The pinned commit checked out and built beside the checkout, once (its own `npm ci`, from its own lock). */
+function pinnedCheckout(commit: string): string {
+  const dir = join(ROOT, BENCH_DIR, `pinned-${commit}`);
+  if (existsSync(join(dir, 'dist', '.built'))) return dir;
+  if (spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: ROOT }).status !== 0) {
+    throw new Error(`commit ${commit} (docs/benchmarks.md's drift-guard line) is not in this clone's history; fetch it (git fetch --unshallow) and run again`);
+  }
+  spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: ROOT });
+  run('git', ['worktree', 'add', '--detach', dir, commit], ROOT);
+  process.stderr.write(`drift guard: building ${commit} in ${dir} (once)\n`);
+  run('make', ['-s', 'build'], dir);
+  return dir;
+}
+
+/** `make rollup` of the day in `checkout`, cold, into a fresh output: its wall time. */
+function rollup(checkout: string, logs: string, out: string): number {
+  spawnSync('rm', ['-rf', out]);
+  return run('make', ['-s', 'rollup', `DATE=${DAY}`], checkout, { PINGROLL_LOGS: logs, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` });
+}
+
+async function main(): Promise<void> {
+  const recorded = recordedFigures(readFileSync(join(ROOT, 'docs', 'benchmarks.md'), 'utf8'));
+  const pinned = pinnedCheckout(recorded.commit);
+  const { dir: shards } = await benchLogDir(540_000);
+  const logs = join(ROOT, await rechunkedLogDir(shards, 2000));
+  const passes = Number(process.env.BENCH_PASSES ?? 5);
+  const ratios: Array<{ pinned: number; duckdb: number; ours: number }> = [];
+  for (let p = 0; p < passes; p++) {
+    const ours = rollup(ROOT, logs, join(ROOT, BENCH_DIR, 'drift-ours'));
+    const then = rollup(pinned, logs, join(ROOT, BENCH_DIR, 'drift-pinned'));
+    spawnSync('rm', ['-rf', join(ROOT, BENCH_DIR, 'drift-baseline')]);
+    const duckdb = run(process.execPath, [join(ROOT, 'dist/bench/duckdb-regex-baseline.js'), logs, DAY, join(ROOT, BENCH_DIR, 'drift-baseline')], ROOT);
+    ratios.push({ ours, pinned: then / ours, duckdb: duckdb / ours });
+    process.stderr.write(`drift guard: pass ${p + 1}/${passes}\n`);
+  }
+  const measured = { pinned: median(ratios.map((r) => r.pinned)), duckdb: median(ratios.map((r) => r.duckdb)) };
+  const failures = drifted(measured, recorded);
+  process.stdout.write([
+    `The small-object day through \`make rollup\`, cold, ${passes} interleaved passes, medians of each pass's ratio (above 1: this checkout is faster):`,
+    '',
+    '| against | speed ratio | recorded | floor (recorded less 10%) | |',
+    '|---|---:|---:|---:|---|',
+    `| ${recorded.commit} (built in .bench/pinned-${recorded.commit}/) | ${measured.pinned.toFixed(2)}x | ${recorded.pinned.toFixed(2)}x | ${(recorded.pinned * (1 - TOLERANCE)).toFixed(2)}x | ${measured.pinned < recorded.pinned * (1 - TOLERANCE) ? '**drifted**' : 'held'} |`,
+    `| DuckDB: Athena regex + the same dedupe and rollup SQL | ${measured.duckdb.toFixed(2)}x | ${recorded.duckdb.toFixed(2)}x | ${(recorded.duckdb * (1 - TOLERANCE)).toFixed(2)}x | ${measured.duckdb < recorded.duckdb * (1 - TOLERANCE) ? '**drifted**' : 'held'} |`,
+    '',
+    `This checkout's run: ${median(ratios.map((r) => r.ours)).toFixed(2)} s.`,
+  ].join('\n') + '\n');
+  for (const f of failures) process.stderr.write(`drift guard: ${f}; find the change with git bisect, or record the new figure in docs/benchmarks.md's drift-guard line if it was meant\n`);
+  if (failures.length) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
