@@ -72,7 +72,8 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
       // published with was checked then.
       const settings = await settingsOf(config, backends, run);
-      if ((await readManifest(backends.store, day))?.settings !== settings) await run.episodeCatalog(db);
+      const published = await readManifest(backends.store, day);
+      if (published?.settings !== settings) await run.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
         : await ingest(config, backends, run, db, { ...opts, asked: [day], tables });
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
@@ -82,7 +83,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       await allEnded([settle, async () => {
         // Nothing new for the day (no batch or scan, the same settings, state and unreadable objects):
         // it stays as published, and the check is recorded (status and the next publication say when).
-        const asIs = await publishedAsIs(backends, run, day, { ...read, listed }, settings);
+        const asIs = await publishedAsIs(run, published, day, { ...read, listed }, settings);
         if (asIs) {
           await recordCheck(backends.store, day, run.id);
           log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.finishedAt, pings: asIs.pings });

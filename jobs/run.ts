@@ -4,7 +4,7 @@
  * quarantine loaded, a day a killed run left half published completed, what dead runs left removed;
  * then the job's work, holding a `Run`; then the work folder and the lock let go.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DayPublisher } from '../export/publisher.js';
@@ -91,28 +91,29 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
     if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
     let catalog: Promise<EpisodeCatalog | null> | null = null;
     let catalogSha: Promise<string | null> | null = null;
+    // The catalog's bytes as fetched once this run (fetching it fails as a bad catalog does: exit 2).
+    let catalogFile: Promise<string> | null = null;
+    const fetchedCatalog = (): Promise<string> => (catalogFile ??= (async () => {
+      const file = join(dir, 'episode-catalog-fetched.csv');
+      await backends.episodes!.fetch(file);
+      return file;
+    })());
     return await fn({
       id, log, fence, store, ledger, quarantine, closes, publisher, dir, shard, version: codeVersion(),
       writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined, closes),
       episodeCatalog: (db) => {
         const source = backends.episodes;
         if (!source) return Promise.resolve(null);
-        catalog ??= loadEpisodeCatalog(db, source, dir).then((c) => {
+        // Checked from the copy fetched for its digest: one read of the catalog a run.
+        catalog ??= fetchedCatalog().then((file) => loadEpisodeCatalog(db, { url: source.url, fetch: (dest) => copyFile(file, dest) }, dir)).then((c) => {
           log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
           return c;
         });
         return catalog;
       },
       episodeCatalogSha: () => {
-        const source = backends.episodes;
-        if (!source) return Promise.resolve(null);
-        catalogSha ??= (async () => {
-          const file = join(dir, 'episode-catalog-digest.csv');
-          await source.fetch(file);
-          const sha = await sha256Of(file);
-          await rm(file, { force: true });
-          return sha;
-        })();
+        if (!backends.episodes) return Promise.resolve(null);
+        catalogSha ??= fetchedCatalog().then(sha256Of);
         return catalogSha;
       },
       withFolder: async (name, work) => {

@@ -6,7 +6,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayRejects, rejectsKey } from '../../export/day-rejects.js';
-import { dayManifest, inputsChanged, manifestQuarantine, readManifest, type DayManifest } from '../../export/manifest.js';
+import { dayManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
@@ -51,8 +51,7 @@ export async function settingsOf(config: Config, backends: Backends, run: Run): 
  * table scans, the same settings (daySettings), the same state and the same unreadable objects; else
  * null. Such a day is left as it is (no DuckDB, no warehouse load): the run says it checked it.
  */
-export async function publishedAsIs(backends: Backends, run: Run, day: string, ingest: IngestReport, settings: string, now = new Date()): Promise<DayManifest | null> {
-  const manifest = await readManifest(backends.store, day);
+export async function publishedAsIs(run: Run, manifest: DayManifest | null, day: string, ingest: IngestReport, settings: string, now = new Date()): Promise<DayManifest | null> {
   if (!manifest || manifest.settings !== settings) return null;
   if (inputsChanged(manifest, (await run.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
   if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return null;
