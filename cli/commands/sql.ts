@@ -17,11 +17,9 @@ function cell(v: unknown): string | number | null {
  * embedded file is opened read-only: a running job is never blocked, and nothing is changed).
  */
 export async function sqlCommand(config: Config, sql: string, format = 'table'): Promise<string> {
-  if (!REPORT_FORMATS.includes(format as ReportFormat)) throw new ConfigError(`--format=${format} is not one of ${REPORT_FORMATS.join(', ')}`);
-  const wh = await warehouseFor(config);
-  if (!wh) throw new ConfigError('pingroll sql reads the warehouse; PINGROLL_WAREHOUSE is none');
+  const wh = await queriedWarehouse(config, format);
   try {
-    return formatRows(await (wh as DuckDbWarehouse | RedshiftWarehouse).query<Record<string, unknown>>(sql), format as ReportFormat);
+    return formatRows(await wh.query<Record<string, unknown>>(sql), format as ReportFormat);
   } finally {
     await wh.close();
   }
@@ -35,9 +33,7 @@ export async function sqlCommand(config: Config, sql: string, format = 'table'):
  */
 export async function sqlPrompt(config: Config, format = 'table', io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; interactive: boolean }
   = { input: process.stdin, output: process.stdout, interactive: Boolean(process.stdin.isTTY) }): Promise<string> {
-  if (!REPORT_FORMATS.includes(format as ReportFormat)) throw new ConfigError(`--format=${format} is not one of ${REPORT_FORMATS.join(', ')}`);
-  const wh = await warehouseFor(config);
-  if (!wh) throw new ConfigError('pingroll sql reads the warehouse; PINGROLL_WAREHOUSE is none');
+  const wh = await queriedWarehouse(config, format);
   const { createInterface } = await import('node:readline');
   const rl = createInterface({ input: io.input, output: io.interactive ? io.output : undefined, terminal: io.interactive });
   const say = (text: string): void => void io.output.write(text);
@@ -59,7 +55,7 @@ export async function sqlPrompt(config: Config, format = 'table', io: { input: N
         continue;
       }
       try {
-        say(formatRows(await (wh as DuckDbWarehouse | RedshiftWarehouse).query<Record<string, unknown>>(statement), format as ReportFormat));
+        say(formatRows(await wh.query<Record<string, unknown>>(statement), format as ReportFormat));
       } catch (err) {
         failed++;
         say(`error: ${(err as Error).message.split('\n')[0]}\n`);
@@ -76,6 +72,14 @@ export async function sqlPrompt(config: Config, format = 'table', io: { input: N
   // Piped statements that failed make the command fail (exit 1), as one statement would.
   if (!io.interactive && failed) throw new Error(`${failed} statement(s) failed; their errors are above`);
   return '';
+}
+
+/** The configured warehouse, once the format is known good (a bad one, or no warehouse: exit 2). */
+async function queriedWarehouse(config: Config, format: string): Promise<DuckDbWarehouse | RedshiftWarehouse> {
+  if (!REPORT_FORMATS.includes(format as ReportFormat)) throw new ConfigError(`--format=${format} is not one of ${REPORT_FORMATS.join(', ')}`);
+  const wh = await warehouseFor(config);
+  if (!wh) throw new ConfigError('pingroll sql reads the warehouse; PINGROLL_WAREHOUSE is none');
+  return wh as DuckDbWarehouse | RedshiftWarehouse;
 }
 
 /** Rows as the format prints them: a table (numbers to the right, NULL said), CSV (cells neutralized as every CSV pingroll writes) or JSON. */

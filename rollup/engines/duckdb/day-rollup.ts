@@ -15,7 +15,7 @@ import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
-import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../invalid-rejects.js';
 
 /**
@@ -54,6 +54,17 @@ export function survivorsSql(files: string, day: string, catalog: CatalogRule | 
     SELECT * FROM survived WHERE session NOT IN (SELECT session FROM caught))`;
 }
 
+/**
+ * What PINGROLL_CATALOG_ONLY keeps `what`'s pings to (rules.ts ruledRows): the checked catalog's
+ * Parquet file; none when it is off. Set without a catalog is a fault of the caller (the
+ * configuration refuses it).
+ */
+export function catalogRuleFor(only: CatalogOnly | null | undefined, catalogFile: string | null | undefined, what: string): CatalogRule | null {
+  if (!only) return null;
+  if (!catalogFile) throw new Error(`${what} keeps pings to the episode catalog (PINGROLL_CATALOG_ONLY=${only}) but was given none`);
+  return { only, table: `read_parquet(${sqlString(catalogFile)})` };
+}
+
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */
   tables: Record<TableName, string>;
@@ -72,14 +83,12 @@ export interface DayRollup {
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
   outcomes: Record<string, Record<string, number>>, opts: RollupSettings & { catalogFile?: string | null } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
-  if (opts.catalogOnly && !opts.catalogFile) throw new Error(`the rollup of ${day} keeps pings to the episode catalog (PINGROLL_CATALOG_ONLY=${opts.catalogOnly}) but was given none`);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
   // faster than a (filename, row) struct (the dedupe statement: 233 ms against 245 ms, medians of 12
   // interleaved runs).
   // With PINGROLL_CATALOG_ONLY, each row's rule is the catalog's when the bot list has none (rules.ts).
-  const catalogRule = opts.catalogOnly && opts.catalogFile ? { only: opts.catalogOnly, table: `read_parquet(${sqlString(opts.catalogFile)})` } : null;
-  const files = ruledRows(stagedRows(stagedFiles), catalogRule);
+  const files = ruledRows(stagedRows(stagedFiles), catalogRuleFor(opts.catalogOnly, opts.catalogFile, `the rollup of ${day}`));
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
   // each one's survivor, and what comes out is the losers' row ids. "More than once" is asked of the

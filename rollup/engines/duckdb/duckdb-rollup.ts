@@ -5,10 +5,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
-import { sqlString } from '../../../lib/duckdb-engine.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
-import { TABLES, type CatalogRule, type RollupSettings } from '../../rules.js';
-import { rollupDay } from './day-rollup.js';
+import { TABLES, type RollupSettings } from '../../rules.js';
+import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay, type DayAdjustment } from './adjustments.js';
 import { emptyOf } from '../../output-file.js';
@@ -37,21 +36,13 @@ export class DuckDbRollup implements RollupEngine {
 
   async adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
     await db.run('DROP TABLE IF EXISTS adjustments');
-    for (const d of days) await adjustDay(db, d, 'adjustments', this.catalogRule(catalog));
+    for (const d of days) await adjustDay(db, d, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${d.day}`));
     const rows = days.length ? 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id' : emptyOf('statement_adjustments');
     return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
   }
 
   async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, _run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
-    const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)) })), tz, this.catalogRule(catalog));
+    const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)) })), tz, catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the rollup of ${month}`));
     return { file: await writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz), loaded: false };
-  }
-
-  /** What PINGROLL_CATALOG_ONLY keeps pings to (rules.ts ruledRows): `catalog`'s file; none when off. */
-  private catalogRule(catalog: EpisodeCatalog | null): CatalogRule | null {
-    const only = this.settings.catalogOnly ?? null;
-    if (!only) return null;
-    if (!catalog) throw new Error(`pings are kept to the episode catalog (PINGROLL_CATALOG_ONLY=${only}) but the rollup was given none`);
-    return { only, table: `read_parquet(${sqlString(catalog.file)})` };
   }
 }
