@@ -1,7 +1,7 @@
 /**
  * A day's rejects (contract §6, §10): every record of the day that is not a ping, with its reason, from
- * every batch that staged some, and the pings its rollup left out as automated traffic, as one gzip file at `_runs/dt=<day>/rejects.jsonl.gz`, published with
- * the day.
+ * every batch that staged some, and the pings its rollup left out as automated traffic, as one gzip
+ * file at `_runs/dt=<day>/rejects.jsonl.gz`, published with the day.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
