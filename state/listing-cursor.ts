@@ -129,10 +129,15 @@ export class ListingCursor {
   /** Seals `toSeal` and saves the state after the planned listing, once everything it found is committed; how many slices were sealed anew. */
   async settle(toSeal: readonly SliceTally[], fence?: () => Promise<void>): Promise<number> {
     const next = this.next();
-    if (JSON.stringify(next) === JSON.stringify(this.state) && toSeal.length === 0) return 0;
+    const moved = JSON.stringify(next) !== JSON.stringify(this.state);
+    // Only what changed is written: a run that found nothing new (every slice sealed as it saw it, the
+    // window where it was) writes nothing here.
+    const unsealed: SliceTally[] = [];
+    for (const t of toSeal) if (!await this.seals.matches(t)) unsealed.push(t);
+    if (!moved && unsealed.length === 0) return 0;
     await fence?.();
-    const sealed = await this.seals.sealAll(toSeal);
-    await saveListing(this.store, next, this.key);
+    const sealed = await this.seals.sealAll(unsealed);
+    if (moved) await saveListing(this.store, next, this.key);
     return sealed;
   }
 }

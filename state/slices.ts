@@ -16,7 +16,7 @@
  * A key whose name holds no delivery time (a file of another layout) is in no minute: it belongs to
  * one of UNDATED_BUCKETS by a hash of the key, and is listed only by a full listing.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** One slice's length: ten minutes of delivery time. */
 export const SLICE_MS = 600_000;
@@ -54,7 +54,7 @@ export function sliceOf(key: string): SliceOf {
 }
 
 function undatedBucket(key: string): number {
-  return createHash('sha1').update(key).digest()[0]! % UNDATED_BUCKETS;
+  return hash('sha1', key, 'buffer')[0]! % UNDATED_BUCKETS;
 }
 
 /**
@@ -66,7 +66,7 @@ export function shardOfKey(key: string, count: number): number {
   if (count === 1) return 0;
   const { number } = sliceOf(key);
   if (number !== null) return ((number % count) + count) % count;
-  return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+  return hash('sha1', key, 'buffer').readUInt32BE(0) % count;
 }
 
 /** Characters of a delivery-time name that make its slice's key prefix: `YYYY-MM-DD-hh-m`. */

@@ -5,7 +5,7 @@
 import { BATCHES, DAYS, INTENTS, Ledger, PARSED, STAGING } from '../../state/ledger.js';
 import { removeLeftovers } from '../../state/leftovers.js';
 import { PUBLISH_PREFIX } from '../../export/publish-journal.js';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -281,9 +281,17 @@ describe('the daily job over a directory', () => {
     await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     const first = await readDay(join(r, 'out'), DAY);
     const manifest = await readFile(join(r, 'out', '_runs', `dt=${DAY}`, 'manifest.json'), 'utf8');
+    // The run state as each file was last written (the lock and the check records aside: those change).
+    const written = async (): Promise<string[]> => (await Promise.all((await readdir(join(r, 'out', '_state'), { recursive: true }))
+      .filter((f) => !/^(lock|checks)(\/|$)/.test(f)).sort()
+      .map(async (f) => { const st = await stat(join(r, 'out', '_state', f)); return st.isFile() ? `${f} ${st.mtimeMs}` : ''; }))).filter(Boolean);
+    const before = await written();
+    expect(before.filter((f) => f.startsWith('seals/')).length).toBeGreaterThan(0);
     const log = memoryLog();
     const again = await runDay(dirConfig(r), { day: DAY, log });
     expect(again.parsedObjects).toBe(0);
+    // Nothing written again: no seal, no listing state.
+    expect(await written()).toEqual(before);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(first);
     const wh = join(r, 'wh.duckdb');
     expect(await query(`SELECT count(*) AS n FROM daily_episode_stats`, wh)).toEqual([{ n: first.episodes.length }]);
