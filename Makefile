@@ -53,8 +53,9 @@ $(WASM): ingest/access-log/wasm/access-log.as.ts $(wildcard ingest/access-log/wa
 	@$(BIN)/asc $< -O3 --runtime stub --enable simd --noAssert -o $@
 
 # The compiled program. The commands users run (rollup, backfill, parse, demo) depend on this file, so
-# they compile only when a TypeScript source, the config, this Makefile or the dependencies changed since the last
-# build; otherwise they start the program at once. `make build` and `make test` always type-check.
+# they compile only when a TypeScript source, the config, this Makefile or the dependencies changed
+# since the last build; otherwise they start the program at once. `make build` and `make test` always
+# type-check.
 # deploy/ (the CDK app, its own package and its own node_modules) is no part of the program.
 TS_SOURCES := $(shell find . \( -name node_modules -o -path ./dist -o -path './.*' -o -path ./data -o -path ./deploy \) -prune -o -name '*.ts' ! -name '*.as.ts' -print)
 BUILT := dist/.built
