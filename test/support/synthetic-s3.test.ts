@@ -21,6 +21,7 @@ import { projectFile } from '../../lib/project-file.js';
 import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
+import { MAX_PINGS_PER_SESSION_MINUTE } from '../../rollup/rules.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { tempRoots } from './job-fixture.js';
 import { cli } from './cli.js';
@@ -192,6 +193,45 @@ describe('the synthetic S3 endpoint', () => {
     const part = await client.send(new GetObjectCommand({ Bucket: 'logs', Key: EXPECTED[5], Range: 'bytes=10-19' }));
     expect([part.ContentRange, Buffer.from(await bodyOf(part)).toString()]).toEqual([`bytes 10-19/${whole.length}`, Buffer.from(whole.subarray(10, 20)).toString()]);
     await expect(client.send(new GetObjectCommand({ Bucket: 'logs', Key: 'logs/2026-11-01-00-00-00-0000000000000001' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+  });
+
+  it('sends each session\'s pings a minute apart from a browser, as a player does, at a busy day\'s density too', async () => {
+    // 150,000 pings a day, 104 a minute: consecutive records in one session would be dozens a minute,
+    // and pingroll would leave every such session out as automated traffic (contract §10).
+    const busy = await startSyntheticS3({ days: [{ day: '2026-11-03', count: 3000 }], prefix: 'b/', dir: root(), recordsPerObject: 50, logBucket: 'logs', outputBucket: 'out' });
+    try {
+      const rows: string[] = [];
+      const parser = new ObjectParser({ pingKeys: ['p.gif'], dir: root(), name: 'busy', partBytes: 1 << 30, onPart: (path) => { rows.push(path); } });
+      const keys = Array.from({ length: 3000 }, (_, i) => `b/${nameStamp(Date.parse('2026-11-03T00:00:00Z') + Math.floor((i * DAY_MS) / 3000))}-${i.toString(16).toUpperCase().padStart(16, '0')}`);
+      for (let i = 0; i < keys.length; i += 100) {
+        const bodies = await Promise.all(keys.slice(i, i + 100).map(async (key) => new Uint8Array(await (await fetch(`${busy.url}/logs/${key}`)).arrayBuffer())));
+        bodies.forEach((bytes, k) => parser.parse({ index: i + k, key: keys[i + k]!, day: '2026-11-03', bytes }));
+      }
+      parser.flush();
+      const csv = await readFile(rows[0]!);
+      const perMinute = new Map<string, number>();
+      const sessions = new Set<string>();
+      let pings = 0, ruled = 0;
+      for (let s = 0; s < csv.length;) {
+        const e = csv.indexOf(0x0a, s) + 1;
+        const p = parseStagedRow(csv, s, e);
+        if (p.agentRule !== null) ruled++;
+        const k = `${p.session} ${Math.floor(p.eventTimeMs / 60_000)}`;
+        perMinute.set(k, (perMinute.get(k) ?? 0) + 1);
+        sessions.add(p.session);
+        pings++;
+        s = e;
+      }
+      expect(pings).toBe(150_000);
+      // Its user agent is a browser's, on no bot list.
+      expect(ruled).toBe(0);
+      expect([...perMinute.values()].reduce((a, b) => Math.max(a, b), 0)).toBeLessThanOrEqual(MAX_PINGS_PER_SESSION_MINUTE);
+      // Half-hour sessions: 30 pings each (the day's last few fewer).
+      expect(sessions.size).toBeGreaterThanOrEqual(5000);
+      expect(sessions.size).toBeLessThan(5000 + 105);
+    } finally {
+      await busy.close();
+    }
   });
 
   it('keeps the output bucket on disk: conditional writes, ranges, copies, deletes, listings', async () => {
