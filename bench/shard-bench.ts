@@ -37,7 +37,9 @@ async function run(logs: string, shards: number | null): Promise<{ run: Run; tab
   if (shards === null) {
     rollup = await together([['rollup', '--date', DAY]], env);
   } else {
-    ingest = await together(Array.from({ length: shards }, (_, i) => ['ingest', '--shard', `${i}/${shards}`]), env);
+    // With the day, as cron gives it: without, a shard lists only the delivery days a run has asked for
+    // (contract §8), and this day's logs, older than the listing's window, were passed over.
+    ingest = await together(Array.from({ length: shards }, (_, i) => ['ingest', '--shard', `${i}/${shards}`, '--date', DAY]), env);
     rollup = await together([['rollup', '--date', DAY, '--no-ingest']], env);
   }
   return { run: { ingest, rollup, total: ingest + rollup }, tables: await readDay(join(OUT, 'out'), DAY) };
