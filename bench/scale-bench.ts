@@ -209,7 +209,9 @@ function stagedRowsSql(count: number, from: number, to: number): string {
   const hex = (x: string, d: number): string => `lower(lpad(to_hex(${x}), ${d}, '0'))`;
   const delivered = `(${DAY_START} + (i * ${DAY_MS}) // ${count})`;
   const at = `greatest(${DAY_START}, ${delivered} - (2 + i % 57) * 1000 - i % 1000)`;
-  const s = '(i // 30)';
+  // A session: every minute-th record, 30 of them, as the endpoint makes them (synthetic-s3.ts, body).
+  const minute = Math.max(1, Math.ceil((60_000 * count) / DAY_MS));
+  const s = `((i // ${minute * 30}) * ${minute} + i % ${minute})`;
   return `SELECT 's3' AS source, 's' || (1000 + ${s} % 40) AS series, 'e' || (10 + (${s} // 40) % 12) AS episode,
       ${hex(String(dnum), 8)} || '-5e55-4000-8000-' || ${hex(s, 12)} AS session, 'u' || (1000000 + ${s} % 900000) AS user_id,
       ${hex(String(dnum), 8)} || '-0000-4000-8000-' || ${hex('i', 12)} AS ping_id, ((${at}) // 1000) * 1000 AS event_ms,
