@@ -42,7 +42,7 @@ import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
 import { gitRevision } from '../infra/version.js';
 import { availableParallelism } from 'node:os';
-import type { Stats } from '../test/support/synthetic-s3.js';
+import { recordsAMinute, type Stats } from '../test/support/synthetic-s3.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DAY = '2026-11-01';
@@ -210,7 +210,7 @@ function stagedRowsSql(count: number, from: number, to: number): string {
   const delivered = `(${DAY_START} + (i * ${DAY_MS}) // ${count})`;
   const at = `greatest(${DAY_START}, ${delivered} - (2 + i % 57) * 1000 - i % 1000)`;
   // A session: every minute-th record, 30 of them, as the endpoint makes them (synthetic-s3.ts, body).
-  const minute = Math.max(1, Math.ceil((60_000 * count) / DAY_MS));
+  const minute = recordsAMinute(count, 1);
   const s = `((i // ${minute * 30}) * ${minute} + i % ${minute})`;
   return `SELECT 's3' AS source, 's' || (1000 + ${s} % 40) AS series, 'e' || (10 + (${s} // 40) % 12) AS episode,
       ${hex(String(dnum), 8)} || '-5e55-4000-8000-' || ${hex(s, 12)} AS session, 'u' || (1000000 + ${s} % 900000) AS user_id,
