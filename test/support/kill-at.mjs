@@ -31,7 +31,8 @@ if (spec?.startsWith('event:')) {
 } else if (spec?.startsWith('store:')) {
   const [, op, prefix, tail] = spec.split(':');
   const { when, hit } = counter(tail);
-  const { DirectoryObjectStore } = await import(new URL('../../dist/state/object-store/directory-object-store.js', import.meta.url));
+  // The program's own class: the bundle's entry for it shares the chunk the CLI loads (Makefile, BUNDLE).
+  const { DirectoryObjectStore } = await import(new URL('../../dist/bundle/directory-object-store.js', import.meta.url));
   const original = DirectoryObjectStore.prototype[op];
   DirectoryObjectStore.prototype[op] = async function (...args) {
     const key = op === 'move' ? args[1] : args[0];
