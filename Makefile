@@ -65,19 +65,19 @@ BUILT := dist/.built
 # chunks loaded when it runs), so a run reads a few files where it read a hundred (issue #42). The
 # directory store is an entry of its own, the class the program uses: the tests' kill points
 # (test/support/kill-at.mjs) wrap its methods.
-BUNDLE := $(BIN)/esbuild dist/cli/main.js dist/ingest/batch/parse-worker.js dist/state/object-store/directory-object-store.js \
+define compile
+@$(BIN)/tsc -p tsconfig.json
+@rm -rf dist/bundle && $(BIN)/esbuild dist/cli/main.js dist/ingest/batch/parse-worker.js dist/state/object-store/directory-object-store.js \
   --bundle --platform=node --format=esm --packages=external --splitting --outdir=dist/bundle --entry-names=[name] --log-level=warning
+@touch $(BUILT)
+endef
 
 $(BUILT): $(NPM_STAMP) $(WASM) tsconfig.json Makefile $(TS_SOURCES)
-	@$(BIN)/tsc -p tsconfig.json
-	@rm -rf dist/bundle && $(BUNDLE)
-	@touch $@
+	$(compile)
 
-# Quiet, so that `make parse ... | jq` sees only JSON; errors still reach stderr.
+# Always type-checks. Quiet, so that `make parse ... | jq` sees only JSON; errors still reach stderr.
 build: $(NPM_STAMP) $(WASM)
-	@$(BIN)/tsc -p tsconfig.json
-	@rm -rf dist/bundle && $(BUNDLE)
-	@touch $(BUILT)
+	$(compile)
 
 # The deployment (deploy/, an AWS CDK app) is its own package, so that the product's install stays
 # small; the tests synthesize it, so they install it too, exactly as locked.

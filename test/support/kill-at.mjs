@@ -31,7 +31,7 @@ if (spec?.startsWith('event:')) {
 } else if (spec?.startsWith('store:')) {
   const [, op, prefix, tail] = spec.split(':');
   const { when, hit } = counter(tail);
-  // The program's own class: the bundle's entry for it shares the chunk the CLI loads (Makefile, BUNDLE).
+  // The program's own class: the bundle's entry for it shares the chunk the CLI loads (the Makefile's compile).
   const { DirectoryObjectStore } = await import(new URL('../../dist/bundle/directory-object-store.js', import.meta.url));
   const original = DirectoryObjectStore.prototype[op];
   DirectoryObjectStore.prototype[op] = async function (...args) {
