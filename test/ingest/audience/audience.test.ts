@@ -3,7 +3,7 @@
  * of it), another MMDB file by PINGROLL_GEOIP_DB, and what a user agent says of the device and whether
  * the bot list names it; every player user agent the generator sends stays a player.
  */
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,23 @@ describe('territory', () => {
     expect(geo.country(null)).toBe('ZZ');
     // Again, from the cache: the same answers.
     for (const [ip, country] of Object.entries(want)) expect(geo.country(ip), ip).toBe(country);
+  });
+  it('gives every address the country mmdb-lib reads for it afresh (the rows it decoded are remembered, not changed)', () => {
+    const { Reader } = createRequire(import.meta.url)('mmdb-lib') as typeof import('mmdb-lib');
+    const fresh = new Reader(readFileSync(bundledGeoDatabase()));
+    const lookup = new GeoLookup(bundledGeoDatabase());
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 8;
+    const countries = new Set<string>();
+    for (let i = 0; i < 20_000; i++) {
+      const ip = `${(next() % 223) + 1}.${next() % 256}.${next() % 256}.${next() % 256}`;
+      const row = fresh.get(ip) as { country_code?: string } | null;
+      const want = row?.country_code?.toUpperCase() ?? 'ZZ';
+      expect(lookup.country(ip), ip).toBe(want);
+      countries.add(want);
+    }
+    // Addresses all over the space: many countries, each row read from the cache many times.
+    expect(countries.size).toBeGreaterThan(50);
   });
   it('names the shipped database and its build time; PINGROLL_GEOIP_DB takes another MMDB file, and one that is not says so in one line', () => {
     expect(geoDatabase(null)).toEqual({ database: expect.stringMatching(/^@ip-location-db\/iptoasn-country-mmdb@\d/), builtAt: expect.stringMatching(/^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
