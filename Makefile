@@ -22,7 +22,7 @@ help:
 	@echo "make rollup-stale          the days late data changed since they were published"
 	@echo "make parse FILE=<log>     one JSON line per log line: outcome, fields, ping"
 	@echo "make bench                every benchmark; writes .bench/benchmarks.md (copy it to docs/ to publish)"
-	@echo "make bench-drift          the small-object day against a pinned commit and the DuckDB baseline; fails past 10% below the recorded ratios"
+	@echo "make bench-drift          the small-object day against a pinned commit and the DuckDB baseline, a run with nothing to do against node -e 0; fails past 10% off the recorded ratios"
 	@echo "make bench-scale          200k to 16M log objects a day from a synthetic S3 endpoint, 1 to 64 shards (an hour or more)"
 	@echo "make busy-day             50M pings through make rollup, once: time and peak RSS"
 	@echo "make soak                 the reliability soak: runs killed at random, concurrent runs, bad objects"

@@ -5,9 +5,14 @@
  * against the DuckDB baseline (duckdb-regex-baseline.ts), interleaved passes. Each ratio is a speed
  * (the other's time over this checkout's: above 1, this one is faster), the median of the passes'.
  *
- * It fails (exit 1) when either ratio is more than 10% below the figure docs/benchmarks.md records
- * for it, in its line `<!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio> -->`: each change
- * measured alone as "no slower" let the day slide 36% before (issue #42). Passes: BENCH_PASSES (5).
+ * In each pass, after this checkout's run, the same command again finds nothing new (issue #42, item
+ * 1): NOOP_RUNS of it, interleaved with as many `node -e 0`, give the pass's ratio of their medians
+ * (times `node -e 0`: below is faster).
+ *
+ * It fails (exit 1) when either speed ratio is more than 10% below the figure docs/benchmarks.md
+ * records for it, or the run with nothing to do more than 10% above its own, in its line
+ * `<!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio>; noop <ratio> -->`: each change measured
+ * alone as "no slower" let the day slide 36% before (issue #42). Passes: BENCH_PASSES (5).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -17,21 +22,26 @@ import { median, ROOT } from './cold-run.js';
 import { benchLogDir } from './job-bench.js';
 
 const DAY = '2026-11-01';
-/** How far below the recorded figure a ratio may fall before the guard fails. */
+/** How far below the recorded figure a ratio may fall (the run with nothing to do: above) before the guard fails. */
 const TOLERANCE = 0.1;
+/** Runs with nothing to do, and of `node -e 0`, in each pass (each a few tenths of a second). */
+const NOOP_RUNS = 5;
+
+export interface Figures { pinned: number; duckdb: number; noop: number }
 
 /** The figures docs/benchmarks.md records: the pinned commit, and each ratio. */
-export function recordedFigures(page: string): { commit: string; pinned: number; duckdb: number } {
-  const m = /<!-- drift-guard: pinned ([0-9a-f]{7,40}) ([0-9.]+); duckdb ([0-9.]+) -->/.exec(page);
-  if (!m) throw new Error('docs/benchmarks.md has no line <!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio> -->: the guard has nothing to hold the day to');
-  return { commit: m[1]!, pinned: Number(m[2]), duckdb: Number(m[3]) };
+export function recordedFigures(page: string): Figures & { commit: string } {
+  const m = /<!-- drift-guard: pinned ([0-9a-f]{7,40}) ([0-9.]+); duckdb ([0-9.]+); noop ([0-9.]+) -->/.exec(page);
+  if (!m) throw new Error('docs/benchmarks.md has no line <!-- drift-guard: pinned <commit> <ratio>; duckdb <ratio>; noop <ratio> -->: the guard has nothing to hold the day to');
+  return { commit: m[1]!, pinned: Number(m[2]), duckdb: Number(m[3]), noop: Number(m[4]) };
 }
 
 /** Whether each measured ratio is within TOLERANCE of its recorded figure; one line each that is not. */
-export function drifted(measured: { pinned: number; duckdb: number }, recorded: { commit: string; pinned: number; duckdb: number }): string[] {
+export function drifted(measured: Figures, recorded: Figures & { commit: string }): string[] {
   const out: string[] = [];
   if (measured.pinned < recorded.pinned * (1 - TOLERANCE)) out.push(`the small-object day is ${measured.pinned.toFixed(2)}x the speed of ${recorded.commit}, below the recorded ${recorded.pinned.toFixed(2)}x by more than ${TOLERANCE * 100}%`);
   if (measured.duckdb < recorded.duckdb * (1 - TOLERANCE)) out.push(`the small-object day is ${measured.duckdb.toFixed(2)}x the DuckDB baseline's speed, below the recorded ${recorded.duckdb.toFixed(2)}x by more than ${TOLERANCE * 100}%`);
+  if (measured.noop > recorded.noop * (1 + TOLERANCE)) out.push(`a run with nothing to do takes ${measured.noop.toFixed(2)}x \`node -e 0\`, above the recorded ${recorded.noop.toFixed(2)}x by more than ${TOLERANCE * 100}%`);
   return out;
 }
 
@@ -56,9 +66,9 @@ function pinnedCheckout(commit: string): string {
   return dir;
 }
 
-/** `make rollup` of the day in `checkout`, cold, into a fresh output: its wall time. */
-function rollup(checkout: string, logs: string, out: string): number {
-  spawnSync('rm', ['-rf', out]);
+/** `make rollup` of the day in `checkout`, cold, into `out` (a fresh one unless `again`): its wall time. */
+function rollup(checkout: string, logs: string, out: string, again = false): number {
+  if (!again) spawnSync('rm', ['-rf', out]);
   return run('make', ['-s', 'rollup', `DATE=${DAY}`], checkout, { PINGROLL_LOGS: logs, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}` });
 }
 
@@ -68,16 +78,22 @@ async function main(): Promise<void> {
   const { dir: shards } = await benchLogDir(540_000);
   const logs = join(ROOT, await rechunkedLogDir(shards, 2000));
   const passes = Number(process.env.BENCH_PASSES ?? 5);
-  const ratios: Array<{ pinned: number; duckdb: number; ours: number }> = [];
+  const ratios: Array<Figures & { ours: number; idle: number }> = [];
   for (let p = 0; p < passes; p++) {
     const ours = rollup(ROOT, logs, join(ROOT, BENCH_DIR, 'drift-ours'));
+    // The same command again: nothing new.
+    const idle: number[] = [], bare: number[] = [];
+    for (let i = 0; i < NOOP_RUNS; i++) {
+      idle.push(rollup(ROOT, logs, join(ROOT, BENCH_DIR, 'drift-ours'), true));
+      bare.push(run(process.execPath, ['-e', '0'], ROOT));
+    }
     const then = rollup(pinned, logs, join(ROOT, BENCH_DIR, 'drift-pinned'));
     spawnSync('rm', ['-rf', join(ROOT, BENCH_DIR, 'drift-baseline')]);
     const duckdb = run(process.execPath, [join(ROOT, 'dist/bench/duckdb-regex-baseline.js'), logs, DAY, join(ROOT, BENCH_DIR, 'drift-baseline')], ROOT);
-    ratios.push({ ours, pinned: then / ours, duckdb: duckdb / ours });
+    ratios.push({ ours, pinned: then / ours, duckdb: duckdb / ours, idle: median(idle), noop: median(idle) / median(bare) });
     process.stderr.write(`drift guard: pass ${p + 1}/${passes}\n`);
   }
-  const measured = { pinned: median(ratios.map((r) => r.pinned)), duckdb: median(ratios.map((r) => r.duckdb)) };
+  const measured = { pinned: median(ratios.map((r) => r.pinned)), duckdb: median(ratios.map((r) => r.duckdb)), noop: median(ratios.map((r) => r.noop)) };
   const failures = drifted(measured, recorded);
   process.stdout.write([
     `The small-object day through \`make rollup\`, cold, ${passes} interleaved passes, medians of each pass's ratio (above 1: this checkout is faster):`,
@@ -88,6 +104,12 @@ async function main(): Promise<void> {
     `| DuckDB: Athena regex + the same dedupe and rollup SQL | ${measured.duckdb.toFixed(2)}x | ${recorded.duckdb.toFixed(2)}x | ${(recorded.duckdb * (1 - TOLERANCE)).toFixed(2)}x | ${measured.duckdb < recorded.duckdb * (1 - TOLERANCE) ? '**drifted**' : 'held'} |`,
     '',
     `This checkout's run: ${median(ratios.map((r) => r.ours)).toFixed(2)} s.`,
+    '',
+    `The same command again, nothing new (${NOOP_RUNS} runs a pass, interleaved with \`node -e 0\`; issue #42's target: 2.5x):`,
+    '',
+    '| run with nothing to do | x `node -e 0` | recorded | ceiling (recorded plus 10%) | |',
+    '|---|---:|---:|---:|---|',
+    `| ${median(ratios.map((r) => r.idle)).toFixed(3)} s | ${measured.noop.toFixed(2)}x | ${recorded.noop.toFixed(2)}x | ${(recorded.noop * (1 + TOLERANCE)).toFixed(2)}x | ${measured.noop > recorded.noop * (1 + TOLERANCE) ? '**drifted**' : 'held'} |`,
   ].join('\n') + '\n');
   for (const f of failures) process.stderr.write(`drift guard: ${f}; find the change with git bisect, or record the new figure in docs/benchmarks.md's drift-guard line if it was meant\n`);
   if (failures.length) process.exitCode = 1;
