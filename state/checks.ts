@@ -18,6 +18,11 @@ export async function recordCheck(store: ObjectStore, day: string, run: string, 
   await store.put(checkKey(day), Buffer.from(JSON.stringify({ run, at: at.toISOString() } satisfies DayCheck) + '\n'));
 }
 
+/** Forgets the day's check: retention's, for a day that can never be rolled up again. */
+export async function forgetCheck(store: ObjectStore, day: string): Promise<void> {
+  await store.delete(checkKey(day));
+}
+
 /** The day's last check with nothing new; null: none since it was published (or never). */
 export async function lastCheck(store: ObjectStore, day: string): Promise<DayCheck | null> {
   const body = await store.get(checkKey(day));

@@ -1,7 +1,8 @@
 /**
  * Retention (contract §9, `PINGROLL_RETENTION_DAYS`): what pingroll keeps of a day of a closed month
- * only to count it again (its staged pings and rejects, its day index and lists of log objects, and
- * the parsed keys and seals of its delivery day) is deleted once the day is that many days old. What
+ * only to count it again (its staged pings and rejects, its day index and lists of log objects, the
+ * parsed keys and seals of its delivery day, and when a run last checked it) is deleted once the day
+ * is that many days old. What
  * was published stays: Parquet, the warehouse, manifests, statements. A day is marked expired in its
  * closes first (a ping that arrives for it after that is `too_late`), then its files go; a run killed
  * in between leaves `_state/expiring/dt=<day>`, and the next run finishes it.
@@ -11,6 +12,7 @@ import { closeKey, type Close, type Closes } from './closes.js';
 import { DAYS, PARSED, type Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { SEALS } from './seals.js';
+import { forgetCheck } from './checks.js';
 
 const EXPIRING = '_state/expiring/';
 
@@ -59,6 +61,8 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
       await store.delete(key);
       files++;
     }
+    // No run looks at the day again: when one last did goes too.
+    await forgetCheck(store, day);
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
     let held = true;
     for (let back = 0; back <= lateDays; back++) held &&= isExpired(addDays(day, -back));

@@ -257,15 +257,19 @@ describe('retention', () => {
     const { r, truth } = await octoberBackfilled();
     const config = dirConfig(r, { PINGROLL_RETENTION_DAYS: '20' });
     const log = memoryLog();
-    await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 });
-    const published = await readDay(join(r, 'out'), '2026-10-15');
     const { readdir } = await import('node:fs/promises');
     const under = async (dir: string): Promise<string[]> => readdir(join(r, 'out', dir), { recursive: true }).catch(() => [] as string[]);
+    // A run that finds nothing new for the 15th records that it looked.
+    await runDay(config, { day: '2026-10-15', log, now: new Date('2026-11-09T06:00:00Z') });
+    expect(await under('_state/checks')).toContain('dt=2026-10-15.json');
+    await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 });
+    const published = await readDay(join(r, 'out'), '2026-10-15');
     expect((await under('_staging')).some((f) => String(f).includes('dt=2026-10-15'))).toBe(true);
     await runDay(config, { day: '2026-11-20', log, now: new Date('2026-11-21T06:00:00Z') });
     // October is more than 20 days old: its staging, day index, and (but for the first days, whose delivery days can hold September's records) parsed keys and seals are gone.
     expect((await under('_staging')).filter((f) => /dt=2026-10-/.test(String(f)))).toEqual([]);
     expect((await under('_state/days')).filter((f) => /dt=2026-10-/.test(String(f)))).toEqual([]);
+    expect((await under('_state/checks')).filter((f) => /dt=2026-10-/.test(String(f)))).toEqual([]);
     expect((await under('_state/parsed')).filter((f) => String(f).startsWith('2026-10-15'))).toEqual([]);
     expect((await under('_state/parsed')).some((f) => String(f).startsWith('2026-10-01'))).toBe(true);
     // What was published stays readable, and the statement.
