@@ -12,6 +12,7 @@
 /// <reference path="./ua-parser-js.d.ts" />
 import { createRequire } from 'node:module';
 import type UAParserClass from 'ua-parser-js';
+import { ClearingMap } from '../../lib/clearing-map.js';
 
 /** The two libraries, loaded at the first user agent: a run that parses nothing never pays for them. */
 let libraries: { isbotMatch: (ua: string) => string | null; UAParser: typeof UAParserClass } | null = null;
@@ -64,7 +65,7 @@ function name(v: string | undefined): string {
 }
 
 const CACHE_ENTRIES = 50_000;
-const cache = new Map<string, Agent>();
+const cache = new ClearingMap<string, Agent>(CACHE_ENTRIES);
 
 /** What a user agent says (cached: a day has few distinct ones). */
 export function describeAgent(ua: string | null): Agent {
@@ -72,7 +73,6 @@ export function describeAgent(ua: string | null): Agent {
   let a = cache.get(ua);
   if (a) return a;
   a = describe(ua);
-  if (cache.size >= CACHE_ENTRIES) cache.clear();
   cache.set(ua, a);
   return a;
 }

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Reader, Response } from 'mmdb-lib';
+import { ClearingMap } from '../../lib/clearing-map.js';
 
 /** The country of an address no database row covers (private, reserved, malformed): ISO 3166's user-assigned `ZZ`. */
 export const UNKNOWN_COUNTRY = 'ZZ';
@@ -25,21 +26,9 @@ const CACHE_ENTRIES = 100_000;
 /** Decoded database rows remembered (by their offset): a city database has millions, a country database a few hundred. */
 const ROW_CACHE_ENTRIES = 10_000;
 
-/** mmdb-lib's cache: a map cleared when full. */
-function boundedCache(entries: number): { get(key: string | number): unknown; set(key: string | number, value: unknown): void } {
-  const rows = new Map<string | number, unknown>();
-  return {
-    get: (key) => rows.get(key),
-    set: (key, value) => {
-      if (rows.size >= entries) rows.clear();
-      rows.set(key, value);
-    },
-  };
-}
-
 export class GeoLookup {
   private readonly reader: Reader<Response>;
-  private readonly cache = new Map<string, string>();
+  private readonly cache = new ClearingMap<string, string>(CACHE_ENTRIES);
   /** The database's build time (UTC, to the second), from its metadata. */
   readonly builtAt: string;
 
@@ -55,7 +44,7 @@ export class GeoLookup {
       const { Reader: MmdbReader } = createRequire(import.meta.url)('mmdb-lib') as { Reader: typeof Reader };
       // Each row the tree points to is decoded once: a country database has a few hundred, and an
       // address's lookup was half decoding (20,000 addresses: 12-16 ms against 19-31 ms).
-      this.reader = new MmdbReader<Response>(bytes, { cache: boundedCache(ROW_CACHE_ENTRIES) });
+      this.reader = new MmdbReader<Response>(bytes, { cache: new ClearingMap<string | number, unknown>(ROW_CACHE_ENTRIES) });
     } catch (err) {
       throw new Error(`${file} is not an MMDB database (${(err as Error).message}): set PINGROLL_GEOIP_DB to an MMDB file, or unset it for the one shipped`);
     }
@@ -70,7 +59,6 @@ export class GeoLookup {
     let c = this.cache.get(ip);
     if (c !== undefined) return c;
     c = this.lookUp(ip);
-    if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
     this.cache.set(ip, c);
     return c;
   }
