@@ -343,7 +343,10 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
         opts.onProgress?.(++done, todo.length, total);
       }).catch((err: unknown) => {
         // Any other failure stops the batch: nothing of it is committed, so a re-run parses it all again.
-        failure ??= new Error(`reading log object ${opts.source.url}${todo[index]!.key} failed: ${(err as Error).message}`);
+        // A system error (the run's own files: a full disk) keeps its code and path, so that the run's
+        // one line says what to do (cli/failure-message.ts), not only which object was being read.
+        const e = err as NodeJS.ErrnoException;
+        failure ??= Object.assign(new Error(`reading log object ${opts.source.url}${todo[index]!.key} failed: ${e.message}`), { code: e.code, path: e.path });
         queue.clear();
       });
     }
