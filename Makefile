@@ -98,8 +98,16 @@ $(NODE_LTS_STAMP): $(NODE_LTS_DIR)/package.json $(NODE_LTS_DIR)/package-lock.jso
 
 # The S3 tests run against moto's S3 server, a Python package: installed here when it is missing.
 # (Asked in the recipe, not at parse time: importing moto costs half a second every make would pay.)
+# The HTML report's rendering test runs a headless Chromium, Debian's `chromium`: installed here with
+# apt when it is missing and the suite runs as root where apt is (a container, CI); anywhere else, or
+# when apt cannot, the test says it is skipped and why.
 test-setup: build $(DEPLOY_STAMP)
 	@python3 -c 'import moto.server' 2>/dev/null || python3 -m pip install --quiet "moto[server]"
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	       && timeout 600 sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium' >/dev/null 2>&1 \
+	       && echo "== installed Chromium (apt) for the report's rendering test"; } \
+	  || echo "== no Chromium here (apt-get install chromium): the report's rendering test will be skipped"
 	@$(BIN)/tsc -p deploy/tsconfig.json
 
 test-one: test-setup
