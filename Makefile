@@ -60,19 +60,16 @@ $(WASM): ingest/access-log/wasm/access-log.as.ts $(wildcard ingest/access-log/wa
 TS_SOURCES := $(shell find . \( -name node_modules -o -path ./dist -o -path './.*' -o -path ./data -o -path ./deploy \) -prune -o -name '*.ts' ! -name '*.as.ts' -print)
 BUILT := dist/.built
 
-# tsc type-checks and compiles to dist/; esbuild then links the CLI and the parsing thread, each with
-# the modules it loads, into dist/bundle/ (packages stay in node_modules; a command's own modules are
-# chunks loaded when it runs), so a run reads a few files where it read a hundred (issue #42). The
-# directory store is an entry of its own, the class the program uses: the tests' kill points
-# (test/support/kill-at.mjs) wrap its methods.
+# tsc type-checks and compiles to dist/; esbuild then links the CLI and the parsing thread, each into
+# one CommonJS file in dist/bundle/ (tools/bundle.mjs: packages stay in node_modules; a command's own
+# modules are evaluated when it runs), so a run reads two files where it read a hundred (issue #42).
 define compile
 @$(BIN)/tsc -p tsconfig.json
-@rm -rf dist/bundle && $(BIN)/esbuild dist/cli/main.js dist/ingest/batch/parse-worker.js dist/state/object-store/directory-object-store.js \
-  --bundle --platform=node --format=esm --packages=external --splitting --outdir=dist/bundle --entry-names=[name] --log-level=warning
+@rm -rf dist/bundle && node tools/bundle.mjs
 @touch $(BUILT)
 endef
 
-$(BUILT): $(NPM_STAMP) $(WASM) tsconfig.json Makefile $(TS_SOURCES)
+$(BUILT): $(NPM_STAMP) $(WASM) tsconfig.json Makefile tools/bundle.mjs $(TS_SOURCES)
 	$(compile)
 
 # Always type-checks. Quiet, so that `make parse ... | jq` sees only JSON; errors still reach stderr.

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// V8's compile cache where Node has it (22.1 and later): the program's modules are compiled once,
-// not at every run. The program is dist/bundle/ (`make build`: tsc, then esbuild links it into a few
-// files, each command's own modules a chunk loaded when it runs).
+// The program is one CommonJS file, dist/bundle/program.cjs (`make build`: tsc, then esbuild links it,
+// tools/bundle.mjs), required here without Node's ES module loader. V8's compile cache where Node has
+// it (22.1 and later): the program is compiled once, not at every run.
 import module from 'node:module';
 
 module.enableCompileCache?.();
-await import('../dist/bundle/main.js');
+module.createRequire(import.meta.url)('../dist/bundle/program.cjs').start();

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The pingroll command line, on commander: every command has `--help`, `pingroll --version` prints
  * the version and git revision, and a mistyped command or flag gets a suggestion. Every failure ends
@@ -261,29 +260,35 @@ export function reportFailure(err: unknown, debug: boolean): { code: number; lin
   return say(1, failureLine(err));
 }
 
-// Node's own warnings (the AWS SDK's 8-line notice that later releases need Node 22, among them) go
-// to stderr as a block of text; off a terminal stderr carries JSON lines only. The SDK versions are
-// pinned (package.json), so that notice is dropped; any other warning becomes one line.
-process.removeAllListeners('warning');
-process.on('warning', (w) => {
-  if (w.name === 'NodeVersionSupportWarning' || w.message.startsWith('NodeVersionSupportWarning')) return;
-  const text = w.message.split('\n')[0];
-  process.stderr.write(process.stderr.isTTY ? `warning: ${text}\n` : JSON.stringify({ ts: new Date().toISOString(), level: 'warn', event: 'node.warning', name: w.name, message: text }) + '\n');
-});
+/**
+ * Runs the command line of this process (bin/pingroll.js): what the process does on its own
+ * warnings, a closed stdout and an event loop run dry, then `main` over its arguments.
+ */
+export function start(): void {
+  // Node's own warnings (the AWS SDK's 8-line notice that later releases need Node 22, among them) go
+  // to stderr as a block of text; off a terminal stderr carries JSON lines only. The SDK versions are
+  // pinned (package.json), so that notice is dropped; any other warning becomes one line.
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => {
+    if (w.name === 'NodeVersionSupportWarning' || w.message.startsWith('NodeVersionSupportWarning')) return;
+    const text = w.message.split('\n')[0];
+    process.stderr.write(process.stderr.isTTY ? `warning: ${text}\n` : JSON.stringify({ ts: new Date().toISOString(), level: 'warn', event: 'node.warning', name: w.name, message: text }) + '\n');
+  });
 
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-});
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+  });
 
-let settled = false;
-// Node exits 0 when its event loop runs dry, even with work still awaited: never let that pass as success.
-process.on('beforeExit', () => {
-  if (!settled) {
-    process.stderr.write('pingroll: internal error: the run stopped before finishing (an operation never completed); report it with the log above\n');
-    process.exit(70);
-  }
-});
-main(process.argv.slice(2)).then((code) => {
-  settled = true;
-  process.exitCode = code;
-});
+  let settled = false;
+  // Node exits 0 when its event loop runs dry, even with work still awaited: never let that pass as success.
+  process.on('beforeExit', () => {
+    if (!settled) {
+      process.stderr.write('pingroll: internal error: the run stopped before finishing (an operation never completed); report it with the log above\n');
+      process.exit(70);
+    }
+  });
+  main(process.argv.slice(2)).then((code) => {
+    settled = true;
+    process.exitCode = code;
+  });
+}

@@ -70,7 +70,7 @@ class InlineParsers implements Parsers {
   }
 }
 
-const WORKER = 'dist/bundle/parse-worker.js';
+const WORKER = 'dist/bundle/parse-worker.cjs';
 
 interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void }
 interface Thread { worker: Worker; tasks: Map<number, Waiting>; flushes: Waiting[] }

@@ -6,7 +6,7 @@
 //   putIfAbsent, putMarker, move, delete) on a key that starts with PREFIX (move: its destination);
 // - `fs:rename:PART:before|after[#N]`: before or after a rename of a path that holds PART (the
 //   embedded warehouse's new file renamed over the old one).
-import { syncBuiltinESMExports } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import fsp from 'node:fs/promises';
 
 const spec = process.env.PINGROLL_TEST_KILL_AT;
@@ -31,8 +31,9 @@ if (spec?.startsWith('event:')) {
 } else if (spec?.startsWith('store:')) {
   const [, op, prefix, tail] = spec.split(':');
   const { when, hit } = counter(tail);
-  // The program's own class: the bundle's entry for it shares the chunk the CLI loads (the Makefile's compile).
-  const { DirectoryObjectStore } = await import(new URL('../../dist/bundle/directory-object-store.js', import.meta.url));
+  // The program's own class: the linked program exposes it (cli/program.ts), and bin/pingroll.js
+  // requires the same file, so both see one class.
+  const { DirectoryObjectStore } = createRequire(import.meta.url)('../../dist/bundle/program.cjs');
   const original = DirectoryObjectStore.prototype[op];
   DirectoryObjectStore.prototype[op] = async function (...args) {
     const key = op === 'move' ? args[1] : args[0];
@@ -52,6 +53,7 @@ if (spec?.startsWith('event:')) {
     await original(from, to);
     if (at) die();
   };
-  // The program's `import { rename } from 'node:fs/promises'` sees the change.
+  // The program calls `rename` through the module's object (`require`), and an ES module's
+  // `import { rename } from 'node:fs/promises'` sees the change too.
   syncBuiltinESMExports();
 }

@@ -1,0 +1,46 @@
+// Links tsc's output into two CommonJS files in dist/bundle/ (`make build`, after tsc): program.cjs,
+// the command line (cli/program.ts), and parse-worker.cjs, the parsing thread. Why one CommonJS file
+// (issue #42, a run with nothing to do: docs/benchmarks.md):
+// - Node's CommonJS loader reads and compiles a file at once, where its ES module loader resolved,
+//   read (through the thread pool) and linked the 40-odd chunks a split ES module bundle needed;
+// - each module is still evaluated only when first used: esbuild wraps the modules a command loads
+//   with `import()` in functions run on demand, and the packages they import are required there, so a
+//   rollup does not load the report's charts or the AWS SDK for a directory of logs.
+// Packages stay in node_modules, except the few small pure-JS ones every run loads before it can
+// decide anything (INLINED): linked in, Node does not resolve each package and read its package.json,
+// nor scan CommonJS source for its exports. A package not named here is never linked in (the AWS
+// SDK, DuckDB's native bindings, the MMDB reader...): a new dependency stays in node_modules.
+import { build } from 'esbuild';
+
+const INLINED = new Set(['commander', 'p-queue', 'eventemitter3', 'p-timeout']);
+
+/** The package a bare import names: `@scope/name` or `name`, without a subpath. */
+function packageOf(path) {
+  const parts = path.split('/');
+  return path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  logLevel: 'warning',
+  // The sources are ES modules: `import.meta.url` (a module's own address, to find the project's
+  // files and packages from it) is the linked file's.
+  define: { 'import.meta.url': '__pingrollFileUrl' },
+  banner: { js: "const __pingrollFileUrl = require('node:url').pathToFileURL(__filename).href;" },
+  plugins: [{
+    name: 'packages-external-but-inlined',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || INLINED.has(packageOf(args.path))) return undefined;
+        return { path: args.path, external: true };
+      });
+    },
+  }],
+};
+
+await Promise.all([
+  build({ ...common, entryPoints: ['dist/cli/program.js'], outfile: 'dist/bundle/program.cjs' }),
+  build({ ...common, entryPoints: ['dist/ingest/batch/parse-worker.js'], outfile: 'dist/bundle/parse-worker.cjs' }),
+]);
