@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The program is one CommonJS file, dist/bundle/program.cjs (`make build`: tsc, then esbuild links it,
-// tools/bundle.mjs), required here without Node's ES module loader. V8's compile cache where Node has
-// it (22.1 and later): the program is compiled once, not at every run.
-import module from 'node:module';
+// tools/bundle.mjs), loaded with V8's code cache (load-program.js), one for each command. CommonJS
+// (bin/package.json): Node starts it without its ES module loader.
+'use strict';
+const { join } = require('node:path');
+const { loadProgram } = require('./load-program.js');
 
-module.enableCompileCache?.();
-module.createRequire(import.meta.url)('../dist/bundle/program.cjs').start();
+loadProgram(join(__dirname, '../dist/bundle/program.cjs'), { kind: process.argv[2] }).start();

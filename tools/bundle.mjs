@@ -24,6 +24,9 @@ const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
+  // Each `import()` a `require` (Promise.resolve().then(...)): code V8 reads from a cache (bin/load-program.js)
+  // cannot import ("A dynamic import callback was not specified"), and every package here has a CommonJS entry.
+  supported: { 'dynamic-import': false },
   logLevel: 'warning',
   // The sources are ES modules: `import.meta.url` (a module's own address, to find the project's
   // files and packages from it) is the linked file's.
