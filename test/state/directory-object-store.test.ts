@@ -2,7 +2,7 @@
  * A directory store's put of a local file: copied by default; with `move`, renamed when the file is
  * on the store's filesystem, and copied when it is not (a rename across filesystems fails with EXDEV).
  */
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -62,5 +62,36 @@ describe('a directory output over many runs', () => {
     // a dozen a run, 49 after these four).
     const left = folders().map((f) => f.slice(f.indexOf('_state/'))).sort();
     expect(left).toEqual(['_state/publish', '_state/publish/dt=2026-11-01']);
+  });
+});
+
+describe('a directory store read and listed', () => {
+  const store = new DirectoryObjectStore(join(dir, 'read'));
+
+  it('gives small and large objects whole (a small one read at once, a large one through the thread pool), null for none', async () => {
+    const small = Buffer.from('{"state":1}\n');
+    const large = Buffer.alloc((256 << 10) + 1, 7);
+    large.write('end', large.length - 3);
+    await store.put('_state/small.json', small);
+    await store.put('_state/large.bin', large);
+    expect(await store.get('_state/small.json')).toEqual(small);
+    expect(await store.get('_state/large.bin')).toEqual(large);
+    expect(await store.get('_state/none.json')).toBeNull();
+    await expect(store.get('_state')).rejects.toMatchObject({ code: 'EISDIR' });
+  });
+
+  it('puts unsynced objects whole, replacing the old, leaving no temporary behind', async () => {
+    await store.putUnsynced('_state/checks/dt=2026-11-01.json', Buffer.from('{"run":"a"}\n'));
+    await store.putUnsynced('_state/checks/dt=2026-11-01.json', Buffer.from('{"run":"b"}\n'));
+    expect((await store.get('_state/checks/dt=2026-11-01.json'))!.toString()).toBe('{"run":"b"}\n');
+    expect(readdirSync(join(dir, 'read', '.tmp'))).toEqual([]);
+  });
+
+  it('lists the keys under a prefix, sorted, through nested folders, leaving out hidden ones and names outside the prefix', async () => {
+    for (const key of ['_state/seals/2026-11-02/00-10.3.ab', '_state/seals/2026-11-01/23-50.1.cd', '_state/seals/2026-11-01/00-00.2.ef', '_state/sealsx/other']) await store.putMarker(key);
+    writeFileSync(join(dir, 'read', '_state', 'seals', '2026-11-01', '.hidden'), '');
+    expect(await store.list('_state/seals/')).toEqual(['_state/seals/2026-11-01/00-00.2.ef', '_state/seals/2026-11-01/23-50.1.cd', '_state/seals/2026-11-02/00-10.3.ab']);
+    expect(await store.list('_state/seals/2026-11-01/23')).toEqual(['_state/seals/2026-11-01/23-50.1.cd']);
+    expect(await store.list('_state/nothing/')).toEqual([]);
   });
 });
