@@ -237,8 +237,11 @@ function holdLease(store: ObjectStore, prefix: string, generation: number, me: (
       clearInterval(timer);
       await renewing;
       if (lost || await taken()) return;
-      // Released, not deleted: the generation stays, so that the next one is higher still.
-      await store.put(key, encode({ ...me(), released: true }));
+      // Released, not deleted: the generation stays, so that the next one is higher still. Not waited
+      // onto the disk: a release a power cut takes leaves the lock as a killed run does (its holder
+      // gone, taken over at once on this host, at its lease's end elsewhere), and a sync took up to
+      // 10 ms of a run with nothing to do (issue #42).
+      await store.putUnsynced(key, encode({ ...me(), released: true }));
     },
   };
 }

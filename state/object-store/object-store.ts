@@ -27,6 +27,12 @@ export interface ObjectStore {
    * without waiting for the disk: a directory creates the file and syncs nothing; S3 puts it as any object.
    */
   putMarker(key: string): Promise<void>;
+  /**
+   * Replaces the object whole, as `put` does, without waiting for the disk: for an object whose loss
+   * to a power cut costs nothing but a fact said again later (a day's last check, state/checks.ts). A
+   * directory writes and renames it and syncs nothing; S3 puts it as any object.
+   */
+  putUnsynced(key: string, body: Buffer): Promise<void>;
   /** Writes `body` only if nothing is under `key`; false when something was. */
   putIfAbsent(key: string, body: Buffer): Promise<boolean>;
   /** Keys under `prefix`, in order. */

@@ -66,6 +66,11 @@ export class S3ObjectStore implements ObjectStore {
     await this.put(key, Buffer.alloc(0));
   }
 
+  /** A put as any other (ObjectStore.putUnsynced: S3 has no sync to spare). */
+  async putUnsynced(key: string, body: Buffer): Promise<void> {
+    await this.put(key, body);
+  }
+
   /** A conditional write (If-None-Match: *), which S3 has honoured since 2024. */
   async putIfAbsent(key: string, body: Buffer): Promise<boolean> {
     try {

@@ -137,6 +137,7 @@ export function crashingStore(inner: ObjectStore, crashAt: (op: StoreOp, key: st
     put: async (key: string, body: Buffer | { file: string }) => (check('put', key), inner.put(key, body)),
     // A seal is a put too (one the store need not sync).
     putMarker: async (key: string) => (check('put', key), inner.putMarker(key)),
+    putUnsynced: async (key: string, body: Buffer) => (check('put', key), inner.putUnsynced(key, body)),
     move: async (from: string, to: string) => (check('move', to), inner.move(from, to)),
     list: async (prefix: string) => (check('list', prefix), inner.list(prefix)),
   });
