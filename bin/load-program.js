@@ -20,6 +20,7 @@
 'use strict';
 const Module = require('node:module');
 const vm = require('node:vm');
+const { isAscii } = require('node:buffer');
 const { hash } = require('node:crypto');
 const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } = require('node:fs');
 const { homedir } = require('node:os');
@@ -43,8 +44,10 @@ function loadProgram(file, { cacheDir = defaultCacheDir(), nodeCache = typeof Mo
   }
   // Loaded already (the tests' kill points require it before the run starts): that one.
   if (require.cache[file]?.loaded) return require.cache[file].exports;
-  const source = readFileSync(file, 'utf8');
-  const cacheFile = join(cacheDir, `${process.version}-${hash('sha1', source)}-${/^[a-z][a-z-]{0,31}$/.test(kind) ? kind : 'other'}.bin`);
+  const bytes = readFileSync(file);
+  // The build makes the program ASCII (tools/bundle.mjs): read as Latin-1, it is not decoded.
+  const source = isAscii(bytes) ? bytes.latin1Slice(0, bytes.length) : bytes.toString('utf8');
+  const cacheFile = join(cacheDir, `${process.version}-${hash('sha1', bytes)}-${/^[a-z][a-z-]{0,31}$/.test(kind) ? kind : 'other'}.bin`);
   let cachedData;
   try {
     cachedData = readFileSync(cacheFile);

@@ -3,6 +3,7 @@
  * tests ask for that on any Node). Each load is a process of its own, as a run is: the cache is
  * written when the process exits.
  */
+import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,13 @@ describe('loading the program with a code cache', () => {
     expect(caches(cacheDir)).toEqual([saved]);
     const after = statSync(join(cacheDir, saved!));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('reads a program that is not ASCII as UTF-8', () => {
+    const { program, cacheDir } = setup();
+    writeProgram(program, 'caf\u00e9 \u00a710 \ud83e\udd84');
+    expect(load(program, cacheDir)).toBe(`caf\u00e9 \u00a710 \ud83e\udd84 ${program} function`);
+    expect(load(program, cacheDir)).toBe(`caf\u00e9 \u00a710 \ud83e\udd84 ${program} function`);
   });
 
   it('never runs the old code of a program rebuilt to the same length', () => {
@@ -115,11 +123,13 @@ describe('loading the program with a code cache', () => {
 });
 
 describe('the linked program', () => {
-  it('has no import(): code V8 reads from a cache could not run it', () => {
+  it('has no import() (code V8 reads from a cache could not run it), and is ASCII (read without decoding)', () => {
     for (const name of ['program.cjs', 'parse-worker.cjs']) {
-      const source = readFileSync(join(import.meta.dirname, '../../dist/bundle', name), 'utf8');
+      const bytes = readFileSync(join(import.meta.dirname, '../../dist/bundle', name));
+      const source = bytes.toString('utf8');
       expect(source.length).toBeGreaterThan(10_000);
       expect(source.match(/\bimport\s*\(/g), name).toBeNull();
+      expect(isAscii(bytes), name).toBe(true);
     }
   });
 });
