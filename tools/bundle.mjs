@@ -11,7 +11,9 @@
 // nor scan CommonJS source for its exports. A package not named here is never linked in (the AWS
 // SDK, DuckDB's native bindings, the MMDB reader...): a new dependency stays in node_modules.
 import { readFile, writeFile } from 'node:fs/promises';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
+
+const NOT_ASCII = /[^\x00-\x7f]/;
 
 const INLINED = new Set(['commander', 'p-queue', 'eventemitter3', 'p-timeout']);
 
@@ -47,11 +49,15 @@ const common = {
 const outputs = { 'dist/cli/program.js': 'dist/bundle/program.cjs', 'dist/ingest/batch/parse-worker.js': 'dist/bundle/parse-worker.cjs' };
 await Promise.all(Object.entries(outputs).map(async ([entry, outfile]) => {
   await build({ ...common, entryPoints: [entry], outfile });
-  // ASCII throughout: esbuild escapes every string, template, expression and name (its `charset`), and
-  // what it leaves, comments, is escaped here, so that bin/load-program.js reads the file as Latin-1
-  // (1.7 ms where decoding it as UTF-8 took 3 of a run with nothing to do) and V8 keeps it one byte a
-  // character. Each UTF-16 unit becomes a \uXXXX escape, which reads as the same text in a comment.
+  // ASCII throughout, so that bin/load-program.js reads the file as Latin-1 (1.7 ms where decoding it
+  // as UTF-8 took 3 of a run with nothing to do) and V8 keeps it one byte a character. esbuild escapes
+  // what it can (its `charset`); what it leaves in comments is escaped here, each UTF-16 unit a
+  // \uXXXX, which reads as the same text in a comment. Only when the code without its comments, as
+  // esbuild escapes it, is ASCII (a tagged template's raw text, which it cannot escape, is never
+  // changed): else the file stays as it is, and is read as UTF-8.
   const text = await readFile(outfile, 'utf8');
-  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  if (ascii !== text) await writeFile(outfile, ascii);
+  if (!NOT_ASCII.test(text)) return;
+  const { code } = await transform(text, { loader: 'js', minifyWhitespace: true, legalComments: 'none', charset: 'ascii' });
+  if (NOT_ASCII.test(code)) return;
+  await writeFile(outfile, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }));
