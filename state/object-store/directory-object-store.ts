@@ -145,8 +145,7 @@ export class DirectoryObjectStore implements ObjectStore {
     }
   }
 
-  /** `body` in a synced temporary file (the same filesystem as `path`, to be renamed there). */
-  /** `body` under a temporary name in `.tmp/`, synced unless `sync` is false: its path. */
+  /** `body` in a temporary file (the same filesystem as `path`, to be renamed there), synced unless `sync` is false. */
   private async written(path: string, body: Buffer | LocalFile, sync = true): Promise<string> {
     await mkdir(dirname(path), { recursive: true });
     await mkdir(join(this.root, TEMPORARIES), { recursive: true });

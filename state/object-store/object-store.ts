@@ -29,8 +29,9 @@ export interface ObjectStore {
   putMarker(key: string): Promise<void>;
   /**
    * Replaces the object whole, as `put` does, without waiting for the disk: for an object whose loss
-   * to a power cut costs nothing but a fact said again later (a day's last check, state/checks.ts). A
-   * directory writes and renames it and syncs nothing; S3 puts it as any object.
+   * to a power cut costs nothing but a fact said again later (a day's last check, state/checks.ts; a
+   * lock's release, state/run-lock.ts). A directory writes and renames it and syncs nothing; S3 puts
+   * it as any object.
    */
   putUnsynced(key: string, body: Buffer): Promise<void>;
   /** Writes `body` only if nothing is under `key`; false when something was. */
