@@ -41,6 +41,8 @@ const POINTS = [
   `store:delete:_state/publish/dt=${DAY}.json:after`,
   'event:day.done',
   'event:run.done',
+  // Letting go of the lock, written without a sync: a release lost leaves the lock as a kill does.
+  'store:putUnsynced:_state/lock/:before',
 ];
 
 beforeAll(async () => {

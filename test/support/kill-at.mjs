@@ -3,10 +3,11 @@
 // timer happens to fall on a busy machine. The points (`#N`: the Nth time; the first when left out):
 // - `event:NAME[#N]`: right after the run logs the event NAME (its JSON line written);
 // - `store:OP:PREFIX:before|after[#N]`: before or after a call of the directory store's OP (put,
-//   putIfAbsent, putMarker, move, delete) on a key that starts with PREFIX (move: its destination);
+//   putUnsynced, putIfAbsent, putMarker, move, delete) on a key that starts with PREFIX (move: its
+//   destination);
 // - `fs:rename:PART:before|after[#N]`: before or after a rename of a path that holds PART (the
 //   embedded warehouse's new file renamed over the old one).
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { createRequire } from 'node:module';
 import fsp from 'node:fs/promises';
 
 const spec = process.env.PINGROLL_TEST_KILL_AT;
@@ -31,8 +32,8 @@ if (spec?.startsWith('event:')) {
 } else if (spec?.startsWith('store:')) {
   const [, op, prefix, tail] = spec.split(':');
   const { when, hit } = counter(tail);
-  // The program's own class: the linked program exposes it (cli/program.ts), and bin/pingroll.js
-  // requires the same file, so both see one class.
+  // The program's own class: the linked program exposes it (cli/program.ts), and bin/load-program.js
+  // takes the program already in require's cache, so both see one class.
   const { DirectoryObjectStore } = createRequire(import.meta.url)('../../dist/bundle/program.cjs');
   const original = DirectoryObjectStore.prototype[op];
   DirectoryObjectStore.prototype[op] = async function (...args) {
@@ -53,7 +54,5 @@ if (spec?.startsWith('event:')) {
     await original(from, to);
     if (at) die();
   };
-  // The program calls `rename` through the module's object (`require`), and an ES module's
-  // `import { rename } from 'node:fs/promises'` sees the change too.
-  syncBuiltinESMExports();
+  // The program (one CommonJS file) calls `rename` through the module's object: it sees the change.
 }
