@@ -59,5 +59,5 @@ await Promise.all(Object.entries(outputs).map(async ([entry, outfile]) => {
   if (!NOT_ASCII.test(text)) return;
   const { code } = await transform(text, { loader: 'js', minifyWhitespace: true, legalComments: 'none', charset: 'ascii' });
   if (NOT_ASCII.test(code)) return;
-  await writeFile(outfile, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  await writeFile(outfile, text.replace(new RegExp(NOT_ASCII.source, 'g'), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }));
