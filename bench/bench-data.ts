@@ -9,6 +9,8 @@ import { once } from 'node:events';
 import { generateSample } from '../tools/sample/access-log-generator.js';
 
 export const BENCH_DIR = '.bench';
+/** The viewer key the benches give `pingroll` (PINGROLL_VIEWER_KEY): a bench's, not a secret. */
+export const BENCH_VIEWER_KEY = 'bench-viewer-key-0123456789';
 
 /**
  * One uncompressed access-log file of at least `minRecords` records of `date`, built from samples of

@@ -21,7 +21,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, BENCH_VIEWER_KEY, rechunkedLogDir } from './bench-data.js';
 import { median, ROOT } from './cold-run.js';
 import { benchLogDir } from './job-bench.js';
 
@@ -30,8 +30,6 @@ const DAY = '2026-11-01';
 const TOLERANCE = 0.1;
 /** Runs with nothing to do, and of `node -e 0`, in each pass (each a few tenths of a second). */
 const NOOP_RUNS = 5;
-/** The viewer key both checkouts' runs are given: a bench's, not a secret. */
-const BENCH_VIEWER_KEY = 'bench-viewer-key-0123456789';
 
 export interface Figures { pinned: number; duckdb: number; noop: number }
 

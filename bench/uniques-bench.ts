@@ -16,12 +16,11 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { DuckDBInstance, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { addDays, daysFrom } from '../lib/utc-day.js';
-import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, BENCH_VIEWER_KEY, rechunkedLogDir } from './bench-data.js';
 import { measure, median } from './cold-run.js';
 import { benchLogDir } from './job-bench.js';
 
 const BASE_DAY = '2026-11-01';
-const SECRET = 'bench-viewer-key-0123456789';
 
 function duBytes(dir: string): number {
   let n = 0;
@@ -34,7 +33,7 @@ async function main(): Promise<void> {
   const logs = await rechunkedLogDir((await benchLogDir(540_000)).dir, 2000);
   const root = join(BENCH_DIR, 'uniques');
   await rm(root, { recursive: true, force: true });
-  const env = { PINGROLL_LOGS: logs, PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}`, PINGROLL_VIEWER_KEY: SECRET };
+  const env = { PINGROLL_LOGS: logs, PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}`, PINGROLL_VIEWER_KEY: BENCH_VIEWER_KEY };
   const base = measure('node', ['bin/pingroll.js', 'rollup', '--date', BASE_DAY], env);
   process.stderr.write(`rolled up the base day: ${base.seconds.toFixed(1)} s\n`);
 
