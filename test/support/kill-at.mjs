@@ -48,11 +48,11 @@ if (spec?.startsWith('event:')) {
   const [part, tail] = spec.slice('fs:rename:'.length).split(':');
   const { when, hit } = counter(tail);
   const original = fsp.rename;
+  // The program (one CommonJS file) calls `rename` through the module's object: it sees the change.
   fsp.rename = async (from, to) => {
     const at = String(to).includes(part) && hit();
     if (at && when === 'before') die();
     await original(from, to);
     if (at) die();
   };
-  // The program (one CommonJS file) calls `rename` through the module's object: it sees the change.
 }
