@@ -371,18 +371,25 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
 }
 
 /**
- * Parsing threads for a batch: with 4 cores or more, one per core but the one the run's thread and
- * DuckDB share; none on fewer (on 2 cores, 2 threads ran the job bench's day at 0.93x to 1.07x the
- * speed of none: DuckDB's conversions and rollup already use both cores), nor for a batch so small that starting
- * them costs more than they save.
+ * Parsing threads for a batch of `bytes` (`--parse-threads auto`) on `cores`:
+ * - 4 cores or more: one per core but the one the run's thread and DuckDB share, unless the batch is
+ *   so small that starting them costs more than they save.
+ * - 2 or 3 cores: one per core for a batch of FEW_CORES_THREADS_FROM_BYTES or more, else none. A
+ *   smaller day parses fastest in the run's own thread, with DuckDB's conversions on the other core
+ *   (the small-object day, 0.3 GB: 2 threads 1.07x its time; 2.2 GB: 1.01x). A larger one outgrows
+ *   that balance: 6.6 GB, 0.94x; the 50M-ping busy day, 34 GB in two batches, 0.85x (docs/benchmarks.md,
+ *   *Parsing threads*).
+ * - 1 core: none.
  */
-function autoThreads(bytes: number): number {
-  const cores = availableParallelism();
-  return bytes < AUTO_THREADS_FROM_BYTES || cores < 4 ? 0 : Math.min(cores - 1, MAX_THREADS);
+export function autoThreads(bytes: number, cores = availableParallelism()): number {
+  if (cores >= 4) return bytes < AUTO_THREADS_FROM_BYTES ? 0 : Math.min(cores - 1, MAX_THREADS);
+  return cores >= 2 && bytes >= FEW_CORES_THREADS_FROM_BYTES ? cores : 0;
 }
 
 /** Below this many bytes to parse a batch is parsed in the run's own thread (starting a thread takes ~40 ms). */
 const AUTO_THREADS_FROM_BYTES = 32 << 20;
+/** On 2 or 3 cores, from this many bytes a batch is parsed in threads (autoThreads). */
+export const FEW_CORES_THREADS_FROM_BYTES = 4 * 2 ** 30;
 const MAX_THREADS = 16;
 
 /** Bytes that may be held at once; one object larger than the whole budget is let through alone. */
