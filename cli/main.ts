@@ -68,7 +68,7 @@ export function program(): Command {
   withReadOptions(withConfigOptions(p.command('ingest')
     .description('parse the new log objects and commit them, without rolling up; as one of N shards running at once with --shard')
     .option('--shard <I/N>', 'parse the objects whose keys hash to shard I of N (0-based); default: from AWS_BATCH_JOB_ARRAY_INDEX and AWS_BATCH_JOB_ARRAY_SIZE, or JOB_COMPLETION_INDEX and PINGROLL_SHARDS')
-    .option('--date <YYYY-MM-DD>', 'also read the legacy tables that can hold this day (shard 0 only)')))
+    .option('--date <YYYY-MM-DD[,...]>', 'the days asked for, comma-separated: their delivery days are listed if they never were, and the legacy tables that can hold them are read (each shard its share); default: yesterday')))
     .action(async (opts: ConfigOptions & IngestCommandOptions) => (await import('./commands/ingest.js')).ingestCommand(withOutputViewerKey(configFrom(opts), false), opts));
 
   withReadOptions(withConfigOptions(p.command('backfill')

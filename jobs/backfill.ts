@@ -18,7 +18,7 @@ import type { Backends } from '../infra/backends.js';
 import { ConfigError, type Config } from '../infra/config.js';
 import { staleAmong, type JobOptions, type JobSummary } from './daily.js';
 import { withRun } from './run.js';
-import { ingest, stagedByShards } from './stages/ingest.js';
+import { ingest, refuseUnlisted, stagedByShards } from './stages/ingest.js';
 import { publishDay, publishMonth, settleStates } from './stages/publish.js';
 import { rollupDay, rollupMonth } from './stages/rollup.js';
 import { adjust } from './stages/adjust.js';
@@ -105,6 +105,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       // window say, and republishes what that staged.
       const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(config, backends, r, db, { ...opts, asked: range ?? [], tables: [...tables.values()] });
       await got.settle();
+      // A range from what shards staged: every day of it was asked of them (the stale days were published, so listed).
+      if (opts.noIngest && range) refuseUnlisted(got.listed, range, opts.now ?? new Date());
       return got;
     });
     summary.parsedObjects = ingested.parsedObjects;

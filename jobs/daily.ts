@@ -25,7 +25,7 @@ import { autoClose } from './close.js';
 import { resumeReopens } from './stages/close.js';
 import { ConfigError } from '../infra/config.js';
 import { UTC } from '../lib/time-zone.js';
-import { ingest, stagedByShards, type IngestSummary } from './stages/ingest.js';
+import { ingest, refuseUnlisted, stagedByShards, type IngestSummary } from './stages/ingest.js';
 import { publishDay, settleStates, type PublishedDay } from './stages/publish.js';
 import { publishedAsIs, rollupDay, settingsOf } from './stages/rollup.js';
 
@@ -76,6 +76,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       if (published?.settings !== settings) await run.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
         : await ingest(config, backends, run, db, { ...opts, asked: [day], tables });
+      if (opts.noIngest) refuseUnlisted(ingested.listed, [day], opts.now ?? new Date());
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
       Object.assign(summary, read);
       // The listing's seals are written (a put each: 288 for a day's two delivery days) while the day

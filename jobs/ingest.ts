@@ -5,14 +5,17 @@
  * then rolls up from what they staged, exactly as one process would have. Without a shard it is one
  * process that holds the output alone, like a rollup.
  *
- * With `--date D` it also reads the legacy tables that can hold D: a shard of N its share of each
- * (scan segments or export files, and the read budget, ingest/dynamodb/item-source.ts), committed as
- * a part; the day's rollup reads a table's latest complete set of parts (state/ledger.ts, `reading`).
+ * It is asked for days (`--date D[,D2...]`; yesterday by its clock when none is given, as the nightly
+ * job that runs it is): their delivery days are listed if no run listed them before, and the legacy
+ * tables that can hold them are read, a shard of N its share of each (scan segments or export files,
+ * and the read budget, ingest/dynamodb/item-source.ts), committed as a part; the day's rollup reads a
+ * table's latest complete set of parts (state/ledger.ts, `reading`). So the deployed night (shards,
+ * then `rollup --no-ingest`) and a backfill's range read every source of their days.
  *
  *   lock (run.ts) → ingest (stages/ingest.ts) → the listing sealed
  */
 import { randomUUID } from 'node:crypto';
-import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
+import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { shardText, type Shard } from '../ingest/batch/shard.js';
 import { addDays } from '../lib/utc-day.js';
 import type { Log } from '../lib/log.js';
@@ -24,8 +27,8 @@ import { ingest, type IngestSummary } from './stages/ingest.js';
 export interface IngestJobOptions {
   log: Log;
   shard: Shard | null;
-  /** Also read the legacy tables that can hold this day. */
-  day?: string | undefined;
+  /** The days asked for (their delivery days listed, the legacy tables that can hold them read); none: yesterday. */
+  days?: readonly string[] | undefined;
   waitSeconds?: number | undefined;
   rescan?: boolean | undefined;
   now?: Date;
@@ -47,10 +50,12 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
   const { log, shard } = opts;
   const id = randomUUID();
   const name = shard ? shardText(shard) : null;
-  const tables = opts.day && config.ddbTables ? tablesForDay(config.ddbTables, opts.day) : [];
+  const asked = opts.days?.length ? [...new Set(opts.days)].sort() : [yesterday(opts.now)];
+  const tables = new Map<string, MonthlyTable>();
+  if (config.ddbTables) for (const d of asked) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
   return withRun(backends, { id, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run: id, shard: name }] }, (run) =>
     run.withEngine('ingest', config.memoryLimitMb, async (db) => {
-      const { settle, ...ingested } = await ingest(config, backends, run, db, { ...opts, asked: opts.day ? [opts.day] : [yesterday(opts.now)], tables });
+      const { settle, ...ingested } = await ingest(config, backends, run, db, { ...opts, asked, tables: [...tables.values()] });
       await settle();
       return { run: id, ...ingested };
     }));

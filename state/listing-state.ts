@@ -139,6 +139,15 @@ export class ListedDays {
    * to come, each with when it is due (ms), and whether any lister follows it (none: only a backfill
    * or `pingroll reconcile` of it will list it).
    */
+  /**
+   * The delivery days that can hold records of `day` (D to D + lateDays, up to `today`) that no lister
+   * has listed or follows: no run's listing can have found their objects. A rollup from what others
+   * staged (`--no-ingest`) would publish the day without them.
+   */
+  neverListed(day: string, today: string): string[] {
+    return this.waitingFor(day).filter((w) => !w.followed && w.day <= today).map((w) => w.day);
+  }
+
   waitingFor(day: string): Array<{ day: string; dueMs: number; followed: boolean }> {
     const out: Array<{ day: string; dueMs: number; followed: boolean }> = [];
     for (let i = 0; i <= this.schedule.lateDays; i++) {

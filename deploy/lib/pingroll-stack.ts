@@ -348,9 +348,11 @@ export class PingrollStack extends Stack {
     };
     // A shard parses ~240 MB of logs per CPU-second from a directory (half that from S3: README's
     // model) with ~0.5 GiB peak; 2 vCPU and 4 GiB leave room for a busy shard and DuckDB's conversions.
+    // Each shard is given the days the run is for (one, or a backfill's list, comma-separated): their
+    // delivery days are listed if no run listed them, and the legacy tables that can hold them read.
     const ingestJob = new batch.EcsJobDefinition(this, 'IngestShard', {
-      container: container('IngestContainer', nightCommand(['ingest', '--wait', '600']), 2, 4),
-      retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(2),
+      container: container('IngestContainer', nightCommand(['ingest', '--wait', '600', '--date', 'Ref::date']), 2, 4),
+      parameters: { date: 'YYYY-MM-DD' }, retryAttempts: 3, retryStrategies: RETRIES, timeout: Duration.hours(2),
     });
     const rollupJob = new batch.EcsJobDefinition(this, 'Rollup', {
       container: container('RollupContainer', nightCommand(['rollup', '--no-ingest', '--wait', '600', '--date', 'Ref::date']), 1, 2),
@@ -404,14 +406,16 @@ export class PingrollStack extends Stack {
 
     // Input: {"date": "YYYY-MM-DD"} rolls up that day; {"dates": [...]} a range (a backfill: the shards
     // once, then each day, one at a time); the nightly schedule's {"time": ...} the day before it.
-    const ingest = submit('Ingest shards', ingestJob, shardsOf);
+    const ingest = submit('Ingest shards', ingestJob, { ...shardsOf, ...dateOf });
     ingest.next(submit('Roll up and load', rollupJob, dateOf)).next(submit('Republish late data', staleJob));
     // JSONata's date functions, in the state machine itself (no Lambda function to run, patch or permit).
     const dayBefore = sfn.Pass.jsonata(this, 'The day before the schedule', { outputs: { date: `{% ${DAY_BEFORE_SCHEDULE} %}` } });
     const eachDay = new sfn.Map(this, 'Each day', { itemsPath: '$.dates', itemSelector: { 'date.$': '$$.Map.Item.Value' }, maxConcurrency: 1, resultPath: sfn.JsonPath.DISCARD });
     eachDay.itemProcessor(submit('Roll up and load a day of the range', rollupJob, dateOf));
-    const range = submit('Ingest shards for a range', ingestJob, shardsOf);
-    range.next(eachDay).next(submit('Republish late data of the range', staleJob));
+    // The range's days reach the shards as one parameter (Batch's are strings): joined in JSONata.
+    const range = sfn.Pass.jsonata(this, 'The range as one parameter', { outputs: { dates: '{% $states.input.dates %}', days: "{% $join($states.input.dates, ',') %}" } });
+    range.next(submit('Ingest shards for a range', ingestJob, { ...shardsOf, payload: sfn.TaskInput.fromObject({ date: sfn.JsonPath.stringAt('$.days') }) }))
+      .next(eachDay).next(submit('Republish late data of the range', staleJob));
     // The ping object (empty: its GETs are what count) is put by every run, before anything else: no
     // Lambda function to make it at deploy time (Outputs name the one command that makes it at once).
     const ensurePing = pingBucket && new tasks.CallAwsService(this, 'Put the ping object', {

@@ -148,9 +148,10 @@ describe('the deployment (cdk synth)', () => {
     t.hasResourceProperties('AWS::Batch::ComputeEnvironment', { Type: 'managed', ComputeResources: Match.objectLike({ Type: 'FARGATE' }) });
     // Each command through nightCommand: exit 4 (quarantined objects) does not fail the night.
     const night = (...args: string[]): unknown[] => ['sh', '-c', Match.stringLikeRegexp('^node bin/pingroll.js "\\$@"; rc=\\$\\?; if \\[ "\\$rc" -eq 4 \\]; then .* exit 0; fi; exit "\\$rc"$'), 'pingroll', ...args];
+    // The shards are given the run's days: they list them and read the legacy tables that can hold them (issue #53).
     t.hasResourceProperties('AWS::Batch::JobDefinition', {
-      PlatformCapabilities: ['FARGATE'],
-      ContainerProperties: Match.objectLike({ Command: night('ingest', '--wait', '600') }),
+      PlatformCapabilities: ['FARGATE'], Parameters: { date: 'YYYY-MM-DD' },
+      ContainerProperties: Match.objectLike({ Command: night('ingest', '--wait', '600', '--date', 'Ref::date') }),
     });
     t.hasResourceProperties('AWS::Batch::JobDefinition', {
       Parameters: { date: 'YYYY-MM-DD' },
@@ -267,6 +268,12 @@ describe('the deployment (cdk synth)', () => {
     // A range: the shards once, then a Map over the days, one at a time.
     expect(definition).toMatch(/\\"Type\\":\\"Map\\".*\\"ItemsPath\\":\\"\$\.dates\\"/);
     expect(definition).toMatch(/\\"MaxConcurrency\\":1/);
+    // Every ingest of the shards is given its days: the night's and a day's as $.date, a range's joined (issue #53).
+    const states = JSON.parse(((Object.values(t.findResources('AWS::StepFunctions::StateMachine'))[0] as { Properties: { DefinitionString: { 'Fn::Join': [string, unknown[]] } } }).Properties.DefinitionString['Fn::Join'][1]).map((x) => typeof x === 'string' ? x : 'X').join('')) as { States: Record<string, { Type: string; Parameters?: { Parameters?: Record<string, string> }; Next?: string; Output?: Record<string, string> }> };
+    const all = { ...states.States, ...Object.fromEntries(Object.values(states.States).flatMap((st) => Object.entries((st as { ItemProcessor?: { States: Record<string, unknown> } }).ItemProcessor?.States ?? {}))) } as typeof states.States;
+    expect(all['Ingest shards']!.Parameters!.Parameters).toEqual({ 'date.$': '$.date' });
+    expect(all['Ingest shards for a range']!.Parameters!.Parameters).toEqual({ 'date.$': '$.days' });
+    expect(all['The range as one parameter']).toMatchObject({ Type: 'Pass', Output: { days: "{% $join($states.input.dates, ',') %}" }, Next: 'Ingest shards for a range' });
   });
 
   it('rolls up the licensors\' month on the 2nd, as a Batch job', () => {

@@ -13,7 +13,7 @@ import { DirectoryObjectSource } from '../../ingest/object-source/directory-obje
 import { ListedDays } from '../../state/listing-state.js';
 import { QUARANTINE_KEY, type Quarantine } from '../../state/quarantine.js';
 import type { Backends } from '../../infra/backends.js';
-import type { Config } from '../../infra/config.js';
+import { ConfigError, type Config } from '../../infra/config.js';
 import type { Run } from '../run.js';
 
 export interface IngestSummary {
@@ -115,6 +115,19 @@ export async function stagedByShards(config: Config, backends: Backends, run: Ru
     parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], skipped: 0,
     unreadable: stillUnreadable(run.quarantine), settle: async () => {},
   };
+}
+
+/**
+ * A day rolled up from what shards staged (`--no-ingest`) is refused when no lister ever listed one
+ * of the delivery days that can hold it: published, it would be empty or short, and exit 0. Said
+ * before any output, with the command that lists them.
+ */
+export function refuseUnlisted(listed: ListedDays, days: readonly string[], now: Date): void {
+  const today = now.toISOString().slice(0, 10);
+  const missing = days.filter((d) => listed.neverListed(d, today).length > 0);
+  if (!missing.length) return;
+  const delivery = [...new Set(missing.flatMap((d) => listed.neverListed(d, today)))].sort();
+  throw new ConfigError(`${missing.length === 1 ? missing[0] : `${missing.length} days (${missing[0]} to ${missing[missing.length - 1]})`} cannot be rolled up from what shards staged (--no-ingest): no ingest has listed delivery day${delivery.length === 1 ? '' : 's'} ${delivery.length <= 3 ? delivery.join(', ') : `${delivery[0]} to ${delivery[delivery.length - 1]}`}, which can hold ${missing.length === 1 ? 'its' : 'their'} records; run pingroll ingest --date ${missing.join(',')} (every shard) first, or roll up without --no-ingest`);
 }
 
 /** Still unreadable: every object the quarantine holds that no operator accepted as lost (a shard's: those it owns). */

@@ -125,6 +125,33 @@ describe('sharded ingest', () => {
     expect(await readdir(join(r, 'out', '_state', 'intents')).catch(() => [])).toEqual([]);
   });
 
+  it('a backfill\'s days reach the shards (--date D1,D2,D3), and each day is exact; a day no shard was asked for is refused with exit 2, never published empty (issue #53)', async () => {
+    const r = root();
+    const logs = join(r, 'logs');
+    const days = ['2026-10-01', '2026-10-02', '2026-10-03'];
+    const old = days.flatMap((date, i) => generateSample({ date, sessions: 30, seed: 90 + i, truth: true, recordsPerObject: 80, lateShare: 0.3 }).objects);
+    await writeObjects(logs, old);
+    const env = cliEnv(logs, join(r, 'out'));
+    // The shards as the nightly runs them, weeks later: their own clock's yesterday, not October.
+    const night = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`)));
+    for (const s of night) expect(s.status, s.stderr).toBe(0);
+    const refused = await cli(env, 'rollup', '--date', days[0]!, '--no-ingest');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr.trim().split('\n').at(-1)).toMatch(/^pingroll: 2026-10-01 cannot be rolled up from what shards staged \(--no-ingest\): no ingest has listed delivery days 2026-10-01, 2026-10-02, 2026-10-03, .*run pingroll ingest --date 2026-10-01 \(every shard\) first/);
+    expect(await readdir(join(r, 'out', 'daily_series_stats')).catch(() => [])).toEqual([]);
+    const backfill = await cli(env, 'backfill', '--from', days[0]!, '--to', days[2]!, '--no-ingest');
+    expect(backfill.status).toBe(2);
+    expect(backfill.stderr).toMatch(/3 days \(2026-10-01 to 2026-10-03\) cannot be rolled up from what shards staged/);
+    // The range given to the shards, as the deployment's backfill entry gives it: then each day is exact.
+    const range = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`, '--date', days.join(','))));
+    for (const s of range) expect(s.status, s.stderr).toBe(0);
+    for (const day of days) {
+      const rolled = await cli(env, 'rollup', '--date', day, '--no-ingest');
+      expect(rolled.status, rolled.stderr).toBe(0);
+      expect(await readDay(join(r, 'out'), day)).toEqual(expectedDay(old.flatMap((o) => o.truth), day));
+    }
+  });
+
   it('quarantines an unreadable object in its shard\'s own file; the rollup after the shards names it, exits 4 and keeps it in the quarantine', async () => {
     const r = root();
     const logs = join(r, 'logs');

@@ -89,7 +89,7 @@ export async function runStackJobs(): Promise<StackCalls> {
     const recorder = recordAwsCalls();
     const nov5 = new Date('2026-11-05T02:30:00Z');
     try {
-      for (const index of [0, 1]) await onBackends(config, log, (b) => b, (b) => runIngestJob(config, b, { log, shard: { index, count: 2 }, day: '2026-11-01', waitSeconds: 0, now: nov5 }));
+      for (const index of [0, 1]) await onBackends(config, log, (b) => b, (b) => runIngestJob(config, b, { log, shard: { index, count: 2 }, days: ['2026-11-01'], waitSeconds: 0, now: nov5 }));
       await onBackends(config, log, (b) => b, (b) => runDailyJob(config, b, { day: '2026-11-01', log, noIngest: true, now: nov5 }));
       await onBackends(config, log, (b) => b, (b) => runBackfill(config, b, { stale: true, noIngest: true, log, now: nov5 }));
       await onBackends(config, log, (b) => b, (b) => runMonthRollup(config, b, { month: '2026-11', log, now: new Date('2026-12-02T06:30:00Z') }));

@@ -441,7 +441,7 @@ describe('the month inside Redshift', () => {
       roots.push(root);
       const base = { ...s3.env, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_WAREHOUSE: 'none' };
       const now = new Date('2026-12-05T00:00:00Z');
-      for (const output of ['s3://rollups/duckdb/', 's3://rollups/pingroll/']) await runIngest(loadConfig({ ...base, PINGROLL_OUTPUT: output }), { shard: null, log: memoryLog(), day: '2026-11-30', now });
+      for (const output of ['s3://rollups/duckdb/', 's3://rollups/pingroll/']) await runIngest(loadConfig({ ...base, PINGROLL_OUTPUT: output }), { shard: null, log: memoryLog(), days: ['2026-11-30'], now });
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
       for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
       const { sent } = redshiftOnPostgres(rs, pg, store, c, root);

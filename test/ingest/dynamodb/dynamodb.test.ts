@@ -239,7 +239,7 @@ describe('with DynamoDB Local', () => {
     const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DDB_EXPORTS: join(r, 'exports') });
     const now = new Date('2026-11-20T04:00:00Z'); // October closed (read from its export), November live (scanned)
     const shardRun = (index: number, count: number, log = memoryLog()) =>
-      onBackends(config, log, (b) => b, (b) => runIngestJob(config, b, { log, shard: { index, count }, day: DAY, now })).then((s) => ({ ...s, log }));
+      onBackends(config, log, (b) => b, (b) => runIngestJob(config, b, { log, shard: { index, count }, days: [DAY], now })).then((s) => ({ ...s, log }));
     const rollup = () => runDay(config, { day: DAY, log: memoryLog(), now, noIngest: true });
     const want = expectedDay([...sample.truth, ...truth], DAY);
     const reads = async (table: string) => {
@@ -287,6 +287,25 @@ describe('with DynamoDB Local', () => {
     await runDay(config, { day: DAY, log: memoryLog(), now, rescan: true });
     expect((await reads('pings_2026_11')).map((c) => c.part)).toEqual([undefined]);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
+  });
+
+  it('reads the tables that can hold yesterday in shards given no day (the night\'s clock), and each day of a range given as --date D1,D2 (issue #53)', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    const nightAfter = new Date('2026-11-02T02:30:00Z');
+    const tablesRead = (s: { scanned: Array<{ table: string }> }) => s.scanned.map((t) => t.table).sort();
+    // The nightly shards: no day given; their clock's yesterday is DAY, whose records October's table can hold too.
+    const night = await Promise.all([0, 1].map((index) => onBackends(config, memoryLog(), (b) => b, (b) => runIngestJob(config, b, { log: memoryLog(), shard: { index, count: 2 }, now: nightAfter }))));
+    expect(night.map(tablesRead)).toEqual([['pings_2026_10', 'pings_2026_11'], ['pings_2026_10', 'pings_2026_11']]);
+    await runDay(config, { day: DAY, log: memoryLog(), now: nightAfter, noIngest: true });
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay([...sample.truth, ...truth], DAY));
+    // A range, on an output of its own: the tables of every day asked, each once.
+    const r2 = root();
+    await writeObjects(join(r2, 'logs'), sample.objects);
+    const other = dirConfig(r2, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    const range = await onBackends(other, memoryLog(), (b) => b, (b) => runIngestJob(other, b, { log: memoryLog(), shard: null, days: ['2026-10-31', DAY, '2026-11-02'], now: new Date('2026-11-04T02:30:00Z') }));
+    expect(tablesRead(range)).toEqual(['pings_2026_10', 'pings_2026_11']);
   });
 
   it('reports a missing table and goes on; the day is incomplete, and says why', async () => {
