@@ -320,11 +320,12 @@ describe('make rollup with Redshift configured', () => {
       // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
       // with DuckDB reading and writing the Parquet; every other statement runs on Postgres as sent.
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
-      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
       const duck = await DuckDBInstance.create(':memory:');
       const c = await duck.connect();
-      const { sent, copies, sessions } = redshiftOnPostgres(rs, pg, store, c, root, lost);
-      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      // Bootstrapped as the administrator; the run as the jobs' user, with the rights that gave it.
+      const { sent, copies, sessions, bootstrap } = redshiftOnPostgres(rs, pg, store, c, root, lost);
+      await bootstrap(cfg());
+      sent.splice(0);
       const ran = runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
       await ran.catch(() => {}).finally(() => {
         c.closeSync();
@@ -392,20 +393,8 @@ describe('make rollup with Redshift configured', () => {
       expect((await pg.query('SELECT count(*)::int AS n FROM pingroll.daily_runs')).rows).toEqual([{ n: 1 }]);
       expect(await store.list('_warehouse-rollup/')).toEqual([]);
 
-      // pingroll uniques on Redshift (its queries run on Postgres as sent): the viewers DuckDB counts
-      // in the reference's published file, per series and over all series.
-      const results = new Map<string, Array<Record<string, unknown>>>();
-      rs.on(ExecuteStatementCommand).callsFake(async (input: { Sql: string }) => {
-        const id = `q-${results.size + 1}`;
-        results.set(id, (await pg.query<Record<string, unknown>>(input.Sql)).rows);
-        return { Id: id };
-      });
-      rs.on(GetStatementResultCommand).callsFake(async (input: { Id: string }) => {
-        const rows = results.get(input.Id)!;
-        const names = rows.length ? Object.keys(rows[0]!) : [];
-        const field = (v: unknown) => (v === null ? { isNull: true } : typeof v === 'number' ? { longValue: v } : { stringValue: String(v) });
-        return { ColumnMetadata: names.map((name) => ({ name })), Records: rows.map((r) => names.map((n) => field(r[n]))) };
-      });
+      // pingroll uniques on Redshift (its queries run on Postgres as sent, as the jobs' user): the
+      // viewers DuckDB counts in the reference's published file, per series and over all series.
       const uniquesOf = () => uniquesCommand(loadConfig({ ...ENV, ...s3.env, ...viewerKey }), { from: '2026-10-31', to: '2026-11-01', format: 'json' });
       if (!keyed) await expect(uniquesOf()).rejects.toThrow(/1 day\(s\) of 2026-10-31\.\.2026-11-01 were rolled up without PINGROLL_VIEWER_KEY \(2026-11-01\)/);
       else {
@@ -452,9 +441,8 @@ describe('the month inside Redshift', () => {
       const now = new Date('2026-12-05T00:00:00Z');
       for (const output of ['s3://rollups/duckdb/', 's3://rollups/pingroll/']) await runIngest(loadConfig({ ...base, PINGROLL_OUTPUT: output }), { shard: null, log: memoryLog(), day: '2026-11-30', now });
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
-      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
-      const { sent } = redshiftOnPostgres(rs, pg, store, c, root);
-      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      const { sent, bootstrap } = redshiftOnPostgres(rs, pg, store, c, root);
+      await bootstrap(cfg());
       const downloaded: string[] = [];
       // With PINGROLL_CATALOG_ONLY too: a catalog of the generator's episodes but e1 (the month's rows must lose its pings).
       await client.send(new PutObjectCommand({ Bucket: 'logs', Key: 'catalog/episodes.csv', Body: generatedCatalog().split('\n').filter((l) => !/,e1,/.test(l)).join('\n') }));
