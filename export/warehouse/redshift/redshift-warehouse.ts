@@ -109,7 +109,7 @@ function fieldValue(f: Field): string | number | boolean | null {
  */
 export function notBootstrapped(err: unknown, schema: string): RedshiftStatementError | null {
   const text = String((err as Error)?.message ?? err);
-  if (!new RegExp(`schema "?${schema}"? does not exist|permission denied for (schema "?${schema}"?|database)`).test(text)) return null;
+  if (!new RegExp(`schema "?${schema}"? does not exist|permission denied for schema "?${schema}"?`).test(text)) return null;
   return new RedshiftStatementError(`Redshift's schema ${schema} is missing, or the jobs' user may not create tables in it: run pingroll warehouse bootstrap --grant-to <the jobs' user> as a Redshift administrator first (${text.split('\n')[0]})`);
 }
 

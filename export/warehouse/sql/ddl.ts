@@ -26,9 +26,9 @@ export function sqlStatements(text: string): string[] {
 /**
  * Tables then views. Redshift: in `schema` (made by the bootstrap, not here: the jobs' user may not
  * make schemas), with DISTSTYLE/DISTKEY/SORTKEY; DuckDB: no schema, no distribution; PostgreSQL (where
- * the tests check the rollup's SQL on its own): `schema` and its tables, without distribution, no views. `existing`: the columns the warehouse's tables have now (DuckDB):
- * a column the registry added since a table was made is added to it (`addedColumns`), before the
- * views that may name it.
+ * the tests check the rollup's SQL on its own): `schema` and its tables, without distribution, no
+ * views. `existing`: the columns the warehouse's tables have now (DuckDB): a column the registry added
+ * since a table was made is added to it (`addedColumns`), before the views that may name it.
  */
 export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll', existing: ReadonlyArray<{ table: string; column: string }> = []): string[] {
   const tables = [...DATASETS.map((d) => createTable(d, dialect, schema)), ...addedColumns(existing, dialect, schema)];
