@@ -79,7 +79,7 @@ export async function warehouseFor(config: Config, log?: Log, output?: ObjectSto
     // Region, credentials and endpoint are the SDK's own (AWS_ENDPOINT_URL_REDSHIFT_DATA, ...).
     const api = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 });
     const store = output ?? (await objectStoreAt(config.output, config));
-    return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body), config.glueDatabase);
+    return new RedshiftWarehouse(api, config.redshift, config.output, (key, body) => store.put(key, body));
   }
   return null;
 }

@@ -5,10 +5,18 @@
  * issues the next version with what changed; the daily job closes a month itself when told to.
  */
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { monthStatement, reportCommand } from '../../cli/commands/report.js';
-import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
-import { insertRows, PG_NAME, startPostgres } from '../support/postgres.js';
+import { RedshiftDataApi, RedshiftWarehouse } from '../../export/warehouse/redshift/redshift-warehouse.js';
+import type { Warehouse } from '../../export/warehouse/warehouse.js';
+import type { Backends } from '../../infra/backends.js';
+import { loadConfig } from '../../infra/config.js';
+import { DuckDBInstance } from '../../lib/duckdb-engine.js';
+import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
+import { PG_NAME, startPostgres } from '../support/postgres.js';
+import { redshiftOnPostgres } from '../support/redshift-on-postgres.js';
 import { dataset, duckdbType } from '../../datasets/registry.js';
 import { statusCommand } from '../../cli/commands/status.js';
 import { memoryLog } from '../../lib/log.js';
@@ -36,6 +44,42 @@ async function octoberBackfilled(extra: Record<string, string> = {}): Promise<{ 
 
 const statementCols = 'month::VARCHAR AS month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched';
 
+/**
+ * Redshift beside the run's own warehouse, played by PostgreSQL (test/support/redshift-on-postgres.ts),
+ * bootstrapped: a wrap of the runs' backends under which every load also goes to Redshift, as the
+ * jobs' user (DELETE, then COPY of the files the run publishes: closes, statements and adjustments
+ * among them), and Postgres to read it back.
+ */
+async function alsoIntoRedshift(r: string): Promise<{ wrap: (b: Backends) => Backends; pg: Awaited<ReturnType<typeof startPostgres>> }> {
+  const rs = mockClient(RedshiftDataClient);
+  const pg = await startPostgres();
+  const duck = await DuckDBInstance.create(':memory:');
+  const c = await duck.connect();
+  onTestFinished(async () => {
+    rs.restore();
+    c.closeSync();
+    duck.closeSync();
+    await pg.close();
+  });
+  const store = new DirectoryObjectStore(join(r, 'out'));
+  const cfg = loadConfig({ PINGROLL_WAREHOUSE: 'redshift', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_REDSHIFT_WORKGROUP: 'analytics', PINGROLL_REDSHIFT_DATABASE: 'dev', PINGROLL_REDSHIFT_IAM_ROLE: 'arn:aws:iam::123456789012:role/pingroll-copy' }).redshift!;
+  const standIn = redshiftOnPostgres(rs, pg, store, c, r);
+  await standIn.bootstrap(cfg);
+  const output = { kind: 's3' as const, bucket: 'rollups', prefix: 'pingroll/', url: 's3://rollups/pingroll/' };
+  const wrap = (b: Backends): Backends => {
+    const own = b.warehouse!;
+    const redshift = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 }), cfg, output, (key, body) => store.put(key, body));
+    const both: Warehouse = {
+      description: own.description,
+      init: async () => { await own.init(); await redshift.init(); },
+      loadDay: async (day, files) => { await own.loadDay(day, files); await redshift.loadDay(day, files); },
+      close: () => own.close(),
+    };
+    return { ...b, warehouse: both };
+  };
+  return { wrap, pg };
+}
+
 describe('closing a month', () => {
   let r: string;
   let truth: TruthRecord[];
@@ -47,9 +91,11 @@ describe('closing a month', () => {
   it(`freezes the month as statement version 1; late pings become adjustments on the next month, exact; the closed figures never move; the statement reads the same on ${PG_NAME}; a reopen issues version 2 with what changed`, async () => {
     const config = dirConfig(r);
     const log = memoryLog();
+    // From the close on, every load goes to Redshift too (played by PostgreSQL).
+    const { wrap, pg } = await alsoIntoRedshift(r);
     // Not before the month is over, nor twice.
     await expect(runCloseMonth(config, { month: '2026-11', log, now: NOV_10 })).rejects.toThrow(CloseUsageError);
-    const closed = await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 });
+    const closed = await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 }, wrap);
     expect(closed).toMatchObject({ month: '2026-10', tz: 'UTC', version: 1 });
     await expect(runCloseMonth(config, { month: '2026-10', log, now: NOV_10 })).rejects.toThrow(/2026-10 is closed: version 1, issued .*--reopen --reason/);
 
@@ -77,7 +123,7 @@ describe('closing a month', () => {
 
     // The next night's cron: the day before, as ever.
     const NOV_12 = new Date('2026-11-12T06:00:00Z');
-    await runDay(config, { day: '2026-11-11', log, now: NOV_12 });
+    await runDay(config, { day: '2026-11-11', log, now: NOV_12 }, wrap);
     expect(await readDay(join(r, 'out'), '2026-10-15')).toEqual(day15);
     expect(await query(`SELECT ${statementCols} FROM read_parquet('${statements}') ORDER BY series_id`)).toEqual(want);
     const adjusted = await query(`SELECT day::VARCHAR AS day, series_id, episode_id, pings, sessions, viewers, minutes_watched, after_close_records, duplicates
@@ -107,32 +153,30 @@ describe('closing a month', () => {
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(CloseRefusedError);
     await expect(runCloseMonth(config, { month: '2026-11', log, now: new Date('2026-12-10T00:00:00Z') })).rejects.toThrow(/2026-11 cannot be closed: not every day is complete: 2026-11-01 \(never run/);
 
-    // The statement and its adjustments read the same from PostgreSQL (where the SQL that runs on Redshift is checked).
-    const pg = await startPostgres();
-    try {
-      // Redshift's tables and views (its DDL less what PostgreSQL lacks: distribution and sort).
-      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
-      await pg.exec('SET search_path TO pingroll');
-      for (const sql of warehouseStatements('redshift', 'pingroll').filter((q) => q.startsWith('CREATE OR REPLACE VIEW'))) await pg.exec(sql);
-      for (const table of ['monthly_statements', 'statement_adjustments', 'monthly_series_stats', 'daily_runs']) {
-        const rows = await query(`SELECT * FROM ${table}`, join(r, 'wh.duckdb'));
-        if (rows.length) await insertRows(pg, `pingroll.${table}`, rows);
-      }
-      const onPg = { description: PG_NAME, query: async <T>(sql: string): Promise<T[]> => (await pg.query(sql)).rows as T[] };
-      const onDuck = { description: PG_NAME, query: <T>(sql: string): Promise<T[]> => query<T>(sql, join(r, 'wh.duckdb')) };
+    // The statement and its adjustments read the same from Redshift (played by PostgreSQL), as the runs
+    // loaded it there: the close's monthly_statements and monthly_series_stats, the night's
+    // statement_adjustments and daily rows, each DELETEd then COPYed from the file published.
+    const onPg = { description: PG_NAME, query: async <T>(sql: string): Promise<T[]> => (await pg.query(sql)).rows as T[] };
+    const onDuck = { description: PG_NAME, query: <T>(sql: string): Promise<T[]> => query<T>(sql, join(r, 'wh.duckdb')) };
+    const sameOnBoth = async (): Promise<void> => {
       for (const month of ['2026-10', '2026-11']) {
         const [a, b] = await Promise.all([monthStatement(onPg, 'pingroll.', month, 'UTC'), monthStatement(onDuck, '', month, 'UTC')]);
         expect(a, `${month} on ${PG_NAME}`).toEqual(b);
       }
-      expect((await monthStatement(onPg, 'pingroll.', '2026-10', 'UTC')).closed).toEqual({ version: 1, closedAt: '2026-11-10T06:00:00Z' });
-      expect((await monthStatement(onPg, 'pingroll.', '2026-11', 'UTC')).adjustments.length).toBeGreaterThan(0);
-    } finally {
-      await pg.close();
-    }
+    };
+    await sameOnBoth();
+    expect((await monthStatement(onPg, 'pingroll.', '2026-10', 'UTC')).closed).toEqual({ version: 1, closedAt: '2026-11-10T06:00:00Z' });
+    expect((await monthStatement(onPg, 'pingroll.', '2026-10', 'UTC')).rows).toEqual(expect.arrayContaining(want.map((m) => expect.objectContaining({ series_id: m.series_id, pings: m.pings, minutes_watched: m.minutes_watched }))));
+    expect((await monthStatement(onPg, 'pingroll.', '2026-11', 'UTC')).adjustments.length).toBeGreaterThan(0);
+    expect((await pg.query<{ n: number }>('SELECT sum(pings)::int AS n FROM pingroll.statement_adjustments')).rows).toEqual([{ n: pings(wantAdjusted) }]);
 
     // A reopen: the day again, and version 2 from every ping, with what changed; the late pings are no adjustment any more.
-    const reopened = await runCloseMonth(config, { month: '2026-10', reopen: 'late objects of the 15th re-delivered', log, now: NOV_12 });
+    const reopened = await runCloseMonth(config, { month: '2026-10', reopen: 'late objects of the 15th re-delivered', log, now: NOV_12 }, wrap);
     expect(reopened.version).toBe(2);
+    // In Redshift too: both versions of the statement, and no adjustment left.
+    await sameOnBoth();
+    expect((await pg.query('SELECT version, count(*)::int AS n FROM pingroll.monthly_statements GROUP BY version ORDER BY version')).rows).toEqual([{ version: 1, n: want.length }, { version: 2, n: all.length }]);
+    expect((await pg.query('SELECT count(*)::int AS n FROM pingroll.statement_adjustments')).rows).toEqual([{ n: 0 }]);
     expect(reopened.changed).toBeGreaterThan(0);
     expect(await query(`SELECT ${statementCols} FROM read_parquet('${statements}') WHERE version = 2 ORDER BY series_id`)).toEqual(all);
     expect(await query(`SELECT ${statementCols} FROM read_parquet('${statements}') WHERE version = 1 ORDER BY series_id`)).toEqual(want);

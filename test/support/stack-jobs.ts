@@ -2,18 +2,18 @@
  * The jobs the deployment runs (deploy/lib/pingroll-stack.ts), run here with its settings against the
  * local stand-ins (moto's S3 and Glue, DynamoDB Local, Redshift played by PostgreSQL through the mocked
  * Data API), every AWS call recorded: what deploy/test/iam.test.ts holds the stack's policies to.
- * The jobs' role: the ingest shards, the day's rollup and load, the stale days, the month; the
- * bootstrap role: `warehouse bootstrap`.
+ * The bootstrap role: `warehouse bootstrap`, first, into the PostgreSQL that plays Redshift; the jobs'
+ * role: the ingest shards, the day's rollup and load, the stale days, the month, as the user the
+ * bootstrap made, with the rights it granted.
  */
 import { join } from 'node:path';
 import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateDatabaseCommand, CreateTableCommand, GlueClient } from '@aws-sdk/client-glue';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { BatchExecuteStatementCommand, DescribeStatementCommand, ExecuteStatementCommand, GetStatementResultCommand, RedshiftDataClient } from '@aws-sdk/client-redshift-data';
+import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { GetNamespaceCommand, GetWorkgroupCommand, RedshiftServerlessClient, UpdateNamespaceCommand } from '@aws-sdk/client-redshift-serverless';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DATASETS } from '../../datasets/registry.js';
-import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
 import { loadConfig } from '../../infra/config.js';
 import { makeS3Client } from '../../infra/aws/s3-client.js';
 import { runBackfill } from '../../jobs/backfill.js';
@@ -79,9 +79,21 @@ export async function runStackJobs(): Promise<StackCalls> {
     await ddb.client().send(new BatchWriteItemCommand({ RequestItems: { pings_2026_11: Array.from({ length: 5 }, (_, i) => ({
       PutRequest: { Item: { ts_shard: { S: `${Math.floor(t0 / 1000) + i * 60}a${i}` }, session_id: { S: 'legacy-1' }, series: { S: 's9' }, episode: { S: 'e1' } } },
     })) } }));
-    for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
-    redshiftOnPostgres(rs, pg, new S3ObjectStore(s3, 'rollups', 'pingroll/'), c, root);
-    rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+    // Redshift, played by PostgreSQL: the administrator's secret runs as its superuser, anything else as the jobs' user.
+    redshiftOnPostgres(rs, pg, new S3ObjectStore(s3, 'rollups', 'pingroll/'), c, root, null, { jobsUser: 'IAMR:JobRole', adminSecret: ADMIN_SECRET });
+    const mocked = (m: typeof rs | typeof serverless, client: string): MockedCall[] => m.calls().map((call) => ({ client, command: (call.args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, ''), input: (call.args[0] as unknown as { input: Record<string, unknown> }).input }));
+
+    // The bootstrap role first, as the stack runs it before the night: warehouse bootstrap, as the
+    // administrator. It makes the schemas, the jobs' user and its grants in Postgres: the jobs below
+    // have those rights and no others.
+    serverless.on(GetWorkgroupCommand).resolves({ workgroup: { namespaceName: 'analytics-ns', namespaceId: 'fedcba98-7654-3210-fedc-ba9876543210' } as never });
+    serverless.on(GetNamespaceCommand).resolvesOnce({ namespace: { status: 'AVAILABLE', iamRoles: [] } as never }).resolves({ namespace: { status: 'AVAILABLE', iamRoles: [COPY_ROLE] } as never });
+    serverless.on(UpdateNamespaceCommand).resolves({});
+    const { bootstrapCommand } = await import('../../cli/commands/warehouse-bootstrap.js');
+    await bootstrapCommand(loadConfig({ ...process.env, PINGROLL_REDSHIFT_SECRET_ARN: ADMIN_SECRET }), 'IAMR:JobRole');
+    const bootstrap = [...mocked(rs, 'RedshiftDataClient'), ...mocked(serverless, 'RedshiftServerlessClient')];
+    rs.resetHistory();
+    serverless.resetHistory();
 
     // The jobs' role: the night (shards, the day, the stale days) and the month, as the stack runs them.
     const config = loadConfig(process.env);
@@ -98,19 +110,7 @@ export async function runStackJobs(): Promise<StackCalls> {
     }
     const jobs: Array<AwsCall | MockedCall> = [...recorder.calls, ...rs.calls().map((call) => ({ client: 'RedshiftDataClient', command: (call.args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, ''), input: (call.args[0] as unknown as { input: Record<string, unknown> }).input }))];
 
-    // The bootstrap role: warehouse bootstrap, as the administrator.
-    rs.reset();
-    rs.on(ExecuteStatementCommand).resolves({ Id: 'q' });
-    rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
-    rs.on(GetStatementResultCommand).resolves({ ColumnMetadata: [{ name: 'found' }], Records: [] });
-    rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b' });
-    serverless.on(GetWorkgroupCommand).resolves({ workgroup: { namespaceName: 'analytics-ns', namespaceId: 'fedcba98-7654-3210-fedc-ba9876543210' } as never });
-    serverless.on(GetNamespaceCommand).resolves({ namespace: { iamRoles: [] } as never });
-    serverless.on(UpdateNamespaceCommand).resolves({});
-    const { bootstrapCommand } = await import('../../cli/commands/warehouse-bootstrap.js');
-    await bootstrapCommand(loadConfig({ ...process.env, PINGROLL_REDSHIFT_SECRET_ARN: ADMIN_SECRET }), 'IAMR:JobRole');
-    const mocked = (m: typeof rs | typeof serverless, client: string): MockedCall[] => m.calls().map((call) => ({ client, command: (call.args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, ''), input: (call.args[0] as unknown as { input: Record<string, unknown> }).input }));
-    return { jobs, bootstrap: [...mocked(rs, 'RedshiftDataClient'), ...mocked(serverless, 'RedshiftServerlessClient')] };
+    return { jobs, bootstrap };
   } finally {
     rs.restore();
     serverless.restore();

@@ -102,12 +102,23 @@ function fieldValue(f: Field): string | number | boolean | null {
   return f.stringValue ?? f.longValue ?? f.doubleValue ?? f.booleanValue ?? null;
 }
 
+/**
+ * The error to give for an init that failed because the warehouse was never bootstrapped: the schema
+ * missing, or the jobs' user without its rights on it (Redshift's and PostgreSQL's texts); null for any
+ * other failure.
+ */
+export function notBootstrapped(err: unknown, schema: string): RedshiftStatementError | null {
+  const text = String((err as Error)?.message ?? err);
+  if (!new RegExp(`schema "?${schema}"? does not exist|permission denied for schema "?${schema}"?`).test(text)) return null;
+  return new RedshiftStatementError(`Redshift's schema ${schema} is missing, or the jobs' user may not create tables in it: run pingroll warehouse bootstrap --grant-to <the jobs' user> as a Redshift administrator first (${text.split('\n')[0]})`);
+}
+
 export class RedshiftWarehouse implements Warehouse {
   private initialized = false;
 
   /** @param put writes an object of the output (output-relative key): the COPY manifests. */
   constructor(private readonly api: RedshiftDataApi, private readonly cfg: RedshiftConfig, private readonly output: S3Location,
-    private readonly put: (key: string, body: Buffer) => Promise<void>, private readonly glueDatabase: string | null = null) {}
+    private readonly put: (key: string, body: Buffer) => Promise<void>) {}
 
   get description(): string {
     const t = this.cfg.target;
@@ -115,20 +126,21 @@ export class RedshiftWarehouse implements Warehouse {
   }
 
   /**
-   * The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). With a Glue database
-   * (PINGROLL_GLUE_DATABASE), also the external schema `<schema>_lake` over it: the published Parquet,
-   * through Spectrum, beside the loaded tables (docs/analysts.md).
+   * The tables and views, in one batch; idempotent (IF NOT EXISTS, OR REPLACE). Only what the jobs'
+   * user may make in the schema: the schema itself, and the external schema `<schema>_lake`, are the
+   * bootstrap's (bootstrap.ts), since making a schema takes CREATE on the database.
    */
-  static initStatements(schema: string, lake?: { glueDatabase: string; iamRole: string }): string[] {
-    return [
-      ...warehouseStatements('redshift', schema),
-      ...(lake ? [`CREATE EXTERNAL SCHEMA IF NOT EXISTS ${schema}_lake FROM DATA CATALOG DATABASE '${lake.glueDatabase}' IAM_ROLE '${lake.iamRole}'`] : []),
-    ];
+  static initStatements(schema: string): string[] {
+    return warehouseStatements('redshift', schema);
   }
 
   async init(): Promise<void> {
     if (this.initialized) return;
-    await this.api.batch(RedshiftWarehouse.initStatements(this.cfg.schema, this.glueDatabase ? { glueDatabase: this.glueDatabase, iamRole: this.cfg.iamRole } : undefined), 'warehouse init');
+    try {
+      await this.api.batch(RedshiftWarehouse.initStatements(this.cfg.schema), 'warehouse init');
+    } catch (err) {
+      throw notBootstrapped(err, this.cfg.schema) ?? err;
+    }
     this.initialized = true;
   }
 

@@ -24,16 +24,16 @@ export function sqlStatements(text: string): string[] {
 }
 
 /**
- * Tables then views. Redshift: in `schema`, with DISTSTYLE/DISTKEY/SORTKEY; DuckDB: no schema, no
- * distribution; PostgreSQL (where the tests run the rollup inside Redshift): the tables in `schema`,
- * without distribution, no views. `existing`: the columns the warehouse's tables have now (DuckDB):
- * a column the registry added since a table was made is added to it (`addedColumns`), before the
- * views that may name it.
+ * Tables then views. Redshift: in `schema` (made by the bootstrap, not here: the jobs' user may not
+ * make schemas), with DISTSTYLE/DISTKEY/SORTKEY; DuckDB: no schema, no distribution; PostgreSQL (where
+ * the tests check the rollup's SQL on its own): `schema` and its tables, without distribution, no
+ * views. `existing`: the columns the warehouse's tables have now (DuckDB): a column the registry added
+ * since a table was made is added to it (`addedColumns`), before the views that may name it.
  */
 export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll', existing: ReadonlyArray<{ table: string; column: string }> = []): string[] {
   const tables = [...DATASETS.map((d) => createTable(d, dialect, schema)), ...addedColumns(existing, dialect, schema)];
   const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
-  if (dialect === 'redshift') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables, `SET search_path TO ${schema}`, ...views];
+  if (dialect === 'redshift') return [...tables, `SET search_path TO ${schema}`, ...views];
   if (dialect === 'postgres') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables];
   return [...tables, ...views];
 }

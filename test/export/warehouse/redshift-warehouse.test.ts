@@ -82,10 +82,8 @@ describe('DDL', () => {
     await query(`${warehouseStatements('duckdb').join(';\n')}; SELECT 1 AS ok`);
     expect(statements).toContain('SET search_path TO pingroll');
     expect(statements.filter((s) => s.startsWith('CREATE OR REPLACE VIEW'))).toHaveLength(4);
-    // With a Glue database: the external schema over the published files, beside the loaded tables.
-    expect(RedshiftWarehouse.initStatements('pingroll', { glueDatabase: 'pingroll', iamRole: 'arn:aws:iam::123456789012:role/pingroll-copy' }).at(-1))
-      .toBe("CREATE EXTERNAL SCHEMA IF NOT EXISTS pingroll_lake FROM DATA CATALOG DATABASE 'pingroll' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'");
-    expect(statements.some((s) => s.includes('EXTERNAL SCHEMA'))).toBe(false);
+    // No schema: the schema and the external one over the published files are the bootstrap's (redshift-bootstrap.test.ts).
+    expect(statements.some((s) => /\bSCHEMA\b/.test(s))).toBe(false);
   });
 });
 
@@ -201,6 +199,17 @@ describe('loading a day', () => {
       await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(message);
     });
 
+  it('says to run the bootstrap when its init finds no schema, or no right to create in it (the runs make no schema)', async () => {
+    for (const error of ['ERROR: schema "pingroll" does not exist', 'ERROR: permission denied for schema pingroll']) {
+      rs.reset();
+      rs.on(BatchExecuteStatementCommand).resolves({ Id: 'i-1' });
+      rs.on(DescribeStatementCommand).resolves({ Status: 'FAILED', Error: error });
+      const wh = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast), cfg(), output, put);
+      await expect(wh.loadDay('2026-11-01', files)).rejects.toThrow(new RegExp(`^Redshift's schema pingroll is missing, or the jobs' user may not create tables in it: run pingroll warehouse bootstrap --grant-to <the jobs' user> as a Redshift administrator first \\(Redshift failed warehouse init \\(statement i-1\\): ${error.replace(/[()]/g, '\\$&')};`));
+      expect(rs.commandCalls(BatchExecuteStatementCommand)).toHaveLength(1);
+    }
+  });
+
   it('gives up after its timeout, cancelling the statement', async () => {
     rs.on(BatchExecuteStatementCommand).resolvesOnce({ Id: 'i-1' }).resolves({ Id: 'b-3' });
     rs.on(DescribeStatementCommand).resolvesOnce({ Status: 'FINISHED' }).resolves({ Status: 'STARTED' });
@@ -311,11 +320,12 @@ describe('make rollup with Redshift configured', () => {
       // Redshift, played by Postgres: COPY and UNLOAD (no local stand-in) are done here, against moto,
       // with DuckDB reading and writing the Parquet; every other statement runs on Postgres as sent.
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
-      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
       const duck = await DuckDBInstance.create(':memory:');
       const c = await duck.connect();
-      const { sent, copies, sessions } = redshiftOnPostgres(rs, pg, store, c, root, lost);
-      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      // Bootstrapped as the administrator; the run as the jobs' user, with the rights that gave it.
+      const { sent, copies, sessions, bootstrap } = redshiftOnPostgres(rs, pg, store, c, root, lost);
+      await bootstrap(cfg());
+      sent.splice(0);
       const ran = runDay(loadConfig({ ...ENV, ...s3.env, ...viewerKey, PINGROLL_LOGS: 's3://logs/logs/', PINGROLL_ROLLUP: 'redshift' }), { day: '2026-11-01', log: memoryLog(), stagingPartBytes: 64 << 10 });
       await ran.catch(() => {}).finally(() => {
         c.closeSync();
@@ -383,20 +393,8 @@ describe('make rollup with Redshift configured', () => {
       expect((await pg.query('SELECT count(*)::int AS n FROM pingroll.daily_runs')).rows).toEqual([{ n: 1 }]);
       expect(await store.list('_warehouse-rollup/')).toEqual([]);
 
-      // pingroll uniques on Redshift (its queries run on Postgres as sent): the viewers DuckDB counts
-      // in the reference's published file, per series and over all series.
-      const results = new Map<string, Array<Record<string, unknown>>>();
-      rs.on(ExecuteStatementCommand).callsFake(async (input: { Sql: string }) => {
-        const id = `q-${results.size + 1}`;
-        results.set(id, (await pg.query<Record<string, unknown>>(input.Sql)).rows);
-        return { Id: id };
-      });
-      rs.on(GetStatementResultCommand).callsFake(async (input: { Id: string }) => {
-        const rows = results.get(input.Id)!;
-        const names = rows.length ? Object.keys(rows[0]!) : [];
-        const field = (v: unknown) => (v === null ? { isNull: true } : typeof v === 'number' ? { longValue: v } : { stringValue: String(v) });
-        return { ColumnMetadata: names.map((name) => ({ name })), Records: rows.map((r) => names.map((n) => field(r[n]))) };
-      });
+      // pingroll uniques on Redshift (its queries run on Postgres as sent, as the jobs' user): the
+      // viewers DuckDB counts in the reference's published file, per series and over all series.
       const uniquesOf = () => uniquesCommand(loadConfig({ ...ENV, ...s3.env, ...viewerKey }), { from: '2026-10-31', to: '2026-11-01', format: 'json' });
       if (!keyed) await expect(uniquesOf()).rejects.toThrow(/1 day\(s\) of 2026-10-31\.\.2026-11-01 were rolled up without PINGROLL_VIEWER_KEY \(2026-11-01\)/);
       else {
@@ -443,9 +441,8 @@ describe('the month inside Redshift', () => {
       const now = new Date('2026-12-05T00:00:00Z');
       for (const output of ['s3://rollups/duckdb/', 's3://rollups/pingroll/']) await runIngest(loadConfig({ ...base, PINGROLL_OUTPUT: output }), { shard: null, log: memoryLog(), days: ['2026-11-30'], now });
       const store = new S3ObjectStore(client, 'rollups', 'pingroll/');
-      for (const sql of warehouseStatements('postgres', 'pingroll')) await pg.exec(sql);
-      const { sent } = redshiftOnPostgres(rs, pg, store, c, root);
-      rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+      const { sent, bootstrap } = redshiftOnPostgres(rs, pg, store, c, root);
+      await bootstrap(cfg());
       const downloaded: string[] = [];
       // With PINGROLL_CATALOG_ONLY too: a catalog of the generator's episodes but e1 (the month's rows must lose its pings).
       await client.send(new PutObjectCommand({ Bucket: 'logs', Key: 'catalog/episodes.csv', Body: generatedCatalog().split('\n').filter((l) => !/,e1,/.test(l)).join('\n') }));
