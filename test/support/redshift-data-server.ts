@@ -1,0 +1,146 @@
+/**
+ * The Redshift Data API and Redshift Serverless's API as HTTP servers on 127.0.0.1 (free ports), for
+ * the jobs run as processes of their own, as the deployment runs them (test/support/deployed-night.ts):
+ * an in-process mock cannot reach another process. Both speak the AWS JSON 1.1 protocol the SDK
+ * sends (`X-Amz-Target: RedshiftData.<Operation>`); the SDK reaches them through
+ * AWS_ENDPOINT_URL_REDSHIFT_DATA and AWS_ENDPOINT_URL_REDSHIFT_SERVERLESS.
+ *
+ * Batches are Redshift played by PostgreSQL (test/support/redshift-on-postgres.ts: COPY and UNLOAD
+ * done there); a query's rows come from PostgreSQL. Every call is recorded, with its input.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Postgres } from './postgres.js';
+
+/** A call as a client sent it. */
+export interface ServedCall { client: 'RedshiftDataClient' | 'RedshiftServerlessClient'; command: string; input: Record<string, unknown> }
+
+type Handler = (input: any) => Promise<unknown>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * What redshiftOnPostgres registers its batch handler on (aws-sdk-client-mock's shape, the one
+ * method it uses), so that the same stand-in serves the in-process mock and this server.
+ */
+export function handlerStub(): { stub: { on(command: { name: string }): { callsFake(fn: Handler): void; resolves(v: unknown): void } }; handlers: Map<string, Handler> } {
+  const handlers = new Map<string, Handler>();
+  return {
+    handlers,
+    stub: {
+      on: (command) => ({
+        callsFake: (fn) => { handlers.set(command.name.replace(/Command$/, ''), fn); },
+        resolves: (v) => { handlers.set(command.name.replace(/Command$/, ''), async () => v); },
+      }),
+    },
+  };
+}
+
+export interface RedshiftServers {
+  env: Record<string, string>;
+  calls: ServedCall[];
+  /** The namespace's roles as UpdateNamespace left them. */
+  namespaceRoles: string[];
+  stop(): Promise<void>;
+}
+
+/** A field of a result row, as the Data API gives it. */
+function field(v: unknown): Record<string, unknown> {
+  if (v === null || v === undefined) return { isNull: true };
+  if (typeof v === 'number') return Number.isInteger(v) ? { longValue: v } : { doubleValue: v };
+  if (typeof v === 'boolean') return { booleanValue: v };
+  return { stringValue: v instanceof Date ? v.toISOString() : String(v) };
+}
+
+export async function startRedshiftServers(pg: Postgres, handlers: Map<string, Handler>, opts: { namespace?: string } = {}): Promise<RedshiftServers> {
+  const calls: ServedCall[] = [];
+  const results = new Map<string, Array<Record<string, unknown>>>();
+  const failed = new Map<string, string>();
+  const namespaceRoles: string[] = [];
+  let n = 0;
+  const data: Record<string, Handler> = {
+    async BatchExecuteStatement(input) {
+      const batch = handlers.get('BatchExecuteStatement');
+      if (!batch) throw new Error('no batch handler');
+      try {
+        return await batch(input);
+      } catch (err) {
+        // Redshift reports a failed statement through DescribeStatement, not the call.
+        const id = `failed-${++n}`;
+        failed.set(id, (err as Error).message);
+        return { Id: id };
+      }
+    },
+    async ExecuteStatement(input: { Sql: string }) {
+      const execute = handlers.get('ExecuteStatement');
+      try {
+        // The stand-in's own (as the caller's database user), else PostgreSQL's superuser.
+        if (execute) return await execute(input);
+        const id = `q-${++n}`;
+        results.set(id, (await pg.query<Record<string, unknown>>(input.Sql)).rows);
+        return { Id: id };
+      } catch (err) {
+        const id = `failed-${++n}`;
+        failed.set(id, (err as Error).message);
+        return { Id: id };
+      }
+    },
+    async DescribeStatement(input: { Id: string }) {
+      const error = failed.get(input.Id);
+      return error === undefined ? { Id: input.Id, Status: 'FINISHED' } : { Id: input.Id, Status: 'FAILED', Error: error };
+    },
+    async GetStatementResult(input: { Id: string }) {
+      const result = handlers.get('GetStatementResult');
+      if (result && !results.has(input.Id)) return result(input);
+      const rows = results.get(input.Id) ?? [];
+      const names = Object.keys(rows[0] ?? {});
+      return { ColumnMetadata: names.map((name) => ({ name, label: name })), Records: rows.map((r) => names.map((k) => field(r[k]))), TotalNumRows: rows.length };
+    },
+    async CancelStatement() { return { Status: true }; },
+  };
+  const namespace = opts.namespace ?? 'analytics-ns';
+  const serverless: Record<string, Handler> = {
+    async GetWorkgroup(input: { workgroupName: string }) {
+      return { workgroup: { workgroupName: input.workgroupName, namespaceName: namespace, status: 'AVAILABLE' } };
+    },
+    async GetNamespace() {
+      return { namespace: { namespaceName: namespace, status: 'AVAILABLE', iamRoles: namespaceRoles.map((arn) => `IamRole(applyStatus=in-sync, iamRoleArn=${arn})`) } };
+    },
+    async UpdateNamespace(input: { iamRoles?: string[] }) {
+      namespaceRoles.splice(0, namespaceRoles.length, ...(input.iamRoles ?? []));
+      return { namespace: { namespaceName: namespace, status: 'AVAILABLE' } };
+    },
+  };
+  const serve = (client: ServedCall['client'], prefix: string, ops: Record<string, Handler>) => async (req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const op = target.startsWith(`${prefix}.`) ? target.slice(prefix.length + 1) : '';
+    const input = body ? JSON.parse(body) as Record<string, unknown> : {};
+    calls.push({ client, command: op, input });
+    const handler = ops[op];
+    res.setHeader('content-type', 'application/x-amz-json-1.1');
+    if (!handler) {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ __type: 'ValidationException', message: `${target} is not served here` }));
+      return;
+    }
+    try {
+      res.end(JSON.stringify(await handler(input)));
+    } catch (err) {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ __type: 'ValidationException', message: (err as Error).message }));
+    }
+  };
+  const listen = (handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<{ server: Server; url: string }> => new Promise((resolve, reject) => {
+    const server = createServer((req, res) => { void handler(req, res); });
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  });
+  const d = await listen(serve('RedshiftDataClient', 'RedshiftData', data));
+  const s = await listen(serve('RedshiftServerlessClient', 'RedshiftServerless', serverless));
+  return {
+    env: { AWS_ENDPOINT_URL_REDSHIFT_DATA: d.url, AWS_ENDPOINT_URL_REDSHIFT_SERVERLESS: s.url },
+    calls, namespaceRoles,
+    async stop() {
+      await Promise.all([d.server, s.server].map((x) => new Promise<void>((r) => { x.closeAllConnections(); x.close(() => r()); })));
+    },
+  };
+}
