@@ -477,7 +477,7 @@ export class PingrollStack extends Stack {
       ['NoSuccessfulRollup', {
         metric: pingrollMetric('Success', 'Sum', Duration.hours(26)), threshold: 1, evaluationPeriods: 1,
         // Missing data is not a failure: on day one there is none yet (the nightly run's own failures,
-        // timeouts and aborts alarm through Step Functions' metrics and the JobFailed rule).
+        // timeouts and aborts alarm through Step Functions' metrics, the month's through JobFailed).
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.MISSING,
         alarmDescription: 'no pingroll rollup has succeeded in 26 hours: see the nightly execution and its jobs\' logs',
       }],
@@ -493,9 +493,12 @@ export class PingrollStack extends Stack {
       }],
     ];
     for (const [id, alarmProps] of emfAlarms) new cloudwatch.Alarm(this, id, alarmProps).addAlarmAction(new actions.SnsAction(topic));
-    // Any of pingroll's jobs failing for good (its retries spent), the month's included.
+    // The month's job failing for good (its retries spent): it runs outside the state machine, so no
+    // execution alarm sees it. The nightly jobs are not matched: a failed night is one failed
+    // execution, one RunsExecutionsFailed mail, however many jobs failed in it (Batch sends an event
+    // for each array child and one for the parent: 9 mails for 8 shards).
     new events.Rule(this, 'JobFailed', {
-      eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn] } },
+      eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn], jobDefinition: [monthJob.jobDefinitionArn] } },
       targets: [new targets.SnsTopic(topic, { message: events.RuleTargetInput.fromText(`pingroll job ${events.EventField.fromPath('$.detail.jobName')} failed: ${events.EventField.fromPath('$.detail.statusReason')}; its log is in CloudWatch Logs (AWS Batch)`) })],
     });
     this.pingBucket = pingBucket;

@@ -48,6 +48,19 @@ function nag(): { violations: Array<{ rule: string; path: string }>; report: str
   return { violations, report: thrown };
 }
 
+/**
+ * Whether an EventBridge event pattern matches an event, for what the stack's patterns use: a list of
+ * values (one must equal the event's), `{"exists": false}`, and nested objects (EventBridge's
+ * "Content filtering in Amazon EventBridge event patterns").
+ */
+function matches(pattern: unknown, event: unknown): boolean {
+  if (Array.isArray(pattern)) {
+    return pattern.some((p) => (p !== null && typeof p === 'object' && 'exists' in p ? (event !== undefined) === (p as { exists: boolean }).exists : p === event));
+  }
+  const e = (event ?? {}) as Record<string, unknown>;
+  return Object.entries(pattern as Record<string, unknown>).every(([k, p]) => matches(p, e[k]));
+}
+
 describe('the deployment (cdk synth)', () => {
   const t = synth();
 
@@ -307,10 +320,26 @@ describe('the deployment (cdk synth)', () => {
     expect(read.map((s) => s.Action)).toEqual(['s3:GetObject']);
   });
 
-  it('alarms on failed, timed-out and aborted runs, and on any job that fails for good, to a topic', () => {
+  it('alarms on failed, timed-out and aborted runs, and on the month\'s job failing for good, to a topic: one mail per failed night', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.batch'], 'detail-type': ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [Match.anyValue()] } },
+      EventPattern: { source: ['aws.batch'], 'detail-type': ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [Match.anyValue()], jobDefinition: [Match.anyValue()] } },
     });
+    // A night whose every shard failed for good, then the month's job: Batch's events as its docs give
+    // them (an array child carries arrayProperties.index, the parent arrayProperties.size), each job
+    // definition and the queue by a name of its own for its Ref.
+    const resolve = (x: unknown): unknown => JSON.parse(JSON.stringify(x).replace(/\{"Ref":"([^"]+)"\}|\{"Fn::GetAtt":\["([^"]+)","[^"]+"\]\}/g, (_, a?: string, b?: string) => `"arn:aws:batch:eu-west-1:123456789012:x/${a ?? b}"`));
+    const [rule] = Object.values(t.findResources('AWS::Events::Rule', { Properties: { EventPattern: Match.objectLike({ source: ['aws.batch'] }) } })) as Array<{ Properties: { EventPattern: unknown } }>;
+    const pattern = resolve(rule!.Properties.EventPattern);
+    const jobDefs = Object.entries(t.findResources('AWS::Batch::JobDefinition')).map(([id]) => id);
+    const queue = Object.keys(t.findResources('AWS::Batch::JobQueue'))[0]!;
+    const failed = (definition: string, arrayProperties?: object): Record<string, unknown> => ({
+      source: 'aws.batch', 'detail-type': 'Batch Job State Change',
+      detail: { status: 'FAILED', jobName: 'x', jobQueue: resolve({ Ref: queue }), jobDefinition: resolve({ Ref: jobDefs.find((d) => d.startsWith(definition))! }), ...(arrayProperties ? { arrayProperties } : {}) },
+    });
+    const night = [...Array.from({ length: 8 }, (_, index) => failed('IngestShard', { index })), failed('IngestShard', { size: 8 }), failed('Rollup'), failed('Stale')];
+    expect(night.filter((e) => matches(pattern, e))).toEqual([]);
+    expect(matches(pattern, failed('Month'))).toBe(true);
+    // The night's one mail: its execution failed (the ExecutionsFailed alarm below).
     for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted']) {
       t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/States', MetricName: metric, Threshold: 1, AlarmActions: [Match.anyValue()] });
     }
