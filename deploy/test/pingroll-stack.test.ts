@@ -265,6 +265,37 @@ describe('the deployment (cdk synth)', () => {
     expect(logsRead.flatMap((st) => [st.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
   });
 
+  it('expires the log bucket\'s objects (90 days, or logsExpireDays), never moving them to Standard-IA; flow logs of rejected traffic only', () => {
+    const accessLogs = (tpl: Template): { LifecycleConfiguration: { Rules: Array<Record<string, unknown>> } } => {
+      const found = Object.entries(tpl.findResources('AWS::S3::Bucket')).filter(([id]) => id.startsWith('AccessLogs'));
+      expect(found).toHaveLength(1);
+      return (found[0]![1] as { Properties: { LifecycleConfiguration: { Rules: Array<Record<string, unknown>> } } }).Properties;
+    };
+    const rules = accessLogs(t).LifecycleConfiguration.Rules;
+    expect(rules).toContainEqual(expect.objectContaining({ ExpirationInDays: 90, Status: 'Enabled' }));
+    expect(rules.filter((r) => r.ExpirationInDays !== undefined)).toHaveLength(1);
+    // No transition: a request per object ($165 a day at 16.5M objects) that the storage saved never pays back before expiry.
+    expect(JSON.stringify(rules)).not.toMatch(/Transition|STANDARD_IA/);
+    expect(accessLogs(synth(8, { logsExpireDays: 400 })).LifecycleConfiguration.Rules).toContainEqual(expect.objectContaining({ ExpirationInDays: 400 }));
+    // Not before the last full listing of a delivery day PINGROLL_RECONCILE_AFTER may ask for (30 days).
+    expect(() => synth(8, { logsExpireDays: 30 })).toThrow(/pingroll:logsExpireDays must be a whole number of days above 30/);
+    t.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'REJECT', LogDestinationType: 's3' });
+    expect(JSON.stringify(t.findResources('AWS::EC2::FlowLog'))).not.toContain('"ALL"');
+  });
+
+  it('logs the state machine under /aws/vendedlogs/states/, and projects Athena\'s partitions from firstDay', () => {
+    t.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: '/aws/vendedlogs/states/pingroll-prod-nightly' });
+    const [group] = Object.keys(t.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: '/aws/vendedlogs/states/pingroll-prod-nightly' } }));
+    t.hasResourceProperties('AWS::StepFunctions::StateMachine', { LoggingConfiguration: Match.objectLike({ Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [group, 'Arn'] } } }] }) });
+    synth(8, { stage: 'staging' }).hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: '/aws/vendedlogs/states/pingroll-staging-nightly' });
+    const ranges = (tpl: Template): Record<string, string> => Object.fromEntries((Object.values(tpl.findResources('AWS::Glue::Table')) as Array<{ Properties: { TableInput: { Name: string; Parameters: Record<string, string> } } }>)
+      .map((x) => [x.Properties.TableInput.Parameters['projection.dt.interval.unit'], x.Properties.TableInput.Parameters['projection.dt.range']]));
+    expect(ranges(t)).toEqual({ DAYS: '2024-01-01,NOW', MONTHS: '2024-01-01,NOW' });
+    // Legacy history older than 2024: the days from the day given, the months from its month's first day (a monthly dt is the 1st).
+    expect(ranges(synth(8, { firstDay: '2019-06-15' }))).toEqual({ DAYS: '2019-06-15,NOW', MONTHS: '2019-06-01,NOW' });
+    expect(() => synth(8, { firstDay: '2019-02-30' })).toThrow(/pingroll:firstDay must be a day, YYYY-MM-DD/);
+  });
+
   it('runs a single shard as a plain job', () => {
     expect(JSON.stringify(synth(1).findResources('AWS::StepFunctions::StateMachine'))).not.toMatch(/ArrayProperties/);
   });
