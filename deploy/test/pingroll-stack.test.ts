@@ -279,6 +279,10 @@ describe('the deployment (cdk synth)', () => {
     expect(accessLogs(synth(8, { logsExpireDays: 400 })).LifecycleConfiguration.Rules).toContainEqual(expect.objectContaining({ ExpirationInDays: 400 }));
     // Not before the last full listing of a delivery day PINGROLL_RECONCILE_AFTER may ask for (30 days).
     expect(() => synth(8, { logsExpireDays: 30 })).toThrow(/pingroll:logsExpireDays must be a whole number of days above 30/);
+    // The docs price the default the stack has, and say what a first deploy needs.
+    const docs = readFileSync(join(repo, 'docs/running-on-aws.md'), 'utf8');
+    expect(docs).toContain(`| stored (${rules.find((r) => r.ExpirationInDays !== undefined)!.ExpirationInDays as number} days kept) |`);
+    for (const needed of ['npx cdk bootstrap aws://ACCOUNT/REGION', 'aws s3control get-public-access-block', '`pingroll:firstDay`']) expect(docs).toContain(needed);
     t.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'REJECT', LogDestinationType: 's3' });
     expect(JSON.stringify(t.findResources('AWS::EC2::FlowLog'))).not.toContain('"ALL"');
   });
