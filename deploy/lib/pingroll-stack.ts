@@ -11,7 +11,8 @@
  *   backfill entry point, the shards once, then each day); the licensors' month on the 2nd;
  * - least-privilege IAM: the jobs read the logs and read and write the output, and may use the Redshift
  *   Data API on one workgroup; Redshift's COPY role reads the output (and writes what UNLOAD writes);
- * - alarms on failed, timed-out and aborted runs, and on any job failing for good, to an SNS topic.
+ * - alarms on failed, timed-out and aborted runs (one mail a failed night), and on the month's job
+ *   failing for good, to an SNS topic.
  * The Redshift Serverless workgroup itself is the analysts' and is named, not created.
  *
  * It passes cdk-nag's AwsSolutions pack (deploy/test): every permission names its resource where the
