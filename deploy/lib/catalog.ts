@@ -41,7 +41,7 @@ export interface CatalogProps {
   workgroup: string;
   /** The most a query of the workgroup may scan, in bytes. */
   bytesScannedCutoff: number;
-  /** The first day partitions are projected from. */
+  /** The first day partitions are projected from (YYYY-MM-DD); a monthly table's, from its month's first day. */
   firstDay: string;
 }
 
@@ -71,7 +71,7 @@ export class Catalog extends Construct {
             'projection.enabled': 'true',
             'projection.dt.type': 'date',
             'projection.dt.format': 'yyyy-MM-dd',
-            'projection.dt.range': `${props.firstDay},NOW`,
+            'projection.dt.range': `${d.every === 'MONTHS' ? `${props.firstDay.slice(0, 7)}-01` : props.firstDay},NOW`,
             'projection.dt.interval': '1',
             'projection.dt.interval.unit': d.every,
             'storage.location.template': `${location(d.name)}dt=\${dt}/`,

@@ -11,7 +11,8 @@
  *   backfill entry point, the shards once, then each day); the licensors' month on the 2nd;
  * - least-privilege IAM: the jobs read the logs and read and write the output, and may use the Redshift
  *   Data API on one workgroup; Redshift's COPY role reads the output (and writes what UNLOAD writes);
- * - alarms on failed, timed-out and aborted runs, and on any job failing for good, to an SNS topic.
+ * - alarms on failed, timed-out and aborted runs (one mail a failed night), and on the month's job
+ *   failing for good, to an SNS topic.
  * The Redshift Serverless workgroup itself is the analysts' and is named, not created.
  *
  * It passes cdk-nag's AwsSolutions pack (deploy/test): every permission names its resource where the
@@ -67,6 +68,20 @@ export interface PingrollStackProps extends StackProps {
    * object of a bucket that logs. The jobs may only read it.
    */
   existingLogs?: { bucketName: string; prefix: string };
+  /**
+   * Days the stack's log bucket keeps an object (the pings' access logs, the output's, VPC flow logs)
+   * before S3 expires it; 90 when not given, at least 31. pingroll reads a log object once, and lists
+   * each delivery day again at most 30 days after it ends (PINGROLL_RECONCILE_AFTER's limit; 3 days by
+   * default); the rest of the 90 leaves a quarantined object time to be fixed and a restore time to be
+   * reconciled, and keeps the raw logs (client IPs) no longer than the rejects they hold too.
+   */
+  logsExpireDays?: number;
+  /**
+   * The first day the published tables hold, where Athena's partition projection starts (older days
+   * are not queried); `2024-01-01` when not given. Set it to the oldest day of the legacy history
+   * before it is backfilled. YYYY-MM-DD; the monthly tables start at its month.
+   */
+  firstDay?: string;
   /** The ping object's key in the stack's ping bucket (its GETs are the pings; PINGROLL_PING_KEYS): `p.gif` when not given. */
   pingKey?: string;
   /**
@@ -188,10 +203,21 @@ export class PingrollStack extends Stack {
       throw new Error(`pingroll:redshiftWorkgroupArn must be the workgroup's ARN (aws redshift-serverless get-workgroup --workgroup-name ${props.redshiftWorkgroup || 'NAME'} --query workgroup.workgroupArn); got '${props.redshiftWorkgroupArn}'`);
     }
 
+    const logsExpireDays = props.logsExpireDays ?? 90;
+    if (!(Number.isInteger(logsExpireDays) && logsExpireDays > 30)) throw new Error(`pingroll:logsExpireDays must be a whole number of days above 30 (PINGROLL_RECONCILE_AFTER lists a delivery day up to 30 days after it ends); got ${logsExpireDays}`);
+    const firstDay = props.firstDay ?? '2024-01-01';
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(firstDay) || new Date(`${firstDay}T00:00:00Z`).toISOString().slice(0, 10) !== firstDay) throw new Error(`pingroll:firstDay must be a day, YYYY-MM-DD; got '${firstDay}'`);
+    // Log objects expire, and stay in S3 Standard until then: no transition to Standard-IA. A
+    // transition is a request ($0.01 per 1,000, us-east-1 list price) per object, and at 16.5M objects a
+    // day that is $165 a day, while a ~200 KB object saves ~$0.000002 a month in IA: it would pay for
+    // itself after 5 months, past the expiry. IA also bills objects under 128 KB as 128 KB.
     const logBucket = new s3.Bucket(this, 'AccessLogs', {
       encryption: s3.BucketEncryption.S3_MANAGED, blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL, enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [{ transitions: [{ storageClass: s3.StorageClass.INFREQUENT_ACCESS, transitionAfter: Duration.days(30) }] }],
+      lifecycleRules: [
+        { id: 'expire', expiration: Duration.days(logsExpireDays) },
+        { id: 'unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+      ],
     });
     // The pings' object: players GET it with the ping's fields in the query string; S3 logs each GET.
     // Public for that one key only (ACLs stay blocked; the bucket policy allows GetObject on the key),
@@ -242,19 +268,21 @@ export class PingrollStack extends Stack {
     // run for Spectrum and EMR), an Athena workgroup; Redshift reads them through <schema>_lake.
     const catalog = new Catalog(this, 'Catalog', {
       outputBucket, outputPrefix: OUTPUT_PREFIX, accessLogs: logBucket, database: props.catalogDatabase ?? `pingroll_${stage}`, workgroup: `pingroll-${stage}`,
-      bytesScannedCutoff: props.athenaBytesScannedCutoff ?? 10 * 2 ** 30, firstDay: '2024-01-01',
+      bytesScannedCutoff: props.athenaBytesScannedCutoff ?? 10 * 2 ** 30, firstDay,
     });
     catalog.grantRead(copyRole);
     this.catalog = catalog;
 
     // A VPC of its own (public subnets, no NAT: the jobs reach AWS over the internet), or the one given.
+    // Its flow logs record rejected traffic only (what a security review asks for): all of it would be a
+    // record per connection to S3, a few per log object read, in the log bucket.
     const given = props.vpc;
     if (given && (given.subnetIds.length === 0 || given.subnetIds.length !== given.availabilityZones.length)) throw new Error('pingroll:vpc needs subnetIds and their availabilityZones, one each');
     const vpc = given
       ? ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: given.vpcId, availabilityZones: given.availabilityZones, ...(given.publicSubnets ? { publicSubnetIds: given.subnetIds } : { privateSubnetIds: given.subnetIds }) })
       : new ec2.Vpc(this, 'Vpc', {
         maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
-        flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.ALL } },
+        flowLogs: { toLogBucket: { destination: ec2.FlowLogDestination.toS3(logBucket, 'vpc-flow-logs/'), trafficType: ec2.FlowLogTrafficType.REJECT } },
       });
     const publicIp = !given || given.publicSubnets === true;
     const compute = new batch.FargateComputeEnvironment(this, 'Compute', { vpc, vpcSubnets: given ? { subnets: vpc.publicSubnets.length ? vpc.publicSubnets : vpc.privateSubnets } : { subnetType: ec2.SubnetType.PUBLIC }, maxvCpus: Math.max(16, shards * 2) });
@@ -449,7 +477,10 @@ export class PingrollStack extends Stack {
     }));
     ack(machineRole, 'AwsSolutions-IAM5[Resource::*]', 'CloudWatch Logs\' log-delivery actions, X-Ray\'s trace actions and batch:DescribeJobs have no resource-level permissions (Step Functions\' documented policies for logging, tracing and the .sync Batch integration)');
     ack(machineRole, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job/*]', 'job ids are made by Batch when the state machine submits them; TerminateJob stops the jobs of an execution stopped or timed out (the .sync integration\'s documented policy)');
-    const machineLogs = new logs.LogGroup(this, 'NightlyLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    // Under /aws/vendedlogs/, as Step Functions' docs ask ("Avoiding CloudWatch Logs resource policy size
+    // restrictions"): a group named otherwise is added to the account's CloudWatch Logs resource policy,
+    // which holds at most 5,120 characters for every such group of the account.
+    const machineLogs = new logs.LogGroup(this, 'NightlyLogs', { logGroupName: `/aws/vendedlogs/states/pingroll-${stage}-nightly`, retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
     this.stateMachine = new sfn.StateMachine(this, 'Nightly', {
       definitionBody: sfn.DefinitionBody.fromChainable(firstOf([ensurePing, bootstrapJob && submit('Bootstrap the warehouse', bootstrapJob)], what)), timeout: Duration.hours(24), tracingEnabled: true,
       role: machineRole.withoutPolicyUpdates(), logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
@@ -481,7 +512,7 @@ export class PingrollStack extends Stack {
       ['NoSuccessfulRollup', {
         metric: pingrollMetric('Success', 'Sum', Duration.hours(26)), threshold: 1, evaluationPeriods: 1,
         // Missing data is not a failure: on day one there is none yet (the nightly run's own failures,
-        // timeouts and aborts alarm through Step Functions' metrics and the JobFailed rule).
+        // timeouts and aborts alarm through Step Functions' metrics, the month's through JobFailed).
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.MISSING,
         alarmDescription: 'no pingroll rollup has succeeded in 26 hours: see the nightly execution and its jobs\' logs',
       }],
@@ -497,9 +528,12 @@ export class PingrollStack extends Stack {
       }],
     ];
     for (const [id, alarmProps] of emfAlarms) new cloudwatch.Alarm(this, id, alarmProps).addAlarmAction(new actions.SnsAction(topic));
-    // Any of pingroll's jobs failing for good (its retries spent), the month's included.
+    // The month's job failing for good (its retries spent): it runs outside the state machine, so no
+    // execution alarm sees it. The nightly jobs are not matched: a failed night is one failed
+    // execution, one RunsExecutionsFailed mail, however many jobs failed in it (Batch sends an event
+    // for each array child and one for the parent: 9 mails for 8 shards).
     new events.Rule(this, 'JobFailed', {
-      eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn] } },
+      eventPattern: { source: ['aws.batch'], detailType: ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [queue.jobQueueArn], jobDefinition: [monthJob.jobDefinitionArn] } },
       targets: [new targets.SnsTopic(topic, { message: events.RuleTargetInput.fromText(`pingroll job ${events.EventField.fromPath('$.detail.jobName')} failed: ${events.EventField.fromPath('$.detail.statusReason')}; its log is in CloudWatch Logs (AWS Batch)`) })],
     });
     this.pingBucket = pingBucket;

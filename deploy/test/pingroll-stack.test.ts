@@ -48,6 +48,19 @@ function nag(): { violations: Array<{ rule: string; path: string }>; report: str
   return { violations, report: thrown };
 }
 
+/**
+ * Whether an EventBridge event pattern matches an event, for what the stack's patterns use: a list of
+ * values (one must equal the event's), `{"exists": false}`, and nested objects (EventBridge's
+ * "Content filtering in Amazon EventBridge event patterns").
+ */
+function matches(pattern: unknown, event: unknown): boolean {
+  if (Array.isArray(pattern)) {
+    return pattern.some((p) => (p !== null && typeof p === 'object' && 'exists' in p ? (event !== undefined) === (p as { exists: boolean }).exists : p === event));
+  }
+  const e = (event ?? {}) as Record<string, unknown>;
+  return Object.entries(pattern as Record<string, unknown>).every(([k, p]) => matches(p, e[k]));
+}
+
 describe('the deployment (cdk synth)', () => {
   const t = synth();
 
@@ -253,6 +266,41 @@ describe('the deployment (cdk synth)', () => {
     expect(logsRead.flatMap((st) => [st.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
   });
 
+  it('expires the log bucket\'s objects (90 days, or logsExpireDays), never moving them to Standard-IA; flow logs of rejected traffic only', () => {
+    const accessLogs = (tpl: Template): { LifecycleConfiguration: { Rules: Array<Record<string, unknown>> } } => {
+      const found = Object.entries(tpl.findResources('AWS::S3::Bucket')).filter(([id]) => id.startsWith('AccessLogs'));
+      expect(found).toHaveLength(1);
+      return (found[0]![1] as { Properties: { LifecycleConfiguration: { Rules: Array<Record<string, unknown>> } } }).Properties;
+    };
+    const rules = accessLogs(t).LifecycleConfiguration.Rules;
+    expect(rules).toContainEqual(expect.objectContaining({ ExpirationInDays: 90, Status: 'Enabled' }));
+    expect(rules.filter((r) => r.ExpirationInDays !== undefined)).toHaveLength(1);
+    // No transition: a request per object ($165 a day at 16.5M objects) that the storage saved never pays back before expiry.
+    expect(JSON.stringify(rules)).not.toMatch(/Transition|STANDARD_IA/);
+    expect(accessLogs(synth(8, { logsExpireDays: 400 })).LifecycleConfiguration.Rules).toContainEqual(expect.objectContaining({ ExpirationInDays: 400 }));
+    // Not before the last full listing of a delivery day PINGROLL_RECONCILE_AFTER may ask for (30 days).
+    expect(() => synth(8, { logsExpireDays: 30 })).toThrow(/pingroll:logsExpireDays must be a whole number of days above 30/);
+    // The docs price the default the stack has, and say what a first deploy needs.
+    const docs = readFileSync(join(repo, 'docs/running-on-aws.md'), 'utf8');
+    expect(docs).toContain(`| stored (${rules.find((r) => r.ExpirationInDays !== undefined)!.ExpirationInDays as number} days kept) |`);
+    for (const needed of ['npx cdk bootstrap aws://ACCOUNT/REGION', 'aws s3control get-public-access-block', '`pingroll:firstDay`']) expect(docs).toContain(needed);
+    t.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'REJECT', LogDestinationType: 's3' });
+    expect(JSON.stringify(t.findResources('AWS::EC2::FlowLog'))).not.toContain('"ALL"');
+  });
+
+  it('logs the state machine under /aws/vendedlogs/states/, and projects Athena\'s partitions from firstDay', () => {
+    t.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: '/aws/vendedlogs/states/pingroll-prod-nightly' });
+    const [group] = Object.keys(t.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: '/aws/vendedlogs/states/pingroll-prod-nightly' } }));
+    t.hasResourceProperties('AWS::StepFunctions::StateMachine', { LoggingConfiguration: Match.objectLike({ Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [group, 'Arn'] } } }] }) });
+    synth(8, { stage: 'staging' }).hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: '/aws/vendedlogs/states/pingroll-staging-nightly' });
+    const ranges = (tpl: Template): Record<string, string> => Object.fromEntries((Object.values(tpl.findResources('AWS::Glue::Table')) as Array<{ Properties: { TableInput: { Name: string; Parameters: Record<string, string> } } }>)
+      .map((x) => [x.Properties.TableInput.Parameters['projection.dt.interval.unit'], x.Properties.TableInput.Parameters['projection.dt.range']]));
+    expect(ranges(t)).toEqual({ DAYS: '2024-01-01,NOW', MONTHS: '2024-01-01,NOW' });
+    // Legacy history older than 2024: the days from the day given, the months from its month's first day (a monthly dt is the 1st).
+    expect(ranges(synth(8, { firstDay: '2019-06-15' }))).toEqual({ DAYS: '2019-06-15,NOW', MONTHS: '2019-06-01,NOW' });
+    expect(() => synth(8, { firstDay: '2019-02-30' })).toThrow(/pingroll:firstDay must be a day, YYYY-MM-DD/);
+  });
+
   it('runs a single shard as a plain job', () => {
     expect(JSON.stringify(synth(1).findResources('AWS::StepFunctions::StateMachine'))).not.toMatch(/ArrayProperties/);
   });
@@ -314,10 +362,26 @@ describe('the deployment (cdk synth)', () => {
     expect(read.map((s) => s.Action)).toEqual(['s3:GetObject']);
   });
 
-  it('alarms on failed, timed-out and aborted runs, and on any job that fails for good, to a topic', () => {
+  it('alarms on failed, timed-out and aborted runs, and on the month\'s job failing for good, to a topic: one mail per failed night', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.batch'], 'detail-type': ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [Match.anyValue()] } },
+      EventPattern: { source: ['aws.batch'], 'detail-type': ['Batch Job State Change'], detail: { status: ['FAILED'], jobQueue: [Match.anyValue()], jobDefinition: [Match.anyValue()] } },
     });
+    // A night whose every shard failed for good, then the month's job: Batch's events as its docs give
+    // them (an array child carries arrayProperties.index, the parent arrayProperties.size), each job
+    // definition and the queue by a name of its own for its Ref.
+    const resolve = (x: unknown): unknown => JSON.parse(JSON.stringify(x).replace(/\{"Ref":"([^"]+)"\}|\{"Fn::GetAtt":\["([^"]+)","[^"]+"\]\}/g, (_, a?: string, b?: string) => `"arn:aws:batch:eu-west-1:123456789012:x/${a ?? b}"`));
+    const [rule] = Object.values(t.findResources('AWS::Events::Rule', { Properties: { EventPattern: Match.objectLike({ source: ['aws.batch'] }) } })) as Array<{ Properties: { EventPattern: unknown } }>;
+    const pattern = resolve(rule!.Properties.EventPattern);
+    const jobDefs = Object.entries(t.findResources('AWS::Batch::JobDefinition')).map(([id]) => id);
+    const queue = Object.keys(t.findResources('AWS::Batch::JobQueue'))[0]!;
+    const failed = (definition: string, arrayProperties?: object): Record<string, unknown> => ({
+      source: 'aws.batch', 'detail-type': 'Batch Job State Change',
+      detail: { status: 'FAILED', jobName: 'x', jobQueue: resolve({ Ref: queue }), jobDefinition: resolve({ Ref: jobDefs.find((d) => d.startsWith(definition))! }), ...(arrayProperties ? { arrayProperties } : {}) },
+    });
+    const night = [...Array.from({ length: 8 }, (_, index) => failed('IngestShard', { index })), failed('IngestShard', { size: 8 }), failed('Rollup'), failed('Stale')];
+    expect(night.filter((e) => matches(pattern, e))).toEqual([]);
+    expect(matches(pattern, failed('Month'))).toBe(true);
+    // The night's one mail: its execution failed (the ExecutionsFailed alarm below).
     for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted']) {
       t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/States', MetricName: metric, Threshold: 1, AlarmActions: [Match.anyValue()] });
     }

@@ -16,10 +16,21 @@ export function emfEnabled(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.AWS_BATCH_JOB_ID || env.ECS_CONTAINER_METADATA_URI_V4 || env.ECS_CONTAINER_METADATA_URI || env.AWS_LAMBDA_FUNCTION_NAME);
 }
 
+/**
+ * Whether a run succeeded as the alarms count it: exit 0, or 4 (it finished and published; only log
+ * objects it could not read are quarantined, retried by every later run, and counted apart in
+ * `QuarantinedObjects`, which has an alarm of its own). A night that quarantined is not a night
+ * without a rollup.
+ */
+export function succeeded(exitCode: number): boolean {
+  return exitCode === 0 || exitCode === 4;
+}
+
 export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string {
+  const ok = succeeded(exitCode);
   const values: Array<[string, number, string]> = [
-    ['Success', exitCode === 0 ? 1 : 0, 'Count'],
-    ['Failure', exitCode === 0 ? 0 : 1, 'Count'],
+    ['Success', ok ? 1 : 0, 'Count'],
+    ['Failure', ok ? 0 : 1, 'Count'],
     ['DurationSeconds', (nowMs - f.startedMs) / 1000, 'Seconds'],
     ['RecordsRead', f.recordsRead, 'Count'],
     ['ObjectsParsed', f.objectsParsed, 'Count'],

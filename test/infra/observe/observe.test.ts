@@ -133,7 +133,8 @@ describe('metrics and notifications', () => {
     // Delivered on the third attempt; the run's exit code is its own.
     expect(endpoint.posted.map((p) => p.status)).toEqual([500, 503, 200]);
     expect(endpoint.posted[2]!.body).toMatchObject({ source: 'pingroll', command: 'rollup', days: [DAY], exitCode: 4, reason: line, counts: { quarantinedObjects: 1, staleDays } });
-    expect(emfOf(second)).toMatchObject({ ExitCode: 4, Success: 0, Failure: 1, QuarantinedObjects: 1, StaleDays: staleDays });
+    // Exit 4 published the day: a success to the NoSuccessfulRollup alarm, the quarantine alarmed apart (QuarantinedObjects).
+    expect(emfOf(second)).toMatchObject({ ExitCode: 4, Success: 1, Failure: 0, QuarantinedObjects: 1, StaleDays: staleDays });
     const t2 = await textfile(prom);
     expect(t2.get('pingroll_last_run_exit_code{rollup}')).toBe(4);
     expect(t2.get('pingroll_last_success_timestamp_seconds{rollup}')).toBe(lastSuccess);
@@ -157,6 +158,10 @@ describe('metrics and notifications', () => {
     f.observe('day.settled', { day: '2026-10-30', state: 'provisional' });
     expect([f.provisionalDays, f.settledDays, f.lateObjects]).toEqual([2, 1, 2]);
     expect(JSON.parse(emfLine(f, 0, Date.now()))).toMatchObject({ ProvisionalDays: 2, SettledDays: 1, LateObjects: 2 });
+    // Success as the alarms count it: 0, and 4 (published, objects quarantined); 1, 2 and 3 are failures.
+    for (const [code, success] of [[0, 1], [4, 1], [1, 0], [2, 0], [3, 0]] as const) {
+      expect(JSON.parse(emfLine(f, code, Date.now())), `exit ${code}`).toMatchObject({ ExitCode: code, Success: success, Failure: 1 - success });
+    }
     const file = join(root(), 'figures.prom');
     await writePrometheusTextfile(file, f, 0, Date.now());
     const t = await textfile(file);
