@@ -57,6 +57,9 @@ describe('the deployed night, run as the synthesized template runs it', () => {
   let night: NightOptions;
   const root = tempDir();
   const truth: TruthRecord[] = [];
+  const logKeys: string[] = [];
+  const callsOf: Array<{ definition: string; calls: Array<{ client: string; command: string; input: Record<string, unknown> }> }> = [];
+  let seen: number[] = [];
   const jobs: JobRun[] = [];
 
   beforeAll(async () => {
@@ -83,6 +86,7 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     for (const [i, day] of DAYS.entries()) {
       const objects = generateSample({ date: day, sessions: 12, seed: 530 + i, truth: true, recordsPerObject: 120, lateShare: 0 }).objects.map((o, n) => eventTimeLayout(day, o, i * 1000 + n));
       for (const o of objects) await s3.send(new PutObjectCommand({ Bucket: BUCKETS.logs, Key: o.key, Body: objectBody(o) }));
+      logKeys.push(...objects.map((o) => o.key));
       truth.push(...objects.flatMap((o) => o.truth));
     }
     const table = `pings_${MONTH.replace('-', '_')}`;
@@ -125,7 +129,14 @@ describe('the deployed night, run as the synthesized template runs it', () => {
         if (service !== 's3' || action !== 'putObject') throw new Error(`${service}:${action} is not played`);
         await s3.send(new PutObjectCommand({ Bucket: String(p.Bucket), Key: String(p.Key), Body: String(p.Body ?? '') }));
       },
-      onJob: (run) => jobs.push(run),
+      // Each job's calls: those made since the job before it ended (jobs run one after another).
+      onJob: (run) => {
+        const now = [...proxies.map((x) => x.calls.length), servers.calls.length];
+        const sources = [...proxies.map((x) => x.calls), servers.calls];
+        callsOf.push({ definition: run.definition, calls: sources.flatMap((list, i) => list.slice(seen[i] ?? 0, now[i])) });
+        seen = now;
+        jobs.push(run);
+      },
     };
   }, 240_000);
 
@@ -191,12 +202,18 @@ describe('the deployed night, run as the synthesized template runs it', () => {
 
   it('every call of these runs, each GET included, is allowed by the jobs\' role as synthesized', async () => {
     const resources = (type: string) => Object.fromEntries(Object.entries(template.Resources).filter(([, r]) => r.Type === type));
-    const policies = policiesOf({ findResources: resources } as never, 'JobRole', (v) => resolveValue(v, night.refs));
-    const calls = [...proxies.flatMap((p) => p.calls), ...servers.calls];
-    // Each log object read was a GET through the proxy (the lean GET too).
-    expect(calls.filter((x) => x.command === 'GetObject' && String(x.input.Key).startsWith('logs/')).length).toBeGreaterThan(20);
-    const requests = calls.flatMap(requestsOf);
-    const { denied } = await checkRole(policies, `arn:aws:iam::${ACCOUNT}:role/JobRole`, requests);
-    expect(denied).toEqual([]);
+    const calls = callsOf.flatMap((j) => j.calls);
+    // Every log object was read by a GET through the proxy (the lean GET too).
+    const read = new Set(calls.filter((x) => x.command === 'GetObject' && x.input.Bucket === BUCKETS.logs).map((x) => String(x.input.Key)));
+    expect(logKeys.filter((k) => !read.has(k))).toEqual([]);
+    expect([...new Set(calls.map((x) => x.client))].sort()).toEqual(['DynamoDBClient', 'GlueClient', 'RedshiftDataClient', 'RedshiftServerlessClient', 'S3Client']);
+    // The bootstrap job's calls are its role's; every other job's, the jobs' role's.
+    for (const role of ['JobRole', 'BootstrapRole']) {
+      const roleId = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::IAM::Role' && id.startsWith(role))!;
+      const mine = callsOf.filter((j) => j.definition.startsWith('Bootstrap') === (role === 'BootstrapRole')).flatMap((j) => j.calls);
+      expect(mine.length, role).toBeGreaterThan(role === 'JobRole' ? 100 : 5);
+      const { denied } = await checkRole(policiesOf({ findResources: resources } as never, roleId, (v) => resolveValue(v, night.refs)), `arn:aws:iam::${ACCOUNT}:role/${roleId}`, mine.flatMap(requestsOf));
+      expect(denied, role).toEqual([]);
+    }
   }, 120_000);
 });
