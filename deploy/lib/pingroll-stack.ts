@@ -553,7 +553,7 @@ export class PingrollStack extends Stack {
     output('AlarmTopicArn', topic.topicArn, 'where alarms go');
     output('RedshiftCopyRoleArn', copyRole.roleArn, 'the role Redshift assumes to COPY and UNLOAD (attached to the namespace by the stack)');
     output('JobRoleName', jobRole.roleName, 'the jobs\' role: its Redshift user is IAMR:<this name>');
-    if (!bootstrapJob) output('BootstrapCommand', `PINGROLL_WAREHOUSE=redshift PINGROLL_OUTPUT=${outputBucket.s3UrlForObject(OUTPUT_PREFIX)} PINGROLL_REDSHIFT_WORKGROUP=${props.redshiftWorkgroup} PINGROLL_REDSHIFT_DATABASE=${props.redshiftDatabase} PINGROLL_REDSHIFT_IAM_ROLE=${copyRole.roleArn} PINGROLL_REDSHIFT_SECRET_ARN=<an administrator's secret> node bin/pingroll.js warehouse bootstrap --grant-to ${jobUser}`, 'run once as a Redshift administrator (or deploy with redshiftAdminSecretArn): attaches the COPY role, makes the jobs\' user, schema and grants');
+    if (!bootstrapJob) output('BootstrapCommand', `PINGROLL_WAREHOUSE=redshift PINGROLL_OUTPUT=${outputBucket.s3UrlForObject(OUTPUT_PREFIX)} PINGROLL_REDSHIFT_WORKGROUP=${props.redshiftWorkgroup} PINGROLL_REDSHIFT_DATABASE=${props.redshiftDatabase} PINGROLL_REDSHIFT_IAM_ROLE=${copyRole.roleArn} PINGROLL_GLUE_DATABASE=${props.catalogDatabase ?? `pingroll_${stage}`} PINGROLL_REDSHIFT_SECRET_ARN=<an administrator's secret> node bin/pingroll.js warehouse bootstrap --grant-to ${jobUser}`, 'run once as a Redshift administrator (or deploy with redshiftAdminSecretArn): attaches the COPY role, makes the jobs\' user, schema and grants');
     output('GlueDatabase', props.catalogDatabase ?? `pingroll_${stage}`, 'the published tables in the Glue Data Catalog');
     output('AthenaWorkgroup', `pingroll-${stage}`, 'the Athena workgroup over them');
   }

@@ -227,6 +227,8 @@ describe('the deployment (cdk synth)', () => {
 
   it('makes Redshift ready before each night with an administrator\'s secret (the COPY role attached, the jobs\' user and grants), or names the command', () => {
     expect(Object.keys(t.toJSON().Outputs ?? {})).toContain('BootstrapCommand');
+    // By hand, the bootstrap makes <schema>_lake too: it is given the Glue database (the runs no longer make schemas).
+    expect(JSON.stringify(t.toJSON().Outputs.BootstrapCommand.Value)).toContain('PINGROLL_GLUE_DATABASE=pingroll_prod ');
     const withAdmin = synth(8, { redshiftAdminSecretArn: ADMIN_SECRET });
     expect(Object.keys(withAdmin.toJSON().Outputs ?? {})).not.toContain('BootstrapCommand');
     const definition = JSON.stringify(withAdmin.findResources('AWS::StepFunctions::StateMachine'));

@@ -8,12 +8,14 @@
  */
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import type { RunFigures } from './run-figures.js';
+import { succeeded } from './emf.js';
 
 interface Series { name: string; help: string; value: (f: RunFigures, exitCode: number, nowMs: number) => number | null }
 
 const SERIES: Series[] = [
   { name: 'pingroll_last_run_timestamp_seconds', help: 'When the last run of the command ended, in seconds since 1970.', value: (_f, _c, now) => now / 1000 },
-  { name: 'pingroll_last_success_timestamp_seconds', help: 'When the last successful (exit 0) run of the command ended, in seconds since 1970.', value: (_f, c, now) => (c === 0 ? now / 1000 : null) },
+  // Success as the alarms count it (emf.ts): exit 0, or 4 (published; the quarantine has a series of its own).
+  { name: 'pingroll_last_success_timestamp_seconds', help: 'When the last successful run (exit 0, or 4: finished with log objects quarantined) of the command ended, in seconds since 1970.', value: (_f, c, now) => (succeeded(c) ? now / 1000 : null) },
   { name: 'pingroll_last_run_exit_code', help: 'The exit code of the last run (0 success; see the README for the others).', value: (_f, c) => c },
   { name: 'pingroll_last_run_duration_seconds', help: 'How long the last run took.', value: (f, _c, now) => (now - f.startedMs) / 1000 },
   { name: 'pingroll_last_run_records_read', help: 'Log records and table items the last run read.', value: (f) => f.recordsRead },
