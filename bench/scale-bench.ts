@@ -165,7 +165,7 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
   const dir = join(WORK, 'synth');
   await mkdir(dir, { recursive: true });
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 2048 });
-  const tallies = new Map<number, SliceTally>();
+  const tallies = new Map<string, SliceTally>();
   try {
     for (let from = 0, n = 0; from < visible; from += MAX_BATCH_OBJECTS, n++) {
       const to = Math.min(visible, from + MAX_BATCH_OBJECTS);

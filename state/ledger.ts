@@ -51,7 +51,13 @@ export function stagingPrefix(id: string): string {
 
 /** The ledger's layout version (`_state/format.json`); an output without it is format 1 (`migrate`). */
 export const FORMAT_KEY = '_state/format.json';
-export const FORMAT = 2;
+export const FORMAT = 3;
+
+/** The format an output's state is in: 1 without `_state/format.json`. */
+async function formatOf(store: ObjectStore): Promise<number> {
+  const body = await store.get(FORMAT_KEY);
+  return body ? Number((JSON.parse(body.toString('utf8')) as { format?: number }).format ?? 2) : 1;
+}
 /** Slices of parsed keys held in memory at once (a slice is ten minutes of delivery: ~115k keys at 16M objects a day). */
 const PARSED_DAYS_CACHED = 16;
 const PARSED_SLICES_CACHED = 64;
@@ -174,7 +180,7 @@ export class Ledger {
    */
   static async load(store: ObjectStore, opts: { migrate?: boolean } = {}): Promise<Ledger> {
     if (opts.migrate) await migrate(store);
-    else if (!(await store.get(FORMAT_KEY)) && (await store.list(PARSED)).length + (await store.list(DAYS)).length > 0) {
+    else if ((await formatOf(store)) < FORMAT && (await store.list(PARSED)).length + (await store.list(DAYS)).length > 0) {
       throw new Error(`the output ${store.url} keeps its state in an earlier format: run pingroll rollup (or make rollup) once, which brings it to this one, then this again`);
     }
     const scans = new Map<string, TableScanCommit[]>();
@@ -526,7 +532,8 @@ async function writeObjectList(store: ObjectStore, day: string, batch: string, o
 async function putParsedFile(store: ObjectStore, day: string, batch: string, slices: Map<string, string[]>): Promise<string> {
   const sections: Buffer[] = [];
   const where: Record<string, [number, number]> = {};
-  const map = Buffer.alloc(32);
+  // 256 bits, or 512 when the file holds parts of an event-time day (indexes 256 on: `sliceIndex`).
+  const map = Buffer.alloc([...slices.keys()].some((slice) => sliceIndex(slice) >= 256) ? 64 : 32);
   let at = 0;
   for (const [slice, keys] of [...slices].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     // In this thread: 144 small sections through the thread pool cost a day's batch ~50 ms of waiting.
@@ -579,17 +586,25 @@ async function readHead(store: ObjectStore, key: string): Promise<ParsedHead | n
   return { dataStart: 4 + length, slices, first };
 }
 
-/** A slice's place in a day's map: `hh-m0` is hh * 6 + m; an undated `uXX` is XX. */
+/** A slice's place in a day's map: `hh-m0` is hh * 6 + m; an undated `uXX` is XX; a part `00-00-00-XX` of an event-time day, 256 + XX. */
 function sliceIndex(slice: string): number {
-  return slice.startsWith('u') ? parseInt(slice.slice(1), 16) : Number(slice.slice(0, 2)) * 6 + Number(slice[3]);
+  if (slice.startsWith('u')) return parseInt(slice.slice(1), 16);
+  if (slice.length === PART_SLICE_CHARS) return 256 + parseInt(slice.slice(9), 16);
+  return Number(slice.slice(0, 2)) * 6 + Number(slice[3]);
 }
 
-/** Whether a parsed-index file's name says it holds the slice at `index`. */
+/** `00-00-00-XX`: a part's slice name (state/slices.ts). */
+const PART_SLICE_CHARS = 11;
+
+/** Whether a parsed-index file's name says it holds the slice at `index` (its map: 64 hex digits, or 128 with parts). */
 function holdsSlice(file: string, index: number): boolean {
-  const m = /\.([0-9a-f]{64})\.keys$/.exec(file);
-  if (!m) return false;
+  const m = PARSED_NAME.exec(file);
+  if (!m || index >= m[1]!.length * 4) return false;
   return (parseInt(m[1]!.slice((index >> 3) * 2, (index >> 3) * 2 + 2), 16) & (1 << (index & 7))) !== 0;
 }
+
+/** A parsed-index file's name: its batch, then its map of slices. */
+const PARSED_NAME = /\.((?:[0-9a-f]{64}){1,2})\.keys$/;
 
 /** Keys grouped by delivery day, then slice. */
 function byDaySlice(keys: string[]): Map<string, Map<string, string[]>> {
@@ -606,35 +621,82 @@ function byDaySlice(keys: string[]): Map<string, Map<string, string[]>> {
 }
 
 /**
- * Brings a format-1 output's indexes to slices, once: each `_state/parsed/<day>/<batch>.json` becomes
- * its days' sliced `.keys` files, and each days entry with its inputs inline gets its `.objects.gz`.
+ * Brings an output of an earlier format to this one, once.
+ *
+ * Format 1 to slices: each `_state/parsed/<day>/<batch>.json` becomes its days' sliced `.keys` files,
+ * and each days entry with its inputs inline gets its `.objects.gz`. Listing states of shards are
+ * dropped (shards own keys by slice now): each shard lists in full once.
+ *
+ * Format 2 to parts: format 2 kept an event-time day's names (`.../YYYY/MM/DD/YYYY-MM-DD-00-00-00-*`)
+ * in its 00:00 slice, where this format keeps them in parts (state/slices.ts). Each parsed-index file
+ * that holds a 00:00 slice is read (one GET: at most a batch's keys), and rewritten by part when that
+ * slice holds such names; every other file stays as it is (a delivery-time day's, but for the names
+ * delivered at 00:00:00 exactly). The 00:00 slice's seal no longer matches what a listing sees of it,
+ * so it is read once more and sealed anew; parts have no seal until a listing seals them.
+ *
  * The new files are written before the old go, so a run killed midway leaves both and the next run
- * does it again (same names, same bytes); shards starting at once may both do it, to the same end.
- * Listing states of shards are dropped (shards own keys by slice now): each shard lists in full once.
- * Reads the whole history of the indexes, once; every later run reads one GET here.
+ * does it again (same names, same bytes); shards starting at once may both do it, to the same end (a
+ * file another has rewritten is gone, and passed over). Reads the history of the indexes, once; every
+ * later run reads one GET here.
  */
 export async function migrate(store: ObjectStore): Promise<boolean> {
-  if (await store.get(FORMAT_KEY)) return false;
+  const format = await formatOf(store);
+  if (format >= FORMAT) return false;
   let migrated = false;
-  for (const file of await store.list(PARSED)) {
-    if (!/^_state\/parsed\/[^/]+\/[^/.]+\.json$/.test(file)) continue;
-    const entry = await readJson<{ batch: string; keys: string[] }>(store, file);
-    if (entry) for (const [day, slices] of byDaySlice(entry.keys)) await putParsedFile(store, day, entry.batch, slices);
-    await store.delete(file);
-    migrated = true;
+  if (format < 2) {
+    for (const file of await store.list(PARSED)) {
+      if (!/^_state\/parsed\/[^/]+\/[^/.]+\.json$/.test(file)) continue;
+      const entry = await readJson<{ batch: string; keys: string[] }>(store, file);
+      if (entry) for (const [day, slices] of byDaySlice(entry.keys)) await putParsedFile(store, day, entry.batch, slices);
+      await store.delete(file);
+      migrated = true;
+    }
+    for (const file of await store.list(DAYS)) {
+      const m = /^_state\/days\/dt=([^/]+)\/([^/]+)\.json$/.exec(file);
+      if (!m) continue;
+      const old = await readJson<DayEntryV1 | DayEntry>(store, file);
+      if (!old || !('objects' in old) || !Array.isArray(old.objects)) continue;
+      const list = await writeObjectList(store, m[1]!, old.batch, old.objects);
+      await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
+      migrated = true;
+    }
+    if (migrated) for (const file of await store.list(LISTING_SHARDS)) await store.delete(file);
   }
-  for (const file of await store.list(DAYS)) {
-    const m = /^_state\/days\/dt=([^/]+)\/([^/]+)\.json$/.exec(file);
-    if (!m) continue;
-    const old = await readJson<DayEntryV1 | DayEntry>(store, file);
-    if (!old || !('objects' in old) || !Array.isArray(old.objects)) continue;
-    const list = await writeObjectList(store, m[1]!, old.batch, old.objects);
-    await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
-    migrated = true;
-  }
-  if (migrated) for (const file of await store.list(LISTING_SHARDS)) await store.delete(file);
+  if (await splitEventTimeSlices(store)) migrated = true;
   await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: FORMAT, since: new Date().toISOString() }) + '\n'));
   return migrated;
+}
+
+/** Format 2 to parts (`migrate`): rewrites the parsed-index files whose 00:00 slice holds event-time names; how many. */
+async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
+  let rewritten = 0;
+  for (const file of await store.list(PARSED)) {
+    const m = /^_state\/parsed\/([^/]+)\/([^/.]+)\.[0-9a-f]{64}\.keys$/.exec(file);
+    if (!m || !holdsSlice(file, 0)) continue;
+    const body = await store.get(file);
+    if (!body || body.length < 4) continue;
+    const length = body.readUInt32BE(0);
+    const { slices } = JSON.parse(body.subarray(4, 4 + length).toString('utf8')) as { slices: Record<string, [number, number]> };
+    const keysOf = (slice: string): string[] => {
+      const [at, n] = slices[slice]!;
+      return decodeKeys(gunzipSync(body.subarray(4 + length + at, 4 + length + at + n)).toString('utf8'));
+    };
+    const midnight = slices['00-00'] ? keysOf('00-00') : [];
+    if (!midnight.some((k) => sliceOf(k).part !== null)) continue;
+    const bySlice = new Map<string, string[]>();
+    for (const slice of Object.keys(slices)) {
+      for (const key of slice === '00-00' ? midnight : keysOf(slice)) {
+        const s = slice === '00-00' ? sliceOf(key).slice : slice;
+        const list = bySlice.get(s);
+        if (list) list.push(key);
+        else bySlice.set(s, [key]);
+      }
+    }
+    await putParsedFile(store, m[1]!, m[2]!, bySlice);
+    await store.delete(file);
+    rewritten++;
+  }
+  return rewritten;
 }
 
 /** Sharded listing states (state/listing-state.ts). */

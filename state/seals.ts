@@ -8,7 +8,7 @@
  * changed since: an object S3 delivered very late, into a slice long sealed.
  *
  * A seal is an empty object whose name holds it all, `_state/seals/<day>/<slice>.<count>.<digest>`,
- * so one listing of a day's folder reads its 144 seals. Resealing puts the new name before deleting
+ * so one listing of a day's folder reads its 144 seals (an event-time day's: its 256 parts' and 00:00's). Resealing puts the new name before deleting
  * the old; a slice found with two names is treated as unsealed (read in full) and sealed again.
  */
 import { hash } from 'node:crypto';
@@ -22,18 +22,22 @@ export const SEALS = '_state/seals/';
 export interface SliceTally {
   day: string;
   slice: string;
-  /** Slices since 1970. */
+  /** Slices since 1970 (a part of an event-time day: its 00:00 slice's, state/slices.ts). */
   number: number;
   count: number;
   /** 32 bytes: the XOR of each object's SHA-256. */
   digest: Buffer;
 }
 
+/** Tallies by slice: `<day>/<slice>` (a number may be a day's 00:00 slice and each of its parts). */
+export type SliceTallies = Map<string, SliceTally>;
+
 /** Adds an object to its slice's tally (`s`: its slice, when the caller has it); undated keys have no slice to seal. */
-export function tally(tallies: Map<number, SliceTally>, key: string, etag: string, s: SliceOf = sliceOf(key)): SliceTally | null {
+export function tally(tallies: SliceTallies, key: string, etag: string, s: SliceOf = sliceOf(key)): SliceTally | null {
   if (s.number === null) return null;
-  let t = tallies.get(s.number);
-  if (!t) tallies.set(s.number, (t = { day: s.day, slice: s.slice, number: s.number, count: 0, digest: Buffer.alloc(32) }));
+  const at = `${s.day}/${s.slice}`;
+  let t = tallies.get(at);
+  if (!t) tallies.set(at, (t = { day: s.day, slice: s.slice, number: s.number, count: 0, digest: Buffer.alloc(32) }));
   t.count++;
   // One-shot: a Hash object per listed object cost twice the time (2,000 objects: 10 ms against 6.5 ms, cold).
   const h = hash('sha256', `${key}\n${etag}`, 'buffer');
@@ -69,7 +73,7 @@ export class Seals {
       // A failed listing is not kept: the next question lists the day again.
       seals.catch(() => this.days.delete(day));
       this.days.set(day, seals);
-      // A day's seals are few (144 at most); a reconciliation of a long history keeps the recent days'.
+      // A day's seals are few (144, or 256 parts and a slice); a reconciliation of a long history keeps the recent days'.
       if (this.days.size > 64) this.days.delete(this.days.keys().next().value!);
     }
     return seals;

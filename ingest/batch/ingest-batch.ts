@@ -21,7 +21,7 @@ import type { BatchWriter } from '../../state/batch-writer.js';
 import { ListingCursor } from '../../state/listing-cursor.js';
 import type { ListingState } from '../../state/listing-state.js';
 import type { ReconcileSchedule } from '../../state/delivery-days.js';
-import { tally, type SliceTally } from '../../state/seals.js';
+import { tally, type SliceTallies, type SliceTally } from '../../state/seals.js';
 import { sliceOf } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
 import type { Quarantine } from '../../state/quarantine.js';
@@ -137,7 +137,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   const whole = source.listPlanned === undefined;
   const refs = whole ? source.list() : source.listPlanned!(plan);
   const seals = cursor.seals;
-  const tallies = new Map<number, SliceTally>();
+  const tallies: SliceTallies = new Map();
   let todo: ObjectRef[] = [];
   let listed = 0, sealedUnchanged = 0, late = 0;
   const inFull = new Set(plan.days);
@@ -156,11 +156,11 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   };
   // The sealed slice whose objects are held, and the slices whose run of keys ended.
   let held: { tally: SliceTally; refs: ObjectRef[] | null } | null = null;
-  const ended = new Set<number>();
+  const ended = new Set<SliceTally>();
   const release = async (): Promise<void> => {
     const h = held!;
     held = null;
-    ended.add(h.tally.number);
+    ended.add(h.tally);
     if (h.refs === null) return;
     if (await seals.matches(h.tally)) sealedUnchanged++;
     else for (const ref of h.refs) await consider(ref);
@@ -180,7 +180,7 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
     const t = tally(tallies, ref.key, ref.etag, s);
     if (t) {
       if (held && held.tally !== t) await release();
-      if (!held && !ended.has(t.number) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };
+      if (!held && !ended.has(t) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };
       if (held?.tally === t) {
         if (held.refs === null) await consider(ref);
         else if (held.refs.push(ref) > MAX_HELD) {

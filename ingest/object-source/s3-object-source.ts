@@ -2,7 +2,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from '../../state/listing-window.js';
-import { ownedSlices, SLICE_MS, SLICE_PREFIX_CHARS } from '../../state/slices.js';
+import { ownedParts, ownedSlices, partPrefix, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, watch } from './s3-lean-get.js';
 
@@ -20,6 +20,41 @@ const MAX_DEPTH = 6;
 /** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (state/slices.ts). */
 function slicePrefix(n: number): string {
   return nameStamp(n * SLICE_MS).slice(0, SLICE_PREFIX_CHARS);
+}
+
+/** Slices a day. */
+const DAY_SLICES = DAY_MS / SLICE_MS;
+
+/** One ListObjectsV2 request's Prefix (and where it starts), relative to the source's prefix. */
+interface Range { prefix: string; startAfter?: string }
+
+/** The day of a date folder `.../YYYY/MM/DD/` (relative, ending in `/`), or null for another folder. */
+function folderDay(folder: string): string | null {
+  const m = /(?:^|\/)(\d{4})\/(\d{2})\/(\d{2})\/$/.exec(folder);
+  return m ? `${m[1]}-${m[2]}-${m[3]}` : null;
+}
+
+/**
+ * What a shard lists of slice `n` in `folder`: the slice's Prefix when it owns it, and, for a day's
+ * 00:00 slice in that day's date folder, the Prefix of each part of the event-time names it owns
+ * (`YYYY-MM-DD-00-00-00-XX`, state/slices.ts). The 00:00 slice's own listing then starts after the
+ * parts' names (StartAfter `YYYY-MM-DD-00-00-00-F~`): its owner does not list an event-time day.
+ */
+function shardRanges(folder: string, n: number, shard: Shard): Range[] {
+  const out: Range[] = [];
+  const day = dayName(Math.floor(n / DAY_SLICES));
+  const parted = n % DAY_SLICES === 0 && folderDay(folder) === day;
+  const owner = ((n % shard.count) + shard.count) % shard.count;
+  if (owner === shard.index) out.push({ prefix: folder + slicePrefix(n), ...(parted ? { startAfter: `${folder}${day}-00-00-00-F~` } : {}) });
+  if (parted) for (const p of ownedParts(n, shard.index, shard.count)) out.push({ prefix: folder + partPrefix(day, p) });
+  return out;
+}
+
+/** The slices a shard lists something of from `fromMs` to `toMs`: those it owns, and each day's 00:00 slice (its parts). */
+function shardSlices(fromMs: number, toMs: number, shard: Shard): number[] {
+  const out = new Set(ownedSlices(fromMs, toMs, shard.index, shard.count));
+  for (let d = Math.ceil(fromMs / DAY_MS); d * DAY_MS <= toMs; d++) out.add(d * DAY_SLICES);
+  return [...out].sort((a, b) => a - b);
 }
 
 /**
@@ -87,29 +122,29 @@ export class S3ObjectSource implements ObjectSource {
     const { sinceMs, shard } = plan;
     if (sinceMs !== null) {
       const stamp = nameStamp(sinceMs);
-      const slices = shard ? [...ownedSlices(sinceMs, plan.untilMs, shard.index, shard.count)] : [];
+      const slices = shard ? shardSlices(sinceMs, plan.untilMs, shard) : [];
       for (const f of layout.simple) {
-        if (shard) for (const n of slices) yield* this.pages({ Prefix: this.prefix + f + slicePrefix(n) });
+        if (shard) for (const n of slices) yield* this.ranges(shardRanges(f, n, shard));
         else yield* this.named(this.pages({ Prefix: this.prefix + f, Delimiter: '/', StartAfter: this.prefix + f + stamp }), f);
       }
       const first = firstDateFolder(sinceMs);
       for (const b of buckets) {
-        if (shard) yield* this.bucketSlices(b, slices);
+        if (shard) yield* this.bucketSlices(b, slices, shard);
         else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
       }
     }
     for (const day of plan.days) {
       const before = sinceMs ?? Infinity;
       const start = dayStartMs(day);
-      const slices = shard ? [...ownedSlices(start, Math.min(start + DAY_MS, before) - 1, shard.index, shard.count)] : [];
+      const slices = shard ? shardSlices(start, Math.min(start + DAY_MS, before) - 1, shard) : [];
       for (const f of layout.simple) {
-        if (shard) for (const n of slices) yield* this.pages({ Prefix: this.prefix + f + slicePrefix(n) });
+        if (shard) for (const n of slices) yield* this.ranges(shardRanges(f, n, shard));
         else yield* this.until(this.pages({ Prefix: `${this.prefix}${f}${day}-` }), sinceMs === null ? null : f + nameStamp(sinceMs));
       }
       // A date folder the window lists whole is not listed again.
       if (sinceMs !== null && day >= firstDateFolder(sinceMs)) continue;
       for (const b of buckets) {
-        if (shard) for (const n of slices) yield* this.pages({ Prefix: `${this.prefix}${b}${dateFolder(day)}/${slicePrefix(n)}` });
+        if (shard) for (const n of slices) yield* this.ranges(shardRanges(`${b}${dateFolder(day)}/`, n, shard));
         else yield* this.pages({ Prefix: `${this.prefix}${b}${dateFolder(day)}/` });
       }
     }
@@ -176,11 +211,16 @@ export class S3ObjectSource implements ObjectSource {
   }
 
   /** Slices of a PartitionedPrefix source bucket: each in the date folders that can hold it. */
-  private async *bucketSlices(bucket: string, slices: number[]): AsyncIterable<ObjectRef> {
+  private async *bucketSlices(bucket: string, slices: number[], shard: Shard): AsyncIterable<ObjectRef> {
     for (const n of slices) {
       const day = Math.floor((n * SLICE_MS) / DAY_MS);
-      for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) yield* this.pages({ Prefix: `${this.prefix}${bucket}${dateFolder(dayName(d))}/${slicePrefix(n)}` });
+      for (let d = day - PARTITION_LATE_DAYS; d <= day; d++) yield* this.ranges(shardRanges(`${bucket}${dateFolder(dayName(d))}/`, n, shard));
     }
+  }
+
+  /** The objects of each range (relative to the prefix), one listing each. */
+  private async *ranges(ranges: readonly Range[]): AsyncIterable<ObjectRef> {
+    for (const r of ranges) yield* this.pages({ Prefix: this.prefix + r.prefix, ...(r.startAfter ? { StartAfter: this.prefix + r.startAfter } : {}) });
   }
 
   /** The sub-folders of a folder, relative to the prefix (ending in `/`). */

@@ -13,7 +13,7 @@ import { expectedDay } from '../support/oracle.js';
 import { startMoto } from '../support/moto.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { readDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { inEventTimeFolder, readDay, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { CLI, killedAt } from '../support/kill-run.js';
 import { cli } from '../support/cli.js';
 
@@ -232,6 +232,42 @@ describe('sharded ingest', () => {
       await moto.stop();
     }
   });
+
+  it('splits an event-time layout on S3 (PartitionedPrefix by EventTime, every name at 00-00-00): 4 shards against moto, each its share within 1.5x of the mean, then rollup --no-ingest, give one process\'s tables', async () => {
+    const days = [DAY, '2026-11-02'];
+    const event = days.flatMap((day, i) => generateSample({ date: day, sessions: 100, seed: 91 + i, truth: true, recordsPerObject: 40, lateShare: 0 }).objects.map((o, n) => inEventTimeFolder(o, day, n)));
+    const moto = await startMoto(['logs', 'out']);
+    try {
+      const client = moto.client();
+      for (let i = 0; i < event.length; i += 32) await Promise.all(event.slice(i, i + 32).map((o) => client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }))));
+      const base = { ...cliEnv('s3://logs/logs/', ''), ...moto.env, PINGROLL_WAREHOUSE: 'none' };
+      const single = await cli({ ...base, PINGROLL_OUTPUT: 's3://out/single/' }, 'rollup', '--date', DAY);
+      expect(single.status, single.stderr).toBe(0);
+      const env = { ...base, PINGROLL_OUTPUT: 's3://out/sharded/' };
+      const shards = await Promise.all([0, 1, 2, 3].map((i) => cli(env, 'ingest', '--shard', `${i}/4`, '--date', DAY)));
+      for (const sh of shards) expect(sh.status, sh.stderr).toBe(0);
+      const parsed = shards.map((sh) => Number(/: (\d+) log objects parsed/.exec(sh.stdout)![1]));
+      expect(parsed).toEqual([0, 1, 2, 3].map((i) => event.filter((o) => shardOf(o.key, 4) === i).length));
+      expect(parsed.reduce((a, b) => a + b, 0)).toBe(event.length);
+      expect(Math.max(...parsed), `${parsed}`).toBeLessThanOrEqual(1.5 * event.length / 4);
+      const rollup = await cli(env, 'rollup', '--date', DAY, '--no-ingest');
+      expect(rollup.status, rollup.stderr).toBe(0);
+      const r = root();
+      for (const out of ['single', 'sharded']) {
+        const store = new S3ObjectStore(client, 'out', `${out}/`);
+        for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
+          const key = `${t}/dt=${DAY}/part-00000.parquet`;
+          await mkdir(join(r, out, t, `dt=${DAY}`), { recursive: true });
+          await store.download(key, join(r, out, key));
+        }
+      }
+      const want = await readDay(join(r, 'single'), DAY);
+      expect(want).toEqual(expectedDay(event.flatMap((o) => o.truth), DAY));
+      expect(await readDay(join(r, 'sharded'), DAY)).toEqual(want);
+    } finally {
+      await moto.stop();
+    }
+  }, 180_000);
 
   it('takes the shard from an AWS Batch array job\'s or a Kubernetes indexed Job\'s environment; says what is wrong with a bad one', async () => {
     const r = root();

@@ -5,13 +5,14 @@
  */
 import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { memoryLog } from '../../lib/log.js';
-import { DAYS, FORMAT_KEY, Ledger, PARSED } from '../../state/ledger.js';
+import { DAYS, FORMAT, FORMAT_KEY, Ledger, PARSED } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { generateSample } from '../../tools/sample/access-log-generator.js';
 import { expectedDay } from '../support/oracle.js';
-import { crashingStore, dirConfig, readDay, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { crashingStore, dirConfig, inEventTimeFolder, readDay, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
 
 const DAY = '2026-11-01';
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'format-1-output', 'out');
@@ -39,7 +40,7 @@ describe('an output of format 1', () => {
     const first = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(first.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(before);
-    expect(JSON.parse(await readFile(join(r, 'out', FORMAT_KEY), 'utf8'))).toMatchObject({ format: 2 });
+    expect(JSON.parse(await readFile(join(r, 'out', FORMAT_KEY), 'utf8'))).toMatchObject({ format: FORMAT });
     const state = [...await store.list(PARSED), ...await store.list(DAYS)];
     expect(state.filter((k) => /^_state\/parsed\/[^/]+\/[^/]+\.json$/.test(k))).toEqual([]);
     expect(state.filter((k) => k.endsWith('.keys')).length).toBeGreaterThan(3);
@@ -66,5 +67,64 @@ describe('an output of format 1', () => {
     const rerun = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(rerun.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(sample.truth, DAY));
+  });
+});
+
+describe('an output of format 2 that holds an event-time day', () => {
+  const days = ['2026-11-01', '2026-11-02'];
+  const objects = days.flatMap((day, i) => generateSample({ date: day, sessions: 40, seed: 81 + i, truth: true, recordsPerObject: 40, lateShare: 0, automated: 0 }).objects.map((o, n) => inEventTimeFolder(o, day, n)));
+
+  /** Rewrites a parsed-index file as format 2 wrote it: every event-time name of the day in its 00:00 slice, a 256-bit map. */
+  async function asFormatTwo(store: DirectoryObjectStore, key: string): Promise<void> {
+    const body = (await store.get(key))!;
+    const length = body.readUInt32BE(0);
+    const { slices } = JSON.parse(body.subarray(4, 4 + length).toString('utf8')) as { slices: Record<string, [number, number]> };
+    const bySlice = new Map<string, string[]>();
+    for (const [slice, [at, n]] of Object.entries(slices)) {
+      const old = slice.startsWith('00-00-00-') ? '00-00' : slice;
+      bySlice.set(old, [...(bySlice.get(old) ?? []), ...gunzipSync(body.subarray(4 + length + at, 4 + length + at + n)).toString('utf8').split('\n')]);
+    }
+    const where: Record<string, [number, number]> = {};
+    const sections: Buffer[] = [];
+    const map = Buffer.alloc(32);
+    let at = 0;
+    for (const [slice, keys] of [...bySlice].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      const section = gzipSync(keys.sort().join('\n'));
+      where[slice] = [at, section.length];
+      at += section.length;
+      sections.push(section);
+      const i = Number(slice.slice(0, 2)) * 6 + Number(slice[3]);
+      map[i >> 3]! |= 1 << (i & 7);
+    }
+    const header = Buffer.from(JSON.stringify({ slices: where }));
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(header.length);
+    await store.delete(key);
+    await store.put(key.replace(/\.[0-9a-f]+\.keys$/, `.${map.toString('hex')}.keys`), Buffer.concat([head, header, ...sections]));
+  }
+
+  it('is brought to parts by the next run, which parses nothing again; the day stays exact', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), objects);
+    const first = await runDay(dirConfig(r), { day: days[0]!, log: memoryLog() });
+    expect(first.parsedObjects).toBe(objects.length);
+    const want = await readDay(join(r, 'out'), days[0]!);
+    expect(want).toEqual(expectedDay(objects.flatMap((o) => o.truth), days[0]!));
+    // The state as format 2 left it: the day's names in its 00:00 slice, sealed as one.
+    const store = new DirectoryObjectStore(join(r, 'out'));
+    const files = (await store.list(PARSED)).filter((k) => k.endsWith('.keys'));
+    expect(files.every((k) => /\.[0-9a-f]{128}\.keys$/.test(k))).toBe(true);
+    for (const key of files) await asFormatTwo(store, key);
+    for (const key of await store.list('_state/seals/')) await store.delete(key);
+    await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: 2 })));
+    await expect(Ledger.load(store)).rejects.toThrow(/earlier format: run pingroll rollup .* once/);
+
+    const again = await runDay(dirConfig(r), { day: days[0]!, log: memoryLog() });
+    expect(again.parsedObjects).toBe(0);
+    expect(await readDay(join(r, 'out'), days[0]!)).toEqual(want);
+    expect(JSON.parse(await readFile(join(r, 'out', FORMAT_KEY), 'utf8'))).toMatchObject({ format: FORMAT });
+    expect((await store.list(PARSED)).filter((k) => /\.[0-9a-f]{64}\.keys$/.test(k))).toEqual([]);
+    const ledger = await Ledger.load(store);
+    for (const o of objects) expect(await ledger.hasParsed(o.key)).toBe(true);
   });
 });

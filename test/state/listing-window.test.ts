@@ -5,6 +5,7 @@
  * takes follow the window and the days, not the history under the prefix. A directory is listed whole.
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { ListingTracker, nameStamp, windowStart } from '../../state/listing-wind
 import type { ListPlan, ObjectSource } from '../../ingest/object-source/object-source.js';
 import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../lib/utc-day.js';
-import { ownedSlices, shardOfKey, SLICE_MS } from '../../state/slices.js';
+import { EVENT_PARTS, ownedParts, ownedSlices, partPrefix, shardOfKey, SLICE_MS } from '../../state/slices.js';
 import { rm, setEnv, tempDir } from '../support/job-fixture.js';
 import { startMoto, type Moto } from '../support/moto.js';
 
@@ -83,13 +84,20 @@ describe('an S3 listing with a window (moto)', () => {
   let restore = (): void => {};
   let client: S3Client;
   let lists = 0;
+  /** The Prefix of each ListObjectsV2 request. */
+  let prefixes: string[] = [];
+  /** The event-time day's objects, put once for every shard count. */
+  let eventDay: Promise<void> | undefined;
 
   beforeAll(async () => {
     s3 = await startMoto(['listing']);
     restore = setEnv(s3.env);
     client = makeS3Client({ s3EndpointOverride: true });
     client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'ListObjectsV2Command') lists++;
+      if (context.commandName === 'ListObjectsV2Command') {
+        lists++;
+        prefixes.push((args.input as { Prefix?: string }).Prefix ?? '');
+      }
       return next(args);
     }, { step: 'initialize' });
   }, 60_000);
@@ -189,13 +197,14 @@ describe('an S3 listing with a window (moto)', () => {
       for (const key of got) expect(shardOfKey(key, 4)).toBe(index);
       seen.push(...got);
       // Discovery (the top, jumping its year of names, then the account's region and bucket folders),
-      // one request a slice at the top, and each slice in the three date folders that can hold it.
+      // one request a slice at the top, and each slice in the three date folders that can hold it; and
+      // its quarter of the new day's 256 event-time parts, in that day's date folder (state/slices.ts).
       const owned = [...ownedSlices(since, until, index, 4)].length;
-      expect(lists).toBe(2 + 2 + owned + 3 * owned);
+      expect(lists).toBe(2 + 2 + owned + 3 * owned + EVENT_PARTS / 4);
       requests += lists;
     }
     expect(seen.sort()).toEqual([...fresh].sort());
-    expect(requests).toBe(4 * 4 + 4 * slices);
+    expect(requests).toBe(4 * 4 + 4 * slices + EVENT_PARTS);
     // A delivery day listed in full, by four shards: each of its keys once between them.
     const full: string[] = [];
     for (let index = 0; index < 4; index++) {
@@ -203,4 +212,39 @@ describe('an S3 listing with a window (moto)', () => {
     }
     expect(full.filter((k) => k.startsWith(oldDay)).sort()).toEqual(earlier);
   });
+
+  it.each([4, 64])('splits an event-time day (PartitionedPrefix by EventTime, every name at 00-00-00) among %i shards by the names\' unique parts: each lists only its own parts, a Prefix each, and parses within 1.5x of the mean', async (count) => {
+    const day = '2026-11-21';
+    const folder = `123456789012/us-east-1/site/${day.replace(/-/g, '/')}/`;
+    // S3's unique part: 16 uppercase hex digits (here a hash of the object's number).
+    const names = Array.from({ length: 4096 }, (_, i) => `${folder}${day}-00-00-00-${createHash('sha1').update(String(i)).digest('hex').slice(0, 16).toUpperCase()}`);
+    eventDay ??= (async () => {
+      for (let i = 0; i < names.length; i += 64) await Promise.all(names.slice(i, i + 64).map((k) => client.send(new PutObjectCommand({ Bucket: 'listing', Key: `event/${k}`, Body: 'x' }))));
+    })();
+    await eventDay;
+    const start = Date.parse(`${day}T00:00:00Z`);
+    const midnight = start / SLICE_MS;
+    // The day listed in full (a first run, a schedule's listing), and (4 shards: moto lists slowly) a window that starts at its midnight.
+    const plans = [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS }, ...(count === 4 ? [{ sinceMs: start, days: [], untilMs: start + 6 * HOUR }] : [])];
+    for (const plan of plans) {
+      const parsed: number[] = [];
+      const all: string[] = [];
+      for (let index = 0; index < count; index++) {
+        prefixes = [];
+        const got: string[] = [];
+        for await (const ref of new S3ObjectSource(client, 'listing', 'event/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
+        for (const key of got) expect(shardOfKey(key, count)).toBe(index);
+        // The day's parts it owns, each by its own Prefix, once; no request lists the whole day or another's part.
+        const own = ownedParts(midnight, index, count).map((p) => `event/${folder}${partPrefix(day, p)}`);
+        expect(prefixes.filter((p) => p.startsWith(`event/${folder}${day}-00-00-00-`)).sort()).toEqual(own.sort());
+        expect(prefixes.filter((p) => p === `event/${folder}` || p === `event/${folder}${day}-` || p === `event/${folder}${day}-00-00-00-`)).toEqual([]);
+        parsed.push(got.length);
+        all.push(...got);
+      }
+      expect(all.sort()).toEqual([...names].sort());
+      const mean = names.length / count;
+      expect(Math.max(...parsed), `${parsed}`).toBeLessThanOrEqual(1.5 * mean);
+      expect(Math.min(...parsed), `${parsed}`).toBeGreaterThanOrEqual(0.5 * mean);
+    }
+  }, 120_000);
 });

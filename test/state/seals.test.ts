@@ -8,7 +8,7 @@ const root = tempRoots();
 
 /** The tallies of `perSlice` objects in each ten-minute slice of a day's first `slices`. */
 function dayTallies(day: string, slices: number, perSlice: number, etag = 'e'): SliceTally[] {
-  const tallies = new Map<number, SliceTally>();
+  const tallies = new Map<string, SliceTally>();
   for (let s = 0; s < slices; s++) {
     const hh = String(Math.floor(s / 6)).padStart(2, '0');
     for (let k = 0; k < perSlice; k++) tally(tallies, `${day}-${hh}-${s % 6}${k % 10}-00-${String(k).padStart(16, '0')}`, etag);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -141,4 +142,17 @@ export function crashingStore(inner: ObjectStore, crashAt: (op: StoreOp, key: st
     move: async (from: string, to: string) => (check('move', to), inner.move(from, to)),
     list: async (prefix: string) => (check('list', prefix), inner.list(prefix)),
   });
+}
+
+/**
+ * A log object as S3 names it with PartitionedPrefix by EventTime: in the date folder of its event
+ * day, every name at `00-00-00`, then a unique part of 16 uppercase hex digits (here a hash of the day
+ * and `n`). A record with no time belongs to the day its name says.
+ */
+export function inEventTimeFolder(o: LogObject, day: string, n: number, account = '123456789012', bucket = 'site'): LogObject {
+  const unique = createHash('sha1').update(`${day}/${n}`).digest('hex').slice(0, 16).toUpperCase();
+  return {
+    ...o, key: `${account}/us-east-1/${bucket}/${day.replace(/-/g, '/')}/${day}-00-00-00-${unique}`,
+    truth: o.truth.map((t) => (Number.isNaN(t.eventTimeMs) ? { ...t, day } : t)),
+  };
 }
