@@ -1,6 +1,6 @@
 /**
  * The Redshift Data API and Redshift Serverless's API as HTTP servers on 127.0.0.1 (free ports), for
- * the jobs run as processes of their own, as the deployment runs them (test/support/deployed-night.ts):
+ * the jobs run as processes of their own, as the deployment runs them (deploy/test/state-machine.ts):
  * an in-process mock cannot reach another process. Both speak the AWS JSON 1.1 protocol the SDK
  * sends (`X-Amz-Target: RedshiftData.<Operation>`); the SDK reaches them through
  * AWS_ENDPOINT_URL_REDSHIFT_DATA and AWS_ENDPOINT_URL_REDSHIFT_SERVERLESS.
