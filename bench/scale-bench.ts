@@ -20,9 +20,14 @@
  * (test/support/fake-clock.mjs): listing windows follow the clock, and a day replayed weeks later would
  * otherwise list every slice in between.
  *
+ * Both of the layouts S3 names access logs in (BENCH_SCALE_LAYOUT): SimplePrefix (`simple`, names by
+ * delivery time), and PartitionedPrefix by EventTime (`event`, the stack's own: every name of a day at
+ * 00-00-00, spread over the day's 256 parts by its unique part, state/slices.ts).
+ *
  * Environment: BENCH_SCALE_SIZES (default 200000,1000000,4000000,16000000), BENCH_SCALE_SHARDS
- * (1,8,64), BENCH_SCALE_DAYS (ten-day run: objects a day, default 20000; 0 skips it),
- * BENCH_SCALE_MARGIN (the listing margin in minutes, default pingroll's), BENCH_SCALE_NEW (the new share, 0.05).
+ * (1,8,64), BENCH_SCALE_LAYOUT (simple,event), BENCH_SCALE_DAYS (ten-day run: objects a day, default
+ * 20000; 0 skips it), BENCH_SCALE_MARGIN (the listing margin in minutes, default pingroll's),
+ * BENCH_SCALE_NEW (the new share, 0.05).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -36,13 +41,13 @@ import { Ledger, STAGING, type BatchCommit, type InputObject } from '../state/le
 import { saveListing } from '../state/listing-state.js';
 import { S3ObjectStore } from '../state/object-store/s3-object-store.js';
 import { Seals, sliceStart, tally, type SliceTally } from '../state/seals.js';
-import { SLICE_MS } from '../state/slices.js';
+import { EVENT_PARTS, partSlice, SLICE_MS } from '../state/slices.js';
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
 import { gitRevision } from '../infra/version.js';
 import { availableParallelism } from 'node:os';
-import { recordsAMinute, type Stats } from '../test/support/synthetic-s3.js';
+import { EVENT_FOLDERS, eventUnique, recordsAMinute, type LogLayout, type Stats } from '../test/support/synthetic-s3.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DAY = '2026-11-01';
@@ -60,13 +65,16 @@ const MARGIN_MIN = Number(process.env.BENCH_SCALE_MARGIN ?? DEFAULTS.listMarginM
 
 const list = (v: string | undefined, dflt: string): number[] => (v ?? dflt).split(',').filter(Boolean).map(Number);
 
+/** The layout being measured (BENCH_SCALE_LAYOUT, each in turn). */
+let layout: LogLayout = 'simple';
+
 // ---------------------------------------------------------------- the endpoint, in its own process
 
 interface Endpoint { url: string; proc: ChildProcess }
 
 async function startEndpoint(dir: string, days: Array<{ day: string; count: number; visible: number }>): Promise<Endpoint> {
   const args = [join(ROOT, 'dist/test/support/synthetic-s3.js'), '--dir', dir, '--prefix', PREFIX,
-    '--days', days.map((d) => `${d.day}:${d.count}`).join(','), '--visible', days.map((d) => `${d.day}:${d.visible}`).join(',')];
+    '--days', days.map((d) => `${d.day}:${d.count}`).join(','), '--visible', days.map((d) => `${d.day}:${d.visible}`).join(','), '--layout', layout];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).once('line', resolve);
@@ -138,14 +146,19 @@ const parsed = (m: Measured): number => Number(/: (\d+) log objects parsed/.exec
 
 // ---------------------------------------------------------------- the day's objects, as the endpoint makes them
 
-/** Object i of a day of `count`: its key, delivery time and listed etag (the endpoint's formulas). */
-function objectOf(count: number, i: number): { key: string; deliveredMs: number; etag: string } {
+/**
+ * Object i of a day of `count`: its key, delivery time, the time its name says (the delivery time's
+ * second; an event-time name's: the day's start) and listed etag (the endpoint's formulas).
+ */
+function objectOf(count: number, i: number): { key: string; deliveredMs: number; nameMs: number; etag: string } {
   const deliveredMs = DAY_START + Math.floor((i * DAY_MS) / count);
   const sec = Math.floor(Math.floor((i * DAY_MS) / count) / 1000);
   const p2 = (n: number): string => String(n).padStart(2, '0');
   const hex = (n: number, d: number): string => n.toString(16).padStart(d, '0');
+  const etag = `${hex(DAY_START / DAY_MS, 8)}${hex(i, 16)}${hex(1, 8)}`;
+  if (layout === 'event') return { key: `${EVENT_FOLDERS}${DAY.replace(/-/g, '/')}/${DAY}-00-00-00-${eventUnique(i)}`, deliveredMs, nameMs: DAY_START, etag };
   const key = `${DAY}-${p2(Math.floor(sec / 3600))}-${p2(Math.floor(sec / 60) % 60)}-${p2(sec % 60)}-${hex(i, 16).toUpperCase()}`;
-  return { key, deliveredMs, etag: `${hex(DAY_START / DAY_MS, 8)}${hex(i, 16)}${hex(1, 8)}` };
+  return { key, deliveredMs, nameMs: DAY_START + sec * 1000, etag };
 }
 
 /** Bytes of one object's body: one record of fixed width (measured from the endpoint once). */
@@ -187,9 +200,9 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
       await ledger.commit(commit);
       await ledger.compact();
     }
-    // The listing state a real run leaves: the latest name it saw; its window's slices sealed.
-    const last = objectOf(count, visible - 1);
-    const watermark = Math.floor(last.deliveredMs / 1000) * 1000;
+    // The listing state a real run leaves: the latest name it saw (an event-time name's: the day's
+    // start); its window's slices sealed.
+    const watermark = objectOf(count, visible - 1).nameMs;
     // A first ingest (of yesterday, by its clock) follows delivery days from the day before DAY, and lists them whole from there.
     const clock = clockAfter(count, visible);
     const yesterday = new Date(clock - DAY_MS).toISOString().slice(0, 10);
@@ -231,7 +244,7 @@ async function stateOf(e: Endpoint, out: string): Promise<unknown> {
   const ledger = await Ledger.load(store);
   const keys = createHash('sha256');
   let parsedKeys = 0;
-  const slices = Array.from({ length: 144 }, (_, k) => `${String(Math.floor(k / 6)).padStart(2, '0')}-${k % 6}0`);
+  const slices = [...Array.from({ length: 144 }, (_, k) => `${String(Math.floor(k / 6)).padStart(2, '0')}-${k % 6}0`), ...Array.from({ length: EVENT_PARTS }, (_, p) => partSlice(p))];
   for (const slice of slices) for (const k of [...(await ledger.parsedIn(DAY, slice))].sort()) {
     keys.update(`${k}\n`);
     parsedKeys++;
@@ -261,7 +274,7 @@ async function stateOf(e: Endpoint, out: string): Promise<unknown> {
 const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mib = (b: number): string => fmt(b / 2 ** 20, 1);
 
-interface Row { size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string; passes: Pass[] }
+interface Row { layout: LogLayout; size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string; passes: Pass[] }
 
 /** One scheduled full listing of the day (and of any other delivery day due then), by N shards. */
 interface Pass { after: string; runs: Measured[]; days: string[]; found: number; parsedSlicesRead: number; sealedUnchanged: number; windowSlices: number }
@@ -310,9 +323,13 @@ async function incremental(size: number, n: number, firstDir: string, first: str
     const newObjects = size - visible;
     const got = runs.reduce((k, r) => k + parsed(r), 0);
     // The window: from the first state's watermark less the margin, on a slice's edge, to the clock.
-    const since = sliceStart(Math.floor(objectOf(size, visible - 1).deliveredMs / 1000) * 1000 - MARGIN_MIN * 60_000);
-    // And a slice for each slice of a delivery day it listed in full (144 a day): a shard lists its own by prefix.
-    const slicesListed = Math.floor(clock / SLICE_MS) - Math.floor(since / SLICE_MS) + 1 + 144 * new Set(runs.flatMap(daysListed)).size;
+    const since = sliceStart(objectOf(size, visible - 1).nameMs - MARGIN_MIN * 60_000);
+    // And a slice for each slice of a delivery day it listed in full (144 a day): a shard lists its own by
+    // prefix. An event-time day's 00:00 slice is listed as its 256 parts: for each midnight the window
+    // holds, and each day listed in full.
+    const midnights = layout === 'event' ? Math.floor(clock / DAY_MS) - Math.ceil(since / DAY_MS) + 1 : 0;
+    const fullDays = new Set(runs.flatMap(daysListed)).size;
+    const slicesListed = Math.floor(clock / SLICE_MS) - Math.floor(since / SLICE_MS) + 1 + 144 * fullDays + (layout === 'event' ? EVENT_PARTS * (midnights + fullDays) : 0);
     // The day's scheduled full listings: 2 hours, 1 day and 3 days after it ends, each five minutes after it is due.
     const passes: Pass[] = [];
     for (const [after, ms] of [['2 h', 2 * 3_600_000], ['1 day', DAY_MS], ['3 days', 3 * DAY_MS]] as const) {
@@ -323,7 +340,7 @@ async function incremental(size: number, n: number, firstDir: string, first: str
         windowSlices: pass.reduce((k, m) => k + windowSlices(m, at, n), 0) });
     }
     const finalDay = passes.at(-1)!.days.includes(DAY);
-    return { size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size && finalDay && passes.every((p) => p.found === 0), first, passes };
+    return { layout, size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size && finalDay && passes.every((p) => p.found === 0), first, passes };
   } finally {
     await stopEndpoint(e);
     await rm(dir, { recursive: true, force: true });
@@ -331,15 +348,17 @@ async function incremental(size: number, n: number, firstDir: string, first: str
 }
 
 function table(rows: Row[]): string {
-  const head = '| objects a day | N | first state | LIST requests (all shards) | target | state read / written per shard, max | peak RSS per shard, max | peak heap | CPU per shard, max / total | rollup: wall, CPU, peak RSS (JS heap) | exact |';
+  const head = '| layout | objects a day | N | first state | LIST requests (all shards) | target | objects parsed per shard, max / mean | state read / written per shard, max | peak RSS per shard, max | peak heap | CPU per shard, max / total | rollup: wall, CPU, peak RSS (JS heap) | exact |';
   const lines = rows.map((r) => {
     const lists = r.runs.reduce((k, m) => k + m.lists, 0);
     const target = 1.2 * (r.newObjects / 1000) + r.slicesListed + 10 * r.n;
     const max = (f: (m: Measured) => number): number => Math.max(...r.runs.map(f));
     const sum = (f: (m: Measured) => number): number => r.runs.reduce((k, m) => k + f(m), 0);
-    return `| ${fmt(r.size)} | ${r.n} | ${r.first} | ${fmt(lists)} | ${fmt(target)} ${lists <= target ? 'met' : '**missed**'} | ${mib(max((m) => m.stateRead))} / ${mib(max((m) => m.stateWritten))} MiB | ${fmt(max((m) => m.maxRssMiB))} MiB | ${fmt(max((m) => m.peakHeapMiB))} MiB | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(r.rollup.seconds, 1)} s, ${fmt(r.rollup.cpuSeconds, 1)} s, ${fmt(r.rollup.maxRssMiB)} MiB (heap ${fmt(r.rollup.peakHeapMiB)} MiB) | ${r.exact ? 'yes' : '**no**'} |`;
+    const mean = r.newObjects / r.n;
+    const most = max(parsed);
+    return `| ${r.layout} | ${fmt(r.size)} | ${r.n} | ${r.first} | ${fmt(lists)} | ${fmt(target)} ${lists <= target ? 'met' : '**missed**'} | ${fmt(most)} / ${fmt(mean)} (${fmt(most / mean, 2)}x) | ${mib(max((m) => m.stateRead))} / ${mib(max((m) => m.stateWritten))} MiB | ${fmt(max((m) => m.maxRssMiB))} MiB | ${fmt(max((m) => m.peakHeapMiB))} MiB | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(r.rollup.seconds, 1)} s, ${fmt(r.rollup.cpuSeconds, 1)} s, ${fmt(r.rollup.maxRssMiB)} MiB (heap ${fmt(r.rollup.peakHeapMiB)} MiB) | ${r.exact ? 'yes' : '**no**'} |`;
   });
-  return [head, `|${'---|'.repeat(11)}`, ...lines].join('\n');
+  return [head, `|${'---|'.repeat(13)}`, ...lines].join('\n');
 }
 
 /**
@@ -349,7 +368,7 @@ function table(rows: Row[]): string {
  * the day was whole), and the parsed keys they read (none: every slice as its seal says).
  */
 function passTable(rows: Row[]): string {
-  const head = '| objects a day | N | listing | delivery days listed in full | LIST requests (all shards) | wall per shard, max | CPU per shard, max / total | peak RSS per shard, max | state read per shard, max | slices unchanged / parsed slices read | new objects |';
+  const head = '| layout | objects a day | N | listing | delivery days listed in full | LIST requests (all shards) | wall per shard, max | CPU per shard, max / total | peak RSS per shard, max | state read per shard, max | slices unchanged / parsed slices read | new objects |';
   const lines: string[] = [];
   for (const r of rows) {
     let total = 0;
@@ -358,13 +377,13 @@ function passTable(rows: Row[]): string {
       total += lists;
       const max = (f: (m: Measured) => number): number => Math.max(...p.runs.map(f));
       const sum = (f: (m: Measured) => number): number => p.runs.reduce((k, m) => k + f(m), 0);
-      lines.push(`| ${fmt(r.size)} | ${r.n} | ${p.after} after | ${p.days.join(', ') || 'none'} | ${fmt(lists)} | ${fmt(max((m) => m.seconds), 1)} s | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(max((m) => m.maxRssMiB))} MiB | ${mib(max((m) => m.stateRead))} MiB | ${fmt(p.sealedUnchanged)} / ${fmt(p.parsedSlicesRead)} | ${fmt(p.found)} |`);
+      lines.push(`| ${r.layout} | ${fmt(r.size)} | ${r.n} | ${p.after} after | ${p.days.join(', ') || 'none'} | ${fmt(lists)} | ${fmt(max((m) => m.seconds), 1)} s | ${fmt(max((m) => m.cpuSeconds), 1)} / ${fmt(sum((m) => m.cpuSeconds), 1)} s | ${fmt(max((m) => m.maxRssMiB))} MiB | ${mib(max((m) => m.stateRead))} MiB | ${fmt(p.sealedUnchanged)} / ${fmt(p.parsedSlicesRead)} | ${fmt(p.found)} |`);
     }
     const dayLists = r.passes.reduce((k, p) => k + p.days.length, 0);
-    const target = 3 * Math.ceil(r.size / 1000) + 144 * dayLists + r.passes.reduce((k, p) => k + p.windowSlices, 0) + 10 * r.n * r.passes.length;
-    lines.push(`| ${fmt(r.size)} | ${r.n} | **all three** | | **${fmt(total)}** (target ${fmt(target)}: ${total <= target ? 'met' : '**missed**'}) | | | | | | |`);
+    const target = 3 * Math.ceil(r.size / 1000) + (144 + (r.layout === 'event' ? EVENT_PARTS : 0)) * dayLists + r.passes.reduce((k, p) => k + p.windowSlices, 0) + 10 * r.n * r.passes.length;
+    lines.push(`| ${r.layout} | ${fmt(r.size)} | ${r.n} | **all three** | | **${fmt(total)}** (target ${fmt(target)}: ${total <= target ? 'met' : '**missed**'}) | | | | | | |`);
   }
-  return [head, `|${'---|'.repeat(11)}`, ...lines].join('\n');
+  return [head, `|${'---|'.repeat(12)}`, ...lines].join('\n');
 }
 
 async function tenDays(perDay: number, n: number): Promise<string> {
@@ -425,6 +444,10 @@ async function main(): Promise<void> {
   const sizes = list(process.env.BENCH_SCALE_SIZES, '200000,1000000,4000000,16000000');
   const counts = list(process.env.BENCH_SCALE_SHARDS, '1,8,64');
   const perDay = Number(process.env.BENCH_SCALE_DAYS ?? 20_000);
+  const layouts = (process.env.BENCH_SCALE_LAYOUT ?? 'simple,event').split(',').filter(Boolean).map((l) => {
+    if (l !== 'simple' && l !== 'event') throw new Error(`BENCH_SCALE_LAYOUT: ${l} is none of simple, event`);
+    return l as LogLayout;
+  });
   await mkdir(WORK, { recursive: true });
   // One object's size, from the endpoint.
   {
@@ -434,25 +457,29 @@ async function main(): Promise<void> {
     await stopEndpoint(e);
     await rm(join(WORK, 'probe'), { recursive: true, force: true });
   }
-  const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
+  const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_LAYOUT', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
   const out: string[] = [
     `Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'} on ${availableParallelism()} cores, node ${process.version}: \`${[...env, 'make bench-scale'].join(' ')}\` (sizes ${sizes.map((n) => fmt(n)).join(', ')}; shards ${counts.join(', ')}).`, '',
   ];
-  if (sizes.some((s) => s > REAL_FIRST_MAX)) {
-    process.stderr.write('checking a synthesized first state against a real run\n');
-    out.push(await checkSynthesis(), '');
-  }
   const rows: Row[] = [];
-  for (const size of sizes) {
-    const firstDir = join(WORK, `first-${size}`);
-    process.stderr.write(`${fmt(size)} objects: first state\n`);
-    const first = await firstState(size, firstDir);
-    for (const n of counts) {
-      process.stderr.write(`${fmt(size)} objects: the last ${fmt(NEW_SHARE * 100)}% by ${n} shard(s)\n`);
-      rows.push(await incremental(size, n, firstDir, first));
+  for (const l of layouts) {
+    layout = l;
+    if (sizes.some((s) => s > REAL_FIRST_MAX)) {
+      process.stderr.write(`${layout}: checking a synthesized first state against a real run\n`);
+      out.push(`${layout}: ${await checkSynthesis()}`, '');
     }
-    await rm(firstDir, { recursive: true, force: true });
+    for (const size of sizes) {
+      const firstDir = join(WORK, `first-${size}`);
+      process.stderr.write(`${layout}, ${fmt(size)} objects: first state\n`);
+      const first = await firstState(size, firstDir);
+      for (const n of counts) {
+        process.stderr.write(`${layout}, ${fmt(size)} objects: the last ${fmt(NEW_SHARE * 100)}% by ${n} shard(s)\n`);
+        rows.push(await incremental(size, n, firstDir, first));
+      }
+      await rm(firstDir, { recursive: true, force: true });
+    }
   }
+  layout = 'simple';
   out.push(`The last ${fmt(NEW_SHARE * 100)}% of a day arrives (the first ${fmt(FIRST_SHARE * 100)}% already ingested): N shards ingest it one after another, each measured alone, then \`rollup --no-ingest\` rolls up the whole day. Listing margin ${MARGIN_MIN} min. LIST target: 1.2 x new objects / 1000 + slices listed (the window's, and 144 for each delivery day listed in full) + 10 per shard.`, '', table(rows));
   out.push('', `Then the day's scheduled full listings (\`PINGROLL_RECONCILE_AFTER\`, 2h,1d,3d), each by the same N shards five minutes after it is due, the whole day visible. Target for the three: three full listings of the day (a request per 1,000 keys), plus a request a slice for each delivery day listed (144) and for each slice of the window, and 10 a shard a listing.`, '', passTable(rows));
   if (perDay > 0) out.push('', await tenDays(perDay, 8));

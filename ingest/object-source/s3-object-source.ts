@@ -129,8 +129,16 @@ export class S3ObjectSource implements ObjectSource {
       }
       const first = firstDateFolder(sinceMs);
       for (const b of buckets) {
-        if (shard) yield* this.bucketSlices(b, slices, shard);
-        else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
+        if (shard) {
+          yield* this.bucketSlices(b, slices, shard);
+          // The date folders one process lists whole before the window's first midnight: records of
+          // their event days still arrive, all of them in parts (state/slices.ts). Their ten-minute
+          // slices are the window's to list, as for one process's delivery-time names.
+          for (let day = first; dayStartMs(day) < sinceMs; day = addDays(day, 1)) {
+            const n = dayStartMs(day) / SLICE_MS;
+            yield* this.ranges(ownedParts(n, shard.index, shard.count).map((p) => ({ prefix: `${b}${dateFolder(day)}/${partPrefix(day, p)}` })));
+          }
+        } else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
       }
     }
     for (const day of plan.days) {

@@ -12,7 +12,7 @@ import {
   CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type ListObjectsV2CommandInput,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSyntheticS3, type SyntheticS3 } from './synthetic-s3.js';
+import { EVENT_FOLDERS, startSyntheticS3, type SyntheticS3 } from './synthetic-s3.js';
 import { s3ClientConfig } from '../../infra/aws/s3-client.js';
 import { O_PING } from '../../ingest/access-log/outcome-codes.js';
 import { ObjectParser } from '../../ingest/batch/object-parser.js';
@@ -341,5 +341,44 @@ describe('the synthetic S3 endpoint', () => {
     const logs = s3.stats().buckets.logs!.ops;
     expect(logs.GetObject?.requests).toBe(50);
     expect(logs.ListObjectsV2!.requests).toBeLessThan(5);
+  });
+});
+
+describe('the synthetic S3 endpoint, event layout (PartitionedPrefix by EventTime)', () => {
+  let s3: SyntheticS3;
+  let client: S3Client;
+  /** Day D's object i: in D's date folder, at 00-00-00, its unique part i modulo 256 (two digits), then i / 256 (14). */
+  const eventKeys = (visible: number): string[] => DAYS.flatMap(({ day, count }) => Array.from({ length: Math.min(count, day === '2026-11-01' ? visible : count) }, (_, i) =>
+    `logs/${EVENT_FOLDERS}${day.replace(/-/g, '/')}/${day}-00-00-00-${(i % 256).toString(16).padStart(2, '0').toUpperCase()}${Math.floor(i / 256).toString(16).padStart(14, '0').toUpperCase()}`)).sort();
+  const keys = eventKeys(Infinity);
+
+  beforeAll(async () => {
+    s3 = await startSyntheticS3({ days: DAYS, prefix: 'logs/', dir: join(root(), 'out'), recordsPerObject: RECORDS, layout: 'event' });
+    client = new S3Client({ ...s3ClientConfig({ s3EndpointOverride: true }), endpoint: s3.url, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await s3?.close();
+  });
+
+  it('lists its keys, by prefix, part and folder, as brute force does, and serves each; its parts hold a day, and its first objects, evenly', async () => {
+    expect((await listAll(client, { Bucket: 'logs' })).keys).toEqual(keys);
+    // The first objects delivered (a day's visible ones) are spread over every part.
+    for (const visible of [1, 255, 256, 257, 700, 1499]) {
+      s3.setVisible('2026-11-01', visible);
+      expect((await listAll(client, { Bucket: 'logs', MaxKeys: 333 })).keys, `${visible}`).toEqual(eventKeys(visible));
+    }
+    s3.setVisible('2026-11-01', 1500);
+    const folder = `logs/${EVENT_FOLDERS}2026/11/01/`;
+    for (const [prefix, delimiter, startAfter] of [['logs/', '/', ''], [`logs/${EVENT_FOLDERS}`, '/', ''], [folder, '', ''], [`${folder}2026-11-01-00-00-00-A7`, '', ''],
+      [`${folder}2026-11-01-00-0`, '', `${folder}2026-11-01-00-00-00-F~`], [`logs/${EVENT_FOLDERS}2026/11/`, '/', `logs/${EVENT_FOLDERS}2026/11/01/~`]] as const) {
+      const got = await listAll(client, { Bucket: 'logs', Prefix: prefix, Delimiter: delimiter || undefined, StartAfter: startAfter || undefined, MaxKeys: 97 });
+      expect(got.entries, `${prefix} ${delimiter} ${startAfter}`).toEqual(bruteList(keys, prefix, delimiter, startAfter));
+    }
+    const parts = new Map<string, number>();
+    for (const k of keys.filter((k) => k.startsWith(folder))) parts.set(k.slice(folder.length + 20, folder.length + 22), (parts.get(k.slice(folder.length + 20, folder.length + 22)) ?? 0) + 1);
+    expect([parts.size, Math.max(...parts.values()) - Math.min(...parts.values())]).toEqual([256, 1]);
+    for (const key of [keys[0]!, keys[777]!, keys.at(-1)!]) expect((await bodyOf(await client.send(new GetObjectCommand({ Bucket: 'logs', Key: key })))).length).toBeGreaterThan(0);
+    await expect(client.send(new GetObjectCommand({ Bucket: 'logs', Key: `${folder}2026-11-01-00-00-00-00FFFFFFFFFFFFFF` }))).rejects.toMatchObject({ name: 'NoSuchKey' });
   });
 });

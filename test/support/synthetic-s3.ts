@@ -4,7 +4,13 @@
  * objects that nobody has to upload. Two buckets:
  *
  * - The log bucket is computed and stores nothing. Day D's object i (of `count`) is named
- *   `<prefix>YYYY-MM-DD-hh-mm-ss-<i in hex, 16 digits>`, delivered at D + floor(i * 24 h / count):
+ *   `<prefix>YYYY-MM-DD-hh-mm-ss-<i in hex, 16 digits>`, delivered at D + floor(i * 24 h / count)
+ *   (layout `simple`: SimplePrefix); or, with layout `event` (PartitionedPrefix by EventTime, S3 setting
+ *   every name's time to 00), `<prefix><account>/<region>/<bucket>/YYYY/MM/DD/YYYY-MM-DD-00-00-00-<unique>`,
+ *   the unique part's 16 hex digits being i modulo 256 in two, then i / 256 in 14, so that the names,
+ *   and the objects delivered in any stretch of time, spread evenly over the first two digits as S3's
+ *   do (a day's visible objects, the first of it, are then a run of each part's, `objectAt`).
+ *   Either way, the key space is sorted by construction:
  *   the names sort in i order and the days by date, so the key space is sorted by construction and
  *   every ListObjectsV2 page is found by binary search on i (a day of 16M objects costs nothing to
  *   hold). Its body, made on request, is an access log of `recordsPerObject` pings, each a distinct
@@ -48,6 +54,18 @@ export interface SyntheticS3Options {
   pingKey?: string;
   /** Default 0: a free port. */
   port?: number;
+  /** How the log objects are named: `simple` (SimplePrefix, delivery time; the default) or `event` (PartitionedPrefix by EventTime). */
+  layout?: LogLayout;
+}
+
+export type LogLayout = 'simple' | 'event';
+
+/** The source bucket's folders of the event layout, below the prefix: `<account>/<region>/<bucket>/`. */
+export const EVENT_FOLDERS = '123456789012/us-east-1/site/';
+
+/** The unique part of a day's object i in the event layout (see above). */
+export function eventUnique(i: number): string {
+  return (hex(i % 256, 2) + hex(Math.floor(i / 256), 14)).toUpperCase();
 }
 
 /** What a set of requests cost: body bytes received (request) and sent (response). */
@@ -88,7 +106,7 @@ export async function startSyntheticS3(opts: SyntheticS3Options): Promise<Synthe
   const logBucket = opts.logBucket ?? 'logs';
   const outputBucket = opts.outputBucket ?? 'out';
   if (logBucket === outputBucket) throw new Error(`the log and output buckets need different names (both are ${logBucket})`);
-  const logs = new LogBucket(opts.days, opts.prefix ?? '', opts.recordsPerObject ?? 1, opts.pingKey ?? DEFAULTS.pingKeys.split(',')[0]!);
+  const logs = new LogBucket(opts.days, opts.prefix ?? '', opts.recordsPerObject ?? 1, opts.pingKey ?? DEFAULTS.pingKeys.split(',')[0]!, opts.layout ?? 'simple');
   const out = await OutputBucket.open(opts.dir);
   const counters = new Counters();
   const server = createServer((req, res) => {
@@ -287,7 +305,7 @@ class LogBucket implements KeySpace {
   /** Every line has the same length (fixed-width fields), so an object's size is known without making it. */
   readonly lineBytes: number;
 
-  constructor(days: SyntheticS3Options['days'], private readonly prefix: string, private readonly records: number, private readonly pingKey: string) {
+  constructor(days: SyntheticS3Options['days'], private readonly prefix: string, private readonly records: number, private readonly pingKey: string, private readonly layout: LogLayout = 'simple') {
     if (!(Number.isInteger(records) && records >= 1 && records <= MAX_RECORDS_PER_OBJECT)) {
       throw new Error(`recordsPerObject=${records} must be a whole number from 1 to ${MAX_RECORDS_PER_OBJECT}`);
     }
@@ -300,7 +318,8 @@ class LogBucket implements KeySpace {
       }
       if (!(Number.isInteger(count) && count >= 0 && count <= MAX_DAY_OBJECTS)) throw new Error(`day ${day}: count=${count} must be a whole number from 0 to ${MAX_DAY_OBJECTS}`);
       if (this.byName.has(day)) throw new Error(`day ${day} is given twice`);
-      const d: LogDay = { day, number: startMs / DAY_MS, startMs, count, visible: count, head: `${prefix}${day}-`, first: 0 };
+      const head = layout === 'event' ? `${prefix}${EVENT_FOLDERS}${day.replace(/-/g, '/')}/${day}-` : `${prefix}${day}-`;
+      const d: LogDay = { day, number: startMs / DAY_MS, startMs, count, visible: count, head, first: 0 };
       this.byName.set(day, d);
       return d;
     }).sort((a, b) => a.startMs - b.startMs);
@@ -340,16 +359,31 @@ class LogBucket implements KeySpace {
 
   keyAt(n: number): string {
     const d = this.dayAt(n);
-    return this.key(d, n - d.first);
+    return this.key(d, this.objectAt(d, n - d.first));
+  }
+
+  /**
+   * The object that is the day's m-th visible key: m itself, but in the event layout, where keys sort
+   * by part (i modulo 256) and the visible objects are the first `visible` (V = 256a + b), part p
+   * holds a + 1 of them for p < b and a after, as i = p + 256j.
+   */
+  private objectAt(d: LogDay, m: number): number {
+    if (this.layout !== 'event') return m;
+    const a = Math.floor(d.visible / 256), b = d.visible % 256;
+    if (m < b * (a + 1)) return (m % (a + 1)) * 256 + Math.floor(m / (a + 1));
+    const r = m - b * (a + 1);
+    return (r % a) * 256 + b + Math.floor(r / a);
   }
 
   key(d: LogDay, i: number): string {
+    if (this.layout === 'event') return `${d.head}00-00-00-${eventUnique(i)}`;
     return `${d.head}${clock(deliverySecond(d, i), '-')}-${hex(i, 16).toUpperCase()}`;
   }
 
-  /** After the prefix, a key holds only its delivery time and hex: [0-9A-F-]. */
+  /** After the prefix (event layout: after the date folder), a key holds only its delivery time and hex: [0-9A-F-]. */
   undelimited(prefix: string, delimiter: string): boolean {
-    return prefix.length >= this.prefix.length && /[^0-9A-F-]/.test(delimiter);
+    const folders = this.layout === 'event' ? EVENT_FOLDERS.length + 'YYYY/MM/DD/'.length : 0;
+    return prefix.length >= this.prefix.length + folders && /[^0-9A-F-]/.test(delimiter);
   }
 
   /**
@@ -358,19 +392,26 @@ class LogBucket implements KeySpace {
    */
   contents(out: ByteWriter, n: number, key: string | undefined, enc: (s: string) => string): void {
     const d = this.dayAt(n);
-    const i = n - d.first;
+    const i = this.objectAt(d, n - d.first);
     const sec = deliverySecond(d, i);
     if (enc !== esc) return out.text(contentsXml(enc(key ?? this.key(d, i)), `${d.day}T${clock(sec, ':')}.000Z`, this.etag(d, i), this.records * this.lineBytes));
     const t = (d.template ??= this.template(d));
     out.reserve(t.bytes.length);
     const b = out.buf, at = out.at;
     b.set(t.bytes, at);
-    writeClock(b, at + t.keyTime, sec);
+    // An event-time name's time is 00-00-00 (the template's); its unique part starts with the object's share of 256.
+    if (this.layout !== 'event') writeClock(b, at + t.keyTime, sec);
     writeClock(b, at + t.modified, sec);
-    // i < 2^32 (MAX_DAY_OBJECTS): the first 8 of the 16 hex digits are the template's zeros.
-    for (let k = 0, v = i; k < 8; k++, v >>>= 4) {
-      b[at + t.keyHex + 15 - k] = HEX_UPPER[v & 15]!;
+    // i < 2^32 (MAX_DAY_OBJECTS): the first 8 of the 16 hex digits are the template's zeros. An
+    // event-time name's are i modulo 256 in two, then i / 256.
+    const named = this.layout === 'event' ? Math.floor(i / 256) : i;
+    for (let k = 0, v = i, w = named; k < 8; k++, v >>>= 4, w >>>= 4) {
+      b[at + t.keyHex + 15 - k] = HEX_UPPER[w & 15]!;
       b[at + t.etagHex + 15 - k] = HEX_LOWER[v & 15]!;
+    }
+    if (this.layout === 'event') {
+      b[at + t.keyHex] = HEX_UPPER[(i >> 4) & 15]!;
+      b[at + t.keyHex + 1] = HEX_UPPER[i & 15]!;
     }
     out.at += t.bytes.length;
   }
@@ -396,7 +437,15 @@ class LogBucket implements KeySpace {
   /** The visible object a key names, or null. */
   find(key: string): { d: LogDay; i: number } | null {
     if (!key.startsWith(this.prefix)) return null;
-    const name = key.slice(this.prefix.length);
+    let name = key.slice(this.prefix.length);
+    if (this.layout === 'event') {
+      if (!name.startsWith(EVENT_FOLDERS)) return null;
+      name = name.slice(EVENT_FOLDERS.length + 'YYYY/MM/DD/'.length);
+      const d = this.byName.get(name.slice(0, 10));
+      if (!d || name.length !== 36 || !/^[0-9A-F]{16}$/.test(name.slice(20))) return null;
+      const i = parseInt(name.slice(22), 16) * 256 + parseInt(name.slice(20, 22), 16);
+      return i < d.visible && this.key(d, i) === key ? { d, i } : null;
+    }
     const d = this.byName.get(name.slice(0, 10));
     if (!d || name.length !== 36 || !/^[0-9A-F]{16}$/.test(name.slice(20))) return null;
     const i = parseInt(name.slice(20), 16);
@@ -1057,6 +1106,7 @@ function control(res: ServerResponse, method: string, path: string, body: Buffer
 
 const USAGE = `usage: node dist/test/support/synthetic-s3.js --days YYYY-MM-DD:COUNT[,...] --dir DIR [--prefix logs/]
   [--records-per-object 1] [--log-bucket logs] [--output-bucket out] [--port 0] [--visible YYYY-MM-DD:COUNT[,...]]
+  [--layout simple|event]
 Prints its URL (for AWS_ENDPOINT_URL_S3) on stdout; runs until SIGINT or SIGTERM.`;
 
 /** `YYYY-MM-DD:COUNT[,...]`, the flag repeatable. */
@@ -1073,7 +1123,7 @@ async function main(): Promise<void> {
     options: {
       days: { type: 'string', multiple: true }, dir: { type: 'string' }, prefix: { type: 'string' },
       'records-per-object': { type: 'string' }, 'log-bucket': { type: 'string' }, 'output-bucket': { type: 'string' },
-      port: { type: 'string' }, visible: { type: 'string', multiple: true }, help: { type: 'boolean' },
+      port: { type: 'string' }, visible: { type: 'string', multiple: true }, layout: { type: 'string' }, help: { type: 'boolean' },
     },
   });
   if (values.help) {
@@ -1085,6 +1135,7 @@ async function main(): Promise<void> {
     days: dayCounts(values.days, 'days'), dir: values.dir, prefix: values.prefix,
     recordsPerObject: values['records-per-object'] === undefined ? undefined : Number(values['records-per-object']),
     logBucket: values['log-bucket'], outputBucket: values['output-bucket'], port: values.port === undefined ? undefined : Number(values.port),
+    layout: values.layout === undefined ? undefined : values.layout === 'event' || values.layout === 'simple' ? values.layout : (() => { throw new Error(`--layout ${values.layout}: simple or event`); })(),
   });
   for (const { day, count } of dayCounts(values.visible ?? [], 'visible')) s3.setVisible(day, count);
   process.stdout.write(`${s3.url}\n`);
