@@ -105,8 +105,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       // window say, and republishes what that staged.
       const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(config, backends, r, db, { ...opts, asked: range ?? [], tables: [...tables.values()] });
       await got.settle();
-      // A range from what shards staged: every day of it was asked of them (the stale days were published, so listed).
-      if (opts.noIngest && range) refuseUnlisted(got.listed, range, opts.now ?? new Date());
+      // A range from what shards staged: every day of it was asked of them (--stale rolls up only days that were published, so listed).
+      if (opts.noIngest && range && !opts.stale) refuseUnlisted(got.listed, range, opts.now ?? new Date());
       return got;
     });
     summary.parsedObjects = ingested.parsedObjects;

@@ -23,7 +23,7 @@ import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { generateSample, objectBody, type LogObject, type TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { machineOf, resolveValue, runJob, runMachine, synthApp, type JobRun, type NightOptions, type Refs, type SynthTemplate } from './state-machine.js';
 import { startDynamoLocal, type DynamoLocal } from '../../test/support/dynamodb-local.js';
-import { query, readDay, tempDir } from '../../test/support/job-fixture.js';
+import { inEventTimeFolder, query, readDay, tempDir } from '../../test/support/job-fixture.js';
 import { startMoto, type Moto } from '../../test/support/moto.js';
 import { expectedDay, expectedMonth } from '../../test/support/oracle.js';
 import { startPostgres, type Postgres } from '../../test/support/postgres.js';
@@ -42,12 +42,10 @@ const MONTH = (() => { const d = new Date(`${today.slice(0, 7)}-01T00:00:00Z`); 
 const DAYS = [1, 2, 3].map((n) => `${MONTH}-0${n}`);
 const BUCKETS = { logs: 'access-logs', output: 'rollups', pings: 'pings' };
 
-/** The stack's own log layout: PartitionedPrefix by EventTime, every name of a day `YYYY-MM-DD-00-00-00-UNIQUE`. */
+/** The stack's own log layout: PartitionedPrefix by EventTime, every name of a day `YYYY-MM-DD-00-00-00-UNIQUE` (S3's unique part: hex, spread). */
 function eventTimeLayout(day: string, o: LogObject, n: number): LogObject {
-  return {
-    ...o, key: `logs/${ACCOUNT}/us-east-1/${BUCKETS.pings}/${day.replace(/-/g, '/')}/${day}-00-00-00-${n.toString(16).padStart(16, '0').toUpperCase()}`,
-    truth: o.truth.map((t) => (Number.isNaN(t.eventTimeMs) ? { ...t, day } : t)),
-  };
+  const named = inEventTimeFolder(o, day, n, ACCOUNT, BUCKETS.pings);
+  return { ...named, key: `logs/${named.key}` };
 }
 
 describe('the deployed night, run as the synthesized template runs it', () => {
@@ -115,7 +113,7 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     const jobRole = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::IAM::Role' && id.startsWith('JobRole'))!;
     const { stub, handlers } = handlerStub();
     redshiftOnPostgres(stub as never, pg, new S3ObjectStore(s3, BUCKETS.output, 'pingroll/'), c, root, null, { jobsUser: `IAMR:${jobRole}`, adminSecret: ADMIN_SECRET });
-    servers = await startRedshiftServers(pg, handlers);
+    servers = await startRedshiftServers(handlers);
     // The jobs reach S3, Glue and DynamoDB through recording proxies: every call they make is seen.
     proxies = await Promise.all([startRecordingProxy(moto.endpoint), startRecordingProxy(ddb.endpoint)]);
     const [s3Proxy, ddbProxy] = proxies as [RecordingProxy, RecordingProxy];
@@ -176,6 +174,9 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     expect(ran.map((r) => [r.array, r.exits])).toEqual([[null, [0]], [2, [0, 0]], [null, [0]], [null, [0]]]);
     expect(ran[0]!.command.slice(4)).toEqual(['warehouse', 'bootstrap', '--grant-to', expect.stringMatching(/^IAMR:JobRole/)]);
     expect(ran[1]!.command.slice(4)).toEqual(['ingest', '--wait', '600', '--date', DAYS[0]]);
+    // Each shard parsed its own share of the day's objects (the EventTime day's parts split between them).
+    const parsed = ran[1]!.stdout.map((out) => Number(/: (\d+) log objects parsed/.exec(out)?.[1]));
+    expect(parsed.every((n) => n > 0), parsed.join(', ')).toBe(true);
     expect(await publishedDay(DAYS[0]!)).toEqual(expectedDay(truth, DAYS[0]!));
     const rows = (await pg.query<{ pings: number }>(`SELECT SUM(pings)::BIGINT AS pings FROM pingroll.daily_series_stats WHERE day = DATE '${DAYS[0]}'`)).rows;
     expect(rows[0]!.pings).toBe(expectedDay(truth, DAYS[0]!).series.reduce((n, s) => n + Number((s as { pings: number }).pings), 0));

@@ -59,7 +59,7 @@ type State = Record<string, any>; // eslint-disable-line @typescript-eslint/no-e
 interface Machine { StartAt: string; States: Record<string, State> }
 
 /** One job run: its definition's logical id, the command run (after Ref:: substitution), each process's exit code. */
-export interface JobRun { definition: string; command: string[]; array: number | null; exits: number[]; stderr: string[] }
+export interface JobRun { definition: string; command: string[]; array: number | null; exits: number[]; stdout: string[]; stderr: string[] }
 
 export interface NightOptions {
   template: SynthTemplate;
@@ -180,18 +180,19 @@ export async function runJob(opts: NightOptions, submitted: Record<string, unkno
     env[s.Name] = opts.secrets[s.Name]!;
   }
   const size = (submitted.ArrayProperties as { Size?: number } | undefined)?.Size ?? null;
-  const one = (index: number | null): Promise<{ code: number; stderr: string }> => new Promise((resolve, reject) => {
+  const one = (index: number | null): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), {
-      cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
       env: index === null ? env : { ...env, AWS_BATCH_JOB_ARRAY_INDEX: String(index), AWS_BATCH_JOB_ARRAY_SIZE: String(size) },
     });
-    let stderr = '';
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stderr }));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
   const ended = await Promise.all(size === null ? [one(null)] : Array.from({ length: size }, (_, i) => one(i)));
-  const run: JobRun = { definition: id, command, array: size, exits: ended.map((e) => e.code), stderr: ended.map((e) => e.stderr) };
+  const run: JobRun = { definition: id, command, array: size, exits: ended.map((e) => e.code), stdout: ended.map((e) => e.stdout), stderr: ended.map((e) => e.stderr) };
   opts.onJob?.(run);
   const bad = ended.findIndex((e) => e.code !== 0);
   if (bad >= 0) throw new Error(`job ${id}${size === null ? '' : `[${bad}]`} (${command.slice(3).join(' ')}) exited ${ended[bad]!.code}: ${ended[bad]!.stderr.trim().split('\n').slice(-3).join(' | ')}`);

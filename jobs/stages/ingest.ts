@@ -120,7 +120,7 @@ export async function stagedByShards(config: Config, backends: Backends, run: Ru
 /**
  * A day rolled up from what shards staged (`--no-ingest`) is refused when no lister ever listed one
  * of the delivery days that can hold it: published, it would be empty or short, and exit 0. Said
- * before any output, with the command that lists them.
+ * before the day is rolled up, with the command that lists them.
  */
 export function refuseUnlisted(listed: ListedDays, days: readonly string[], now: Date): void {
   const today = now.toISOString().slice(0, 10);

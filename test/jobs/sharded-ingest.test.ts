@@ -142,6 +142,9 @@ describe('sharded ingest', () => {
     const backfill = await cli(env, 'backfill', '--from', days[0]!, '--to', days[2]!, '--no-ingest');
     expect(backfill.status).toBe(2);
     expect(backfill.stderr).toMatch(/3 days \(2026-10-01 to 2026-10-03\) cannot be rolled up from what shards staged/);
+    // --stale over the range rolls up only published days (none here): nothing refused.
+    const stale = await cli(env, 'backfill', '--stale', '--from', days[0]!, '--to', days[2]!, '--no-ingest');
+    expect(stale.status, stale.stderr).toBe(0);
     // The range given to the shards, as the deployment's backfill entry gives it: then each day is exact.
     const range = await Promise.all([0, 1].map((i) => cli(env, 'ingest', '--shard', `${i}/2`, '--date', days.join(','))));
     for (const s of range) expect(s.status, s.stderr).toBe(0);

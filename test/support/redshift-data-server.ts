@@ -5,11 +5,10 @@
  * sends (`X-Amz-Target: RedshiftData.<Operation>`); the SDK reaches them through
  * AWS_ENDPOINT_URL_REDSHIFT_DATA and AWS_ENDPOINT_URL_REDSHIFT_SERVERLESS.
  *
- * Batches are Redshift played by PostgreSQL (test/support/redshift-on-postgres.ts: COPY and UNLOAD
- * done there); a query's rows come from PostgreSQL. Every call is recorded, with its input.
+ * Batches and queries are Redshift played by PostgreSQL (test/support/redshift-on-postgres.ts: each as
+ * its caller's database user, COPY and UNLOAD done there). Every call is recorded, with its input.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Postgres } from './postgres.js';
 
 /** A call as a client sent it. */
 export interface ServedCall { client: 'RedshiftDataClient' | 'RedshiftServerlessClient'; command: string; input: Record<string, unknown> }
@@ -41,17 +40,8 @@ export interface RedshiftServers {
   stop(): Promise<void>;
 }
 
-/** A field of a result row, as the Data API gives it. */
-function field(v: unknown): Record<string, unknown> {
-  if (v === null || v === undefined) return { isNull: true };
-  if (typeof v === 'number') return Number.isInteger(v) ? { longValue: v } : { doubleValue: v };
-  if (typeof v === 'boolean') return { booleanValue: v };
-  return { stringValue: v instanceof Date ? v.toISOString() : String(v) };
-}
-
-export async function startRedshiftServers(pg: Postgres, handlers: Map<string, Handler>, opts: { namespace?: string } = {}): Promise<RedshiftServers> {
+export async function startRedshiftServers(handlers: Map<string, Handler>, opts: { namespace?: string } = {}): Promise<RedshiftServers> {
   const calls: ServedCall[] = [];
-  const results = new Map<string, Array<Record<string, unknown>>>();
   const failed = new Map<string, string>();
   const namespaceRoles: string[] = [];
   let n = 0;
@@ -69,13 +59,11 @@ export async function startRedshiftServers(pg: Postgres, handlers: Map<string, H
       }
     },
     async ExecuteStatement(input: { Sql: string }) {
+      // The stand-in's own, as the caller's database user: never the superuser behind its back.
       const execute = handlers.get('ExecuteStatement');
+      if (!execute) throw new Error('no query handler: serve the Data API with redshiftOnPostgres\'s handlers');
       try {
-        // The stand-in's own (as the caller's database user), else PostgreSQL's superuser.
-        if (execute) return await execute(input);
-        const id = `q-${++n}`;
-        results.set(id, (await pg.query<Record<string, unknown>>(input.Sql)).rows);
-        return { Id: id };
+        return await execute(input);
       } catch (err) {
         const id = `failed-${++n}`;
         failed.set(id, (err as Error).message);
@@ -88,10 +76,8 @@ export async function startRedshiftServers(pg: Postgres, handlers: Map<string, H
     },
     async GetStatementResult(input: { Id: string }) {
       const result = handlers.get('GetStatementResult');
-      if (result && !results.has(input.Id)) return result(input);
-      const rows = results.get(input.Id) ?? [];
-      const names = Object.keys(rows[0] ?? {});
-      return { ColumnMetadata: names.map((name) => ({ name, label: name })), Records: rows.map((r) => names.map((k) => field(r[k]))), TotalNumRows: rows.length };
+      if (!result) throw new Error('no result handler: serve the Data API with redshiftOnPostgres\'s handlers');
+      return result(input);
     },
     async CancelStatement() { return { Status: true }; },
   };
