@@ -21,9 +21,9 @@ import { DuckDBInstance } from '../../lib/duckdb-engine.js';
 import { addDays } from '../../lib/utc-day.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { generateSample, objectBody, type LogObject, type TruthRecord } from '../../tools/sample/access-log-generator.js';
-import { machineOf, resolveValue, runJob, runMachine, synthApp, type JobRun, type NightOptions, type Refs, type SynthTemplate } from './state-machine.js';
+import { machineOf, resolveValue, runJob, runMachine, synthApp, type NightOptions, type Refs, type SynthTemplate } from './state-machine.js';
 import { startDynamoLocal, type DynamoLocal } from '../../test/support/dynamodb-local.js';
-import { inEventTimeFolder, query, readDay, tempDir } from '../../test/support/job-fixture.js';
+import { inEventTimeFolder, query, readStoreDay, tempDir } from '../../test/support/job-fixture.js';
 import { startMoto, type Moto } from '../../test/support/moto.js';
 import { expectedDay, expectedMonth } from '../../test/support/oracle.js';
 import { startPostgres, type Postgres } from '../../test/support/postgres.js';
@@ -58,7 +58,6 @@ describe('the deployed night, run as the synthesized template runs it', () => {
   const logKeys: string[] = [];
   const callsOf: Array<{ definition: string; calls: Array<{ client: string; command: string; input: Record<string, unknown> }> }> = [];
   let seen: number[] = [];
-  const jobs: JobRun[] = [];
 
   beforeAll(async () => {
     [moto, ddb, pg] = await Promise.all([startMoto(Object.values(BUCKETS)), startDynamoLocal(), startPostgres()]);
@@ -133,7 +132,6 @@ describe('the deployed night, run as the synthesized template runs it', () => {
         const sources = [...proxies.map((x) => x.calls), servers.calls];
         callsOf.push({ definition: run.definition, calls: sources.flatMap((list, i) => list.slice(seen[i] ?? 0, now[i])) });
         seen = now;
-        jobs.push(run);
       },
     };
   }, 240_000);
@@ -150,16 +148,7 @@ describe('the deployed night, run as the synthesized template runs it', () => {
   });
 
   /** A day's tables as published on S3, read as the directory runs' are. */
-  async function publishedDay(day: string): Promise<Awaited<ReturnType<typeof readDay>>> {
-    const dir = join(root, `read-${day}-${Date.now()}`);
-    const store = new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/');
-    for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
-      const key = `${t}/dt=${day}/part-00000.parquet`;
-      await mkdir(join(dir, t, `dt=${day}`), { recursive: true });
-      await store.download(key, join(dir, key));
-    }
-    return readDay(dir, day);
-  }
+  const publishedDay = (day: string) => readStoreDay(new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/'), day, join(root, `read-${day}-${Date.now()}`));
 
   it('synthesizes through the app: a state machine whose every Batch task names a job definition of the template', () => {
     const m = machineOf(template, (id) => id);

@@ -3,7 +3,6 @@
  * another's, gzip with and without suffix, listings that take many pages.
  */
 import { LOCK_PREFIX } from '../../state/run-lock.js';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipIfNeeded } from '../../ingest/object-source/gzip.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -15,7 +14,7 @@ import { generateSample, objectBody, type LogObject, type Sample } from '../../t
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
 import { expectedDay } from '../support/oracle.js';
-import { query, readDay, rm, runDay, setEnv, tempDir } from '../support/job-fixture.js';
+import { query, readStoreDay, rm, runDay, setEnv, tempDir } from '../support/job-fixture.js';
 import { startMoto, type Moto } from '../support/moto.js';
 
 const DAY = '2026-11-01';
@@ -43,13 +42,7 @@ async function upload(objects: LogObject[]): Promise<void> {
 
 /** The day's output, downloaded from the S3 output and read back. */
 async function readS3Day(day: string, into: string) {
-  const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
-  for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
-    const key = `${t}/dt=${day}/part-00000.parquet`;
-    await mkdir(join(into, t, `dt=${day}`), { recursive: true });
-    await store.download(key, join(into, key));
-  }
-  return readDay(into, day);
+  return readStoreDay(new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/'), day, into);
 }
 
 describe('the daily job over the S3 API', () => {

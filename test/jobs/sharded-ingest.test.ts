@@ -13,7 +13,7 @@ import { expectedDay } from '../support/oracle.js';
 import { startMoto } from '../support/moto.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
-import { inEventTimeFolder, readDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { inEventTimeFolder, readDay, readStoreDay, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { CLI, killedAt } from '../support/kill-run.js';
 import { cli } from '../support/cli.js';
 
@@ -195,12 +195,7 @@ describe('sharded ingest', () => {
       // The day's files, brought down to be read as the directory run's are.
       const r = root();
       const store = new S3ObjectStore(client, 'out', 'pingroll/');
-      for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
-        const key = `${t}/dt=${DAY}/part-00000.parquet`;
-        await mkdir(join(r, 's3', t, `dt=${DAY}`), { recursive: true });
-        await store.download(key, join(r, 's3', key));
-      }
-      expect(await readDay(join(r, 's3'), DAY)).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
+      expect(await readStoreDay(store, DAY, join(r, 's3'))).toEqual(expectedDay(objects.flatMap((o) => o.truth), DAY));
       // Each shard's own state, on S3.
       expect((await store.list('_state/listing-shards/')).sort()).toEqual(['0-of-3', '1-of-3', '2-of-3'].map((n) => `_state/listing-shards/${n}.json`));
       // Objects delivered since (copies of the day's, named in the last hour): the nightly shards (asked

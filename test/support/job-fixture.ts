@@ -68,6 +68,16 @@ export async function readDay(out: string, day: string): Promise<{ episodes: unk
   };
 }
 
+/** A day's tables as published on an object store (S3), downloaded into `into` and read as readDay reads a directory's. */
+export async function readStoreDay(store: Pick<ObjectStore, 'download'>, day: string, into: string): ReturnType<typeof readDay> {
+  for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
+    const key = `${t}/dt=${day}/part-00000.parquet`;
+    await mkdir(join(into, t, `dt=${day}`), { recursive: true });
+    await store.download(key, join(into, key));
+  }
+  return readDay(into, day);
+}
+
 /** Sets environment variables for a test suite; returns what puts them back. */
 export function setEnv(vars: Record<string, string>): () => void {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));

@@ -45,31 +45,24 @@ export async function startRedshiftServers(handlers: Map<string, Handler>, opts:
   const failed = new Map<string, string>();
   const namespaceRoles: string[] = [];
   let n = 0;
+  /**
+   * A statement as the stand-in runs it (each as its caller's database user, never the superuser
+   * behind its back); its failure reported as Redshift does, through DescribeStatement, not the call.
+   */
+  const statement = (op: string): Handler => async (input) => {
+    const handler = handlers.get(op);
+    if (!handler) throw new Error(`no ${op} handler: serve the Data API with redshiftOnPostgres's handlers`);
+    try {
+      return await handler(input);
+    } catch (err) {
+      const id = `failed-${++n}`;
+      failed.set(id, (err as Error).message);
+      return { Id: id };
+    }
+  };
   const data: Record<string, Handler> = {
-    async BatchExecuteStatement(input) {
-      const batch = handlers.get('BatchExecuteStatement');
-      if (!batch) throw new Error('no batch handler');
-      try {
-        return await batch(input);
-      } catch (err) {
-        // Redshift reports a failed statement through DescribeStatement, not the call.
-        const id = `failed-${++n}`;
-        failed.set(id, (err as Error).message);
-        return { Id: id };
-      }
-    },
-    async ExecuteStatement(input: { Sql: string }) {
-      // The stand-in's own, as the caller's database user: never the superuser behind its back.
-      const execute = handlers.get('ExecuteStatement');
-      if (!execute) throw new Error('no query handler: serve the Data API with redshiftOnPostgres\'s handlers');
-      try {
-        return await execute(input);
-      } catch (err) {
-        const id = `failed-${++n}`;
-        failed.set(id, (err as Error).message);
-        return { Id: id };
-      }
-    },
+    BatchExecuteStatement: statement('BatchExecuteStatement'),
+    ExecuteStatement: statement('ExecuteStatement'),
     async DescribeStatement(input: { Id: string }) {
       const error = failed.get(input.Id);
       return error === undefined ? { Id: input.Id, Status: 'FINISHED' } : { Id: input.Id, Status: 'FAILED', Error: error };
