@@ -14,6 +14,12 @@ export interface DayManifest {
   version: string;
   startedAt: string;
   finishedAt: string;
+  /**
+   * The day's publication time as its `daily_runs` row says it (`published_at`), which `pingroll
+   * status` shows: set when the day is rolled up, and again when its state alone is published
+   * (settleStates). Absent from manifests written before it was kept: `finishedAt` stands for it.
+   */
+  publishedAt?: string;
   /** What the day was made from (state/day-inputs.ts). */
   inputs: DaySources;
   scannedThisRun: Array<{ table: string; items: number; consumedCapacity: number; throttledRetries: number }>;
@@ -73,13 +79,13 @@ export function manifestQuarantine({ quarantined, acceptedLost }: HeldObjects): 
 
 /** A day's manifest, from what its run read, rolled up and wrote. */
 export function dayManifest(d: {
-  run: string; day: string; version: string; startedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
+  run: string; day: string; version: string; startedAt: Date; publishedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
   outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null; warehouse: string; viewerKey: string | null; episodeCatalog: DayManifest['episodeCatalog']; held: HeldObjects; state: Completeness;
   geoip: DayManifest['geoip']; settings: string;
 }): DayManifest {
   return {
-    run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(),
+    run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(), publishedAt: d.publishedAt.toISOString(),
     inputs: d.sources, scannedThisRun: d.scanned, missingTables: d.missingTables,
     outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates,
     outputs: d.outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes })), rejects: d.rejects,

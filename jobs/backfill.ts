@@ -128,8 +128,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
-          // A day of a closed month keeps its statement's figures: what arrived for it is an adjustment.
-          if (r.closes.covering(day).length) {
+          // A day of a closed UTC month keeps its statement's figures: what arrived for it is an adjustment.
+          if (r.closes.holding(day)) {
             summary.closed.push(day);
             return;
           }

@@ -87,7 +87,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         const asIs = await publishedAsIs(run, published, day, { ...read, listed }, settings);
         if (asIs) {
           await recordCheck(backends.store, day, run.id);
-          log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.finishedAt, pings: asIs.pings });
+          log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.publishedAt ?? asIs.finishedAt, pings: asIs.pings });
           Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: manifestKey(day) });
         } else {
           const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { ...read, listed })));
@@ -109,12 +109,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
 /** A day of a closed month is not rolled up again: its figures are its statement's (contract §9). */
 export function refuseClosed(run: Run, day: string): void {
-  const closes = run.closes.covering(day);
-  if (!closes.length) return;
-  const c = closes[0]!;
-  const zone = c.tz === UTC ? '' : ` --tz ${c.tz}`;
-  if (c.days[day]?.expired) throw new ConfigError(`${day} cannot be rolled up again: it belongs to ${c.month}, closed, and what it was counted from expired on ${c.days[day]!.expired!.slice(0, 10)} (PINGROLL_RETENTION_DAYS); its published rows and statement stay as they are`);
-  throw new ConfigError(`${day} belongs to ${c.month}${zone ? ` (${c.tz})` : ''}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month}${zone} --reopen --reason "..."`);
+  const c = run.closes.holding(day);
+  if (!c) return;
+  if (c.days[day]?.expired) throw new ConfigError(`${day} cannot be rolled up again: it belongs to ${c.month}${c.tz === UTC ? '' : ` (${c.tz})`}, closed, and what it was counted from expired on ${c.days[day]!.expired!.slice(0, 10)} (PINGROLL_RETENTION_DAYS); its published rows and statement stay as they are`);
+  throw new ConfigError(`${day} belongs to ${c.month}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month} --reopen --reason "..."`);
 }
 
 /** Retention (`PINGROLL_RETENTION_DAYS`): what days of closed months were counted from, deleted once they are that old (state/retention.ts). */

@@ -11,8 +11,8 @@
  * - `provisional`: a delivery day that can hold its records (D to D + late days) is still to have its
  *   final full listing (state/delivery-days.ts), or it has had it and the day's state is still to be
  *   published as complete (the next run that rolls up does it);
- * - `closed`: its month is closed (contract §9): its figures are the statement's, and what arrives
- *   for it is an adjustment;
+ * - `closed`: its UTC month is closed (contract §9): its figures are the statement's, and what arrives
+ *   for it is an adjustment (a zone's close freezes its own statement, never a UTC day's rows);
  * - `complete`: published, every delivery day that can hold it listed in full for the last time, and
  *   everything found parsed and published.
  */
@@ -49,12 +49,14 @@ export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: 
   const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest?.missingTables ?? [], listed.waitingFor(day), now.getTime());
   const check = manifest ? await lastCheck(store, day) : null;
   const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
-  const base = { day, run: manifest?.run ?? null, publishedAt: manifest?.finishedAt ?? null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
-  // A day of a closed month is what its statement says: late pings of it are adjustments.
-  const closed = closes?.covering(day) ?? [];
-  if (closed.length) {
-    const by = closed.map((x) => `${x.month}${x.tz === 'UTC' ? '' : ` (${x.tz})`}, version ${x.version} of ${x.closedAt.slice(0, 10)}`).join('; ');
-    return { ...base, state: 'closed', reason: `its month is closed: ${by}; pings that arrive for it are reported as adjustments` };
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
+  // A day of a closed UTC month is what its statement says: late pings of it are adjustments. A
+  // zone's close freezes its statement, not the UTC day's rows (contract §9): such a day goes on as any.
+  const closed = closes?.holding(day) ?? null;
+  if (closed) {
+    const expired = closed.days[day]?.expired;
+    return { ...base, state: 'closed', reason: `its month is closed: ${closed.month}${closed.tz === 'UTC' ? '' : ` (${closed.tz})`}, version ${closed.version} of ${closed.closedAt.slice(0, 10)}; `
+      + (expired ? `what it was counted from expired on ${expired.slice(0, 10)} (PINGROLL_RETENTION_DAYS): pings that arrive for it are too_late` : 'pings that arrive for it are reported as adjustments') };
   }
   if (!manifest) {
     const waiting = listed.waitingFor(day).filter((w) => !w.followed).map((w) => w.day);

@@ -10,8 +10,10 @@
  * The inputs of a covered day are accounted in exactly one place: `closed` (counted by the figures
  * the month was closed with), `reported[R]` (counted as adjustments on the closed statement of month
  * R), or `tooLate` (expired before they could be counted). A day's other S3 batches are pending:
- * the adjustments of the first month after it that is not closed. Table reads are never pending:
- * the legacy tables are closed (read for the last time) before their month can be.
+ * the adjustments of the first month after it that is not closed (in the close's zone). Table reads
+ * are never pending: the legacy tables are closed (read for the last time) before their month can
+ * be. Only a UTC close freezes a day's daily rows (`freezing`); a zone's close freezes its statement
+ * alone.
  */
 import { addMonths } from '../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth, zoneSlug } from '../lib/time-zone.js';
@@ -90,9 +92,29 @@ export class Closes {
     return this.all.find((c) => c.month === month && c.tz === tz) ?? null;
   }
 
-  /** The closes that cover UTC `day` (its daily rows are frozen while one does). */
+  /**
+   * The closes whose statements count UTC `day`, in any zone: what arrives for it later is an
+   * adjustment on each (of the minutes that fall in its month).
+   */
   covering(day: string): Close[] {
     return this.all.filter((c) => c.days[day] !== undefined);
+  }
+
+  /**
+   * The close that freezes UTC `day`'s daily rows: its UTC month's, or none. Daily tables are UTC days
+   * (contract §9): a zone's close freezes its statement, never a UTC day's rows, so a ping for a day
+   * that no UTC close covers reaches the day's rows (the day goes `stale` and is published again).
+   */
+  freezing(day: string): Close | null {
+    return this.all.find((c) => c.tz === UTC && c.days[day] !== undefined) ?? null;
+  }
+
+  /**
+   * The close that keeps UTC `day` from being rolled up again: one under which its staged data expired
+   * (retention: nothing is left to count it from), else the one that freezes it; null: none does.
+   */
+  holding(day: string): Close | null {
+    return this.covering(day).find((c) => c.days[day]?.expired) ?? this.freezing(day);
   }
 
   /** The first month after `month` that is not closed in `tz`: where its adjustments are reported. */

@@ -41,11 +41,14 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   const days = coveredDays(month, tz);
   const expired = days.filter((d) => was?.days[d]?.expired);
   if (expired.length) throw new CloseUsageError(`${where} cannot be reopened: what its days ${expired[0]}${expired.length > 1 ? ` to ${expired.at(-1)}` : ''} were counted from expired (PINGROLL_RETENTION_DAYS); its statement stays version ${was!.version}`);
-  // A day another close covers (a zone's month shares a UTC day with the next) is fixed already.
-  const own = days.filter((d) => run.closes.covering(d).every((c) => c === was));
+  // The days to be complete: those no other close holds (a UTC month's close freezes its days: they
+  // are final). A zone's close freezes its statement, never a UTC day's rows (contract §9).
+  const checked = days.filter((d) => { const h = run.closes.holding(d); return h === null || h === was; });
+  // The days a reopen rolls up again: exactly those whose rows this close freezes (a UTC close's own days).
+  const frozen = days.filter((d) => was !== null && run.closes.freezing(d) === was);
   const listed = await ListedDays.load(store, config.schedule);
   const notReady: string[] = [];
-  for (const day of own) {
+  for (const day of checked) {
     const s = await dayStatus(store, run.ledger, run.quarantine, listed, day, now, run.closes);
     // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
     const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
@@ -58,8 +61,8 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     // Said first: a run killed while the days are published again (before the new version is) is
     // completed by the next run that holds the lock (resumeReopens), with the same reason.
     await store.put(reopeningKey(month, tz), Buffer.from(JSON.stringify({ month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() }) + '\n'));
-    // The days again, from everything staged now.
-    for (const day of own) {
+    // The days it froze again, from everything staged now.
+    for (const day of frozen) {
       await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { scanned: [], missingTables: [], listed })));
     }
   }
@@ -80,7 +83,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       versions: [...(was?.versions ?? []), { version, closedAt, reason: ask.reopen ?? null, ...(was ? { changed } : {}) } satisfies StatementVersion],
     };
     // The adjustments reported on this month are frozen with it: each earlier close's pending batches, now reported here.
-    const frozen: Close[] = [];
+    const adjusted: Close[] = [];
     const tables: OutputFile[] = [monthly, statement];
     if (!was) {
       for (const earlier of run.closes.list()) {
@@ -94,11 +97,11 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
             any = true;
           }
         }
-        if (any) frozen.push(next);
+        if (any) adjusted.push(next);
       }
       tables.push(await adjustmentsFile(backends, db, month, dir));
     }
-    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...frozen.map((c) => closeFile(c)), closeFile(close)]);
+    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => closeFile(c)), closeFile(close)]);
     if (ask.reopen) await store.delete(reopeningKey(month, tz));
     // The pieces of this month's adjustments are its statement's now.
     if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
@@ -109,8 +112,9 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       for (const key of stale) await store.delete(key);
       if (stale.length) await publishAdjustments(backends, run, db, reported);
     }
-    run.log.info('month.closed', { run: run.id, month, tz, version, series: statement.rows, changed: changed.length, reason: ask.reopen ?? null });
-    return { month, tz, version, closedAt, series: statement.rows, changed: changed.length, adjustments: frozen.length };
+    // The statement's series: this version's rows (the file holds every version of every zone).
+    run.log.info('month.closed', { run: run.id, month, tz, version, series: monthly.rows, changed: changed.length, reason: ask.reopen ?? null });
+    return { month, tz, version, closedAt, series: monthly.rows, changed: changed.length, adjustments: adjusted.length };
   });
 }
 

@@ -62,7 +62,7 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
         day, run: run.id, publishedAt: now, codeVersion: run.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: state.state,
       }, dir);
-      const next: DayManifest = { ...manifest, ...manifestQuarantine(held), state: state.state, finalAt: state.finalAt, stateSetBy: { run: run.id, at: now.toISOString() },
+      const next: DayManifest = { ...manifest, ...manifestQuarantine(held), state: state.state, finalAt: state.finalAt, publishedAt: now.toISOString(), stateSetBy: { run: run.id, at: now.toISOString() },
         outputs: manifest.outputs.map((o) => (o.table === runs.table ? { table: runs.table, key: runs.key, rows: runs.rows, bytes: runs.bytes } : o)) };
       await publisher.publishState(day, runs, next);
     });

@@ -81,7 +81,7 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
   const rolled = await rollup.rollupDay(db, { day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
   const rejects = await dayRejects(store, inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
-    run: run.id, day, version: run.version, startedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
+    run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
     outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
     rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
