@@ -1,8 +1,9 @@
 /**
- * Listings that follow new data over the S3 API (moto), for both of S3's access-log layouts: a window
- * skips what earlier listings saw, a delivery day is listed in full by its prefix, keys of no
- * delivery-time shape are found by discovering the layout, each key once; the requests a listing
- * takes follow the window and the days, not the history under the prefix. A directory is listed whole.
+ * Listings that follow new data over the S3 API (moto; an event-time day among many shards on the
+ * synthetic S3 endpoint), for both of S3's access-log layouts: a window skips what earlier listings
+ * saw, a delivery day is listed in full by its prefix, keys of no delivery-time shape are found by
+ * discovering the layout, each key once; the requests a listing takes follow the window and the days,
+ * not the history under the prefix. A directory is listed whole.
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
@@ -18,6 +19,7 @@ import { DAY_MS } from '../../lib/utc-day.js';
 import { EVENT_PARTS, ownedParts, ownedSlices, partPrefix, shardOfKey, SLICE_MS } from '../../state/slices.js';
 import { rm, setEnv, tempDir } from '../support/job-fixture.js';
 import { startMoto, type Moto } from '../support/moto.js';
+import { startSyntheticS3, type SyntheticS3 } from '../support/synthetic-s3.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 const HOUR = 3_600_000;
@@ -84,20 +86,13 @@ describe('an S3 listing with a window (moto)', () => {
   let restore = (): void => {};
   let client: S3Client;
   let lists = 0;
-  /** The Prefix of each ListObjectsV2 request. */
-  let prefixes: string[] = [];
-  /** The event-time day's objects, put once for every shard count. */
-  let eventDay: Promise<void> | undefined;
 
   beforeAll(async () => {
     s3 = await startMoto(['listing']);
     restore = setEnv(s3.env);
     client = makeS3Client({ s3EndpointOverride: true });
     client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'ListObjectsV2Command') {
-        lists++;
-        prefixes.push((args.input as { Prefix?: string }).Prefix ?? '');
-      }
+      if (context.commandName === 'ListObjectsV2Command') lists++;
       return next(args);
     }, { step: 'initialize' });
   }, 60_000);
@@ -178,6 +173,45 @@ describe('an S3 listing with a window (moto)', () => {
     expect(d.keys).toEqual([...c.keys, ...long.partOld.filter((k) => k.includes(`/${old.replace(/-/g, '/')}/`))].sort());
   });
 
+
+});
+
+/**
+ * Shards, each listing its own slices and parts, on the synthetic S3 endpoint
+ * (test/support/synthetic-s3.ts, whose listings its own test checks against moto): moto reads every
+ * key of the bucket for each ListObjectsV2 request, and these take a thousand of them.
+ */
+describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
+  let s3: SyntheticS3;
+  let restore = (): void => {};
+  let client: S3Client;
+  let lists = 0;
+  /** The Prefix of each ListObjectsV2 request. */
+  let prefixes: string[] = [];
+  /** The event-time day's objects, put once for every shard count. */
+  let eventDay: Promise<void> | undefined;
+
+  beforeAll(async () => {
+    s3 = await startSyntheticS3({ days: [], dir: tempDir() });
+    restore = setEnv({ AWS_ENDPOINT_URL_S3: s3.url, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' });
+    client = makeS3Client({ s3EndpointOverride: true });
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'ListObjectsV2Command') {
+        lists++;
+        prefixes.push((args.input as { Prefix?: string }).Prefix ?? '');
+      }
+      return next(args);
+    }, { step: 'initialize' });
+  });
+  afterAll(async () => {
+    restore();
+    await s3?.close();
+  });
+
+  async function put(prefix: string, keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 64) await Promise.all(keys.slice(i, i + 64).map((k) => client.send(new PutObjectCommand({ Bucket: 'out', Key: prefix + k, Body: 'x' }))));
+  }
+
   it('gives each shard of several only its own slices, each by its prefix: N shards list each new key once between them, of the window and of the days listed in full', async () => {
     const since = T0 + 20 * DAY_MS + 22 * HOUR, until = since + 4 * HOUR; // the window crosses midnight
     const times = Array.from({ length: 40 }, (_, i) => since + i * 6 * 60_000);
@@ -192,7 +226,7 @@ describe('an S3 listing with a window (moto)', () => {
     for (let index = 0; index < 4; index++) {
       lists = 0;
       const got: string[] = [];
-      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listPlanned({ sinceMs: since, days: [], shard: { index, count: 4 }, untilMs: until })) got.push(ref.key);
+      for await (const ref of new S3ObjectSource(client, 'out', 'sliced/').listPlanned({ sinceMs: since, days: [], shard: { index, count: 4 }, untilMs: until })) got.push(ref.key);
       // Only its own slices: every key it listed is its own.
       for (const key of got) expect(shardOfKey(key, 4)).toBe(index);
       seen.push(...got);
@@ -209,7 +243,7 @@ describe('an S3 listing with a window (moto)', () => {
     // A delivery day listed in full, by four shards: each of its keys once between them.
     const full: string[] = [];
     for (let index = 0; index < 4; index++) {
-      for await (const ref of new S3ObjectSource(client, 'listing', 'sliced/').listPlanned({ sinceMs: since, days: [oldDay], shard: { index, count: 4 }, untilMs: until })) full.push(ref.key);
+      for await (const ref of new S3ObjectSource(client, 'out', 'sliced/').listPlanned({ sinceMs: since, days: [oldDay], shard: { index, count: 4 }, untilMs: until })) full.push(ref.key);
     }
     expect(full.filter((k) => k.startsWith(oldDay)).sort()).toEqual(earlier);
   });
@@ -220,13 +254,13 @@ describe('an S3 listing with a window (moto)', () => {
     // S3's unique part: 16 uppercase hex digits (here a hash of the object's number).
     const names = Array.from({ length: 4096 }, (_, i) => `${folder}${day}-00-00-00-${createHash('sha1').update(String(i)).digest('hex').slice(0, 16).toUpperCase()}`);
     eventDay ??= (async () => {
-      for (let i = 0; i < names.length; i += 64) await Promise.all(names.slice(i, i + 64).map((k) => client.send(new PutObjectCommand({ Bucket: 'listing', Key: `event/${k}`, Body: 'x' }))));
+      await put('event/', names);
     })();
     await eventDay;
     const start = Date.parse(`${day}T00:00:00Z`);
     const midnight = start / SLICE_MS;
-    // The day listed in full (a first run, a schedule's listing), and (4 shards: moto lists slowly) a
-    // window that starts after its midnight: objects of an event day arrive for days, and its date
+    // The day listed in full (a first run, a schedule's listing), and (4 shards) a window that starts
+    // after its midnight: objects of an event day arrive for days, and its date
     // folder is listed by the window for two days more, as one process's is (a window that holds a
     // midnight: the test before).
     const plans = [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS },
@@ -237,7 +271,7 @@ describe('an S3 listing with a window (moto)', () => {
       for (let index = 0; index < count; index++) {
         prefixes = [];
         const got: string[] = [];
-        for await (const ref of new S3ObjectSource(client, 'listing', 'event/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
+        for await (const ref of new S3ObjectSource(client, 'out', 'event/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
         for (const key of got) expect(shardOfKey(key, count)).toBe(index);
         // The day's parts it owns, each by its own Prefix, once; no request lists the whole day or another's part.
         const own = ownedParts(midnight, index, count).map((p) => `event/${folder}${partPrefix(day, p)}`);
