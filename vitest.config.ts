@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,5 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Two test files at a time at least: most of a file's time is spent waiting on the servers and
+    // processes it starts (moto, DynamoDB Local, PostgreSQL, pingroll), so a second file uses the core
+    // the first leaves idle (vitest's default on two cores is one).
+    maxWorkers: Math.max(2, availableParallelism()),
   },
 });

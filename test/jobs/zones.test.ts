@@ -1,12 +1,15 @@
 /**
- * One month closed in UTC and in two zones (New York, whose November holds its DST change; Kolkata,
- * at +5:30), late pings at each zone's month boundaries, then a reopen in a zone and one in UTC. Daily
- * tables are UTC days: only a UTC close freezes a day's rows (contract §9). Checked against the
- * independent oracle (test/support/oracle.ts), for every series, version and zone: the statement plus
- * the adjustments reported for it is every ping of its month; UTC's statement is the sum of the daily
- * rows it froze; a UTC day no UTC close covers has every ping.
+ * Months in time zones (contract §9), on the UTC days that hold November in UTC, New York (whose
+ * November holds its DST change), Kolkata (+5:30) and Adelaide (+10:30), backfilled once:
+ * - a zone's month rolled up and closed, minute by minute, with adjustments of its own minutes only;
+ * - one month closed in UTC and two zones, late pings at each zone's month boundaries, then a reopen
+ *   in a zone and one in UTC. Daily tables are UTC days: only a UTC close freezes a day's rows. For
+ *   every series, version and zone, against the independent oracle (test/support/oracle.ts): the
+ *   statement plus the adjustments reported for it is every ping of its month; UTC's statement is the
+ *   sum of the daily rows it froze; a UTC day no UTC close covers has every ping.
  */
 import { readFileSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { statusCommand } from '../../cli/commands/status.js';
@@ -14,9 +17,32 @@ import { memoryLog } from '../../lib/log.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { generateSample, type TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { dirConfig, query, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
-import { expectedMonthIn, localDayOf } from '../support/oracle.js';
+import { expectedAdjustments, expectedMonthIn, localDayOf } from '../support/oracle.js';
+import { reportCommand } from '../../cli/commands/report.js';
 
 const root = tempRoots();
+const statementCols = 'month::VARCHAR AS month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched';
+/** The UTC days that hold minutes of November in UTC, New York, Kolkata and Adelaide. */
+const DAYS = daysFrom('2026-10-31', '2026-12-01');
+/** The days at the zones' month boundaries are busier: pings on both sides of each. */
+const BUSY = ['2026-10-31', '2026-11-01', '2026-11-30', '2026-12-01'];
+
+let november: Promise<{ r: string; truth: TruthRecord[] }> | undefined;
+
+/** Those days backfilled as of Dec 10, in a root of their own (a copy of the file's one backfill): their truth and root. */
+async function novemberBackfilled(): Promise<{ r: string; truth: TruthRecord[] }> {
+  november ??= (async () => {
+    const r = root();
+    const samples = DAYS.map((date, i) => generateSample({ date, sessions: BUSY.includes(date) ? 30 : 2, seed: 4100 + i, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 60 }));
+    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
+    expect((await runDays(dirConfig(r), { from: DAYS[0]!, to: DAYS.at(-1)!, log: memoryLog(), now: DEC_10 })).failed).toEqual([]);
+    return { r, truth: samples.flatMap((s) => s.truth) };
+  })();
+  const template = await november;
+  const r = root();
+  await cp(template.r, r, { recursive: true, preserveTimestamps: true });
+  return { ...template, r };
+}
 const NY = 'America/New_York';
 const KOLKATA = 'Asia/Kolkata';
 const ZONES = ['UTC', NY, KOLKATA] as const;
@@ -42,17 +68,10 @@ function add(a: Figures, b: Figures): Figures {
 
 describe('a month closed in UTC and in zones', () => {
   it('freezes each statement, and only a UTC close a day\'s rows: late pings at the zone boundaries reach the UTC days no UTC close covers, and are adjustments only of the statements whose month they fall in; statement + adjustments = every ping, in every zone and version, reopens included', async () => {
-    const r = root();
+    const { r, truth } = await novemberBackfilled();
     const config = dirConfig(r);
     const out = join(r, 'out');
     const log = memoryLog();
-    // The UTC days that hold minutes of November in the three zones; the boundary days busier.
-    const days = daysFrom('2026-10-31', '2026-12-01');
-    const busy = ['2026-10-31', '2026-11-01', '2026-11-30', '2026-12-01'];
-    const samples = days.map((date, i) => generateSample({ date, sessions: busy.includes(date) ? 30 : 2, seed: 4100 + i, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 60 }));
-    const truth = samples.flatMap((s) => s.truth);
-    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
-    expect((await runDays(config, { from: days[0]!, to: days.at(-1)!, log, now: DEC_10 })).failed).toEqual([]);
 
     // November closed in each zone: each close says its own series (not every row of the statements file).
     for (const tz of ZONES) {
@@ -134,4 +153,46 @@ describe('a month closed in UTC and in zones', () => {
     const record = JSON.parse(readFileSync(join(out, '_state', 'closes', `2026-11.${NY.replace('/', '.')}.json`), 'utf8'));
     expect(record.versions.map((v: { version: number; reason: string | null }) => [v.version, v.reason])).toEqual([[1, null], [2, 'late logs of the boundary days']]);
   }, 300_000);
+});
+
+describe('a month in a time zone', () => {
+  it('is the zone\'s local month, minute by minute (New York across its DST change, Kolkata at +5:30, Adelaide at +10:30), closes in its zone, and takes adjustments of its own minutes only', async () => {
+    const { r, truth } = await novemberBackfilled();
+    const config = dirConfig(r);
+    const log = memoryLog();
+    // New York's November starts at 04:00 UTC (EDT, -4), an hour that a fixed -5 would put in October.
+    expect(truth.some((t) => t.outcome === 'ping' && t.eventTimeMs >= Date.UTC(2026, 10, 1, 4) && t.eventTimeMs < Date.UTC(2026, 10, 1, 5))).toBe(true);
+    const cols = `${statementCols}, tz`;
+    const file = (tz: string): string => join(r, 'out', 'monthly_series_stats', 'dt=2026-11-01', tz === 'UTC' ? 'part-00000.parquet' : `part-tz-${tz.replace('/', '.')}.parquet`);
+    for (const tz of ['UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Adelaide']) {
+      const { runMonthRollup } = await import('../../jobs/month.js');
+      const { withBackends } = await import('../../infra/backends.js');
+      await withBackends(config, log, (b) => runMonthRollup(config, b, { month: '2026-11', tz, log }));
+      const want = expectedMonthIn(truth, '2026-11', tz);
+      expect(await query(`SELECT ${cols} FROM read_parquet('${file(tz)}') ORDER BY series_id`), tz).toEqual(want);
+      expect(await query(`SELECT ${cols} FROM monthly_series_stats WHERE tz = '${tz}' ORDER BY series_id`, join(r, 'wh.duckdb')), tz).toEqual(want);
+    }
+    // The zones differ from UTC and from each other, or the test proves little.
+    const minutes = (tz: string): number => expectedMonthIn(truth, '2026-11', tz).reduce((n, m) => n + m.minutes_watched, 0);
+    expect(new Set(['UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Adelaide'].map(minutes)).size).toBe(4);
+    const report = await reportCommand(config, { month: '2026-11', tz: 'Asia/Kolkata' }, DEC_10);
+    expect(report).toMatch(/^Minutes watched, 2026-11 \(Asia\/Kolkata\)/);
+
+    // Closed in Kolkata: its statement is its own, and UTC's month is not closed by it.
+    const kolkata = (ms: number): boolean => localDayOf(ms, 'Asia/Kolkata').startsWith('2026-11');
+    await runCloseMonth(config, { month: '2026-11', tz: 'Asia/Kolkata', log, now: DEC_10 });
+    const statement = await query(`SELECT ${cols} FROM read_parquet('${join(r, 'out', 'monthly_statements', 'dt=2026-11-01', 'part-00000.parquet')}') ORDER BY series_id`);
+    expect(statement).toEqual(expectedMonthIn(truth, '2026-11', 'Asia/Kolkata'));
+    expect(await reportCommand(config, { month: '2026-11', tz: 'Asia/Kolkata' }, DEC_10)).toMatch(/^Statement of 2026-11 \(Asia\/Kolkata\), version 1/);
+    expect(await reportCommand(config, { month: '2026-11' }, DEC_10)).toMatch(/^Minutes watched, 2026-11 \(UTC\)/);
+    // Late pings of Nov 30 (UTC): those of Kolkata's November are adjustments; those after 18:30 UTC are its December's.
+    const late = generateSample({ date: '2026-11-30', sessions: 6, seed: 999, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 40, prefix: 'late/' });
+    expect(late.truth.some((t) => t.outcome === 'ping' && kolkata(t.eventTimeMs)) && late.truth.some((t) => t.outcome === 'ping' && !kolkata(t.eventTimeMs))).toBe(true);
+    await writeObjects(join(r, 'logs'), late.objects);
+    await runDay(config, { day: '2026-12-09', log, now: DEC_10 });
+    const adjusted = await query(`SELECT day::VARCHAR AS day, series_id, episode_id, pings, sessions, viewers, minutes_watched, after_close_records, duplicates
+      FROM read_parquet('${join(r, 'out', 'statement_adjustments', 'dt=2026-12-01', 'part-00000.parquet')}') WHERE tz = 'Asia/Kolkata' ORDER BY series_id, episode_id`);
+    expect(adjusted).toEqual(expectedAdjustments(truth, late.truth, '2026-11-30', kolkata));
+    expect(adjusted.length).toBeGreaterThan(0);
+  }, 240_000);
 });
