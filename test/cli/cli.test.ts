@@ -31,8 +31,10 @@ function pingroll(args: string[], env: Record<string, string> = {}) {
 
 describe('bad configuration fails before any work, with exit 2 and one line', () => {
   it.each([
-    [['rollup'], {}, /DATE is missing; run as make rollup DATE=YYYY-MM-DD/],
-    [['rollup', '--date', '2026-02-30'], {}, /DATE=2026-02-30 is not a day/],
+    [['rollup'], {}, /^pingroll: --date is missing; give it as YYYY-MM-DD \(e\.g\. pingroll rollup --date 2026-11-01, or make rollup DATE=2026-11-01\)$/],
+    [['rollup', '--date', '2026-02-30'], {}, /^pingroll: --date=2026-02-30 is not a day; give it as YYYY-MM-DD/],
+    [['backfill', '--from', '2026-11-01'], {}, /^pingroll: a backfill needs --from and --to, the first and last day as YYYY-MM-DD \(e\.g\. pingroll backfill --from 2026-11-01 --to 2026-11-07, or make backfill FROM=2026-11-01 TO=2026-11-07\); or --stale/],
+    [['backfill', '--from', '1/11/2026', '--to', '2026-11-07'], {}, /^pingroll: --from=1\/11\/2026 is not a day; give it as YYYY-MM-DD \(e\.g\. pingroll backfill --from 2026-11-01/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_WAREHOUSE: 'mysql://x' }, /PINGROLL_WAREHOUSE='mysql:\/\/x' is not one of duckdb:<file>, redshift, none/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_DDB_TABLES: 'pings' }, /PINGROLL_DDB_TABLES='pings' must contain \{yyyy\} and \{mm\}/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_OUTPUT: 's3://Bad_Bucket/x' }, /PINGROLL_OUTPUT=s3:\/\/Bad_Bucket\/x is not a valid s3:\/\/bucket\/prefix\//],
@@ -53,10 +55,10 @@ describe('days that are not over, and status for monitoring', () => {
   it('refuses today and later days, saying which day is the last that can be rolled up', () => {
     const r = pingroll(['rollup', '--date', today]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^pingroll: DATE=${today} is today: its logs are still arriving; the last day that can be rolled up is \\d{4}-\\d{2}-\\d{2}$`));
+    expect(r.stderr).toMatch(new RegExp(`^pingroll: --date=${today} is today: its logs are still arriving; the last day that can be rolled up is \\d{4}-\\d{2}-\\d{2}$`));
     const b = pingroll(['backfill', '--from', '2026-11-01', '--to', '2999-01-01']);
     expect(b.code).toBe(2);
-    expect(b.stderr).toMatch(/^pingroll: TO=2999-01-01 is in the future: its logs are still arriving/);
+    expect(b.stderr).toMatch(/^pingroll: --to=2999-01-01 is in the future: its logs are still arriving/);
   });
 
   it('exits 5 while a day in the range is not complete, with each day\'s state on stdout', () => {
@@ -159,6 +161,18 @@ describe('run failures', () => {
 });
 
 describe('make', () => {
+  it('a day that is not YYYY-MM-DD: one message that fits pingroll rollup --date and make rollup DATE= alike', () => {
+    const want = 'pingroll: --date=11/20/2026 is not a day; give it as YYYY-MM-DD (e.g. pingroll rollup --date 2026-11-01, or make rollup DATE=2026-11-01)';
+    const direct = pingroll(['rollup', '--date', '11/20/2026']);
+    expect(direct.code).toBe(2);
+    expect(direct.stderr).toBe(want);
+    const viaMake = spawnSync('make', ['-s', 'rollup', 'DATE=11/20/2026'], {
+      cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}` },
+    });
+    expect(viaMake.stderr.trim().split('\n')[0]).toBe(want);
+  });
+
   it('watches the program\'s own sources only: no installed package\'s files, nothing of deploy/ (walking them cost every make rollup a second)', () => {
     const r = spawnSync('make', ['-s', '--eval=print-sources: ; @echo $(TS_SOURCES)', 'print-sources'], { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
