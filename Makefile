@@ -1,6 +1,7 @@
 # pingroll. Every target installs what it needs: a fresh clone runs `make demo` or `make test` as is.
 # POSIX sh (dash here): a command with nothing for a shell to do (`make rollup`'s) is started by make
-# itself, and $(shell) starts dash, not bash: ~5 ms of cron's `make rollup` when nothing is new (issue #42).
+# itself, and $(shell) starts dash, not bash: ~5 ms of a `make rollup` with nothing new (issue #42), and of
+# cron's bin/pingroll-cron, which makes the same check (`make dist/.built`) before it starts the program.
 SHELL := /bin/sh
 # No built-in rules: without them make does not look for ways to remake each of the ~240 sources that
 # the build depends on (RCS, SCCS, lex, ...), which cost 27 ms on every `make rollup` (issue #42).
@@ -132,6 +133,8 @@ demo: $(BUILT)
 	$(DEMO_ENV) $(PINGROLL) rollup --date $(DEMO_DATE)
 	@$(PINGROLL) top --date $(DEMO_DATE)
 
+# For people at a terminal. make exits 2 when a recipe fails, whatever the program's code was (3 for a
+# held lock, 4 for a quarantine): cron runs bin/pingroll-cron, which passes the program's code on.
 rollup: $(BUILT)
 	@$(PINGROLL) rollup --date=$(DATE) $(ARGS)
 

@@ -193,7 +193,11 @@ export function program(): Command {
     .argument('[dir]', 'a directory of logs (default: PINGROLL_LOGS)')
     .action(async (dir: string | undefined) => {
       const config = loadConfig(process.env);
-      print(await (await import('./commands/summarize.js')).summarizeCommand(dir ?? config.logs.url, config.pingKeys));
+      const { summarizeCommand, unreadableLine } = await import('./commands/summarize.js');
+      const { text, unreadable } = await summarizeCommand(dir ?? config.logs.url, config.pingKeys);
+      print(text);
+      // Completed, but not every object was read: exit 4, naming them.
+      if (unreadable.length) throw new UnreadableObjectsError(unreadableLine(unreadable));
     });
 
   p.command('generate')

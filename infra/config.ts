@@ -355,9 +355,12 @@ function parseWarehouse(value: string): WarehouseTarget {
   throw new ConfigError(`PINGROLL_WAREHOUSE='${value}' is not one of duckdb:<file>, redshift, none`);
 }
 
-/** A day that is over: today's (and later) logs are still arriving, so it cannot be rolled up yet. */
-export function pastDay(value: string | undefined, name = 'DATE', now = new Date()): string {
-  const day = parseDay(value, name);
+/**
+ * A day that is over: today's (and later) logs are still arriving, so it cannot be rolled up yet.
+ * `name` and `example` as for parseDay.
+ */
+export function pastDay(value: string | undefined, name = 'DATE', example?: string, now = new Date()): string {
+  const day = parseDay(value, name, example);
   const today = now.toISOString().slice(0, 10);
   if (day >= today) {
     throw new ConfigError(`${name}=${day} is ${day === today ? 'today' : 'in the future'}: its logs are still arriving; the last day that can be rolled up is ${addDays(today, -1)}`);
@@ -365,12 +368,16 @@ export function pastDay(value: string | undefined, name = 'DATE', now = new Date
   return day;
 }
 
-/** `YYYY-MM-DD`, a real calendar day. */
-export function parseDay(value: string | undefined, name = 'DATE'): string {
-  if (value === undefined || value === '') throw new ConfigError(`${name} is missing; give it as YYYY-MM-DD (e.g. ${name}${name.startsWith('--') ? ' ' : '='}2026-11-01)`);
-  const ms = value && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00Z') : NaN;
+/**
+ * `YYYY-MM-DD`, a real calendar day. `name` is the setting as the message names it (`--date`);
+ * `example`, how to give it right, every way a command is called (`pingroll rollup --date
+ * 2026-11-01, or make rollup DATE=2026-11-01`): by default `name` with a day.
+ */
+export function parseDay(value: string | undefined, name = 'DATE', example = `${name}${name.startsWith('--') ? ' ' : '='}2026-11-01`): string {
+  if (value === undefined || value === '') throw new ConfigError(`${name} is missing; give it as YYYY-MM-DD (e.g. ${example})`);
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00Z') : NaN;
   if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
-    throw new ConfigError(`${name}=${value ?? ''} is not a day; give it as YYYY-MM-DD (e.g. ${name}=2026-11-01)`);
+    throw new ConfigError(`${name}=${value} is not a day; give it as YYYY-MM-DD (e.g. ${example})`);
   }
   return value;
 }

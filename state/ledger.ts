@@ -244,6 +244,13 @@ export class Ledger {
     return batches;
   }
 
+  /** The ids of the batches that staged records for `day`: its index listed, no entry read (`inputsFor` reads them). */
+  async batchesFor(day: string): Promise<string[]> {
+    const ids = new Set((await this.store.list(`${DAYS}dt=${day}/`)).filter((k) => k.endsWith('.json')).map((k) => k.slice(k.lastIndexOf('/') + 1, -'.json'.length)));
+    for (const commit of this.pending) if (commit.days[day]) ids.add(commit.batch);
+    return [...ids].sort();
+  }
+
   /** The log objects of one input of a day (`inputsFor`), read from its list: one batch's worth at a time. */
   async objectsOf(input: DayInput, day: string): Promise<InputObject[]> {
     const pending = this.pending.find((c) => c.batch === input.id);

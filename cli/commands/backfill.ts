@@ -11,11 +11,13 @@ export interface BackfillCommandOptions { from?: string; to?: string; force?: bo
 
 /** `pingroll backfill --from D --to D`: every day of a range; exit 1 naming the days that failed. */
 export async function backfillCommand(config: Config, opts: BackfillCommandOptions): Promise<void> {
-  if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError('FROM and TO are required; run as make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD (or make rollup-stale)');
-  if (Boolean(opts.from) !== Boolean(opts.to)) throw new ConfigError('give both FROM and TO, or neither with --stale');
-  const from = opts.from ? parseDay(opts.from, 'FROM') : undefined;
+  // Named as the program takes them, with both ways of calling it: make's FROM= and TO= become --from and --to.
+  const usage = 'pingroll backfill --from 2026-11-01 --to 2026-11-07, or make backfill FROM=2026-11-01 TO=2026-11-07';
+  if (!opts.stale && (!opts.from || !opts.to)) throw new ConfigError(`a backfill needs --from and --to, the first and last day as YYYY-MM-DD (e.g. ${usage}); or --stale (make rollup-stale)`);
+  if (Boolean(opts.from) !== Boolean(opts.to)) throw new ConfigError('give both --from and --to (make: FROM and TO), or neither with --stale');
+  const from = opts.from ? parseDay(opts.from, '--from', usage) : undefined;
   // A range must end before today; --stale names (and leaves) stale days of today or later itself.
-  const to = opts.to ? (opts.stale ? parseDay(opts.to, 'TO') : pastDay(opts.to, 'TO')) : undefined;
+  const to = opts.to ? (opts.stale ? parseDay(opts.to, '--to', usage) : pastDay(opts.to, '--to', usage)) : undefined;
   const log = makeLog();
   const s = await withBackends(config, log, (backends, config) =>
     runBackfill(config, backends, { from, to, log, force: opts.force, waitSeconds: config.waitSeconds, rescan: opts.rescan, stale: opts.stale, noIngest: opts.ingest === false }), { makeViewerKey: true });

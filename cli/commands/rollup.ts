@@ -18,8 +18,8 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
     return rollupMonthCommand(config, opts);
   }
   if (opts.tz !== undefined) throw new ConfigError('--tz is for a month (--month): daily tables are UTC days');
-  if (!opts.date) throw new ConfigError('DATE is missing; run as make rollup DATE=YYYY-MM-DD');
-  const day = pastDay(opts.date);
+  // Named as the program takes it, with both ways of calling it: make's DATE= becomes --date.
+  const day = pastDay(opts.date, '--date', 'pingroll rollup --date 2026-11-01, or make rollup DATE=2026-11-01');
   const log = makeLog();
   const summary = await withBackends(config, log, (backends, config) =>
     runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }), { makeViewerKey: !opts.dryRun });

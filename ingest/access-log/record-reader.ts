@@ -203,13 +203,15 @@ export class AccessLogRecordReader implements ScannedRecord {
   /**
    * From now until `endTally`, with ping rules: records of outcome ping, not_ping or http_error are
    * counted by UTC day inside the module, and only the others (bad_query, malformed, or a day more
-   * than a month from `ownDay`) are handed to the record handler. `ownDay` (YYYY-MM-DD, the log
-   * object's) is the day of a record without a time (contract §5).
+   * than a month from `around`) are handed to the record handler. `ownDay` (YYYY-MM-DD, the log
+   * object's) is the day of a record without a time (contract §5); null for an object whose name holds
+   * no date, whose records without a time belong to no day: they are handed to the handler too.
+   * `around`: the day the module's table is centred on (`ownDay` unless it is null).
    */
-  startTally(ownDay: string): void {
-    const own = dayNumber(ownDay);
-    this.tallyFirstDay = own - (this.x.tallyDays() >> 1);
-    this.x.startTally(this.tallyFirstDay, own);
+  startTally(ownDay: string | null, around: string = ownDay!): void {
+    this.tallyFirstDay = dayNumber(around) - (this.x.tallyDays() >> 1);
+    // A day before the table's first: a record of it is never counted in the module.
+    this.x.startTally(this.tallyFirstDay, ownDay === null ? this.tallyFirstDay - 1 : dayNumber(ownDay));
   }
 
   /** The counts since `startTally`, by day (days with none left out); tallying stops. */

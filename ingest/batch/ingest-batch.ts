@@ -299,7 +299,6 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined)});
   const threads = opts.parseThreads === 'auto' ? autoThreads(bytes) : opts.parseThreads;
   const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
-  const fallbackDay = new Date().toISOString().slice(0, 10);
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();
@@ -322,7 +321,8 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
       if (queue.size >= queue.concurrency) await queue.onSizeLessThan(queue.concurrency);
       queue.add(async () => {
         const ref = todo[index]!;
-        const day = dayInObjectName(ref.key) ?? fallbackDay;
+        // No date in its name (a file that is no access log): its records without a time are of no day (UNDATED).
+        const day = dayInObjectName(ref.key);
         const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref), size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;

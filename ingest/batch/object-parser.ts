@@ -17,7 +17,7 @@ import { AccessLogRecordReader, MAX_RECORD_BYTES, READ_BYTES, type ScannedRecord
 import { F } from '../access-log/record-layout.js';
 import { maskedLine, withheld, type Privacy } from '../privacy.js';
 import { clientDescriber } from '../audience/client-describer.js';
-import { OUTCOMES } from '../ping-record.js';
+import { OUTCOMES, UNDATED } from '../ping-record.js';
 import { isGzip } from '../object-source/gzip.js';
 import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { dayOf } from '../../lib/utc-day.js';
@@ -51,11 +51,14 @@ const REJECT_BUFFER = 256 << 10;
 /** The smallest part cut near a batch's end (partLimit): each part is a conversion and a staged file. */
 const TAIL_PART_BYTES = 2 << 20;
 
-/** One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is the day in its name (or the run's). */
+/**
+ * One object to parse: a local file, its bytes as stored, or the object to fetch them from. `day` is
+ * the day in its name, or null when its name holds none (its records without a time are UNDATED).
+ */
 export interface ParseTask {
   index: number;
   key: string;
-  day: string;
+  day: string | null;
   file?: string;
   /** The file's size as listed: a read that ends short at that size is its end (no read more to see it). */
   size?: number;
@@ -154,7 +157,8 @@ export class ObjectParser {
     return new AccessLogRecordReader((r) => {
       const c = this.current!;
       // A record without a readable time belongs to the day in its object's name (contract §5); so
-      // does a malformed one, none of whose fields is trusted.
+      // does a malformed one, none of whose fields is trusted. An object whose name holds no date gives
+      // them UNDATED: no day.
       const day = r.error !== 0 || Number.isNaN(r.timeMs) ? c.day : dayOf(r.timeMs);
       const outcome = r.outcome;
       c.count(day, outcome, 1);
@@ -190,11 +194,13 @@ export class ObjectParser {
   }
 
   parse(task: ParseTask): ParsedObject {
-    const tally = new ParsedTally(task.key, task.day);
+    const tally = new ParsedTally(task.key, task.day ?? UNDATED);
     this.current = tally;
     const reader = this.reader;
     reader.reset();
-    reader.startTally(task.day);
+    // An object with no date in its name: the module's table around today (any day would do: it only
+    // decides which records the module counts itself), and none of its records counted there by default.
+    reader.startTally(task.day, task.day ?? dayOf(Date.now()));
     const rowsBefore = this.part?.size ?? 0;
     const rejectsBefore = this.rejects?.size ?? 0;
     try {

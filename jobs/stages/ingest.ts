@@ -15,6 +15,8 @@ import { QUARANTINE_KEY, type Quarantine } from '../../state/quarantine.js';
 import type { Backends } from '../../infra/backends.js';
 import { ConfigError, type Config } from '../../infra/config.js';
 import type { Run } from '../run.js';
+import { UNDATED } from '../../ingest/ping-record.js';
+import { publishUndated, sayUndated } from './undated.js';
 
 export interface IngestSummary {
   parsedObjects: number;
@@ -73,7 +75,9 @@ export async function ingest(config: Config, backends: Backends, run: Run, db: D
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });
   const batches = batch.batches.map((b) => b.batch);
-  const touched = [...new Set(batch.batches.flatMap((b) => b.days))].sort();
+  // Records of no day (UNDATED) are no day's: published apart, said once.
+  const touched = [...new Set(batch.batches.flatMap((b) => b.days))].filter((d) => d !== UNDATED).sort();
+  sayUndated(run, await publishUndated(run, run.shard ? new Set(batches) : null));
   // What a log directory's listing passed over, said every run: an operator may have meant it read.
   const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
   for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
@@ -110,6 +114,8 @@ export async function ingest(config: Config, backends: Backends, run: Run, db: D
 /** After a sharded ingest (`--no-ingest`): no listing, no parsing, no table read; what the shards staged, and what they know of delivery days. */
 export async function stagedByShards(config: Config, backends: Backends, run: Run): Promise<Ingested> {
   await settleQuarantine(run.quarantine, run.ledger, backends.store);
+  // What a shard killed after its commit left of records of no day.
+  sayUndated(run, await publishUndated(run));
   return {
     batches: [], touched: [], listedObjects: 0, listed: await ListedDays.load(backends.store, config.schedule),
     parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], skipped: 0,

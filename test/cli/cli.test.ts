@@ -3,6 +3,9 @@
  * what to do. Runs the built CLI (`make test` builds first).
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +14,8 @@ import { generateSample } from '../../tools/sample/access-log-generator.js';
 import { lockKey } from '../../state/run-lock.js';
 import { processStart } from '../../lib/process.js';
 import { rm, tempDir, writeObjects } from '../support/job-fixture.js';
+import { cli } from '../support/cli.js';
+import { startMoto } from '../support/moto.js';
 
 const CLI = new URL('../../bin/pingroll.js', import.meta.url).pathname;
 const root = tempDir();
@@ -26,8 +31,10 @@ function pingroll(args: string[], env: Record<string, string> = {}) {
 
 describe('bad configuration fails before any work, with exit 2 and one line', () => {
   it.each([
-    [['rollup'], {}, /DATE is missing; run as make rollup DATE=YYYY-MM-DD/],
-    [['rollup', '--date', '2026-02-30'], {}, /DATE=2026-02-30 is not a day/],
+    [['rollup'], {}, /^pingroll: --date is missing; give it as YYYY-MM-DD \(e\.g\. pingroll rollup --date 2026-11-01, or make rollup DATE=2026-11-01\)$/],
+    [['rollup', '--date', '2026-02-30'], {}, /^pingroll: --date=2026-02-30 is not a day; give it as YYYY-MM-DD/],
+    [['backfill', '--from', '2026-11-01'], {}, /^pingroll: a backfill needs --from and --to, the first and last day as YYYY-MM-DD \(e\.g\. pingroll backfill --from 2026-11-01 --to 2026-11-07, or make backfill FROM=2026-11-01 TO=2026-11-07\); or --stale/],
+    [['backfill', '--from', '1/11/2026', '--to', '2026-11-07'], {}, /^pingroll: --from=1\/11\/2026 is not a day; give it as YYYY-MM-DD \(e\.g\. pingroll backfill --from 2026-11-01/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_WAREHOUSE: 'mysql://x' }, /PINGROLL_WAREHOUSE='mysql:\/\/x' is not one of duckdb:<file>, redshift, none/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_DDB_TABLES: 'pings' }, /PINGROLL_DDB_TABLES='pings' must contain \{yyyy\} and \{mm\}/],
     [['rollup', '--date', '2026-11-01'], { PINGROLL_OUTPUT: 's3://Bad_Bucket/x' }, /PINGROLL_OUTPUT=s3:\/\/Bad_Bucket\/x is not a valid s3:\/\/bucket\/prefix\//],
@@ -48,10 +55,10 @@ describe('days that are not over, and status for monitoring', () => {
   it('refuses today and later days, saying which day is the last that can be rolled up', () => {
     const r = pingroll(['rollup', '--date', today]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^pingroll: DATE=${today} is today: its logs are still arriving; the last day that can be rolled up is \\d{4}-\\d{2}-\\d{2}$`));
+    expect(r.stderr).toMatch(new RegExp(`^pingroll: --date=${today} is today: its logs are still arriving; the last day that can be rolled up is \\d{4}-\\d{2}-\\d{2}$`));
     const b = pingroll(['backfill', '--from', '2026-11-01', '--to', '2999-01-01']);
     expect(b.code).toBe(2);
-    expect(b.stderr).toMatch(/^pingroll: TO=2999-01-01 is in the future: its logs are still arriving/);
+    expect(b.stderr).toMatch(/^pingroll: --to=2999-01-01 is in the future: its logs are still arriving/);
   });
 
   it('exits 5 while a day in the range is not complete, with each day\'s state on stdout', () => {
@@ -86,13 +93,45 @@ describe('run failures', () => {
 
   it('one line that says what to do for AWS trouble, and off a terminal JSON lines only before it', () => {
     const s3 = { PINGROLL_LOGS: 's3://logs/x/', HOME: '/nonexistent' };
+    // No region: the configuration's error, found by the preflight before any work (exit 2).
     const noRegion = pingroll(['rollup', '--date', '2026-11-01'], s3);
-    expect(noRegion.code).toBe(1);
-    expect(noRegion.stderr.split('\n').at(-1)).toBe('pingroll: no AWS region is set; set AWS_REGION (e.g. AWS_REGION=us-east-1) for the S3, DynamoDB and Redshift clients');
+    expect(noRegion.code).toBe(2);
+    expect(noRegion.stderr.split('\n').at(-1)).toBe('pingroll: no AWS region is set for PINGROLL_LOGS=s3://logs/x/; set AWS_REGION (e.g. AWS_REGION=us-east-1), and run again');
     const refused = pingroll(['rollup', '--date', '2026-11-01'], { ...s3, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' });
     expect(refused.code).toBe(1);
     expect(refused.stderr.split('\n').at(-1)).toMatch(/^pingroll: cannot reach 127\.0\.0\.1:1 \(ECONNREFUSED\); check the endpoint settings/);
     for (const r of [noRegion, refused]) for (const line of r.stderr.split('\n').slice(0, -1)) expect(() => JSON.parse(line), line).not.toThrow();
+  });
+
+  it('exit 2 with one line, before any work, when an s3:// location has no credentials; with credentials the same settings run', async () => {
+    const moto = await startMoto(['logs', 'out']);
+    const fresh = tempDir();
+    try {
+      await writeObjects(join(fresh, 'logs'), generateSample({ date: '2026-11-01', sessions: 10, seed: 9 }).objects);
+      // No credentials anywhere the SDK looks: none in the environment, empty shared files, no instance role.
+      await writeFile(join(fresh, 'credentials'), '');
+      await writeFile(join(fresh, 'config'), '');
+      const none = {
+        PATH: process.env.PATH ?? '', HOME: fresh, AWS_SHARED_CREDENTIALS_FILE: join(fresh, 'credentials'), AWS_CONFIG_FILE: join(fresh, 'config'), AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_S3: moto.endpoint, PINGROLL_WAREHOUSE: 'none',
+      };
+      const toS3 = { ...none, PINGROLL_LOGS: join(fresh, 'logs'), PINGROLL_OUTPUT: 's3://out/run/' };
+      const output = await cli(toS3, 'rollup', '--date', '2026-11-01');
+      expect(output.status, output.stderr).toBe(2);
+      expect(output.stderr.trim().split('\n')).toEqual(['pingroll: no AWS credentials found for PINGROLL_OUTPUT=s3://out/run/; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or run where a role provides them), and run again']);
+      const logs = await cli({ ...none, PINGROLL_LOGS: 's3://logs/access/', PINGROLL_OUTPUT: join(fresh, 'out') }, 'rollup', '--date', '2026-11-01');
+      expect(logs.status, logs.stderr).toBe(2);
+      expect(logs.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^pingroll: no AWS credentials found for PINGROLL_LOGS=s3:\/\/logs\/access\/; set AWS_PROFILE/)]);
+      // Nothing was written: not the output, not its lock.
+      expect((await moto.client().send(new ListObjectsV2Command({ Bucket: 'out' }))).KeyCount).toBe(0);
+      expect(existsSync(join(fresh, 'out'))).toBe(false);
+      // The same settings with credentials: the run goes through.
+      const ok = await cli({ ...toS3, AWS_ACCESS_KEY_ID: moto.env.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: moto.env.AWS_SECRET_ACCESS_KEY }, 'rollup', '--date', '2026-11-01');
+      expect(ok.status, ok.stderr).toBe(0);
+    } finally {
+      await moto.stop();
+      await rm(fresh, { recursive: true, force: true });
+    }
   });
 
   it('read-only commands create nothing: top with a mistyped warehouse says so', async () => {
@@ -122,6 +161,18 @@ describe('run failures', () => {
 });
 
 describe('make', () => {
+  it('a day that is not YYYY-MM-DD: one message that fits pingroll rollup --date and make rollup DATE= alike', () => {
+    const want = 'pingroll: --date=11/20/2026 is not a day; give it as YYYY-MM-DD (e.g. pingroll rollup --date 2026-11-01, or make rollup DATE=2026-11-01)';
+    const direct = pingroll(['rollup', '--date', '11/20/2026']);
+    expect(direct.code).toBe(2);
+    expect(direct.stderr).toBe(want);
+    const viaMake = spawnSync('make', ['-s', 'rollup', 'DATE=11/20/2026'], {
+      cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}` },
+    });
+    expect(viaMake.stderr.trim().split('\n')[0]).toBe(want);
+  });
+
   it('watches the program\'s own sources only: no installed package\'s files, nothing of deploy/ (walking them cost every make rollup a second)', () => {
     const r = spawnSync('make', ['-s', '--eval=print-sources: ; @echo $(TS_SOURCES)', 'print-sources'], { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -20,6 +20,7 @@ import { MAX_INFLATION_RATIO } from '../../ingest/batch/object-parser.js';
 import { expectedDay } from '../support/oracle.js';
 import { readDay, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { cli as runCli, events, type CliRun } from '../support/cli.js';
+import { killedAt } from '../support/kill-run.js';
 
 /** The CLI with only these settings (and PATH). */
 const cli = (env: Record<string, string>, ...args: string[]): Promise<CliRun> => runCli({ PATH: process.env.PATH ?? '', ...env }, ...args);
@@ -115,6 +116,83 @@ describe('hostile objects in the log directory', () => {
   it('stages a time before 1970 under its own day, and the run goes on', async () => {
     const staged = spawnSync('find', [join(r, 'out', '_staging'), '-path', '*dt=1969-12-31*'], { encoding: 'utf8' }).stdout.trim();
     expect(staged).not.toBe('');
+  });
+});
+
+describe('files that are not access logs (no date in their names) in the log directory', () => {
+  const DAY2 = '2026-11-02';
+  const notLogs = ['README.txt', 'notes/photo.bin'];
+  const today = new Date().toISOString().slice(0, 10);
+
+  async function writeNotLogs(logs: string): Promise<void> {
+    await writeFile(join(logs, 'README.txt'), 'This folder holds the S3 access logs.\n\nPlease put nothing else here.\n');
+    await mkdir(join(logs, 'notes'), { recursive: true });
+    await writeStream(join(logs, 'notes', 'photo.bin'), 1, randomish);
+  }
+
+  it('rejects their records under no day (_runs/undated/), counted there and in no day\'s audit, and says so once a run, not once a day', async () => {
+    const r = root();
+    const days = [DAY, DAY2].map((d, i) => generateSample({ date: d, sessions: 20, seed: 30 + i, truth: true, recordsPerObject: 200, automated: 0 }));
+    for (const sample of days) await writeObjects(join(r, 'logs'), sample.objects);
+    await writeNotLogs(join(r, 'logs'));
+    const env = { PINGROLL_LOGS: join(r, 'logs'), PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: 'none' };
+    const run = await cli(env, 'backfill', '--from', DAY, '--to', DAY2);
+    expect(run.status, run.stderr).toBe(0);
+
+    // Each day's tables and audit are its access logs' alone.
+    for (const [i, d] of [DAY, DAY2].entries()) expect(await readDay(join(r, 'out'), d)).toEqual(expectedDay(days[i]!.truth, d));
+    for (const d of [DAY, DAY2]) {
+      const file = join(r, 'out', '_runs', `dt=${d}`, 'rejects.jsonl.gz');
+      const rejects = existsSync(file) ? await readRejects(file) : [];
+      expect(rejects.filter((x) => notLogs.includes(String(x.input)))).toEqual([]);
+    }
+    // Nothing staged under the day they were parsed (today), as it was before.
+    expect(existsSync(join(r, 'out', '_state', 'days', `dt=${today}`))).toBe(false);
+
+    // Rejected under no day: one batch's rejects and its counts.
+    const undated = join(r, 'out', '_runs', 'undated');
+    const files = (await readdir(undated)).sort();
+    expect(files).toHaveLength(2);
+    const [counts, kept] = files as [string, string];
+    expect(counts).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]+\.json$/);
+    expect(kept).toBe(counts.replace(/\.json$/, '.jsonl.gz'));
+    const rejects = await readRejects(join(undated, kept));
+    const published = JSON.parse(await readFile(join(undated, counts), 'utf8')) as { records: { s3: Record<string, number> }; objects: string[]; rejects: string };
+    expect(published.objects).toEqual(notLogs);
+    expect(published.rejects).toBe(`_runs/undated/${kept}`);
+    // Every record of theirs has one outcome, and each is in the rejects: the README's two lines, the binary's many.
+    expect(published.records.s3).toEqual({ malformed: rejects.length });
+    expect(rejects.filter((x) => x.input === 'README.txt').map((x) => [x.at, x.outcome, x.record])).toEqual([
+      [1, 'malformed', 'This folder holds the S3 access logs.'], [3, 'malformed', 'Please put nothing else here.'],
+    ]);
+    expect(rejects.filter((x) => x.input === 'notes/photo.bin').length).toBeGreaterThan(100);
+    expect(rejects.every((x) => notLogs.includes(String(x.input)))).toBe(true);
+    // Their staged copy is gone: one copy of the raw records, under the rejects' retention.
+    expect(spawnSync('find', [join(r, 'out', '_staging'), '-path', '*dt=undated*', '-name', '*.jsonl.gz'], { encoding: 'utf8' }).stdout.trim()).toBe('');
+
+    // Said once for the run (two days), naming the objects.
+    const said = events(run).filter((e) => e.event === 'records.undated');
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ level: 'warn', objectCount: 2, objects: notLogs, records: rejects.length, rejects: `${join(r, 'out')}/_runs/undated/` });
+    // Each object is parsed once: the next run has nothing to say.
+    const again = await cli(env, 'rollup', '--date', DAY2);
+    expect(again.status, again.stderr).toBe(0);
+    expect(events(again).filter((e) => e.event === 'records.undated')).toEqual([]);
+  });
+
+  it('a run killed after the commit, before they were published: the next run publishes them and says so', async () => {
+    const r = root();
+    await writeObjects(join(r, 'logs'), generateSample({ date: DAY, sessions: 10, seed: 40, recordsPerObject: 200 }).objects);
+    await writeNotLogs(join(r, 'logs'));
+    const env = { PINGROLL_LOGS: join(r, 'logs'), PINGROLL_OUTPUT: join(r, 'out'), PINGROLL_WAREHOUSE: 'none' };
+    const killed = await cli(killedAt(env, 'store:put:_runs/undated/:before'), 'rollup', '--date', DAY);
+    expect(killed.status).toBe(null);
+    expect(existsSync(join(r, 'out', '_runs', 'undated'))).toBe(false);
+    const next = await cli(env, 'rollup', '--date', DAY);
+    expect(next.status, next.stderr).toBe(0);
+    expect(events(next).filter((e) => e.event === 'records.undated').map((e) => e.objects)).toEqual([notLogs]);
+    const files = (await readdir(join(r, 'out', '_runs', 'undated'))).sort();
+    expect(files.map((f) => f.replace(/^.*\./, ''))).toEqual(['json', 'gz']);
   });
 });
 

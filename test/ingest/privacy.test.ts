@@ -84,11 +84,15 @@ describe('privacy', () => {
     await runDay(config, { day: '2026-10-01', log: memoryLog(), now: new Date('2026-10-02T06:00:00Z') });
     const runs = join(r, 'out', '_runs');
     expect((await readdir(join(runs, 'dt=2026-10-01'))).sort()).toEqual(['manifest.json', 'rejects.jsonl.gz']);
+    // The rejects of no day (jobs/stages/undated.ts), by when their batch was made: one old, one recent; their counts stay.
+    await mkdir(join(runs, 'undated'), { recursive: true });
+    for (const batch of ['20261001T103000Z-0a0a0a0a', '20261101T103000Z-0b0b0b0b']) for (const ext of ['json', 'jsonl.gz']) await writeFile(join(runs, 'undated', `${batch}.${ext}`), '');
     const log = memoryLog();
     await runDay(config, { day: DAY, log, now: new Date('2026-11-02T06:00:00Z') });
     expect(await readdir(join(runs, 'dt=2026-10-01'))).toEqual(['manifest.json']);
     expect((await readdir(join(runs, `dt=${DAY}`))).sort()).toEqual(['manifest.json', 'rejects.jsonl.gz']);
-    expect(log.events.find((e) => e.event === 'rejects.expired')?.fields).toEqual({ files: 1, before: '2026-10-03', retentionDays: 30 });
+    expect((await readdir(join(runs, 'undated'))).sort()).toEqual(['20261001T103000Z-0a0a0a0a.json', '20261101T103000Z-0b0b0b0b.json', '20261101T103000Z-0b0b0b0b.jsonl.gz']);
+    expect(log.events.find((e) => e.event === 'rejects.expired')?.fields).toEqual({ files: 2, before: '2026-10-03', retentionDays: 30 });
   });
 
   it('keeps the records as read by default', async () => {

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ObjectParser, type ParsedObject } from '../../../ingest/batch/object-parser.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
+import { OUTCOMES, UNDATED } from '../../../ingest/ping-record.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 
 const DAY = '2026-11-01';
@@ -71,5 +72,20 @@ describe('an object whose bytes make the parser fail', () => {
     expect(failed).toMatchObject({ records: 0, counts: [], rejects: null });
     expect(failed.unreadable).toBe('could not be parsed (WebAssembly.Memory.grow(): Maximum memory size exceeded): a bug in pingroll; please report it with this object');
     expect(counts(p.parse({ index: 2, key: `${DAY}-10-00-00-C`, day: DAY, bytes: new Uint8Array(body) }))).toEqual(want);
+  });
+});
+
+describe('an object whose name holds no date (day null)', () => {
+  it('gives its records with a time their days, and those without one (a time of -, a malformed line) UNDATED, whichever code counts them', () => {
+    const notPing = LINES.find((l) => !l.includes(' p.gif '))!;
+    const ping = LINES.find((l) => / REST\.GET\.OBJECT p\.gif "GET \/p\.gif\?x-series=\w+&x-episode=\w+&x-session=[^& ]+[^"]*" 200 /.test(l))!;
+    const body = Buffer.from([ping, notPing, notPing.replace(/\[[^\]]+\]/, '-'), 'not a record'].join('\n') + '\n');
+    const byDay = (day: string | null) => {
+      const got = parser.parse({ index: 0, key: `notes/README-${n++}`, day, bytes: new Uint8Array(body) });
+      return Object.fromEntries(got.counts.map(([d, c]) => [d, Object.fromEntries(OUTCOMES.flatMap((o, i) => (c[i] ? [[o, c[i]]] : [])))]));
+    };
+    expect(byDay(null)).toEqual({ [DAY]: { ping: 1, not_ping: 1 }, [UNDATED]: { not_ping: 1, malformed: 1 } });
+    // With a day in its name, they are that day's (contract §5).
+    expect(byDay(DAY)).toEqual({ [DAY]: { ping: 1, not_ping: 2, malformed: 1 } });
   });
 });
