@@ -7,6 +7,7 @@ import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
 import { zoneOption } from './close.js';
+import { csvText } from '../csv-text.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
@@ -85,17 +86,7 @@ export function statementCsv(rows: StatementRow[], adjustments: AdjustmentRow[] 
   ]);
 }
 
-/**
- * A header and rows as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break; CRLF
- * line ends). A text that a spreadsheet would take for a formula (it starts with =, +, -, @, a tab or a
- * carriage return: series and episode ids are whatever a player sent) is written with a ' before it,
- * so that it stays text (OWASP, CSV injection); numbers are written as they are.
- */
-export function csvText(header: string[], rows: Array<Array<string | number | null>>): string {
-  const text = (v: string | number): string => (typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v));
-  const field = (v: string | number | null): string => (v === null ? '' : /[",\r\n]/.test(text(v)) ? `"${text(v).replace(/"/g, '""')}"` : text(v));
-  return [header.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
-}
+export { csvText };
 
 /** What `--by` splits the statement by. */
 export const REPORT_SPLITS = ['country'] as const;
