@@ -6,7 +6,7 @@ import { isMissingTable } from '../../export/warehouse/warehouse.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
-import { zoneOption } from './close.js';
+import { monthOption, zoneOption } from './close.js';
 import { csvText } from '../csv-text.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
@@ -100,8 +100,8 @@ export const REPORT_SPLITS = ['country'] as const;
 export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string; by?: string }, now = new Date()): Promise<string> {
   if (opts.by !== undefined && opts.html !== undefined) throw new ConfigError('--by splits the statement of --month; it has no HTML page: leave out --html');
   if (opts.html !== undefined) return htmlReportCommand(config, opts);
-  const month = opts.month;
-  if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
+  if (!opts.month) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
+  const month = monthOption(opts.month, 'report');
   const tz = zoneOption(opts.tz);
   const format = (opts.format ?? 'table') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
@@ -271,7 +271,7 @@ export async function monthStatement(wh: Readable, schema: string, month: string
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */
 async function htmlReportCommand(config: Config, opts: { month?: string; date?: string; html?: string }): Promise<string> {
   if (Boolean(opts.month) === Boolean(opts.date)) throw new ConfigError('report --html FILE needs --date YYYY-MM-DD or --month YYYY-MM (one of them)');
-  if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) throw new ConfigError(`--month=${opts.month} is not a month; give it as YYYY-MM`);
+  if (opts.month) monthOption(opts.month, 'report');
   const day = opts.date ? parseDay(opts.date, '--date') : null;
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
