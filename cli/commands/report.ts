@@ -8,6 +8,7 @@ import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
 import { monthOption, zoneOption } from './close.js';
 import { csvText } from '../csv-text.js';
+import { localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
 export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
 
@@ -41,26 +42,35 @@ export function formatStatement(month: string, rows: StatementRow[], source: str
     for (const a of adjustments) lines.push(`${a.closed_month.slice(0, 7).padEnd(8)} ${a.series_id.padEnd(32)} ${a.minutes_watched.toLocaleString('en').padStart(14)} ${a.pings.toLocaleString('en').padStart(10)}`);
     lines.push(`${'total'.padEnd(41)} ${adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en').padStart(14)} ${adjustments.reduce((n, a) => n + a.pings, 0).toLocaleString('en').padStart(10)}`);
   }
-  if (completeness && !extra.closed) lines.push('', completenessLine(month, completeness));
+  if (completeness && !extra.closed) lines.push('', completenessLine(month, zone, completeness));
   return lines.join('\n') + '\n';
 }
 
-/** Whether every day of an open month so far is published complete, and which are not. */
-function completenessLine(month: string, c: MonthCompleteness): string {
+/** Whether every UTC day of an open month so far is published complete, and which are not. */
+function completenessLine(month: string, tz: string, c: MonthCompleteness): string {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  // A month in a zone is made of the UTC days that hold its minutes: the days its close checks.
+  const of = tz === UTC ? `days of ${month}` : `UTC days that hold ${month} in ${tz} (${from} to ${to})`;
   return c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
-    ? `All ${c.days} days of ${month} so far are published complete.`
-    : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
+    ? `All ${c.days} ${of} so far are published complete.`
+    : `Not final: ${c.complete} of ${c.days} ${of} so far are published complete;`
       + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
       + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
       + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
       + ' see pingroll status';
 }
 
-/** The month's days up to yesterday (a month in progress counts its days so far) against daily_runs. */
-export function monthCompleteness(month: string, runs: Array<{ day: string; state: string }>, now: Date): MonthCompleteness {
-  const first = `${month}-01`;
+/**
+ * The UTC days that hold the month's minutes in `tz` (the days its close checks: a month in a zone
+ * starts or ends inside a UTC day of the month before or after) against daily_runs. A month in
+ * progress counts its days up to yesterday; once it is over, every one of them, the UTC day it
+ * ended in too, though that day is not over yet.
+ */
+export function monthCompleteness(month: string, runs: Array<{ day: string; state: string }>, now: Date, tz = UTC): MonthCompleteness {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
   const yesterday = addDays(now.toISOString().slice(0, 10), -1);
-  const days = daysFrom(first, addDays(addMonths(first, 1), -1)).filter((d) => d <= yesterday);
+  const over = localMonthMs(month, tz).endMs <= now.getTime();
+  const days = daysFrom(from, to).filter((d) => over || d <= yesterday);
   const state = new Map(runs.map((r) => [r.day, r.state]));
   return {
     days: days.length,
@@ -118,7 +128,7 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
     const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
     if (opts.by !== undefined) return await countryReport(readable, schema, month, format, now);
     const s = await monthStatement(readable, schema, month, tz);
-    const completeness = s.closed ? null : await publishedCompleteness(readable, schema, month, now);
+    const completeness = s.closed ? null : await publishedCompleteness(readable, schema, month, tz, now);
     if (format === 'csv') return statementCsv(s.rows, s.adjustments);
     if (format === 'json') return JSON.stringify({ month, tz, source: s.source, closed: s.closed, rows: s.rows, adjustments: s.adjustments, completeness }, null, 2) + '\n';
     return formatStatement(month, s.rows, s.source, completeness, { tz, closed: s.closed, adjustments: s.adjustments });
@@ -127,13 +137,13 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
   }
 }
 
-/** How complete an open month's days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
-async function publishedCompleteness(wh: Readable, schema: string, month: string, now: Date): Promise<MonthCompleteness | null> {
-  const next = addMonths(`${month}-01`, 1);
+/** How complete an open month's UTC days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
+async function publishedCompleteness(wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<MonthCompleteness | null> {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
   const runs = await wh.query<{ day: string; state: string }>(
-    `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
+    `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(from)} AND day < DATE ${sqlString(addDays(to, 1))}`)
     .catch(() => null);
-  return runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
+  return runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now, tz);
 }
 
 /** One row of a month split by country: a series' minutes, pings and days from one country, and that country's share of the series' minutes in the split (null when the series has none). */
@@ -207,7 +217,7 @@ export function formatCountrySplit(month: string, rows: CountryRow[], source: st
       + ' fewer mean days without daily_country_stats rows (rolled up before the table existed)'
       + (extra.closed ? '.' : ', or days rolled up again since the month\'s figures were taken.'));
   }
-  if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, extra.completeness));
+  if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, UTC, extra.completeness));
   return lines.join('\n') + '\n';
 }
 
@@ -223,7 +233,7 @@ async function countryReport(wh: Readable, schema: string, month: string, format
   const differences = countryDifferences(rows, s.rows);
   const source = `${wh.description} (daily_country_stats)`;
   if (format === 'csv') return countryCsv(rows);
-  const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, now);
+  const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, UTC, now);
   if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness }, null, 2) + '\n';
   return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness });
 }

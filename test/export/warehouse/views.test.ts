@@ -127,6 +127,20 @@ describe("the licensors' statement", () => {
     const all = monthCompleteness('2026-02', Array.from({ length: 28 }, (_, i) => ({ day: `2026-02-${String(i + 1).padStart(2, '0')}`, state: 'complete' })), new Date('2026-04-01T00:00:00Z'));
     expect(formatStatement('2026-02', [], 'wh', all)).toContain('All 28 days of 2026-02 so far are published complete.');
   });
+
+  it("checks a zone's month on the UTC days its close checks, the one it ends in too", () => {
+    const november = Array.from({ length: 30 }, (_, i) => ({ day: `2026-11-${String(i + 1).padStart(2, '0')}`, state: 'complete' }));
+    // New York's November ends at 05:00 UTC on 1 December: an hour later it is over, and 1 December
+    // UTC, which holds its last five hours, is not published (a close would refuse, naming it).
+    const ny = monthCompleteness('2026-11', november, new Date('2026-12-01T06:00:00Z'), 'America/New_York');
+    expect(ny).toEqual({ days: 31, complete: 30, missing: ['2026-12-01'], provisional: [], incomplete: [] });
+    expect(formatStatement('2026-11', [], 'wh', ny, { tz: 'America/New_York' })).toContain('Not final: 30 of 31 UTC days that hold 2026-11 in America/New_York (2026-11-01 to 2026-12-01) so far are published complete; not published: 2026-12-01; see pingroll status');
+    // In progress: its days up to yesterday. Kolkata's November starts at 18:30 UTC on 31 October.
+    const kolkata = monthCompleteness('2026-11', november, new Date('2026-11-10T12:00:00Z'), 'Asia/Kolkata');
+    expect(kolkata).toEqual({ days: 10, complete: 9, missing: ['2026-10-31'], provisional: [], incomplete: [] });
+    // UTC's month as before: its own days.
+    expect(monthCompleteness('2026-11', november, new Date('2026-12-01T06:00:00Z'))).toMatchObject({ days: 30, complete: 30, missing: [] });
+  });
 });
 
 describe('pingroll report on a generated month', () => {
