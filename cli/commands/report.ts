@@ -8,9 +8,10 @@ import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
 import { monthOption, zoneOption } from './close.js';
 import { csvText } from '../csv-text.js';
-import { localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
+import { localDayStartMs, localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
-export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
+/** A series' row of a statement; pings null where they are not known (a zone's month before its own table is rolled up). */
+export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number | null; days_watched: number }
 
 /** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
 export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
@@ -269,13 +270,46 @@ export async function monthStatement(wh: Readable, schema: string, month: string
   let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
      FROM ${schema}monthly_series_stats WHERE month = DATE ${first} AND COALESCE(tz, 'UTC') = ${zone} ORDER BY minutes_watched DESC, series_id`));
   let source = `${wh.description} (monthly_series_stats)`;
-  if (rows.length === 0 && tz !== 'UTC') throw new ConfigError(`${month} in ${tz} is not rolled up: run pingroll rollup --month ${month} --tz ${tz} first (daily rows are UTC days)`);
+  if (rows.length === 0 && tz !== UTC) {
+    // Its figures so far, as a UTC month's come from its daily rows: a zone's month starts and ends
+    // inside UTC days, so from the minutes of its series instead (the month's own table waits until
+    // it is over: rollup --month).
+    return {
+      rows: await zoneMinutesSoFar(wh, schema, month, tz), adjustments, closed: null,
+      source: `${wh.description} (daily_series_minutes: the minutes in ${tz}'s month; pings are counted per UTC day, so they come with the month's own table: pingroll rollup --month ${month} --tz ${tz}, once it is over)`,
+    };
+  }
   if (rows.length === 0) {
     rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
      WHERE month = DATE ${first} ORDER BY minutes_watched DESC, series_id`);
     source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
   }
   return { rows: rowsOf(rows), adjustments, source, closed: null };
+}
+
+/**
+ * A zone's month from daily_series_minutes, in SQL that runs on DuckDB, PostgreSQL and Redshift:
+ * each series' minutes (the sessions of each UTC minute of the month: the distinct (session, minute)
+ * pairs that are its minutes watched, contract §5) and its local days with a minute. Each minute's
+ * local day by the instants the zone's days start at, computed here (DST and odd offsets alike), so
+ * that no warehouse needs the zone's rules. No pings: they are counted per UTC day.
+ */
+async function zoneMinutesSoFar(wh: Readable, schema: string, month: string, tz: string): Promise<StatementRow[]> {
+  const { startMs, endMs } = localMonthMs(month, tz);
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  const at = (ms: number): string => `TIMESTAMP ${sqlString(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))}`;
+  const localDays = daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1));
+  const localDay = `CASE ${localDays.slice(1).map((d, i) => `WHEN minute < ${at(localDayStartMs(d, tz))} THEN ${i + 1}`).join(' ')} ELSE ${localDays.length} END`;
+  // A warehouse loaded before the table existed has no rows of it.
+  const rows = await wh.query<{ series_id: string; minutes_watched: bigint | number | string; days_watched: bigint | number | string }>(
+    `SELECT MIN(series_id) AS series_id, SUM(sessions) AS minutes_watched, COUNT(DISTINCT ${localDay}) AS days_watched FROM ${schema}daily_series_minutes
+     WHERE day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)} AND minute >= ${at(startMs)} AND minute < ${at(endMs)}
+     GROUP BY ${idKey('series_id')} ORDER BY SUM(sessions) DESC, ${idKey('MIN(series_id)')}`).catch((err: unknown) => {
+    if (isMissingTable(err)) return [];
+    throw err;
+  });
+  const total = rows.reduce((n, r) => n + Number(r.minutes_watched), 0);
+  return rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: total ? Number(r.minutes_watched) / total : 0, pings: null, days_watched: Number(r.days_watched) }));
 }
 
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */
