@@ -1,6 +1,6 @@
 import type { DuckDbWarehouse } from '../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift-warehouse.js';
-import { warehouseFor } from '../../infra/backends.js';
+import { objectStoreAt, warehouseFor } from '../../infra/backends.js';
 import { idKey, sqlString } from '../../lib/duckdb-engine.js';
 import { isMissingTable } from '../../export/warehouse/warehouse.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
@@ -8,58 +8,14 @@ import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
 import { monthOption, zoneOption } from './close.js';
 import { csvText } from '../csv-text.js';
+import { versionLine } from '../../infra/version.js';
+import type { Close } from '../../state/closes.js';
+import { readCloseRecord } from '../../state/close-record.js';
+import { completenessLine, statementCsv, statementDocument, statementJson, statementText, type AdjustmentRow, type ClosedStatement, type MonthCompleteness, type StatementDocument,
+  type StatementRow, type VersionEntry } from './statement-document.js';
 import { localDayStartMs, localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
-/** A series' row of a statement; pings null where they are not known (a zone's month before its own table is rolled up). */
-export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number | null; days_watched: number }
-
-/** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
-export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
-
-/** A closed month's statement, as the warehouse holds it (monthly_statements): its version and when it was issued. */
-export interface ClosedStatement { version: number; closedAt: string }
-
-/** Late pings of closed months reported on this statement (statement_adjustments), per closed month and series. */
-export interface AdjustmentRow { closed_month: string; series_id: string; pings: number; minutes_watched: number }
-
-/** The licensors' statement of a month: minutes watched per series and each one's share, the adjustments to earlier months it reports, and the days it lacks. */
-export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null,
-  extra: { tz?: string; closed?: ClosedStatement | null; adjustments?: AdjustmentRow[] } = {}): string {
-  const total = rows.reduce((n, r) => n + r.minutes_watched, 0);
-  const zone = extra.tz ?? 'UTC';
-  const lines = [extra.closed
-    ? `Statement of ${month} (${zone}), version ${extra.closed.version}, closed ${extra.closed.closedAt}: these figures do not change; from ${source}`
-    : `Minutes watched, ${month} (${zone}), from ${source}`, '',
-  `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'days'.padStart(5)}`];
-  for (const r of rows) {
-    lines.push(`${r.series_id.padEnd(32)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${(r.share_of_month * 100).toFixed(2).padStart(7)}% ${String(r.days_watched).padStart(5)}`);
-  }
-  lines.push(`${'total'.padEnd(32)} ${total.toLocaleString('en').padStart(14)} ${rows.length ? '100.00%' : '-'.padStart(8)}`);
-  if (rows.length === 0) lines.push('', `(no rows for ${month}: roll its days up first, e.g. make backfill FROM=${month}-01 TO=...)`);
-  const adjustments = extra.adjustments ?? [];
-  if (adjustments.length) {
-    lines.push('', `Adjustments to earlier months (late pings of closed months, reported on this statement; their own statements do not change):`, '',
-      `${'month'.padEnd(8)} ${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'pings'.padStart(10)}`);
-    for (const a of adjustments) lines.push(`${a.closed_month.slice(0, 7).padEnd(8)} ${a.series_id.padEnd(32)} ${a.minutes_watched.toLocaleString('en').padStart(14)} ${a.pings.toLocaleString('en').padStart(10)}`);
-    lines.push(`${'total'.padEnd(41)} ${adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en').padStart(14)} ${adjustments.reduce((n, a) => n + a.pings, 0).toLocaleString('en').padStart(10)}`);
-  }
-  if (completeness && !extra.closed) lines.push('', completenessLine(month, zone, completeness));
-  return lines.join('\n') + '\n';
-}
-
-/** Whether every UTC day of an open month so far is published complete, and which are not. */
-function completenessLine(month: string, tz: string, c: MonthCompleteness): string {
-  const { from, to } = utcDaysOfLocalMonth(month, tz);
-  // A month in a zone is made of the UTC days that hold its minutes: the days its close checks.
-  const of = tz === UTC ? `days of ${month}` : `UTC days that hold ${month} in ${tz} (${from} to ${to})`;
-  return c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
-    ? `All ${c.days} ${of} so far are published complete.`
-    : `Not final: ${c.complete} of ${c.days} ${of} so far are published complete;`
-      + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
-      + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
-      + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
-      + ' see pingroll status';
-}
+export type { AdjustmentRow, ClosedStatement, MonthCompleteness, StatementRow, VersionEntry } from './statement-document.js';
 
 /**
  * The UTC days that hold the month's minutes in `tz` (the days its close checks: a month in a zone
@@ -84,18 +40,6 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
 
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
-
-/**
- * The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break): the
- * month's rows (`kind` month), then the adjustments to earlier months it reports (`kind` adjustment,
- * `of_month` the closed month; no share or days).
- */
-export function statementCsv(rows: StatementRow[], adjustments: AdjustmentRow[] = []): string {
-  return csvText(['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched', 'kind', 'of_month'], [
-    ...rows.map((r) => [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched, 'month', null]),
-    ...adjustments.map((a) => [a.series_id, a.minutes_watched, null, a.pings, null, 'adjustment', a.closed_month.slice(0, 7)]),
-  ]);
-}
 
 export { csvText };
 
@@ -128,14 +72,49 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
     if (opts.by !== undefined) return await countryReport(readable, schema, month, format, now);
-    const s = await monthStatement(readable, schema, month, tz);
-    const completeness = s.closed ? null : await publishedCompleteness(readable, schema, month, tz, now);
-    if (format === 'csv') return statementCsv(s.rows, s.adjustments);
-    if (format === 'json') return JSON.stringify({ month, tz, source: s.source, closed: s.closed, rows: s.rows, adjustments: s.adjustments, completeness }, null, 2) + '\n';
-    return formatStatement(month, s.rows, s.source, completeness, { tz, closed: s.closed, adjustments: s.adjustments });
+    const doc = await statementOf(config, readable, schema, month, tz, now);
+    return format === 'csv' ? statementCsv(doc) : format === 'json' ? statementJson(doc) : statementText(doc);
   } finally {
     await wh.close();
   }
+}
+
+/**
+ * A month's statement as a document (statement-document.ts): the warehouse's figures and
+ * adjustments, the versions issued with their reasons and changes (the close's record: only a
+ * reopened month's is read), the days not yet complete (an open month), and this code's version.
+ */
+export async function statementOf(config: Config, wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<StatementDocument> {
+  const s = await monthStatement(wh, schema, month, tz);
+  return statementDocument({
+    month, tz, source: s.source, codeVersion: versionLine(), rows: s.rows, closed: s.closed, adjustments: s.adjustments,
+    versions: await versionHistory(config, month, tz, s.versions),
+    completeness: s.closed ? null : await publishedCompleteness(wh, schema, month, tz, now),
+    notes: s.rows.some((r) => r.pings === null) ? [`pings: not shown for ${month} in ${tz} yet: they are counted per UTC day, and a month in a zone starts and ends inside UTC days; pingroll rollup --month ${month} --tz ${tz} rolls up the month's own table, with them, once it is over`] : [],
+  });
+}
+
+/**
+ * The versions issued (from the warehouse), each with its reason and what it changed from the one
+ * before, which only the close's record keeps (`_state/closes/`, in PINGROLL_OUTPUT). A first
+ * version needs no record; where the record cannot be read, each later version says so.
+ */
+async function versionHistory(config: Config, month: string, tz: string, issued: ClosedStatement[]): Promise<VersionEntry[]> {
+  const entries: VersionEntry[] = issued.map((v) => ({ version: v.version, closedAt: v.closedAt, reason: null, changed: v.version === 1 ? [] : null }));
+  if (issued.every((v) => v.version === 1)) return entries;
+  let record: Close | null = null;
+  let unread: string | null = null;
+  try {
+    record = await readCloseRecord(await objectStoreAt(config.output, config), month, tz);
+  } catch (err) {
+    unread = `its reason and changes are in the close's record, which could not be read from ${config.output.url}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return entries.map((e) => {
+    const r = record?.versions.find((v) => v.version === e.version);
+    if (r) return { ...e, reason: r.reason, changed: r.changed ?? (e.version === 1 ? [] : null) };
+    if (e.version === 1) return e;
+    return { ...e, unrecorded: unread ?? `its reason and changes are not in the close's record in ${config.output.url}` };
+  });
 }
 
 /** How complete an open month's UTC days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
@@ -248,7 +227,7 @@ export interface Readable { readonly description: string; query<T>(sql: string):
  * (UTC) the daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
  * With the adjustments reported on it, per closed month and series.
  */
-export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null }> {
+export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null; versions: ClosedStatement[] }> {
   type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
   const first = sqlString(`${month}-01`);
   const zone = sqlString(tz);
@@ -257,15 +236,18 @@ export async function monthStatement(wh: Readable, schema: string, month: string
   const none = <T>(q: Promise<T[]>): Promise<T[]> => q.catch(() => [] as T[]);
   const versions = await none(wh.query<{ version: bigint | number; closed_at: string }>(
     `SELECT version, CAST(MAX(closed_at) AS VARCHAR(32)) AS closed_at FROM ${schema}monthly_statements WHERE month = DATE ${first} AND tz = ${zone} GROUP BY version ORDER BY version DESC`));
-  const adjustments = (await none(wh.query<{ closed_month: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
-    `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched FROM ${schema}statement_adjustments
-     WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0) GROUP BY closed_month, series_id ORDER BY closed_month, series_id`)))
-    .map((a) => ({ closed_month: String(a.closed_month), series_id: a.series_id, pings: Number(a.pings), minutes_watched: Number(a.minutes_watched) }));
-  if (versions.length) {
-    const v = Number(versions[0]!.version);
+  // Per closed month, UTC day and series (episodes added up): what each adjustment belongs to.
+  const adjustments = (await none(wh.query<{ closed_month: string; day: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
+    `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, CAST(day AS VARCHAR(10)) AS day, MIN(series_id) AS series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched
+     FROM ${schema}statement_adjustments WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0)
+     GROUP BY closed_month, day, ${idKey('series_id')} ORDER BY closed_month, day, ${idKey('MIN(series_id)')}`)))
+    .map((a) => ({ closed_month: String(a.closed_month), tz, day: String(a.day), series_id: a.series_id, pings: Number(a.pings), minutes_watched: Number(a.minutes_watched) }));
+  const issued = versions.map((v) => ({ version: Number(v.version), closedAt: String(v.closed_at).replace(' ', 'T').slice(0, 19) + 'Z' })).reverse();
+  if (issued.length) {
+    const latest = issued.at(-1)!;
     const rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_statements
-      WHERE month = DATE ${first} AND tz = ${zone} AND version = ${v} ORDER BY minutes_watched DESC, series_id`);
-    return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: { version: v, closedAt: String(versions[0]!.closed_at).replace(' ', 'T').slice(0, 19) + 'Z' } };
+      WHERE month = DATE ${first} AND tz = ${zone} AND version = ${latest.version} ORDER BY minutes_watched DESC, series_id`);
+    return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: latest, versions: issued };
   }
   let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
      FROM ${schema}monthly_series_stats WHERE month = DATE ${first} AND COALESCE(tz, 'UTC') = ${zone} ORDER BY minutes_watched DESC, series_id`));
@@ -275,8 +257,8 @@ export async function monthStatement(wh: Readable, schema: string, month: string
     // inside UTC days, so from the minutes of its series instead (the month's own table waits until
     // it is over: rollup --month).
     return {
-      rows: await zoneMinutesSoFar(wh, schema, month, tz), adjustments, closed: null,
-      source: `${wh.description} (daily_series_minutes: the minutes in ${tz}'s month; pings are counted per UTC day, so they come with the month's own table: pingroll rollup --month ${month} --tz ${tz}, once it is over)`,
+      rows: await zoneMinutesSoFar(wh, schema, month, tz), adjustments, closed: null, versions: [],
+      source: `${wh.description} (daily_series_minutes: each UTC minute of the month in ${tz})`,
     };
   }
   if (rows.length === 0) {
@@ -284,7 +266,7 @@ export async function monthStatement(wh: Readable, schema: string, month: string
      WHERE month = DATE ${first} ORDER BY minutes_watched DESC, series_id`);
     source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
   }
-  return { rows: rowsOf(rows), adjustments, source, closed: null };
+  return { rows: rowsOf(rows), adjustments, source, closed: null, versions: [] };
 }
 
 /**

@@ -104,3 +104,101 @@ describe('a month in New York, before it is closed', () => {
     expect(text).toMatch(/Adjustments to earlier months/);
   }, 180_000);
 });
+
+describe('a closed, reopened month, as a document', () => {
+  let r: string;
+  let truth: TruthRecord[];
+  const log = memoryLog();
+  beforeAll(async () => {
+    r = root();
+    const samples = daysFrom('2026-09-01', '2026-10-31').map((date, i) =>
+      generateSample({ date, sessions: 2, seed: 1400 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
+    truth = samples.flatMap((s) => s.truth);
+    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
+    expect((await runDays(dirConfig(r), { from: '2026-09-01', to: '2026-10-31', log, now: NOV_10 })).failed).toEqual([]);
+  }, 240_000);
+
+  it('carries, in every form, its header, its rows and total, the adjustments reported on it (closed month, zone, day) and its versions with their reasons and what changed', async () => {
+    const config = dirConfig(r);
+    const NOV_12 = new Date('2026-11-12T06:00:00Z');
+    // September closed; late pings of its 15th: adjustments on October, frozen with it when it closes.
+    await runCloseMonth(config, { month: '2026-09', log, now: NOV_10 });
+    const lateSeptember = generateSample({ date: '2026-09-15', sessions: 4, seed: 1498, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40, prefix: 'late-09/' });
+    await writeObjects(join(r, 'logs'), lateSeptember.objects);
+    await runDay(config, { day: '2026-11-09', log, now: NOV_10 });
+    await runCloseMonth(config, { month: '2026-10', log, now: NOV_10 });
+    // Late pings of 20 October; October reopened to count them: version 2.
+    const lateOctober = generateSample({ date: '2026-10-20', sessions: 4, seed: 1499, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40, prefix: 'late-10/' });
+    await writeObjects(join(r, 'logs'), lateOctober.objects);
+    await runDay(config, { day: '2026-11-11', log, now: NOV_12 });
+    const reason = 'late objects of the 20th, re-delivered by the CDN';
+    await runCloseMonth(config, { month: '2026-10', reopen: reason, log, now: NOV_12 });
+
+    // What each part must be, from the generator's account of every ping.
+    const v1 = expectedMonthIn(truth, '2026-10', 'UTC');
+    const v2 = expectedMonthIn([...truth, ...lateOctober.truth], '2026-10', 'UTC');
+    const total = v2.reduce((n, m) => n + m.minutes_watched, 0);
+    const byMinutes = [...v2].sort((a, b) => b.minutes_watched - a.minutes_watched || (a.series_id < b.series_id ? -1 : 1));
+    const wantRows = byMinutes.map((m) => ({ series_id: m.series_id, minutes_watched: m.minutes_watched, share_percent: Number(((m.minutes_watched / total) * 100).toFixed(4)), pings: m.pings, days_watched: m.days_watched }));
+    const wantAdjusted = perSeries(expectedAdjustments(truth, lateSeptember.truth, '2026-09-15'));
+    expect(wantAdjusted.length).toBeGreaterThan(0);
+    const FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
+    const wantChanged = v2.flatMap((b) => FIGURES.map((f) => ({ series_id: b.series_id, field: f, from: v1.find((a) => a.series_id === b.series_id)?.[f] ?? null, to: b[f] })))
+      .filter((c) => c.from !== c.to);
+    expect(wantChanged.length).toBeGreaterThan(0);
+
+    // JSON.
+    const json = JSON.parse(await reportCommand(config, { month: '2026-10', format: 'json' }, NOV_12));
+    expect(json.header).toEqual({ month: '2026-10', tz: 'UTC', status: 'closed', version: 2, closed_at: '2026-11-12T06:00:00Z', code_version: expect.stringMatching(/^pingroll \d+\.\d+\.\d+/),
+      source: expect.stringMatching(/\(monthly_statements\)$/), share_percent: "percent of the month's minutes watched, rounded to 4 decimals" });
+    expect(json.rows).toEqual(wantRows);
+    expect(json.total).toEqual({ series: v2.length, minutes_watched: total, share_percent: 100, pings: v2.reduce((n, m) => n + m.pings, 0) });
+    expect(json.adjustments.every((a: { closed_month: string; tz: string; day: string }) => a.closed_month === '2026-09' && a.tz === 'UTC' && a.day === '2026-09-15')).toBe(true);
+    expect(perSeries(json.adjustments)).toEqual(wantAdjusted);
+    expect(json.adjustments_total).toEqual({ pings: wantAdjusted.reduce((n, a) => n + a[1], 0), minutes_watched: wantAdjusted.reduce((n, a) => n + a[2], 0) });
+    expect(json.versions).toEqual([
+      { version: 1, closed_at: '2026-11-10T06:00:00Z', reason: null, changed: [] },
+      { version: 2, closed_at: '2026-11-12T06:00:00Z', reason, changed: expect.arrayContaining(wantChanged.map((c) => expect.objectContaining(c))) },
+    ]);
+    expect(json.versions[1].changed).toHaveLength(wantChanged.length);
+    expect(json.completeness).toBeNull();
+
+    // CSV: one table that a CSV reader (DuckDB's here) takes whole; `section` says what each row is.
+    const csv = await reportCommand(config, { month: '2026-10', format: 'csv' }, NOV_12);
+    expect(csv.split('\r\n')[0]).toBe('section,name,value,series_id,minutes_watched,share_percent,pings,days_watched,closed_month,tz,day,version,closed_at,reason,figure,from,to');
+    const file = join(r, 'october.csv');
+    (await import('node:fs')).writeFileSync(file, csv);
+    // (The helper reads whole numbers as numbers, other cells as text.)
+    type Cells = Record<string, string | number | null>;
+    const cells = await query<Cells>(`SELECT * FROM read_csv('${file}', header = true, all_varchar = true)`);
+    const section = (name: string): Cells[] => cells.filter((c) => c.section === name);
+    const header = Object.fromEntries(section('header').map((c) => [c.name, c.value]));
+    expect(header).toMatchObject({ month: '2026-10', tz: 'UTC', status: 'closed', version: 2, closed_at: '2026-11-12T06:00:00Z', share_percent: "percent of the month's minutes watched, rounded to 4 decimals" });
+    expect(header.code_version).toMatch(/^pingroll /);
+    expect(section('statement').map((c) => [c.series_id, Number(c.minutes_watched), c.share_percent, Number(c.pings), Number(c.days_watched)]))
+      .toEqual(wantRows.map((w) => [w.series_id, w.minutes_watched, w.share_percent.toFixed(4), w.pings, w.days_watched]));
+    expect(section('total')).toEqual([expect.objectContaining({ minutes_watched: total, share_percent: '100.0000' })]);
+    expect(perSeries(section('adjustment').map((c) => ({ series_id: String(c.series_id), pings: Number(c.pings), minutes_watched: Number(c.minutes_watched) })))).toEqual(wantAdjusted);
+    expect(new Set(section('adjustment').map((c) => `${c.closed_month} ${c.tz} ${c.day}`))).toEqual(new Set(['2026-09 UTC 2026-09-15']));
+    expect(section('version').map((c) => [c.version, c.closed_at, c.reason])).toEqual([[1, '2026-11-10T06:00:00Z', null], [2, '2026-11-12T06:00:00Z', reason]]);
+    expect(section('change').map((c) => ({ series_id: c.series_id, field: c.figure, from: c.from === null ? null : Number(c.from), to: c.to === null ? null : Number(c.to) })))
+      .toEqual(expect.arrayContaining(wantChanged));
+    expect(section('change').every((c) => c.version === 2)).toBe(true);
+    expect(section('change')).toHaveLength(wantChanged.length);
+
+    // The text table: the same parts.
+    const text = await reportCommand(config, { month: '2026-10' }, NOV_12);
+    expect(text).toMatch(/^Statement of 2026-10 \(UTC\), version 2, closed 2026-11-12T06:00:00Z: these figures do not change\n/);
+    expect(text).toMatch(/\nzone +UTC\n/);
+    expect(text).toMatch(/\ncode version +pingroll \d/);
+    expect(text).toMatch(/\nshare +percent of the month's minutes watched, rounded to 4 decimals\n/);
+    const top = wantRows[0]!;
+    expect(text).toMatch(new RegExp(`\\n${top.series_id} +${top.minutes_watched.toLocaleString('en')} +${top.share_percent.toFixed(4)} +${top.pings.toLocaleString('en')} +${top.days_watched}\\n`));
+    expect(text).toMatch(new RegExp(`\\ntotal \\(${v2.length} series\\) +${total.toLocaleString('en')} +100\\.0000 `));
+    expect(text).toMatch(/\n2026-09 +UTC +2026-09-15 +s\d/);
+    expect(text).toContain(`version 1, closed 2026-11-10T06:00:00Z: the month's first close`);
+    expect(text).toContain(`version 2, closed 2026-11-12T06:00:00Z: reopened: ${reason}; ${wantChanged.length} figures changed from version 1`);
+    const change = wantChanged.find((c) => c.field === 'minutes_watched')!;
+    expect(text).toMatch(new RegExp(`\\n +${change.series_id} +minutes_watched +${change.from!.toLocaleString('en')} +${change.to!.toLocaleString('en')}\\n`));
+  }, 300_000);
+});

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
-import { formatStatement, monthCompleteness } from '../../../cli/commands/report.js';
+import { monthCompleteness } from '../../../cli/commands/report.js';
+import { statementDocument, statementText, type MonthCompleteness, type StatementRow } from '../../../cli/commands/statement-document.js';
 import { DATASETS, duckdbType } from '../../../datasets/registry.js';
 import { rm, runDays, tempDir } from '../../support/job-fixture.js';
 
@@ -108,14 +109,20 @@ describe('views', () => {
   });
 });
 
+/** A month's statement, open, as the text table prints it. */
+function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null, extra: { tz?: string } = {}): string {
+  return statementText(statementDocument({ month, tz: extra.tz ?? 'UTC', source, codeVersion: 'pingroll 0.1.0', rows, closed: null, adjustments: [], versions: [], completeness }));
+}
+
 describe("the licensors' statement", () => {
-  it('prints series by minutes with shares and a total', () => {
+  it('prints series by minutes with shares to 4 decimals, pings, days and a total', () => {
     const text = formatStatement('2026-11', [
       { series_id: 'The Crown', minutes_watched: 3000, share_of_month: 0.75, pings: 3100, days_watched: 30 },
       { series_id: 's2', minutes_watched: 1000, share_of_month: 0.25, pings: 1010, days_watched: 12 },
     ], 'wh.duckdb');
-    expect(text).toMatch(/The Crown\s+3,000\s+75\.00%\s+30/);
-    expect(text).toMatch(/total\s+4,000\s+100\.00%/);
+    expect(text).toMatch(/\nThe Crown\s+3,000\s+75\.0000\s+3,100\s+30\n/);
+    expect(text).toMatch(/\ntotal \(2 series\)\s+4,000\s+100\.0000\s+4,110\n/);
+    expect(text).toMatch(/\nshare\s+percent of the month's minutes watched, rounded to 4 decimals\n/);
   });
 
   it("names the month's days that are not published, or not complete, from daily_runs", () => {
@@ -177,9 +184,9 @@ describe('pingroll report on a generated month', () => {
       expect(text).not.toContain('not published:');
       for (const [series, m] of minutes) {
         const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
-        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));
+        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(4)}\\s`));
       }
-      expect(text).toMatch(new RegExp(`total\\s+${total.toLocaleString('en')}`));
+      expect(text).toMatch(new RegExp(`total \\(${minutes.size} series\\)\\s+${total.toLocaleString('en')}`));
     } finally {
       restore();
       await rm(r, { recursive: true, force: true });
