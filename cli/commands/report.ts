@@ -54,7 +54,7 @@ export const REPORT_SPLITS = ['country'] as const;
  */
 export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string; by?: string }, now = new Date()): Promise<string> {
   if (opts.by !== undefined && opts.html !== undefined) throw new ConfigError('--by splits the statement of --month; it has no HTML page: leave out --html');
-  if (opts.html !== undefined) return htmlReportCommand(config, opts);
+  if (opts.html !== undefined) return htmlReportCommand(config, opts, now);
   if (!opts.month) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
   const month = monthOption(opts.month, 'report');
   const tz = zoneOption(opts.tz);
@@ -295,16 +295,21 @@ async function zoneMinutesSoFar(wh: Readable, schema: string, month: string, tz:
 }
 
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */
-async function htmlReportCommand(config: Config, opts: { month?: string; date?: string; html?: string }): Promise<string> {
+async function htmlReportCommand(config: Config, opts: { month?: string; tz?: string; date?: string; html?: string }, now: Date): Promise<string> {
   if (Boolean(opts.month) === Boolean(opts.date)) throw new ConfigError('report --html FILE needs --date YYYY-MM-DD or --month YYYY-MM (one of them)');
   if (opts.month) monthOption(opts.month, 'report');
+  // The pages' charts are of UTC days, which a zone's month starts and ends inside.
+  const tz = zoneOption(opts.tz);
+  if (tz !== UTC) throw new ConfigError(`--html draws UTC days: a month in ${tz} is written by pingroll report --month ${opts.month ?? 'YYYY-MM'} --tz ${tz} (--format table, csv or json); leave out --tz for the page`);
   const day = opts.date ? parseDay(opts.date, '--date') : null;
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
-    const page = day ? await dayPage(readable, schema, day) : await monthPage(readable, schema, opts.month!);
+    // A warehouse that cannot give the statement (one loaded before its tables came) still gets its charts.
+    const page = day ? await dayPage(readable, schema, day)
+      : await monthPage(readable, schema, opts.month!, await statementOf(config, readable, schema, opts.month!, UTC, now).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
     const { bytes } = await writeReportPage(opts.html!, page);
     return `wrote ${opts.html} (${Math.round(bytes / 1024)} KiB, ${page.charts.length} charts; self-contained: open it anywhere)\n`;
   } finally {

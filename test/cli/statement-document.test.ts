@@ -2,7 +2,9 @@
  * The licensors' statement as a finance team hands it over (`pingroll report --month`), through the
  * real jobs on generated months, against the generator's own account of every ping
  * (test/support/oracle.ts): a month in a time zone before it is closed (its UTC days, as its close
- * checks them; its figures so far and the adjustments reported on it while it is under way).
+ * checks them; its figures so far and the adjustments reported on it while it is under way); and a
+ * closed, reopened month, whose text, CSV, JSON and HTML carry the header, the rows and total, the
+ * adjustments reported on it and its versions with their reasons and what changed.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -34,6 +36,17 @@ function perSeries(rows: Array<{ series_id: string; pings: number; minutes_watch
     by.set(a.series_id, s);
   }
   return [...by.values()].filter(([, p, m]) => p > 0 || m > 0).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}
+
+/** The text of an HTML fragment, its character references decoded. */
+const unescape = (h: string): string => h.replace(/<[^>]+>/g, '').replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)));
+
+/** A table of the page, by its section's id: header, body and footer cells, as text. */
+function tableOf(html: string, id: string): { head: string[]; body: string[][]; foot: string[][] } {
+  const t = new RegExp(`<section id="${id}">(.*?)</section>`, 's').exec(html)?.[1] ?? '';
+  const rows = (part: string): string[][] => [...(new RegExp(`<${part}>(.*?)</${part}>`, 's').exec(t)?.[1] ?? '').matchAll(/<tr>(.*?)<\/tr>/gs)]
+    .map((r) => [...r[1]!.matchAll(/<t[hd][^>]*>(.*?)<\/t[hd]>/gs)].map((c) => unescape(c[1]!)));
+  return { head: rows('thead')[0] ?? [], body: rows('tbody'), foot: rows('tfoot') };
 }
 
 describe('a month in New York, before it is closed', () => {
@@ -200,5 +213,29 @@ describe('a closed, reopened month, as a document', () => {
     expect(text).toContain(`version 2, closed 2026-11-12T06:00:00Z: reopened: ${reason}; ${wantChanged.length} figures changed from version 1`);
     const change = wantChanged.find((c) => c.field === 'minutes_watched')!;
     expect(text).toMatch(new RegExp(`\\n +${change.series_id} +minutes_watched +${change.from!.toLocaleString('en')} +${change.to!.toLocaleString('en')}\\n`));
+
+    // The month's HTML page: the statement, the same parts, beside its charts.
+    const page = join(r, 'october.html');
+    await reportCommand(config, { month: '2026-10', html: page }, NOV_12);
+    const html = (await import('node:fs')).readFileSync(page, 'utf8');
+    expect(html).toMatch(/<div class="beside">\n<section id="statement">[\s\S]*<\/section>\n<div class="grid"><figure id="trend">/);
+    const statement = /<section id="statement">([\s\S]*)<\/section>\n<div class="grid">/.exec(html)![1]!;
+    const dl = Object.fromEntries([...statement.matchAll(/<dt>(.*?)<\/dt><dd>(.*?)<\/dd>/g)].map((m) => [unescape(m[1]!), unescape(m[2]!)]));
+    expect(dl).toMatchObject({ month: '2026-10', zone: 'UTC', status: 'closed: these figures do not change', version: '2 (of 2 issued; below)', 'closed at': '2026-11-12T06:00:00Z',
+      share: "percent of the month's minutes watched, rounded to 4 decimals" });
+    expect(dl['code version']).toMatch(/^pingroll \d/);
+    expect(tableOf(statement, 'statement-rows')).toEqual({
+      head: ['series', 'minutes watched', 'share %', 'pings', 'days watched'],
+      body: wantRows.map((w) => [w.series_id, w.minutes_watched.toLocaleString('en'), w.share_percent.toFixed(4), w.pings.toLocaleString('en'), String(w.days_watched)]),
+      foot: [[`total (${v2.length} series)`, total.toLocaleString('en'), '100.0000', v2.reduce((n, m) => n + m.pings, 0).toLocaleString('en'), '']],
+    });
+    const adjustments = tableOf(statement, 'adjustments');
+    expect(adjustments.head).toEqual(['closed month', 'zone', 'day (UTC)', 'series', 'minutes watched', 'pings']);
+    expect(new Set(adjustments.body.map((c) => c.slice(0, 3).join(' ')))).toEqual(new Set(['2026-09 UTC 2026-09-15']));
+    expect(adjustments.foot).toEqual([['total', '', '', '', json.adjustments_total.minutes_watched.toLocaleString('en'), json.adjustments_total.pings.toLocaleString('en')]]);
+    expect(tableOf(statement, 'versions').body).toEqual([['1', '2026-11-10T06:00:00Z', "the month's first close"],
+      ['2', '2026-11-12T06:00:00Z', `reopened: ${reason}; ${wantChanged.length} figures changed from version 1`]]);
+    expect(tableOf(statement, 'changes').body).toEqual(expect.arrayContaining(wantChanged.map((c) => ['2', c.series_id, c.field, c.from === null ? '-' : c.from.toLocaleString('en'), c.to!.toLocaleString('en')])));
+    expect(tableOf(statement, 'changes').body).toHaveLength(wantChanged.length);
   }, 300_000);
 });
