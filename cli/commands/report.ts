@@ -8,6 +8,7 @@ import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
 import { monthOption, zoneOption } from './close.js';
 import { csvText } from '../csv-text.js';
+import { UNKNOWN_COUNTRY, UNKNOWN_COUNTRY_MEANING } from '../../ingest/audience/geo-lookup.js';
 import { versionLine } from '../../infra/version.js';
 import type { Close } from '../../state/closes.js';
 import { readCloseRecord } from '../../state/close-record.js';
@@ -187,6 +188,7 @@ export function formatCountrySplit(month: string, rows: CountryRow[], source: st
     lines.push(`${r.series_id.padEnd(32)} ${r.country.padEnd(7)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${share} ${r.pings.toLocaleString('en').padStart(12)} ${String(r.days_watched).padStart(5)}`);
   }
   lines.push('', 'share: of the series\' minutes in this split. Sessions and viewers are not shown: they are distinct counts per day, which do not add up over days.');
+  if (rows.some((r) => r.country === UNKNOWN_COUNTRY)) lines.push(`${UNKNOWN_COUNTRY}: ${UNKNOWN_COUNTRY_MEANING}.`);
   if (extra.differences.length) {
     lines.push('');
     for (const d of extra.differences) {
@@ -214,7 +216,7 @@ async function countryReport(wh: Readable, schema: string, month: string, format
   const source = `${wh.description} (daily_country_stats)`;
   if (format === 'csv') return countryCsv(rows);
   const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, UTC, now);
-  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness }, null, 2) + '\n';
+  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness, codes: { [UNKNOWN_COUNTRY]: UNKNOWN_COUNTRY_MEANING } }, null, 2) + '\n';
   return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness });
 }
 
