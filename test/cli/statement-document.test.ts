@@ -113,8 +113,18 @@ describe('a month in New York, before it is closed', () => {
     expect(await monthStatement(onPg, 'pingroll.', '2026-11', NY), PG_NAME).toEqual(s);
 
     const text = await reportCommand(config, { month: '2026-11', tz: NY }, NOV_10);
-    expect(text).toMatch(/^Minutes watched, 2026-11 \(America\/New_York\)/);
-    expect(text).toMatch(/Adjustments to earlier months/);
+    expect(text).toMatch(/^Minutes watched, 2026-11 \(America\/New_York\): open, figures so far\n/);
+    expect(text).toMatch(/\n2026-10 +America\/New_York +2026-10-20 +s\d+ /);
+    const json = JSON.parse(await reportCommand(config, { month: '2026-11', tz: NY, format: 'json' }, NOV_10));
+    expect(json.header).toMatchObject({ month: '2026-11', tz: NY, status: 'open', version: null, closed_at: null });
+    expect(json.total.pings).toBeNull();
+    expect(json.notes).toEqual([expect.stringMatching(/^pings: not shown for 2026-11 in America\/New_York yet: they are counted per UTC day/)]);
+    expect(new Set(json.adjustments.map((a: { closed_month: string; tz: string; day: string }) => `${a.closed_month} ${a.tz} ${a.day}`))).toEqual(new Set(['2026-10 America/New_York 2026-10-20']));
+    // Its UTC days so far: 1 November to yesterday.
+    expect(json.completeness).toMatchObject({ days: 9, missing: daysFrom('2026-11-03', '2026-11-08') });
+    // The HTML pages are of UTC days: a zone's month is refused there, saying where it is.
+    await expect(reportCommand(config, { month: '2026-11', tz: NY, html: join(r, 'nov.html') }, NOV_10))
+      .rejects.toThrow(/^--html draws UTC days: a month in America\/New_York is written by pingroll report --month 2026-11 --tz America\/New_York/);
   }, 180_000);
 });
 
