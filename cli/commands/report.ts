@@ -225,9 +225,10 @@ export interface Readable { readonly description: string; query<T>(sql: string):
 
 /**
  * A month's statement from the warehouse, in SQL that runs on DuckDB, PostgreSQL and Redshift: the
- * latest issued version when the month is closed in `tz`; else its monthly_series_stats in `tz`; else
- * (UTC) the daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
- * With the adjustments reported on it, per closed month and series.
+ * latest issued version when the month is closed in `tz` (and every version issued, oldest first);
+ * else its monthly_series_stats in `tz`; else (UTC) the daily rows, whose minutes, pings and days add
+ * up exactly (its distinct counts would not), or (a zone) its minutes so far (zoneMinutesSoFar). With
+ * the adjustments reported on it, per closed month, UTC day and series.
  */
 export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null; versions: ClosedStatement[] }> {
   type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
