@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { LockHeldError } from '../state/run-lock.js';
 import { LocationError } from '../lib/location.js';
 import { ConfigError, debugFrom, loadConfig } from '../infra/config.js';
-import { codeVersion, gitRevision } from '../infra/version.js';
+import { versionLine } from '../infra/version.js';
 import { geoDatabase } from '../ingest/audience/geo-lookup.js';
 import { withOutputViewerKey } from '../infra/generated-viewer-key.js';
 import { failureLine } from './failure-message.js';
@@ -46,8 +46,7 @@ export function program(): Command {
     // The revision is asked of git only when --version is given: nothing at a normal start.
     .option('-V, --version', 'the version, and the git revision when run from a checkout')
     .on('option:version', () => {
-      const rev = gitRevision();
-      print(`pingroll ${codeVersion()}${rev ? ` (${rev})` : ''}\n`);
+      print(`${versionLine()}\n`);
       print(`${geoLine()}\n`);
       throw new CommanderError(0, 'pingroll.version', '');
     })

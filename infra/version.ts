@@ -23,3 +23,9 @@ export function gitRevision(): string | null {
     return null;
   }
 }
+
+/** pingroll's version as `pingroll --version` says it first: the package version, and the git revision from a checkout. */
+export function versionLine(): string {
+  const rev = gitRevision();
+  return `pingroll ${codeVersion()}${rev ? ` (${rev})` : ''}`;
+}

@@ -16,7 +16,12 @@ export function zoneOption(tz: string | undefined): string {
 /** A `--month` value. */
 export function monthOption(month: string | undefined, command: string): string {
   if (!month) throw new ConfigError(`${command} needs --month YYYY-MM`);
-  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) {
+    // A month written without its leading zero (2026-1) is shown as it should be.
+    const m = /^(\d{4})-(\d{1,2})$/.exec(month);
+    const example = m && +m[2]! >= 1 && +m[2]! <= 12 ? `${m[1]}-${m[2]!.padStart(2, '0')}` : '2026-01';
+    throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM (such as ${example})`);
+  }
   return month;
 }
 

@@ -13,16 +13,19 @@ import { idKey, portableString, sqlString } from '../../lib/duckdb-engine.js';
 import { rowsOrNoneIfMissing } from '../../export/warehouse/warehouse.js';
 import { addMonths } from '../../lib/utc-day.js';
 import { COMPLETION_THRESHOLDS } from '../../rollup/rules.js';
-import { monthStatement } from './report.js';
+import { headerLines, versionWords, type StatementDocument } from './statement-document.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
 
 interface Chart { id: string; title: string; type: 'bar' | 'line' | 'doughnut'; labels: string[]; values: number[]; horizontal?: boolean }
 
-/** A table below the charts: its id, title, column names and rows (as shown). */
-export interface PageTable { id: string; title: string; columns: string[]; rows: string[][] }
+/** A table: its id, title, column names (those of numbers aligned right), rows and footer rows (as shown). */
+export interface PageTable { id: string; title: string; columns: string[]; numeric?: boolean[]; rows: string[][]; foot?: string[][] }
 
-export interface ReportPage { title: string; subtitle: string; facts: Array<[string, string]>; charts: Chart[]; tables?: PageTable[] }
+/** The statement beside the charts (a month's page): its title, header (name, value), tables and notes. */
+export interface PageStatement { title: string; header: Array<[string, string]>; tables: PageTable[]; notes: string[] }
+
+export interface ReportPage { title: string; subtitle: string; facts: Array<[string, string]>; charts: Chart[]; statement?: PageStatement }
 
 const num = (v: unknown): number => Number(v ?? 0);
 
@@ -102,25 +105,72 @@ export async function dayPage(wh: Readable, schema: string, day: string): Promis
   };
 }
 
-/** The month's page: the daily trend, minutes by hour, top series and episodes, the source mix, the audit. */
-export async function monthPage(wh: Readable, schema: string, month: string): Promise<ReportPage> {
+/**
+ * The month's page: its statement (the document `report --month` writes: header, rows and total,
+ * adjustments, versions; or why it could not be read) beside the charts: the daily trend, minutes by
+ * hour, top series and episodes, the source mix, the audit.
+ */
+export async function monthPage(wh: Readable, schema: string, month: string, statement: StatementDocument | Error): Promise<ReportPage> {
   const where = `day >= DATE ${sqlString(`${month}-01`)} AND day < DATE ${sqlString(addMonths(`${month}-01`, 1))}`;
   const trend = await wh.query<{ label: string; v: unknown }>(`SELECT CAST(day AS VARCHAR(10)) AS label, SUM(minutes_watched) AS v FROM ${schema}daily_hourly_stats WHERE ${where} GROUP BY day ORDER BY day`);
   const b = await breakdown(wh, schema, where, 'Minutes watched by hour (UTC), the month');
-  // The statement's own frame: its issued version when closed, and the adjustments to earlier months it reports.
-  const statement = await monthStatement(wh, schema, month, 'UTC').catch(() => null);
-  const adjustments = statement?.adjustments ?? [];
+  const doc = statement instanceof Error ? null : statement;
   return {
     title: `pingroll: ${month}`,
-    subtitle: `${wh.description}; UTC; ${trend.length} days with rows${statement?.closed ? `; closed: statement version ${statement.closed.version}, issued ${statement.closed.closedAt}` : ''}`,
-    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')], ['days with rows', String(trend.length)],
-      ...(adjustments.length ? [['adjustments to earlier months, minutes', adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en')] as [string, string]] : [])],
+    subtitle: `${wh.description}; UTC; ${trend.length} days with rows${doc?.header.status === 'closed' ? `; closed: statement version ${doc.header.version}, issued ${doc.header.closedAt}` : ''}`,
+    facts: [['pings', b.pings.toLocaleString('en')], ['minutes watched', b.minutes.toLocaleString('en')], ['days with rows', String(trend.length)]],
     charts: [{ id: 'trend', title: 'Minutes watched per day', type: 'line', labels: trend.map((r) => String(r.label)), values: trend.map((r) => num(r.v)) }, b.hours, ...b.rest],
-    tables: adjustments.length ? [{
-      id: 'adjustments', title: 'Adjustments to earlier months (late pings of closed months, reported on this statement)', columns: ['month', 'series', 'minutes watched', 'pings'],
-      rows: adjustments.map((a) => [a.closed_month.slice(0, 7), a.series_id, a.minutes_watched.toLocaleString('en'), a.pings.toLocaleString('en')]),
-    }] : [],
+    statement: doc ? statementSection(doc) : { title: `Statement of ${month}`, header: [], tables: [], notes: [`The statement could not be read from the warehouse: ${(statement as Error).message}`] },
   };
+}
+
+/** The statement's document as the page shows it: the same parts as the text table. */
+export function statementSection(doc: StatementDocument): PageStatement {
+  const n = (v: number | null): string => (v === null ? '-' : v.toLocaleString('en'));
+  const h = doc.header;
+  const changes = doc.versions.flatMap((v) => (v.changed ?? []).map((c) => [String(v.version), c.series_id, c.field, n(c.from), n(c.to)]));
+  return {
+    title: h.status === 'closed' ? `Statement of ${h.month} (${h.tz}), version ${h.version}` : `Minutes watched, ${h.month} (${h.tz}): open, figures so far`,
+    header: headerLines(doc),
+    tables: [
+      {
+        id: 'statement-rows', title: 'Minutes watched per series', columns: ['series', 'minutes watched', 'share %', 'pings', 'days watched'], numeric: [false, true, true, true, true],
+        rows: doc.rows.map((r) => [r.series_id, n(r.minutes_watched), r.share_percent, n(r.pings), String(r.days_watched)]),
+        foot: [[`total (${doc.total.series} series)`, n(doc.total.minutes_watched), doc.total.share_percent ?? '-', n(doc.total.pings), '']],
+      },
+      ...(doc.adjustments.length ? [{
+        id: 'adjustments', title: 'Adjustments to earlier months reported on this statement (late pings of closed months; their own statements do not change)',
+        columns: ['closed month', 'zone', 'day (UTC)', 'series', 'minutes watched', 'pings'], numeric: [false, false, false, false, true, true],
+        rows: doc.adjustments.map((a) => [a.closed_month, a.tz, a.day, a.series_id, n(a.minutes_watched), n(a.pings)]),
+        foot: [['total', '', '', '', n(doc.adjustmentsTotal.minutes_watched), n(doc.adjustmentsTotal.pings)]],
+      }] : []),
+      ...(doc.versions.length ? [{
+        id: 'versions', title: 'Versions of this statement', columns: ['version', 'closed at', 'why'],
+        rows: doc.versions.map((v) => [String(v.version), v.closedAt, versionWords(v)]),
+      }] : []),
+      ...(changes.length ? [{
+        id: 'changes', title: 'What each reopen changed', columns: ['version', 'series', 'figure', 'from', 'to'], numeric: [false, false, false, true, true], rows: changes,
+      }] : []),
+    ],
+    notes: doc.notes,
+  };
+}
+
+/** A table, its numbers aligned right. */
+function tableHtml(t: PageTable): string {
+  const cell = (tag: 'th' | 'td', v: string, i: number): string => `<${tag}${t.numeric?.[i] ? ' class="num"' : ''}>${escapeHtml(v)}</${tag}>`;
+  const rows = (rs: string[][]): string => rs.map((r) => `<tr>${r.map((v, i) => cell('td', v, i)).join('')}</tr>`).join('');
+  return `<section id="${t.id}"><h3>${escapeHtml(t.title)}</h3><table><thead><tr>${t.columns.map((c, i) => cell('th', c, i)).join('')}</tr></thead>`
+    + `<tbody>${rows(t.rows)}</tbody>${t.foot?.length ? `<tfoot>${rows(t.foot)}</tfoot>` : ''}</table></section>`;
+}
+
+/** The statement: its header as a list of names and values, its tables, its notes. */
+function statementHtml(s: PageStatement): string {
+  return `<section id="statement"><h2>${escapeHtml(s.title)}</h2>`
+    + `<dl>${s.header.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`
+    + s.tables.map(tableHtml).join('\n')
+    + s.notes.map((x) => `<p class="note">${escapeHtml(x)}</p>`).join('')
+    + '</section>';
 }
 
 let chartJs: string | null = null;
@@ -147,13 +197,22 @@ h1 { font-size: 22px; margin: 0 0 4px; } .sub { color: #5b6575; margin-bottom: 1
 .grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
 figure { margin: 0; border: 1px solid #e2e6ee; border-radius: 6px; padding: 12px; } figcaption { font-weight: 600; margin-bottom: 8px; }
 .chart { position: relative; height: 280px; }
-h2 { font-size: 16px; margin: 20px 0 8px; } table { border-collapse: collapse; } th, td { text-align: left; padding: 4px 12px 4px 0; border-bottom: 1px solid #e2e6ee; }
+h2 { font-size: 18px; margin: 0 0 8px; } h3 { font-size: 15px; margin: 20px 0 8px; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; } th, td { text-align: left; padding: 4px 12px 4px 0; border-bottom: 1px solid #e2e6ee; }
+th.num, td.num { text-align: right; white-space: nowrap; } tfoot td { font-weight: 600; border-top: 2px solid #1d2430; }
+.beside { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }
+.beside > .grid { grid-template-columns: minmax(0, 1fr); }
+#statement { border: 1px solid #e2e6ee; border-radius: 6px; padding: 12px; overflow-x: auto; } #statement td:not(:last-child) { white-space: nowrap; }
+#statement dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 0 0 12px; } #statement dt { color: #5b6575; } #statement dd { margin: 0; }
+#statement .note { color: #5b6575; }
+@media (max-width: 960px) { .beside { grid-template-columns: minmax(0, 1fr); } }
 </style></head>
 <body data-charts="0">
 <h1>${escapeHtml(page.title)}</h1><div class="sub">${escapeHtml(page.subtitle)}</div>
 <div class="facts">${page.facts.map(([k, v]) => `<div>${escapeHtml(k)}<b>${escapeHtml(v)}</b></div>`).join('')}</div>
+<div${page.statement ? ' class="beside"' : ''}>${page.statement ? `\n${statementHtml(page.statement)}` : ''}
 <div class="grid">${page.charts.map((c) => `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption><div class="chart"><canvas></canvas></div></figure>`).join('\n')}</div>
-${(page.tables ?? []).map((t) => `<section id="${t.id}"><h2>${escapeHtml(t.title)}</h2><table><thead><tr>${t.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr></thead><tbody>${t.rows.map((r) => `<tr>${r.map((v) => `<td>${escapeHtml(v)}</td>`).join('')}</tr>`).join('')}</tbody></table></section>`).join('\n')}
+</div>
 <script type="application/json" id="pingroll-data">${data}</script>
 <script>${chartLibrary()}</script>
 <script>

@@ -1,65 +1,34 @@
 import type { DuckDbWarehouse } from '../../export/warehouse/duckdb/duckdb-warehouse.js';
 import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift-warehouse.js';
-import { warehouseFor } from '../../infra/backends.js';
+import { objectStoreAt, warehouseFor } from '../../infra/backends.js';
 import { idKey, sqlString } from '../../lib/duckdb-engine.js';
 import { isMissingTable } from '../../export/warehouse/warehouse.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
-import { zoneOption } from './close.js';
+import { monthOption, zoneOption } from './close.js';
+import { csvText } from '../csv-text.js';
+import { UNKNOWN_COUNTRY, UNKNOWN_COUNTRY_MEANING } from '../../ingest/audience/geo-lookup.js';
+import { versionLine } from '../../infra/version.js';
+import type { Close } from '../../state/closes.js';
+import { readCloseRecord } from '../../state/close-record.js';
+import { completenessLine, statementCsv, statementDocument, statementJson, statementText, type AdjustmentRow, type ClosedStatement, type MonthCompleteness, type StatementDocument,
+  type StatementRow, type VersionEntry } from './statement-document.js';
+import { localDayStartMs, localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
-export interface StatementRow { series_id: string; minutes_watched: number; share_of_month: number; pings: number; days_watched: number }
+export type { AdjustmentRow, ClosedStatement, MonthCompleteness, StatementRow, VersionEntry } from './statement-document.js';
 
-/** How complete the month's days were when published (from daily_runs); null where the warehouse has no daily_runs yet. */
-export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
-
-/** A closed month's statement, as the warehouse holds it (monthly_statements): its version and when it was issued. */
-export interface ClosedStatement { version: number; closedAt: string }
-
-/** Late pings of closed months reported on this statement (statement_adjustments), per closed month and series. */
-export interface AdjustmentRow { closed_month: string; series_id: string; pings: number; minutes_watched: number }
-
-/** The licensors' statement of a month: minutes watched per series and each one's share, the adjustments to earlier months it reports, and the days it lacks. */
-export function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null,
-  extra: { tz?: string; closed?: ClosedStatement | null; adjustments?: AdjustmentRow[] } = {}): string {
-  const total = rows.reduce((n, r) => n + r.minutes_watched, 0);
-  const zone = extra.tz ?? 'UTC';
-  const lines = [extra.closed
-    ? `Statement of ${month} (${zone}), version ${extra.closed.version}, closed ${extra.closed.closedAt}: these figures do not change; from ${source}`
-    : `Minutes watched, ${month} (${zone}), from ${source}`, '',
-  `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share'.padStart(8)} ${'days'.padStart(5)}`];
-  for (const r of rows) {
-    lines.push(`${r.series_id.padEnd(32)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${(r.share_of_month * 100).toFixed(2).padStart(7)}% ${String(r.days_watched).padStart(5)}`);
-  }
-  lines.push(`${'total'.padEnd(32)} ${total.toLocaleString('en').padStart(14)} ${rows.length ? '100.00%' : '-'.padStart(8)}`);
-  if (rows.length === 0) lines.push('', `(no rows for ${month}: roll its days up first, e.g. make backfill FROM=${month}-01 TO=...)`);
-  const adjustments = extra.adjustments ?? [];
-  if (adjustments.length) {
-    lines.push('', `Adjustments to earlier months (late pings of closed months, reported on this statement; their own statements do not change):`, '',
-      `${'month'.padEnd(8)} ${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'pings'.padStart(10)}`);
-    for (const a of adjustments) lines.push(`${a.closed_month.slice(0, 7).padEnd(8)} ${a.series_id.padEnd(32)} ${a.minutes_watched.toLocaleString('en').padStart(14)} ${a.pings.toLocaleString('en').padStart(10)}`);
-    lines.push(`${'total'.padEnd(41)} ${adjustments.reduce((n, a) => n + a.minutes_watched, 0).toLocaleString('en').padStart(14)} ${adjustments.reduce((n, a) => n + a.pings, 0).toLocaleString('en').padStart(10)}`);
-  }
-  if (completeness && !extra.closed) lines.push('', completenessLine(month, completeness));
-  return lines.join('\n') + '\n';
-}
-
-/** Whether every day of an open month so far is published complete, and which are not. */
-function completenessLine(month: string, c: MonthCompleteness): string {
-  return c.missing.length === 0 && c.incomplete.length === 0 && c.provisional.length === 0
-    ? `All ${c.days} days of ${month} so far are published complete.`
-    : `Not final: ${c.complete} of ${c.days} days of ${month} so far are published complete;`
-      + `${c.missing.length ? ` not published: ${c.missing.join(', ')};` : ''}`
-      + `${c.provisional.length ? ` provisional (their delivery days' final listings are still to come): ${c.provisional.join(', ')};` : ''}`
-      + `${c.incomplete.length ? ` incomplete: ${c.incomplete.join(', ')};` : ''}`
-      + ' see pingroll status';
-}
-
-/** The month's days up to yesterday (a month in progress counts its days so far) against daily_runs. */
-export function monthCompleteness(month: string, runs: Array<{ day: string; state: string }>, now: Date): MonthCompleteness {
-  const first = `${month}-01`;
+/**
+ * The UTC days that hold the month's minutes in `tz` (the days its close checks: a month in a zone
+ * starts or ends inside a UTC day of the month before or after) against daily_runs. A month in
+ * progress counts its days up to yesterday; once it is over, every one of them, the UTC day it
+ * ended in too, though that day is not over yet.
+ */
+export function monthCompleteness(month: string, runs: Array<{ day: string; state: string }>, now: Date, tz = UTC): MonthCompleteness {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
   const yesterday = addDays(now.toISOString().slice(0, 10), -1);
-  const days = daysFrom(first, addDays(addMonths(first, 1), -1)).filter((d) => d <= yesterday);
+  const over = localMonthMs(month, tz).endMs <= now.getTime();
+  const days = daysFrom(from, to).filter((d) => over || d <= yesterday);
   const state = new Map(runs.map((r) => [r.day, r.state]));
   return {
     days: days.length,
@@ -73,29 +42,7 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-/**
- * The statement as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break): the
- * month's rows (`kind` month), then the adjustments to earlier months it reports (`kind` adjustment,
- * `of_month` the closed month; no share or days).
- */
-export function statementCsv(rows: StatementRow[], adjustments: AdjustmentRow[] = []): string {
-  return csvText(['series_id', 'minutes_watched', 'share_of_month', 'pings', 'days_watched', 'kind', 'of_month'], [
-    ...rows.map((r) => [r.series_id, r.minutes_watched, r.share_of_month, r.pings, r.days_watched, 'month', null]),
-    ...adjustments.map((a) => [a.series_id, a.minutes_watched, null, a.pings, null, 'adjustment', a.closed_month.slice(0, 7)]),
-  ]);
-}
-
-/**
- * A header and rows as CSV (RFC 4180: a field is quoted when it holds a comma, quote or line break; CRLF
- * line ends). A text that a spreadsheet would take for a formula (it starts with =, +, -, @, a tab or a
- * carriage return: series and episode ids are whatever a player sent) is written with a ' before it,
- * so that it stays text (OWASP, CSV injection); numbers are written as they are.
- */
-export function csvText(header: string[], rows: Array<Array<string | number | null>>): string {
-  const text = (v: string | number): string => (typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v));
-  const field = (v: string | number | null): string => (v === null ? '' : /[",\r\n]/.test(text(v)) ? `"${text(v).replace(/"/g, '""')}"` : text(v));
-  return [header.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
-}
+export { csvText };
 
 /** What `--by` splits the statement by. */
 export const REPORT_SPLITS = ['country'] as const;
@@ -108,9 +55,9 @@ export const REPORT_SPLITS = ['country'] as const;
  */
 export async function reportCommand(config: Config, opts: { month?: string; tz?: string; format?: string; date?: string; html?: string; by?: string }, now = new Date()): Promise<string> {
   if (opts.by !== undefined && opts.html !== undefined) throw new ConfigError('--by splits the statement of --month; it has no HTML page: leave out --html');
-  if (opts.html !== undefined) return htmlReportCommand(config, opts);
-  const month = opts.month;
-  if (!month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
+  if (opts.html !== undefined) return htmlReportCommand(config, opts, now);
+  if (!opts.month) throw new ConfigError('report needs --month YYYY-MM (or --date D or --month M with --html FILE)');
+  const month = monthOption(opts.month, 'report');
   const tz = zoneOption(opts.tz);
   const format = (opts.format ?? 'table') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) throw new ConfigError(`--format=${opts.format} is not one of ${REPORT_FORMATS.join(', ')}`);
@@ -126,23 +73,58 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
     if (opts.by !== undefined) return await countryReport(readable, schema, month, format, now);
-    const s = await monthStatement(readable, schema, month, tz);
-    const completeness = s.closed ? null : await publishedCompleteness(readable, schema, month, now);
-    if (format === 'csv') return statementCsv(s.rows, s.adjustments);
-    if (format === 'json') return JSON.stringify({ month, tz, source: s.source, closed: s.closed, rows: s.rows, adjustments: s.adjustments, completeness }, null, 2) + '\n';
-    return formatStatement(month, s.rows, s.source, completeness, { tz, closed: s.closed, adjustments: s.adjustments });
+    const doc = await statementOf(config, readable, schema, month, tz, now);
+    return format === 'csv' ? statementCsv(doc) : format === 'json' ? statementJson(doc) : statementText(doc);
   } finally {
     await wh.close();
   }
 }
 
-/** How complete an open month's days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
-async function publishedCompleteness(wh: Readable, schema: string, month: string, now: Date): Promise<MonthCompleteness | null> {
-  const next = addMonths(`${month}-01`, 1);
+/**
+ * A month's statement as a document (statement-document.ts): the warehouse's figures and
+ * adjustments, the versions issued with their reasons and changes (the close's record: only a
+ * reopened month's is read), the days not yet complete (an open month), and this code's version.
+ */
+export async function statementOf(config: Config, wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<StatementDocument> {
+  const s = await monthStatement(wh, schema, month, tz);
+  return statementDocument({
+    month, tz, source: s.source, codeVersion: versionLine(), rows: s.rows, closed: s.closed, adjustments: s.adjustments,
+    versions: await versionHistory(config, month, tz, s.versions),
+    completeness: s.closed ? null : await publishedCompleteness(wh, schema, month, tz, now),
+    notes: s.rows.some((r) => r.pings === null) ? [`pings: not shown for ${month} in ${tz} yet: they are counted per UTC day, and a month in a zone starts and ends inside UTC days; pingroll rollup --month ${month} --tz ${tz} rolls up the month's own table, with them, once it is over`] : [],
+  });
+}
+
+/**
+ * The versions issued (from the warehouse), each with its reason and what it changed from the one
+ * before, which only the close's record keeps (`_state/closes/`, in PINGROLL_OUTPUT). A first
+ * version needs no record; where the record cannot be read, each later version says so.
+ */
+async function versionHistory(config: Config, month: string, tz: string, issued: ClosedStatement[]): Promise<VersionEntry[]> {
+  const entries: VersionEntry[] = issued.map((v) => ({ version: v.version, closedAt: v.closedAt, reason: null, changed: v.version === 1 ? [] : null }));
+  if (issued.every((v) => v.version === 1)) return entries;
+  let record: Close | null = null;
+  let unread: string | null = null;
+  try {
+    record = await readCloseRecord(await objectStoreAt(config.output, config), month, tz);
+  } catch (err) {
+    unread = `its reason and changes are in the close's record, which could not be read from ${config.output.url}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return entries.map((e) => {
+    const r = record?.versions.find((v) => v.version === e.version);
+    if (r) return { ...e, reason: r.reason, changed: r.changed ?? (e.version === 1 ? [] : null) };
+    if (e.version === 1) return e;
+    return { ...e, unrecorded: unread ?? `its reason and changes are not in the close's record in ${config.output.url}` };
+  });
+}
+
+/** How complete an open month's UTC days were published, from daily_runs; null where the warehouse has no daily_runs (one not loaded since it came). */
+async function publishedCompleteness(wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<MonthCompleteness | null> {
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
   const runs = await wh.query<{ day: string; state: string }>(
-    `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(month + '-01')} AND day < DATE ${sqlString(next)}`)
+    `SELECT CAST(day AS VARCHAR(10)) AS day, state FROM ${schema}daily_runs WHERE day >= DATE ${sqlString(from)} AND day < DATE ${sqlString(addDays(to, 1))}`)
     .catch(() => null);
-  return runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now);
+  return runs && monthCompleteness(month, runs.map((r) => ({ day: String(r.day), state: String(r.state) })), now, tz);
 }
 
 /** One row of a month split by country: a series' minutes, pings and days from one country, and that country's share of the series' minutes in the split (null when the series has none). */
@@ -206,6 +188,7 @@ export function formatCountrySplit(month: string, rows: CountryRow[], source: st
     lines.push(`${r.series_id.padEnd(32)} ${r.country.padEnd(7)} ${r.minutes_watched.toLocaleString('en').padStart(14)} ${share} ${r.pings.toLocaleString('en').padStart(12)} ${String(r.days_watched).padStart(5)}`);
   }
   lines.push('', 'share: of the series\' minutes in this split. Sessions and viewers are not shown: they are distinct counts per day, which do not add up over days.');
+  if (rows.some((r) => r.country === UNKNOWN_COUNTRY)) lines.push(`${UNKNOWN_COUNTRY}: ${UNKNOWN_COUNTRY_MEANING}.`);
   if (extra.differences.length) {
     lines.push('');
     for (const d of extra.differences) {
@@ -216,7 +199,7 @@ export function formatCountrySplit(month: string, rows: CountryRow[], source: st
       + ' fewer mean days without daily_country_stats rows (rolled up before the table existed)'
       + (extra.closed ? '.' : ', or days rolled up again since the month\'s figures were taken.'));
   }
-  if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, extra.completeness));
+  if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, UTC, extra.completeness));
   return lines.join('\n') + '\n';
 }
 
@@ -232,8 +215,8 @@ async function countryReport(wh: Readable, schema: string, month: string, format
   const differences = countryDifferences(rows, s.rows);
   const source = `${wh.description} (daily_country_stats)`;
   if (format === 'csv') return countryCsv(rows);
-  const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, now);
-  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness }, null, 2) + '\n';
+  const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, UTC, now);
+  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness, codes: { [UNKNOWN_COUNTRY]: UNKNOWN_COUNTRY_MEANING } }, null, 2) + '\n';
   return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness });
 }
 
@@ -242,11 +225,12 @@ export interface Readable { readonly description: string; query<T>(sql: string):
 
 /**
  * A month's statement from the warehouse, in SQL that runs on DuckDB, PostgreSQL and Redshift: the
- * latest issued version when the month is closed in `tz`; else its monthly_series_stats in `tz`; else
- * (UTC) the daily rows, whose minutes, pings and days add up exactly (its distinct counts would not).
- * With the adjustments reported on it, per closed month and series.
+ * latest issued version when the month is closed in `tz` (and every version issued, oldest first);
+ * else its monthly_series_stats in `tz`; else (UTC) the daily rows, whose minutes, pings and days add
+ * up exactly (its distinct counts would not), or (a zone) its minutes so far (zoneMinutesSoFar). With
+ * the adjustments reported on it, per closed month, UTC day and series.
  */
-export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null }> {
+export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null; versions: ClosedStatement[] }> {
   type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
   const first = sqlString(`${month}-01`);
   const zone = sqlString(tz);
@@ -255,39 +239,80 @@ export async function monthStatement(wh: Readable, schema: string, month: string
   const none = <T>(q: Promise<T[]>): Promise<T[]> => q.catch(() => [] as T[]);
   const versions = await none(wh.query<{ version: bigint | number; closed_at: string }>(
     `SELECT version, CAST(MAX(closed_at) AS VARCHAR(32)) AS closed_at FROM ${schema}monthly_statements WHERE month = DATE ${first} AND tz = ${zone} GROUP BY version ORDER BY version DESC`));
-  const adjustments = (await none(wh.query<{ closed_month: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
-    `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched FROM ${schema}statement_adjustments
-     WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0) GROUP BY closed_month, series_id ORDER BY closed_month, series_id`)))
-    .map((a) => ({ closed_month: String(a.closed_month), series_id: a.series_id, pings: Number(a.pings), minutes_watched: Number(a.minutes_watched) }));
-  if (versions.length) {
-    const v = Number(versions[0]!.version);
+  // Per closed month, UTC day and series (episodes added up): what each adjustment belongs to.
+  const adjustments = (await none(wh.query<{ closed_month: string; day: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
+    `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, CAST(day AS VARCHAR(10)) AS day, MIN(series_id) AS series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched
+     FROM ${schema}statement_adjustments WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0)
+     GROUP BY closed_month, day, ${idKey('series_id')} ORDER BY closed_month, day, ${idKey('MIN(series_id)')}`)))
+    .map((a) => ({ closed_month: String(a.closed_month), tz, day: String(a.day), series_id: a.series_id, pings: Number(a.pings), minutes_watched: Number(a.minutes_watched) }));
+  const issued = versions.map((v) => ({ version: Number(v.version), closedAt: String(v.closed_at).replace(' ', 'T').slice(0, 19) + 'Z' })).reverse();
+  if (issued.length) {
+    const latest = issued.at(-1)!;
     const rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_statements
-      WHERE month = DATE ${first} AND tz = ${zone} AND version = ${v} ORDER BY minutes_watched DESC, series_id`);
-    return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: { version: v, closedAt: String(versions[0]!.closed_at).replace(' ', 'T').slice(0, 19) + 'Z' } };
+      WHERE month = DATE ${first} AND tz = ${zone} AND version = ${latest.version} ORDER BY minutes_watched DESC, series_id`);
+    return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: latest, versions: issued };
   }
   let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
      FROM ${schema}monthly_series_stats WHERE month = DATE ${first} AND COALESCE(tz, 'UTC') = ${zone} ORDER BY minutes_watched DESC, series_id`));
   let source = `${wh.description} (monthly_series_stats)`;
-  if (rows.length === 0 && tz !== 'UTC') throw new ConfigError(`${month} in ${tz} is not rolled up: run pingroll rollup --month ${month} --tz ${tz} first (daily rows are UTC days)`);
+  if (rows.length === 0 && tz !== UTC) {
+    // Its figures so far, as a UTC month's come from its daily rows: a zone's month starts and ends
+    // inside UTC days, so from the minutes of its series instead (the month's own table waits until
+    // it is over: rollup --month).
+    return {
+      rows: await zoneMinutesSoFar(wh, schema, month, tz), adjustments, closed: null, versions: [],
+      source: `${wh.description} (daily_series_minutes: each UTC minute of the month in ${tz})`,
+    };
+  }
   if (rows.length === 0) {
     rows = await wh.query<Row>(`SELECT series_id, minutes_watched, share_of_month, pings, days_watched FROM ${schema}monthly_series_minutes
      WHERE month = DATE ${first} ORDER BY minutes_watched DESC, series_id`);
     source = `${wh.description} (daily rows; pingroll rollup --month ${month} writes the month's own table)`;
   }
-  return { rows: rowsOf(rows), adjustments, source, closed: null };
+  return { rows: rowsOf(rows), adjustments, source, closed: null, versions: [] };
+}
+
+/**
+ * A zone's month from daily_series_minutes, in SQL that runs on DuckDB, PostgreSQL and Redshift:
+ * each series' minutes (the sessions of each UTC minute of the month: the distinct (session, minute)
+ * pairs that are its minutes watched, contract §5) and its local days with a minute. Each minute's
+ * local day by the instants the zone's days start at, computed here (DST and odd offsets alike), so
+ * that no warehouse needs the zone's rules. No pings: they are counted per UTC day.
+ */
+async function zoneMinutesSoFar(wh: Readable, schema: string, month: string, tz: string): Promise<StatementRow[]> {
+  const { startMs, endMs } = localMonthMs(month, tz);
+  const { from, to } = utcDaysOfLocalMonth(month, tz);
+  const at = (ms: number): string => `TIMESTAMP ${sqlString(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))}`;
+  const localDays = daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1));
+  const localDay = `CASE ${localDays.slice(1).map((d, i) => `WHEN minute < ${at(localDayStartMs(d, tz))} THEN ${i + 1}`).join(' ')} ELSE ${localDays.length} END`;
+  // A warehouse loaded before the table existed has no rows of it.
+  const rows = await wh.query<{ series_id: string; minutes_watched: bigint | number | string; days_watched: bigint | number | string }>(
+    `SELECT MIN(series_id) AS series_id, SUM(sessions) AS minutes_watched, COUNT(DISTINCT ${localDay}) AS days_watched FROM ${schema}daily_series_minutes
+     WHERE day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)} AND minute >= ${at(startMs)} AND minute < ${at(endMs)}
+     GROUP BY ${idKey('series_id')} ORDER BY SUM(sessions) DESC, ${idKey('MIN(series_id)')}`).catch((err: unknown) => {
+    if (isMissingTable(err)) return [];
+    throw err;
+  });
+  const total = rows.reduce((n, r) => n + Number(r.minutes_watched), 0);
+  return rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: total ? Number(r.minutes_watched) / total : 0, pings: null, days_watched: Number(r.days_watched) }));
 }
 
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */
-async function htmlReportCommand(config: Config, opts: { month?: string; date?: string; html?: string }): Promise<string> {
+async function htmlReportCommand(config: Config, opts: { month?: string; tz?: string; date?: string; html?: string }, now: Date): Promise<string> {
   if (Boolean(opts.month) === Boolean(opts.date)) throw new ConfigError('report --html FILE needs --date YYYY-MM-DD or --month YYYY-MM (one of them)');
-  if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) throw new ConfigError(`--month=${opts.month} is not a month; give it as YYYY-MM`);
+  if (opts.month) monthOption(opts.month, 'report');
+  // The pages' charts are of UTC days, which a zone's month starts and ends inside.
+  const tz = zoneOption(opts.tz);
+  if (tz !== UTC) throw new ConfigError(`--html draws UTC days: a month in ${tz} is written by pingroll report --month ${opts.month ?? 'YYYY-MM'} --tz ${tz} (--format table, csv or json); leave out --tz for the page`);
   const day = opts.date ? parseDay(opts.date, '--date') : null;
   const wh = await warehouseFor(config);
   if (!wh) throw new ConfigError('pingroll report reads the warehouse; PINGROLL_WAREHOUSE is none');
   try {
     const schema = config.redshift ? `${config.redshift.schema}.` : '';
     const readable = wh as DuckDbWarehouse | RedshiftWarehouse;
-    const page = day ? await dayPage(readable, schema, day) : await monthPage(readable, schema, opts.month!);
+    // A warehouse that cannot give the statement (one loaded before its tables came) still gets its charts.
+    const page = day ? await dayPage(readable, schema, day)
+      : await monthPage(readable, schema, opts.month!, await statementOf(config, readable, schema, opts.month!, UTC, now).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
     const { bytes } = await writeReportPage(opts.html!, page);
     return `wrote ${opts.html} (${Math.round(bytes / 1024)} KiB, ${page.charts.length} charts; self-contained: open it anywhere)\n`;
   } finally {

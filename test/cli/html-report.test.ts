@@ -73,6 +73,8 @@ describe('the HTML report', () => {
       // The page's script marks each canvas it drew on, and counts them on the body.
       expect(dom).toContain(`data-charts="${charts}"`);
       expect(dom.match(/<canvas[^>]*data-drawn="true"/g)).toHaveLength(charts);
+      // The month's statement beside its charts: its header, its rows and their total.
+      if ('month' in opts) expect(dom).toMatch(/<div class="beside">\s*<section id="statement"><h2>Minutes watched, 2026-10 \(UTC\): open, figures so far<\/h2><dl><dt>month<\/dt><dd>2026-10<\/dd>.*<tfoot><tr><td>total \(\d+ series\)<\/td>/s);
       const png = join(r, `${charts}.png`);
       headless(join(r, `shot-${charts}`), `--screenshot=${png}`, `file://${file}`);
       // A page of charts, not a blank one (a blank 1280x1500 PNG is a few KiB).

@@ -184,6 +184,9 @@ describe('pingroll report --by country', () => {
       expect(said).toEqual(['plain: 69 minutes by country, 66 on the statement (+3)', 'gone: 0 minutes by country, 5 on the statement (-5)']);
       expect(table).toMatch(/A minute a session watched from two countries counts in each country/);
       expect(table).toMatch(/\nsilent\s+ZZ\s+0\s+-\s+0\s+1\n/);
+      // ZZ is said for what it is: no country.
+      expect(table).toContain('\nZZ: country unknown: a client IP the IP-to-country database has no country for (private, reserved or malformed addresses), and every DynamoDB ping (the legacy items carry no IP); not a country.\n');
+      expect(json.codes).toEqual({ ZZ: expect.stringMatching(/^country unknown: .*every DynamoDB ping/) });
       expect(table.split('\n')[2]).toMatch(/^series\s+country\s+minutes\s+share\s+pings\s+days$/);
     });
 

@@ -155,8 +155,8 @@ describe('closing a month', () => {
     expect(nov.adjustments.map((a: { closed_month: string; pings: number }) => [a.closed_month, a.pings]).reduce((n: number, [, p]: [string, number]) => n + p, 0)).toBe(pings(wantAdjusted));
     expect(await reportCommand(config, { month: '2026-11' }, NOV_12)).toMatch(/Adjustments to earlier months/);
     const csv = await reportCommand(config, { month: '2026-11', format: 'csv' }, NOV_12);
-    expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched,kind,of_month');
-    expect(csv).toMatch(/,adjustment,2026-10\r\n/);
+    expect(csv.split('\r\n')[0]).toBe('section,name,value,series_id,minutes_watched,share_percent,pings,days_watched,closed_month,tz,day,version,closed_at,reason,figure,from,to');
+    expect(csv).toMatch(/\r\nadjustment,,,s\d+,\d+,,\d+,,2026-10,UTC,2026-10-15,/);
     // And the month's HTML page, in a table of their own.
     const page = join(r, 'nov.html');
     await reportCommand(config, { month: '2026-11', html: page }, NOV_12);

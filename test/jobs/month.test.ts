@@ -36,17 +36,19 @@ describe('monthly_series_stats', () => {
 
     // The licensors' statement reads the month's own table now.
     const text = await reportCommand(config, { month: '2026-10' }, new Date('2026-11-05T00:00:00Z'));
-    expect(text).toMatch(/from duckdb:.*\(monthly_series_stats\)/);
+    expect(text).toMatch(/\nfigures from +duckdb:.*\(monthly_series_stats\)\n/);
     for (const m of want) expect(text).toMatch(new RegExp(`${m.series_id}\\s+${m.minutes_watched.toLocaleString('en')}\\s`));
 
     // The same statement as CSV and JSON, for spreadsheets and programs.
     const csv = await reportCommand(config, { month: '2026-10', format: 'csv' }, new Date('2026-11-05T00:00:00Z'));
-    expect(csv.split('\r\n')[0]).toBe('series_id,minutes_watched,share_of_month,pings,days_watched,kind,of_month');
-    expect(csv.trim().split('\r\n')).toHaveLength(want.length + 1);
+    expect(csv.split('\r\n')[0]).toBe('section,name,value,series_id,minutes_watched,share_percent,pings,days_watched,closed_month,tz,day,version,closed_at,reason,figure,from,to');
+    expect(csv.split('\r\n').filter((l) => l.startsWith('statement,'))).toHaveLength(want.length);
     const json = JSON.parse(await reportCommand(config, { month: '2026-10', format: 'json' }, new Date('2026-11-05T00:00:00Z')));
     expect(json.rows.map((x: { series_id: string; minutes_watched: number; days_watched: number }) => [x.series_id, x.minutes_watched, x.days_watched]).sort())
       .toEqual(want.map((m) => [m.series_id, m.minutes_watched, m.days_watched]).sort());
-    expect(json.rows.reduce((n: number, x: { share_of_month: number }) => n + x.share_of_month, 0)).toBeCloseTo(1, 9);
+    // Shares to 4 decimals: they add up to 100, give or take the rounding of each.
+    expect(Math.abs(json.rows.reduce((n: number, x: { share_percent: number }) => n + x.share_percent, 0) - 100)).toBeLessThanOrEqual(0.00005 * want.length);
+    expect(json.total).toMatchObject({ series: want.length, share_percent: 100, minutes_watched: want.reduce((n, m) => n + m.minutes_watched, 0) });
 
     // Run again: the month is replaced, not added to.
     await withBackends(config, memoryLog(), (b) => runMonthRollup(config, b, { month: '2026-10', log: memoryLog() }));

@@ -243,16 +243,16 @@ describe('the licensors\' statement from Redshift', () => {
     const restore = setEnv(ENV);
     try {
       const text = await reportCommand(loadConfig(process.env), { month: '2026-11' }, new Date('2026-11-04T12:00:00Z'));
-      expect(text).toMatch(/The Crown\s+3,000\s+75\.00%/);
-      expect(text).toMatch(/s2\s+1,000\s+25\.00%/);
-      expect(text).toMatch(/total\s+4,000/);
+      expect(text).toMatch(/The Crown\s+3,000\s+75\.0000\s+3,100/);
+      expect(text).toMatch(/s2\s+1,000\s+25\.0000\s+1,010/);
+      expect(text).toMatch(/total \(2 series\)\s+4,000/);
       expect(rs.commandCalls(GetStatementResultCommand).filter((c) => c.args[0].input.Id === 'q-1')).toHaveLength(2);
       expect(text).toContain('Not final: 1 of 3 days of 2026-11 so far are published complete; not published: 2026-11-03; incomplete: 2026-11-02');
       // A closed month's statement first (none here), its adjustments, the month's own table (it answered here), daily_runs.
       expect(rs.commandCalls(ExecuteStatementCommand).map((c) => /FROM pingroll\.(\w+)/.exec(c.args[0].input.Sql!)![1])).toEqual(['monthly_statements', 'statement_adjustments', 'monthly_series_stats', 'daily_runs']);
       expect(rs.commandCalls(ExecuteStatementCommand)[3]!.args[0].input.Sql).toMatch(/FROM pingroll\.daily_runs WHERE day >= DATE '2026-11-01' AND day < DATE '2026-12-01'/);
       expect(rs.commandCalls(ExecuteStatementCommand)[2]!.args[0].input.Sql).toMatch(/FROM pingroll\.monthly_series_stats WHERE month = DATE '2026-11-01' AND COALESCE\(tz, 'UTC'\) = 'UTC'/);
-      expect(text).toMatch(/from redshift:.* \(monthly_series_stats\)/);
+      expect(text).toMatch(/\nfigures from +redshift:.* \(monthly_series_stats\)\n/);
       // A report only reads: no DDL batch is sent.
       expect(rs.commandCalls(BatchExecuteStatementCommand)).toHaveLength(0);
     } finally {

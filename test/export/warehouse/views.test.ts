@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbWarehouse } from '../../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { DuckDBInstance } from '../../../lib/duckdb-engine.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
-import { formatStatement, monthCompleteness } from '../../../cli/commands/report.js';
+import { monthCompleteness } from '../../../cli/commands/report.js';
+import { statementDocument, statementText, type MonthCompleteness, type StatementRow } from '../../../cli/commands/statement-document.js';
 import { DATASETS, duckdbType } from '../../../datasets/registry.js';
 import { rm, runDays, tempDir } from '../../support/job-fixture.js';
 
@@ -108,14 +109,20 @@ describe('views', () => {
   });
 });
 
+/** A month's statement, open, as the text table prints it. */
+function formatStatement(month: string, rows: StatementRow[], source: string, completeness: MonthCompleteness | null = null, extra: { tz?: string } = {}): string {
+  return statementText(statementDocument({ month, tz: extra.tz ?? 'UTC', source, codeVersion: 'pingroll 0.1.0', rows, closed: null, adjustments: [], versions: [], completeness }));
+}
+
 describe("the licensors' statement", () => {
-  it('prints series by minutes with shares and a total', () => {
+  it('prints series by minutes with shares to 4 decimals, pings, days and a total', () => {
     const text = formatStatement('2026-11', [
       { series_id: 'The Crown', minutes_watched: 3000, share_of_month: 0.75, pings: 3100, days_watched: 30 },
       { series_id: 's2', minutes_watched: 1000, share_of_month: 0.25, pings: 1010, days_watched: 12 },
     ], 'wh.duckdb');
-    expect(text).toMatch(/The Crown\s+3,000\s+75\.00%\s+30/);
-    expect(text).toMatch(/total\s+4,000\s+100\.00%/);
+    expect(text).toMatch(/\nThe Crown\s+3,000\s+75\.0000\s+3,100\s+30\n/);
+    expect(text).toMatch(/\ntotal \(2 series\)\s+4,000\s+100\.0000\s+4,110\n/);
+    expect(text).toMatch(/\nshare\s+percent of the month's minutes watched, rounded to 4 decimals\n/);
   });
 
   it("names the month's days that are not published, or not complete, from daily_runs", () => {
@@ -126,6 +133,20 @@ describe("the licensors' statement", () => {
     expect(formatStatement('2026-11', [], 'wh', c)).toContain('Not final: 2 of 5 days of 2026-11 so far are published complete; not published: 2026-11-03; provisional (their delivery days\' final listings are still to come): 2026-11-04; incomplete: 2026-11-02; see pingroll status');
     const all = monthCompleteness('2026-02', Array.from({ length: 28 }, (_, i) => ({ day: `2026-02-${String(i + 1).padStart(2, '0')}`, state: 'complete' })), new Date('2026-04-01T00:00:00Z'));
     expect(formatStatement('2026-02', [], 'wh', all)).toContain('All 28 days of 2026-02 so far are published complete.');
+  });
+
+  it("checks a zone's month on the UTC days its close checks, the one it ends in too", () => {
+    const november = Array.from({ length: 30 }, (_, i) => ({ day: `2026-11-${String(i + 1).padStart(2, '0')}`, state: 'complete' }));
+    // New York's November ends at 05:00 UTC on 1 December: an hour later it is over, and 1 December
+    // UTC, which holds its last five hours, is not published (a close would refuse, naming it).
+    const ny = monthCompleteness('2026-11', november, new Date('2026-12-01T06:00:00Z'), 'America/New_York');
+    expect(ny).toEqual({ days: 31, complete: 30, missing: ['2026-12-01'], provisional: [], incomplete: [] });
+    expect(formatStatement('2026-11', [], 'wh', ny, { tz: 'America/New_York' })).toContain('Not final: 30 of 31 UTC days that hold 2026-11 in America/New_York (2026-11-01 to 2026-12-01) so far are published complete; not published: 2026-12-01; see pingroll status');
+    // In progress: its days up to yesterday. Kolkata's November starts at 18:30 UTC on 31 October.
+    const kolkata = monthCompleteness('2026-11', november, new Date('2026-11-10T12:00:00Z'), 'Asia/Kolkata');
+    expect(kolkata).toEqual({ days: 10, complete: 9, missing: ['2026-10-31'], provisional: [], incomplete: [] });
+    // UTC's month as before: its own days.
+    expect(monthCompleteness('2026-11', november, new Date('2026-12-01T06:00:00Z'))).toMatchObject({ days: 30, complete: 30, missing: [] });
   });
 });
 
@@ -163,9 +184,9 @@ describe('pingroll report on a generated month', () => {
       expect(text).not.toContain('not published:');
       for (const [series, m] of minutes) {
         const line = text.split('\n').find((l) => l.startsWith(series.padEnd(32)));
-        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(2)}%`));
+        expect(line, series).toMatch(new RegExp(`${m.toLocaleString('en')}\\s+${((m / total) * 100).toFixed(4)}\\s`));
       }
-      expect(text).toMatch(new RegExp(`total\\s+${total.toLocaleString('en')}`));
+      expect(text).toMatch(new RegExp(`total \\(${minutes.size} series\\)\\s+${total.toLocaleString('en')}`));
     } finally {
       restore();
       await rm(r, { recursive: true, force: true });

@@ -1,0 +1,13 @@
+/**
+ * One close's record, read on its own: `report` shows a statement's versions with their reasons and
+ * what each changed, which only the record keeps. Read-only: the close writes it (state/closes.ts
+ * names it, jobs/stages/close.ts publishes it).
+ */
+import { closeKey, type Close } from './closes.js';
+import type { ObjectStore } from './object-store/object-store.js';
+
+/** The record of `month` closed in `tz`, or null when it has none. */
+export async function readCloseRecord(store: Pick<ObjectStore, 'get'>, month: string, tz: string): Promise<Close | null> {
+  const body = await store.get(closeKey(month, tz));
+  return body ? (JSON.parse(body.toString('utf8')) as Close) : null;
+}
