@@ -44,6 +44,8 @@ export interface StatementVersion {
   reason: string | null;
   /** Per series, the figures that differ from the version before (a reopen). */
   changed?: Array<{ series_id: string; field: string; from: number | null; to: number | null }>;
+  /** The code version that issued it (`pingroll --version`'s first line); absent from records written before it was kept. */
+  codeVersion?: string;
 }
 
 export interface CoveredDay {

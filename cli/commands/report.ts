@@ -87,9 +87,12 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
  */
 export async function statementOf(config: Config, wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<StatementDocument> {
   const s = await monthStatement(wh, schema, month, tz);
+  const versions = await versionHistory(config, month, tz, s.versions);
+  // A closed month's: the code that issued the version shown (its close's record keeps it), and this one.
+  const issuedBy = s.closed ? versions.find((v) => v.version === s.closed!.version)?.codeVersion ?? 'not recorded (issued before closes kept it)' : null;
   return statementDocument({
-    month, tz, source: s.source, codeVersion: versionLine(), rows: s.rows, closed: s.closed, adjustments: s.adjustments,
-    versions: await versionHistory(config, month, tz, s.versions),
+    month, tz, source: s.source, codeVersion: issuedBy === null ? versionLine() : `${issuedBy} issued it; ${versionLine()} wrote this document`, rows: s.rows, closed: s.closed, adjustments: s.adjustments,
+    versions,
     completeness: s.closed ? null : await publishedCompleteness(wh, schema, month, tz, now),
     notes: s.rows.some((r) => r.pings === null) ? [`pings: not shown for ${month} in ${tz} yet: they are counted per UTC day, and a month in a zone starts and ends inside UTC days; pingroll rollup --month ${month} --tz ${tz} rolls up the month's own table, with them, once it is over`] : [],
   });
@@ -102,7 +105,7 @@ export async function statementOf(config: Config, wh: Readable, schema: string, 
  */
 async function versionHistory(config: Config, month: string, tz: string, issued: ClosedStatement[]): Promise<VersionEntry[]> {
   const entries: VersionEntry[] = issued.map((v) => ({ version: v.version, closedAt: v.closedAt, reason: null, changed: v.version === 1 ? [] : null }));
-  if (issued.every((v) => v.version === 1)) return entries;
+  if (issued.length === 0) return entries;
   let record: Close | null = null;
   let unread: string | null = null;
   try {
@@ -112,7 +115,7 @@ async function versionHistory(config: Config, month: string, tz: string, issued:
   }
   return entries.map((e) => {
     const r = record?.versions.find((v) => v.version === e.version);
-    if (r) return { ...e, reason: r.reason, changed: r.changed ?? (e.version === 1 ? [] : null) };
+    if (r) return { ...e, reason: r.reason, changed: r.changed ?? (e.version === 1 ? [] : null), ...(r.codeVersion ? { codeVersion: r.codeVersion } : {}) };
     if (e.version === 1) return e;
     return { ...e, unrecorded: unread ?? `its reason and changes are not in the close's record in ${config.output.url}` };
   });
@@ -132,6 +135,23 @@ export interface CountryRow { series_id: string; country: string; minutes_watche
 
 /** A series whose minutes by country do not add up to its minutes on the statement. */
 export interface CountryDifference { series_id: string; country_minutes: number; statement_minutes: number }
+
+/**
+ * The month's days that have daily_series_stats rows and no daily_country_stats rows, per series
+ * (days rolled up before the country table existed): where a series' country minutes fall short of
+ * its statement's. In SQL that runs on DuckDB, PostgreSQL and Redshift.
+ */
+export async function daysWithoutCountries(wh: Readable, schema: string, month: string): Promise<Map<string, string[]>> {
+  const first = sqlString(`${month}-01`);
+  const next = sqlString(addMonths(`${month}-01`, 1));
+  const rows = await wh.query<{ series_id: string; day: string }>(`SELECT MIN(s.series_id) AS series_id, CAST(s.day AS VARCHAR) AS day
+    FROM ${schema}daily_series_stats s WHERE s.day >= DATE ${first} AND s.day < DATE ${next}
+      AND NOT EXISTS (SELECT 1 FROM ${schema}daily_country_stats c WHERE c.day = s.day AND ${idKey('c.series_id')} = ${idKey('s.series_id')})
+    GROUP BY ${idKey('s.series_id')}, s.day ORDER BY 2`);
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.series_id, [...(out.get(r.series_id) ?? []), String(r.day).slice(0, 10)]);
+  return out;
+}
 
 /**
  * A UTC month's daily_country_stats summed over its days, in SQL that runs on DuckDB, PostgreSQL and
@@ -178,7 +198,7 @@ export function countryCsv(rows: CountryRow[]): string {
 }
 
 /** The split by country as a table: which statement it accompanies, the rows, and every series whose minutes differ from the statement's. */
-export function formatCountrySplit(month: string, rows: CountryRow[], source: string, extra: { closed: ClosedStatement | null; differences: CountryDifference[]; completeness: MonthCompleteness | null }): string {
+export function formatCountrySplit(month: string, rows: CountryRow[], source: string, extra: { closed: ClosedStatement | null; differences: CountryDifference[]; completeness: MonthCompleteness | null; daysWithout?: Map<string, string[]> }): string {
   const lines = [extra.closed
     ? `Minutes watched by country, ${month} (UTC), from ${source}: accompanies statement version ${extra.closed.version}, closed ${extra.closed.closedAt} (the close froze the month's daily rows)`
     : `Minutes watched by country, ${month} (UTC), from ${source}: the month is not closed`, '',
@@ -195,9 +215,18 @@ export function formatCountrySplit(month: string, rows: CountryRow[], source: st
       const by = d.country_minutes - d.statement_minutes;
       lines.push(`${d.series_id}: ${d.country_minutes.toLocaleString('en')} minutes by country, ${d.statement_minutes.toLocaleString('en')} on the statement (${by > 0 ? '+' : ''}${by.toLocaleString('en')})`);
     }
-    lines.push('A minute a session watched from two countries counts in each country (distinct counts are per group, contract §10), so country minutes can exceed the statement\'s;'
-      + ' fewer mean days without daily_country_stats rows (rolled up before the table existed)'
-      + (extra.closed ? '.' : ', or days rolled up again since the month\'s figures were taken.'));
+    // Why, from the data: more is a minute seen from two countries; fewer, the days the split lacks.
+    if (extra.differences.some((d) => d.country_minutes > d.statement_minutes)) {
+      lines.push('More: a minute a session watched from two countries counts in each country (distinct counts are per group, contract §10).');
+    }
+    for (const d of extra.differences.filter((x) => x.country_minutes < x.statement_minutes)) {
+      const days = extra.daysWithout?.get(d.series_id) ?? [];
+      lines.push(days.length
+        ? `${d.series_id}: fewer by country: ${days.length} day${days.length > 1 ? 's' : ''} of it ${days.length > 1 ? 'have' : 'has'} no daily_country_stats rows (rolled up before the table existed): ${days.slice(0, 10).join(', ')}${days.length > 10 ? `, and ${days.length - 10} more` : ''}; pingroll backfill --force over them fills them in${extra.closed ? ' (a closed month\'s days: with its reopen)' : ''}`
+        : extra.closed
+          ? `${d.series_id}: fewer by country, and no day of it lacks country rows: the daily rows and the statement disagree; see pingroll status for the month's days (a defect: please report it)`
+          : `${d.series_id}: fewer by country: the month's figures were taken before some of its days were rolled up again (pingroll rollup --month ${month} takes them again)`);
+    }
   }
   if (extra.completeness && !extra.closed) lines.push('', completenessLine(month, UTC, extra.completeness));
   return lines.join('\n') + '\n';
@@ -213,11 +242,13 @@ async function countryReport(wh: Readable, schema: string, month: string, format
   if (rows.length === 0) throw new ConfigError(`no daily_country_stats rows for ${month}: run pingroll rollup for its days first (make backfill FROM=${month}-01 TO=...)`);
   const s = await monthStatement(wh, schema, month, 'UTC');
   const differences = countryDifferences(rows, s.rows);
+  const daysWithout = differences.some((d) => d.country_minutes < d.statement_minutes) ? await daysWithoutCountries(wh, schema, month) : new Map<string, string[]>();
   const source = `${wh.description} (daily_country_stats)`;
   if (format === 'csv') return countryCsv(rows);
   const completeness = s.closed ? null : await publishedCompleteness(wh, schema, month, UTC, now);
-  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows, differences, completeness, codes: { [UNKNOWN_COUNTRY]: UNKNOWN_COUNTRY_MEANING } }, null, 2) + '\n';
-  return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness });
+  if (format === 'json') return JSON.stringify({ month, tz: 'UTC', by: 'country', source, closed: s.closed, rows,
+    differences: differences.map((d) => (daysWithout.has(d.series_id) && d.country_minutes < d.statement_minutes ? { ...d, days_without_country_rows: daysWithout.get(d.series_id) } : d)), completeness, codes: { [UNKNOWN_COUNTRY]: UNKNOWN_COUNTRY_MEANING } }, null, 2) + '\n';
+  return formatCountrySplit(month, rows, source, { closed: s.closed, differences, completeness, daysWithout });
 }
 
 /** A warehouse that answers queries (both do; the tests' PostgreSQL too). */

@@ -37,7 +37,7 @@ export interface VersionChange { series_id: string; field: string; from: number 
  * the version before (empty for the first). `unrecorded` says why the reason and the changes are not
  * known (the close's record could not be read); they are null then.
  */
-export interface VersionEntry { version: number; closedAt: string; reason: string | null; changed: VersionChange[] | null; unrecorded?: string }
+export interface VersionEntry { version: number; closedAt: string; reason: string | null; changed: VersionChange[] | null; unrecorded?: string; codeVersion?: string }
 
 /** How complete the month's UTC days were when published (from daily_runs). */
 export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }

@@ -15,6 +15,7 @@ import { CloseRefusedError, CloseUsageError, closeKey, coveredDays, pendingInput
 
 export { CloseRefusedError, CloseUsageError };
 import { ListedDays } from '../../state/listing-state.js';
+import { versionLine } from '../../infra/version.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Config } from '../../infra/config.js';
 import { dayStatus } from '../day-status.js';
@@ -80,7 +81,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     }
     const close: Close = {
       month, tz, version, closedAt, days: covered,
-      versions: [...(was?.versions ?? []), { version, closedAt, reason: ask.reopen ?? null, ...(was ? { changed } : {}) } satisfies StatementVersion],
+      versions: [...(was?.versions ?? []), { version, closedAt, reason: ask.reopen ?? null, codeVersion: versionLine(), ...(was ? { changed } : {}) } satisfies StatementVersion],
     };
     // The adjustments reported on this month are frozen with it: each earlier close's pending batches, now reported here.
     const adjusted: Close[] = [];

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countryDifferences, countrySplit, monthStatement, reportCommand, type CountryRow } from '../../cli/commands/report.js';
+import { countryDifferences, countrySplit, formatCountrySplit, monthStatement, reportCommand, type CountryRow } from '../../cli/commands/report.js';
 import { DuckDbWarehouse } from '../../export/warehouse/duckdb/duckdb-warehouse.js';
 import { warehouseStatements } from '../../export/warehouse/sql/ddl.js';
 import { ConfigError } from '../../infra/config.js';
@@ -142,7 +142,8 @@ describe('pingroll report --by country', () => {
     ];
     // Version 1, then version 2 after a reopen: the split accompanies the latest. plain's minutes:
     // 69 by country (a session's minute seen from two countries counts in each), 66 on the statement;
-    // gone is on the statement with no country rows (a day rolled up before the table existed).
+    // gone is on the statement with no country rows: its one day (2026-09-10) was rolled up before
+    // the table existed, as its daily_series_stats row without country rows says.
     const statement = (version: number, closedAt: string, minutes: Record<string, number>): Array<Record<string, unknown>> => {
       const total = Object.values(minutes).reduce((a, b) => a + b, 0);
       return Object.entries(minutes).map(([series_id, m]) => ({ month: `${M}-01`, tz: 'UTC', version, closed_at: closedAt, series_id, episodes: 1, pings: m, sessions: 1, viewers: 1,
@@ -163,6 +164,9 @@ describe('pingroll report --by country', () => {
       await onDuckFile(join(r, 'wh.duckdb'), async (db) => {
         await insertRows(db, 'daily_country_stats', daily as unknown as Array<Record<string, unknown>>);
         await insertRows(db, 'monthly_statements', statements);
+        const at = { first_ping_at: '2026-09-10 10:00:00', last_ping_at: '2026-09-10 10:05:00' };
+        await insertRows(db, 'daily_series_stats', [{ day: '2026-09-10', series_id: 'gone', episodes: 1, pings: 5, sessions: 1, viewers: 1, minutes_watched: 5, ...at },
+          { day: '2026-09-01', series_id: 'plain', episodes: 1, pings: 52, sessions: 1, viewers: 1, minutes_watched: 50, ...at }]);
       });
     });
 
@@ -175,19 +179,26 @@ describe('pingroll report --by country', () => {
       expect(json.rows.find((x: CountryRow) => x.series_id === 'plain' && x.country === 'US')).toEqual({ series_id: 'plain', country: 'US', minutes_watched: 45, pings: 48, days_watched: 2, share_of_series: 45 / 69 });
       expect(json.rows.find((x: CountryRow) => x.series_id === 'silent').share_of_series).toBeNull();
       expect(json.closed).toEqual({ version: 2, closedAt: '2026-10-09T07:30:00Z' });
-      expect(json.differences).toEqual([{ series_id: 'plain', country_minutes: 69, statement_minutes: 66 }, { series_id: 'gone', country_minutes: 0, statement_minutes: 5 }]);
+      expect(json.differences).toEqual([{ series_id: 'plain', country_minutes: 69, statement_minutes: 66 },
+        { series_id: 'gone', country_minutes: 0, statement_minutes: 5, days_without_country_rows: ['2026-09-10'] }]);
       expect(json.completeness).toBeNull();
 
       const table = await reportCommand(config, { month: M, by: 'country', tz: 'UTC' });
       expect(table).toMatch(/^Minutes watched by country, 2026-09 \(UTC\), from duckdb:.*: accompanies statement version 2, closed 2026-10-09T07:30:00Z/);
       const said = table.split('\n').filter((l) => l.includes('on the statement'));
       expect(said).toEqual(['plain: 69 minutes by country, 66 on the statement (+3)', 'gone: 0 minutes by country, 5 on the statement (-5)']);
-      expect(table).toMatch(/A minute a session watched from two countries counts in each country/);
+      // Why each differs, from the data: more, a minute seen from two countries; fewer, the days without country rows, named.
+      expect(table).toMatch(/\nMore: a minute a session watched from two countries counts in each country/);
+      expect(table).toContain('\ngone: fewer by country: 1 day of it has no daily_country_stats rows (rolled up before the table existed): 2026-09-10; pingroll backfill --force over them fills them in (a closed month\'s days: with its reopen)\n');
       expect(table).toMatch(/\nsilent\s+ZZ\s+0\s+-\s+0\s+1\n/);
       // ZZ is said for what it is: no country.
       expect(table).toContain('\nZZ: country unknown: a client IP the IP-to-country database has no country for (private, reserved or malformed addresses), and every DynamoDB ping (the legacy items carry no IP); not a country.\n');
       expect(json.codes).toEqual({ ZZ: expect.stringMatching(/^country unknown: .*every DynamoDB ping/) });
       expect(table.split('\n')[2]).toMatch(/^series\s+country\s+minutes\s+share\s+pings\s+days$/);
+      // Fewer with no day short of country rows is not explained away: it is said to be a defect.
+      const unexplained = formatCountrySplit(M, [], 'wh', { closed: json.closed, differences: [{ series_id: 'gone', country_minutes: 0, statement_minutes: 5 }], completeness: null, daysWithout: new Map() });
+      expect(unexplained).toContain('gone: fewer by country, and no day of it lacks country rows: the daily rows and the statement disagree; see pingroll status');
+      expect(unexplained).not.toMatch(/rolled up before the table existed/);
     });
 
     it('writes ids a spreadsheet would run as formulas as text in the CSV', async () => {

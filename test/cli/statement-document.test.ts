@@ -175,6 +175,8 @@ describe('a closed, reopened month, as a document', () => {
     expect(json.header).toEqual({ month: '2026-10', tz: 'UTC', status: 'closed', version: 2, closed_at: '2026-11-12T06:00:00Z', code_version: expect.stringMatching(/^pingroll \d+\.\d+\.\d+/),
       source: expect.stringMatching(/\(monthly_statements\)$/), share_percent: "percent of the month's minutes watched, rounded to 4 decimals" });
     expect(json.rows).toEqual(wantRows);
+    // The code that issued the version shown, from its close's record, and the code that wrote the document.
+    expect(json.header.code_version).toMatch(/^pingroll \d+\.\d+\.\d+.* issued it; pingroll \d+\.\d+\.\d+.* wrote this document$/);
     expect(json.total).toEqual({ series: v2.length, minutes_watched: total, share_percent: 100, pings: v2.reduce((n, m) => n + m.pings, 0) });
     expect(json.adjustments.every((a: { closed_month: string; tz: string; day: string }) => a.closed_month === '2026-09' && a.tz === 'UTC' && a.day === '2026-09-15')).toBe(true);
     expect(perSeries(json.adjustments)).toEqual(wantAdjusted);

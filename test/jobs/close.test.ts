@@ -4,7 +4,6 @@
  * every ping minus what was closed (an independent recomputation, test/support/oracle.ts); a reopen
  * issues the next version with what changed; the daily job closes a month itself when told to.
  */
-import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -24,7 +23,7 @@ import { memoryLog } from '../../lib/log.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { CloseRefusedError, CloseUsageError } from '../../state/closes.js';
 import { generateSample, type LogObject, type TruthRecord } from '../../tools/sample/access-log-generator.js';
-import { dirConfig, query, readDay, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { builtOnce, dirConfig, query, readDay, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { expectedAdjustments, expectedMonth } from '../support/oracle.js';
 import { inFlight, runCli } from '../support/kill-run.js';
 
@@ -32,28 +31,18 @@ const root = tempRoots();
 const OCT = daysFrom('2026-10-01', '2026-10-31');
 const NOV_10 = new Date('2026-11-10T06:00:00Z');
 
-/** A month of small days, backfilled as of Nov 10 (every delivery day's final listing done), once a file. */
-let october: Promise<{ r: string; truth: TruthRecord[]; objects: LogObject[] }> | undefined;
-
 /**
- * The backfilled month in a root of its own (a copy of the file's one backfill: a month of days costs
- * half a minute to roll up): its truth and its root.
+ * A month of small days, backfilled as of Nov 10 (every delivery day's final listing done): its truth
+ * and its root, as each test finds it (backfilled once a file: a month of days takes half a minute).
  */
-async function octoberBackfilled(): Promise<{ r: string; truth: TruthRecord[]; objects: LogObject[] }> {
-  october ??= (async () => {
-    const r = root();
-    const samples = OCT.map((date, i) => generateSample({ date, sessions: 3, seed: 700 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
-    const objects = samples.flatMap((s) => s.objects);
-    await writeObjects(join(r, 'logs'), objects);
-    const summary = await runDays(dirConfig(r), { from: OCT[0]!, to: OCT.at(-1)!, log: memoryLog(), now: NOV_10 });
-    expect(summary.failed).toEqual([]);
-    return { r, truth: samples.flatMap((s) => s.truth), objects };
-  })();
-  const template = await october;
-  const r = root();
-  await cp(template.r, r, { recursive: true, preserveTimestamps: true });
-  return { ...template, r };
-}
+const octoberBackfilled = builtOnce(root, async (r) => {
+  const samples = OCT.map((date, i) => generateSample({ date, sessions: 3, seed: 700 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
+  const objects = samples.flatMap((s) => s.objects);
+  await writeObjects(join(r, 'logs'), objects);
+  const summary = await runDays(dirConfig(r), { from: OCT[0]!, to: OCT.at(-1)!, log: memoryLog(), now: NOV_10 });
+  expect(summary.failed).toEqual([]);
+  return { truth: samples.flatMap((s) => s.truth), objects };
+});
 
 const statementCols = 'month::VARCHAR AS month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched';
 

@@ -9,14 +9,13 @@
  *   sum of the daily rows it froze; a UTC day no UTC close covers has every ping.
  */
 import { readFileSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { statusCommand } from '../../cli/commands/status.js';
 import { memoryLog } from '../../lib/log.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { generateSample, type TruthRecord } from '../../tools/sample/access-log-generator.js';
-import { dirConfig, query, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { builtOnce, dirConfig, query, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { expectedAdjustments, expectedMonthIn, localDayOf } from '../support/oracle.js';
 import { reportCommand } from '../../cli/commands/report.js';
 
@@ -27,22 +26,6 @@ const DAYS = daysFrom('2026-10-31', '2026-12-01');
 /** The days at the zones' month boundaries are busier: pings on both sides of each. */
 const BUSY = ['2026-10-31', '2026-11-01', '2026-11-30', '2026-12-01'];
 
-let november: Promise<{ r: string; truth: TruthRecord[] }> | undefined;
-
-/** Those days backfilled as of Dec 10, in a root of their own (a copy of the file's one backfill): their truth and root. */
-async function novemberBackfilled(): Promise<{ r: string; truth: TruthRecord[] }> {
-  november ??= (async () => {
-    const r = root();
-    const samples = DAYS.map((date, i) => generateSample({ date, sessions: BUSY.includes(date) ? 30 : 2, seed: 4100 + i, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 60 }));
-    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
-    expect((await runDays(dirConfig(r), { from: DAYS[0]!, to: DAYS.at(-1)!, log: memoryLog(), now: DEC_10 })).failed).toEqual([]);
-    return { r, truth: samples.flatMap((s) => s.truth) };
-  })();
-  const template = await november;
-  const r = root();
-  await cp(template.r, r, { recursive: true, preserveTimestamps: true });
-  return { ...template, r };
-}
 const NY = 'America/New_York';
 const KOLKATA = 'Asia/Kolkata';
 const ZONES = ['UTC', NY, KOLKATA] as const;
@@ -65,6 +48,14 @@ function add(a: Figures, b: Figures): Figures {
   }
   return out;
 }
+
+/** Those days backfilled as of Dec 10: their truth and root, as each test finds it (backfilled once a file). */
+const novemberBackfilled = builtOnce(root, async (r) => {
+  const samples = DAYS.map((date, i) => generateSample({ date, sessions: BUSY.includes(date) ? 60 : 2, seed: 4100 + i, truth: true, series: 2, episodesPerSeries: 2, recordsPerObject: 60 }));
+  await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
+  expect((await runDays(dirConfig(r), { from: DAYS[0]!, to: DAYS.at(-1)!, log: memoryLog(), now: DEC_10 })).failed).toEqual([]);
+  return { truth: samples.flatMap((s) => s.truth) };
+});
 
 describe('a month closed in UTC and in zones', () => {
   it('freezes each statement, and only a UTC close a day\'s rows: late pings at the zone boundaries reach the UTC days no UTC close covers, and are adjustments only of the statements whose month they fall in; statement + adjustments = every ping, in every zone and version, reopens included', async () => {

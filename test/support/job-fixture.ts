@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -29,6 +29,33 @@ export function tempRoots(): () => string {
     const r = tempDir();
     roots.push(r);
     return r;
+  };
+}
+
+/**
+ * What a test file builds once (a month backfilled) and gives whole to each test that asks: built in
+ * a working folder from `roots`, kept as a snapshot, and the working folder put back as the snapshot
+ * before each later use (a file's tests run one after another). The folder keeps its path: pingroll's
+ * state names it (the warehouse's path is among a day's settings, seals name the logs), so a copy
+ * elsewhere would be another deployment, every day rolled up again.
+ */
+export function builtOnce<T extends object>(roots: () => string, build: (r: string) => Promise<T>): () => Promise<T & { r: string }> {
+  let made: Promise<{ r: string; snapshot: string; value: T }> | undefined;
+  let uses = 0;
+  return async () => {
+    made ??= (async () => {
+      const r = roots();
+      const value = await build(r);
+      const snapshot = roots();
+      await cp(r, snapshot, { recursive: true, preserveTimestamps: true });
+      return { r, snapshot, value };
+    })();
+    const m = await made;
+    if (uses++ > 0) {
+      await rm(m.r, { recursive: true, force: true });
+      await cp(m.snapshot, m.r, { recursive: true, preserveTimestamps: true });
+    }
+    return { ...m.value, r: m.r };
   };
 }
 
