@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
-import { decodeKeys, encodeKeys, sliceOf } from './slices.js';
+import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
 import { SEALS } from './seals.js';
 
 /** Batch commits not compacted yet. */
@@ -280,11 +280,17 @@ export class Ledger {
     return read;
   }
 
-  /** Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its slice's index once. */
+  /**
+   * Whether a log object was parsed by a committed batch (log objects are never rewritten). Reads its
+   * slice's index once; for an event-time name that was in another slice before issue #53 made every
+   * such name a part's (`formerSliceOf`: a unique part S3 does not write), that slice's too.
+   */
   async hasParsed(key: string): Promise<boolean> {
     if (this.pendingKeys.has(key)) return true;
     const { day, slice } = sliceOf(key);
-    return (await this.parsedIn(day, slice)).has(key);
+    if ((await this.parsedIn(day, slice)).has(key)) return true;
+    const was = formerSliceOf(key);
+    return was !== null && (await this.parsedIn(was.day, was.slice)).has(key);
   }
 
   /**

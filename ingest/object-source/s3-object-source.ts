@@ -2,7 +2,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from '../../state/listing-window.js';
-import { ownedParts, ownedSlices, partPrefix, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
+import { eventPrefix, ownedParts, ownedSlices, partOf, partRange, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, watch } from './s3-lean-get.js';
 
@@ -25,8 +25,12 @@ function slicePrefix(n: number): string {
 /** Slices a day. */
 const DAY_SLICES = DAY_MS / SLICE_MS;
 
-/** One ListObjectsV2 request's Prefix (and where it starts), relative to the source's prefix. */
-interface Range { prefix: string; startAfter?: string }
+/**
+ * One ListObjectsV2 listing's Prefix (and where it starts), relative to the source's prefix; for a
+ * part of an event-time day, which part, and where its day's names start (`head`, ending in
+ * `YYYY-MM-DD-00-00-00-`): the listing keeps that part's names only (state/slices.ts, `partRange`).
+ */
+interface Range { prefix: string; startAfter?: string; part?: { head: string; part: number } }
 
 /** The day of a date folder `.../YYYY/MM/DD/` (relative, ending in `/`), or null for another folder. */
 function folderDay(folder: string): string | null {
@@ -36,18 +40,29 @@ function folderDay(folder: string): string | null {
 
 /**
  * What a shard lists of slice `n` in `folder`: the slice's Prefix when it owns it, and, for a day's
- * 00:00 slice in that day's date folder, the Prefix of each part of the event-time names it owns
- * (`YYYY-MM-DD-00-00-00-XX`, state/slices.ts). The 00:00 slice's own listing then starts after the
- * parts' names (StartAfter `YYYY-MM-DD-00-00-00-F~`): its owner does not list an event-time day.
+ * 00:00 slice in that day's date folder, each part of the event-time names it owns (every name under
+ * `YYYY-MM-DD-00-00-00-`, state/slices.ts). The 00:00 slice's own listing then starts after the
+ * parts' names (StartAfter `YYYY-MM-DD-00-00-00.`, `.` the character after `-`): its owner does not
+ * list an event-time day. (It passes over that one name, which holds no delivery time: as every such
+ * name in a date folder, no shard lists it.)
  */
 function shardRanges(folder: string, n: number, shard: Shard): Range[] {
   const out: Range[] = [];
   const day = dayName(Math.floor(n / DAY_SLICES));
   const parted = n % DAY_SLICES === 0 && folderDay(folder) === day;
   const owner = ((n % shard.count) + shard.count) % shard.count;
-  if (owner === shard.index) out.push({ prefix: folder + slicePrefix(n), ...(parted ? { startAfter: `${folder}${day}-00-00-00-F~` } : {}) });
-  if (parted) for (const p of ownedParts(n, shard.index, shard.count)) out.push({ prefix: folder + partPrefix(day, p) });
+  if (owner === shard.index) out.push({ prefix: folder + slicePrefix(n), ...(parted ? { startAfter: `${folder}${day}-00-00-00.` } : {}) });
+  if (parted) out.push(...partRanges(folder, day, ownedParts(n, shard.index, shard.count)));
   return out;
+}
+
+/** The listings of `parts` of an event-time day in its date folder `folder`: a key range each (state/slices.ts, `partRange`). */
+function partRanges(folder: string, day: string, parts: readonly number[]): Range[] {
+  const head = folder + eventPrefix(day);
+  return parts.map((part) => {
+    const r = partRange(part);
+    return { prefix: head + r.prefix, ...(r.startAfter !== null ? { startAfter: head + r.startAfter } : {}), part: { head, part } };
+  });
 }
 
 /** The slices a shard lists something of from `fromMs` to `toMs`: those it owns, and each day's 00:00 slice (its parts). */
@@ -136,7 +151,7 @@ export class S3ObjectSource implements ObjectSource {
           // slices are the window's to list, as for one process's delivery-time names.
           for (let day = first; dayStartMs(day) < sinceMs; day = addDays(day, 1)) {
             const n = dayStartMs(day) / SLICE_MS;
-            yield* this.ranges(ownedParts(n, shard.index, shard.count).map((p) => ({ prefix: `${b}${dateFolder(day)}/${partPrefix(day, p)}` })));
+            yield* this.ranges(partRanges(`${b}${dateFolder(day)}/`, day, ownedParts(n, shard.index, shard.count)));
           }
         } else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
       }
@@ -226,9 +241,25 @@ export class S3ObjectSource implements ObjectSource {
     }
   }
 
-  /** The objects of each range (relative to the prefix), one listing each. */
+  /**
+   * The objects of each range (relative to the prefix), one listing each. A part's listing passes
+   * over the names of the part before it holds (after its StartAfter, before the part's first), and
+   * ends at the first name of a part after: no page past it is asked for.
+   */
   private async *ranges(ranges: readonly Range[]): AsyncIterable<ObjectRef> {
-    for (const r of ranges) yield* this.pages({ Prefix: this.prefix + r.prefix, ...(r.startAfter ? { StartAfter: this.prefix + r.startAfter } : {}) });
+    for (const r of ranges) {
+      const refs = this.pages({ Prefix: this.prefix + r.prefix, ...(r.startAfter ? { StartAfter: this.prefix + r.startAfter } : {}) });
+      if (!r.part) {
+        yield* refs;
+        continue;
+      }
+      const { head, part } = r.part;
+      for await (const ref of refs) {
+        const p = partOf(ref.key.slice(head.length));
+        if (p > part) break;
+        if (p === part) yield ref;
+      }
+    }
   }
 
   /** The sub-folders of a folder, relative to the prefix (ending in `/`). */

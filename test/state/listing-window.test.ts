@@ -16,7 +16,7 @@ import { ListingTracker, nameStamp, windowStart } from '../../state/listing-wind
 import type { ListPlan, ObjectSource } from '../../ingest/object-source/object-source.js';
 import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../lib/utc-day.js';
-import { EVENT_PARTS, ownedParts, ownedSlices, partPrefix, shardOfKey, SLICE_MS } from '../../state/slices.js';
+import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, shardOfKey, SLICE_MS } from '../../state/slices.js';
 import { rm, setEnv, tempDir } from '../support/job-fixture.js';
 import { startMoto, type Moto } from '../support/moto.js';
 import { startSyntheticS3, type SyntheticS3 } from '../support/synthetic-s3.js';
@@ -188,8 +188,12 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
   let lists = 0;
   /** The Prefix of each ListObjectsV2 request. */
   let prefixes: string[] = [];
+  /** The Prefix and StartAfter of each ListObjectsV2 request (`Prefix>StartAfter`). */
+  let requests: string[] = [];
   /** The event-time day's objects, put once for every shard count. */
   let eventDay: Promise<void> | undefined;
+  /** The event-time day of names S3 does not write, put once for every shard count. */
+  let eventOdd: Promise<void> | undefined;
 
   beforeAll(async () => {
     s3 = await startSyntheticS3({ days: [], dir: tempDir() });
@@ -198,7 +202,9 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     client.middlewareStack.add((next, context) => async (args) => {
       if (context.commandName === 'ListObjectsV2Command') {
         lists++;
-        prefixes.push((args.input as { Prefix?: string }).Prefix ?? '');
+        const { Prefix, StartAfter } = args.input as { Prefix?: string; StartAfter?: string };
+        prefixes.push(Prefix ?? '');
+        requests.push(`${Prefix ?? ''}>${StartAfter ?? ''}`);
       }
       return next(args);
     }, { step: 'initialize' });
@@ -248,7 +254,14 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     expect(full.filter((k) => k.startsWith(oldDay)).sort()).toEqual(earlier);
   });
 
-  it.each([4, 64])('splits an event-time day (PartitionedPrefix by EventTime, every name at 00-00-00) among %i shards by the names\' unique parts: each lists only its own parts, a Prefix each, and parses within 1.5x of the mean', async (count) => {
+  /** The requests that list the parts `parts` of the event-time day `day` in `folder` (under the source's prefix `top`), as `requests` holds them: a key range each. */
+  const partRequests = (top: string, folder: string, day: string, parts: number[]): string[] => parts.map((p) => {
+    const r = partRange(p);
+    const head = `${top}${folder}${eventPrefix(day)}`;
+    return `${head}${r.prefix}>${r.startAfter === null ? '' : head + r.startAfter}`;
+  });
+
+  it.each([4, 64])('splits an event-time day (PartitionedPrefix by EventTime, every name at 00-00-00) among %i shards by the names\' unique parts: each lists only its own parts, a key range each, and parses within 1.5x of the mean', async (count) => {
     const day = '2026-11-21';
     const folder = `123456789012/us-east-1/site/${day.replace(/-/g, '/')}/`;
     // S3's unique part: 16 uppercase hex digits (here a hash of the object's number).
@@ -270,13 +283,17 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
       const all: string[] = [];
       for (let index = 0; index < count; index++) {
         prefixes = [];
+        requests = [];
         const got: string[] = [];
         for await (const ref of new S3ObjectSource(client, 'out', 'event/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
         for (const key of got) expect(shardOfKey(key, count)).toBe(index);
-        // The day's parts it owns, each by its own Prefix, once; no request lists the whole day or another's part.
-        const own = ownedParts(midnight, index, count).map((p) => `event/${folder}${partPrefix(day, p)}`);
-        expect(prefixes.filter((p) => p.startsWith(`event/${folder}${day}-00-00-00-`)).sort()).toEqual(own.sort());
-        expect(prefixes.filter((p) => p === `event/${folder}` || p === `event/${folder}${day}-` || p === `event/${folder}${day}-00-00-00-`)).toEqual([]);
+        // The day's parts it owns, each by its own key range, once, in one request (a part holds ~16
+        // names here): most by the Prefix of its two digits, as S3's names are; part 0, 255 and those
+        // whose range holds more than their digits' names (`A9`..`A@`, `AF`..`B`) from a StartAfter
+        // under the day's `YYYY-MM-DD-00-00-00-`. No request lists the whole day or its folder.
+        const own = partRequests('event/', folder, day, ownedParts(midnight, index, count));
+        expect(requests.filter((r) => r.startsWith(`event/${folder}${day}-00-00-00-`)).sort()).toEqual(own.sort());
+        expect(prefixes.filter((p) => p === `event/${folder}` || p === `event/${folder}${day}-`)).toEqual([]);
         parsed.push(got.length);
         all.push(...got);
       }
@@ -285,5 +302,66 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
       expect(Math.max(...parsed), `${parsed}`).toBeLessThanOrEqual(1.5 * mean);
       expect(Math.min(...parsed), `${parsed}`).toBeGreaterThanOrEqual(0.5 * mean);
     }
+  }, 300_000);
+
+  it.each([1, 4, 64])('lists every name under an event-time day\'s `YYYY-MM-DD-00-00-00-` once between %i shards, whatever its unique part: lowercase hex, odd, short, not hex (issue #53)', async (count) => {
+    const day = '2026-11-23';
+    const folder = `123456789012/us-east-1/site/${day.replace(/-/g, '/')}/`;
+    const sha = (i: number): string => createHash('sha1').update(`odd${i}`).digest('hex').slice(0, 16);
+    const uniques = [
+      // S3's own, and the same in lowercase hex (a tool that copied or renamed them).
+      ...Array.from({ length: 128 }, (_, i) => sha(i).toUpperCase()), ...Array.from({ length: 64 }, (_, i) => sha(1000 + i)),
+      // Short: nothing at all, one character, the parts' edges themselves.
+      '', '0', '00', '0G', '9', '9:', 'A', 'A0', 'F', 'FF', 'FFFF', 'G', 'z', '~',
+      // Odd, or no hex at all: ASCII's other characters, a `/`, past ASCII.
+      'G1', '0a', 'A9z', 'A@x', 'AF~', 'F~', 'ff', 'zz', 'ZZZZ', '-x', '_x', 'a b', '!', 'AB/CD', '0/x', 'é', 'éé', '日本', '😀x', '\u007f',
+      // Of a part, after where the next part's listing starts (`A8~`, `9E~`): that listing passes over them.
+      'A8~x', '9E~~',
+    ];
+    const names = uniques.map((u) => `${folder}${eventPrefix(day)}${u}`);
+    // Beside them, names the 00:00 slice's owner lists: delivery times in the folder, one after the parts' names.
+    const delivered = [`${folder}${day}-00-00-01-AB`, `${folder}${day}-00-09-59-00`, `${folder}${day}-13-20-00-0A`];
+    const all = [...names, ...delivered].sort();
+    eventOdd ??= put('odd/', all);
+    await eventOdd;
+    const start = Date.parse(`${day}T00:00:00Z`);
+    const midnight = start / SLICE_MS;
+    const plans = [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS },
+      ...(count === 4 ? [{ sinceMs: start + 30 * HOUR, days: [], untilMs: start + 32 * HOUR }] : [])];
+    for (const plan of plans) {
+      const listed: string[] = [];
+      for (let index = 0; index < count; index++) {
+        requests = [];
+        const got: string[] = [];
+        for await (const ref of new S3ObjectSource(client, 'out', 'odd/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
+        // Only its own, each part in one request (they are small).
+        for (const key of got) expect(shardOfKey(key, count), key).toBe(index);
+        expect(requests.filter((r) => r.startsWith(`odd/${folder}${day}-00-00-00-`)).sort()).toEqual(partRequests('odd/', folder, day, ownedParts(midnight, index, count)).sort());
+        listed.push(...got);
+      }
+      // Each name once between them: the window's listing after midnight lists the parts only.
+      expect(listed.sort()).toEqual(plan.sinceMs === null ? all : [...names].sort());
+    }
+    // Pages of 5 keys: a part's listing goes on with its continuation token, passes over the part
+    // before's names, and asks for no page past its own last name.
+    if (count === 4) {
+      const listed: string[] = [];
+      for (let index = 0; index < count; index++) {
+        requests = [];
+        const got: string[] = [];
+        for await (const ref of new S3ObjectSource(client, 'out', 'odd/', 5).listPlanned({ ...plans[0]!, shard: { index, count } })) got.push(ref.key);
+        for (const key of got) expect(shardOfKey(key, count), key).toBe(index);
+        listed.push(...got);
+        const pages = ownedParts(midnight, index, count).reduce((n, p) => {
+          const after = partRange(p).startAfter;
+          const m = uniques.filter((u) => partOf(u) === p || (partOf(u) === p - 1 && after !== null && u > after)).length;
+          return n + Math.floor(m / 5) + 1;
+        }, 0);
+        expect(requests.filter((r) => r.startsWith(`odd/${folder}${day}-00-00-00-`)).length).toBeLessThanOrEqual(pages);
+      }
+      expect(listed.sort()).toEqual(all);
+    }
+    // One process of no shard (`--shard 0/1` is one shard, above) lists its date folders whole.
+    if (count === 1) expect(await keys(new S3ObjectSource(client, 'out', 'odd/'), { days: [day], untilMs: start + 2 * DAY_MS })).toEqual(all);
   }, 300_000);
 });

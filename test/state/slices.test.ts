@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { EVENT_PARTS, shardOfKey, SLICE_MS, sliceOf } from '../../state/slices.js';
+import { EVENT_PARTS, eventPrefix, formerSliceOf, partOf, partRange, partSlice, shardOfKey, SLICE_MS, sliceOf } from '../../state/slices.js';
 
 /** The contract's reading of a name, on its own: `YYYY-MM-DD-hh-mm-ss-` starts a dated base name. */
 function expected(key: string): { day: string; slice: string; number: number } | 'undated' {
@@ -67,9 +67,9 @@ describe('sliceOf on an event-time day (PartitionedPrefix by EventTime)', () => 
     expect(Math.max(...parts.values())).toBeLessThanOrEqual(1.5 * names.length / EVENT_PARTS);
   });
 
-  it('leaves every other name in its ten-minute slice: SimplePrefix, a delivery time, another folder\'s date, a unique part of no two uppercase hex digits', () => {
+  it('leaves every other name in its ten-minute slice: SimplePrefix, a delivery time, another folder\'s date', () => {
     for (const key of [`logs/${day}-00-00-00-AB12`, `${folder}${day}-00-00-01-AB12`, `${folder}${day}-00-05-00-AB12`,
-      `logs/123456789012/us-east-1/site/2026/10/31/${day}-00-00-00-AB12`, `${folder}${day}-00-00-00-ab12`, `${folder}${day}-00-00-00-G1`, `logs/123456789012/us-east-1/site/x2026/11/01/${day}-00-00-00-AB12`]) {
+      `logs/123456789012/us-east-1/site/2026/10/31/${day}-00-00-00-AB12`, `logs/123456789012/us-east-1/site/x2026/11/01/${day}-00-00-00-AB12`]) {
       const want = expected(key);
       expect(want, key).not.toBe('undated');
       expect(sliceOf(key), key).toEqual({ ...(want as object), part: null });
@@ -83,5 +83,80 @@ describe('sliceOf on an event-time day (PartitionedPrefix by EventTime)', () => 
     for (const key of names) per[shardOfKey(key, count)]!++;
     expect(Math.max(...per), `${per}`).toBeLessThanOrEqual(1.5 * names.length / count);
     expect(Math.min(...per), `${per}`).toBeGreaterThanOrEqual(0.5 * names.length / count);
+  });
+});
+
+/** A part's start in the unique part, as S3 compares it: `00`..`FF` (part 0 from the start). */
+const START = (p: number): Buffer => Buffer.from(p === 0 ? '' : p.toString(16).toUpperCase().padStart(2, '0'));
+
+/** The contract's part of a unique part, on its own: the last part whose start is at or before it in UTF-8 byte order. */
+function expectedPart(unique: string): number {
+  const bytes = Buffer.from(unique);
+  let part = 0;
+  for (let p = 1; p < EVENT_PARTS; p++) if (Buffer.compare(START(p), bytes) <= 0) part = p;
+  return part;
+}
+
+const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+describe('parts as key ranges: every name under an event-time day\'s prefix is in exactly one (issue #53)', () => {
+  const day = '2026-11-01';
+  const folder = 'logs/123456789012/us-east-1/site/2026/11/01/';
+  const midnight = Date.UTC(2026, 10, 1) / SLICE_MS;
+  // Characters about every part's edges (`9`/`:`, `@`/`A`, `F`/`G`), ASCII's ends, and past it (two
+  // bytes, three, four: an astral character, which JavaScript's UTF-16 orders apart from UTF-8's).
+  const chars = ['', ' ', '!', '-', '.', '/', '0', '1', '8', '9', ':', '@', 'A', 'B', 'E', 'F', 'G', 'Z', '_', 'a', 'f', 'z', '~', '\x7f', 'é', 'ÿ', '日', '\ue000', '😀'];
+  const uniques = [...new Set([
+    '', '0', '00', '0G', '0a', 'ff', 'zz', '~', 'é', '日本', '😀', 'G1', 'ab12', 'FF', 'FFFF', 'F~', 'AB/CD', '0/x', '-x',
+    ...chars.flatMap((a) => chars.flatMap((b) => [a + b, `${a}${b}0`, `${a}${b}~`])),
+    ...Array.from({ length: EVENT_PARTS }, (_, p) => START(p).toString()).flatMap((s) => [s, `${s}0123456789ABCD`, `${s}~`, `${s}z`]),
+  ])].sort(utf8Order);
+
+  it('puts each unique part in the one part whose range holds it: from two hex digits to the next, part 0 from the start, part 255 to the end', () => {
+    for (const u of uniques) expect(partOf(u), JSON.stringify(u)).toBe(expectedPart(u));
+    // The ranges tile the key space: in S3's order the parts only go up, and each begins where its start is.
+    const parts = uniques.map(partOf);
+    for (let i = 1; i < parts.length; i++) expect(parts[i]!, JSON.stringify(uniques[i])).toBeGreaterThanOrEqual(parts[i - 1]!);
+    expect(new Set(parts).size).toBe(EVENT_PARTS);
+    expect([partOf(''), partOf('0'), partOf('00'), partOf('0G'), partOf('0a'), partOf('9:'), partOf('A'), partOf('FF'), partOf('ff'), partOf('zz'), partOf('~'), partOf('é')])
+      .toEqual([0, 0, 0, 0x0f, 0x0f, 0x99, 0x9f, 0xff, 0xff, 0xff, 0xff, 0xff]);
+  });
+
+  it('gives every key under the prefix, in its date folder, its part of the 00:00 slice, after any other key; its shard follows the part', () => {
+    const keys = uniques.map((u) => `${folder}${eventPrefix(day)}${u}`);
+    const others = [`${folder}${day}-00-00-01-AB`, `logs/${day}-00-00-00-0`, `${folder}notes.txt`];
+    for (const sequence of [keys, [...keys].reverse(), keys.flatMap((k, i) => [k, others[i % others.length]!])]) {
+      for (const key of sequence) {
+        if (others.includes(key)) continue;
+        const part = expectedPart(key.slice(folder.length + 20));
+        expect(sliceOf(key), key).toEqual({ day, slice: partSlice(part), number: midnight, part });
+        for (const count of [1, 4, 64]) expect(shardOfKey(key, count)).toBe((midnight + part) % count);
+      }
+    }
+  });
+
+  it('lists each part as one key range: its Prefix and StartAfter reach every name of it, and before them only the part before\'s', () => {
+    const seen = new Map<string, number>();
+    for (let p = 0; p < EVENT_PARTS; p++) {
+      const r = partRange(p);
+      // What S3 returns for the request, in its order; the lister keeps the part's names.
+      const listed = uniques.filter((u) => u.startsWith(r.prefix) && (r.startAfter === null || utf8Order(u, r.startAfter) > 0));
+      const first = listed.findIndex((u) => partOf(u) === p);
+      for (const u of listed.slice(0, Math.max(first, 0))) expect(partOf(u), JSON.stringify(u)).toBe(p - 1);
+      for (const u of listed) if (partOf(u) === p) seen.set(u, (seen.get(u) ?? 0) + 1);
+      // S3's own names (two hex digits) are a Prefix of their own for most parts, as before.
+      if (![0x00, 0xff].includes(p) && !/[9F]$/.test(START(p).toString())) expect(r).toEqual({ prefix: START(p).toString(), startAfter: null });
+    }
+    for (const u of uniques) expect(seen.get(u), JSON.stringify(u)).toBe(1);
+  });
+
+  it('says where a name was kept before parts were key ranges, when not in its part', () => {
+    const at = (u: string): string => `${folder}${eventPrefix(day)}${u}`;
+    expect(formerSliceOf(at('AB12'))).toBeNull();
+    expect(formerSliceOf(`${folder}${day}-13-20-00-AB12`)).toBeNull();
+    expect(formerSliceOf(at('ab12'))).toMatchObject({ day, slice: '00-00', number: midnight, part: null });
+    expect(formerSliceOf(at('0'))).toMatchObject({ day, slice: '00-00', part: null });
+    expect(formerSliceOf(at('AB/CD'))).toMatchObject({ day: 'undated', part: null });
+    expect(formerSliceOf(at('ab/2026-11-05-13-21-00-X'))).toMatchObject({ day: '2026-11-05', slice: '13-20', part: null });
   });
 });

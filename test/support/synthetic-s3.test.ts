@@ -371,7 +371,9 @@ describe('the synthetic S3 endpoint, event layout (PartitionedPrefix by EventTim
     s3.setVisible('2026-11-01', 1500);
     const folder = `logs/${EVENT_FOLDERS}2026/11/01/`;
     for (const [prefix, delimiter, startAfter] of [['logs/', '/', ''], [`logs/${EVENT_FOLDERS}`, '/', ''], [folder, '', ''], [`${folder}2026-11-01-00-00-00-A7`, '', ''],
-      [`${folder}2026-11-01-00-0`, '', `${folder}2026-11-01-00-00-00-F~`], [`logs/${EVENT_FOLDERS}2026/11/`, '/', `logs/${EVENT_FOLDERS}2026/11/01/~`]] as const) {
+      // A part as a key range (state/slices.ts, partRange: 9F, A9), and the 00:00 slice after the parts.
+      [`${folder}2026-11-01-00-00-00-`, '', `${folder}2026-11-01-00-00-00-9E~`], [`${folder}2026-11-01-00-00-00-A`, '', `${folder}2026-11-01-00-00-00-A8~`],
+      [`${folder}2026-11-01-00-0`, '', `${folder}2026-11-01-00-00-00.`], [`logs/${EVENT_FOLDERS}2026/11/`, '/', `logs/${EVENT_FOLDERS}2026/11/01/~`]] as const) {
       const got = await listAll(client, { Bucket: 'logs', Prefix: prefix, Delimiter: delimiter || undefined, StartAfter: startAfter || undefined, MaxKeys: 97 });
       expect(got.entries, `${prefix} ${delimiter} ${startAfter}`).toEqual(bruteList(keys, prefix, delimiter, startAfter));
     }
