@@ -79,31 +79,14 @@ describe('an output of format 2 that holds an event-time day', () => {
 
   /** Rewrites a parsed-index file as format 2 wrote it: every event-time name of the day in its 00:00 slice, a 256-bit map. */
   async function asFormatTwo(store: DirectoryObjectStore, key: string): Promise<void> {
-    const body = (await store.get(key))!;
-    const length = body.readUInt32BE(0);
-    const { slices } = JSON.parse(body.subarray(4, 4 + length).toString('utf8')) as { slices: Record<string, [number, number]> };
     const bySlice = new Map<string, string[]>();
-    for (const [slice, [at, n]] of Object.entries(slices)) {
+    for (const [slice, keys] of await readIndex(store, key)) {
       const old = slice.startsWith('00-00-00-') ? '00-00' : slice;
-      bySlice.set(old, [...(bySlice.get(old) ?? []), ...gunzipSync(body.subarray(4 + length + at, 4 + length + at + n)).toString('utf8').split('\n')]);
+      bySlice.set(old, [...(bySlice.get(old) ?? []), ...keys]);
     }
-    const where: Record<string, [number, number]> = {};
-    const sections: Buffer[] = [];
-    const map = Buffer.alloc(32);
-    let at = 0;
-    for (const [slice, keys] of [...bySlice].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      const section = gzipSync(keys.sort().join('\n'));
-      where[slice] = [at, section.length];
-      at += section.length;
-      sections.push(section);
-      const i = Number(slice.slice(0, 2)) * 6 + Number(slice[3]);
-      map[i >> 3]! |= 1 << (i & 7);
-    }
-    const header = Buffer.from(JSON.stringify({ slices: where }));
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(header.length);
+    const [, day, batch] = /^.*\/(\d{4}-\d{2}-\d{2})\/(.+)\.[0-9a-f]+\.keys$/.exec(key)!;
     await store.delete(key);
-    await store.put(key.replace(/\.[0-9a-f]+\.keys$/, `.${map.toString('hex')}.keys`), Buffer.concat([head, header, ...sections]));
+    await writeIndex(store, day!, batch!, bySlice);
   }
 
   it('is brought to parts by the next run, which parses nothing again; the day stays exact', async () => {
