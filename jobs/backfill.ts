@@ -128,7 +128,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     for (const day of days) {
       queue.add(async () => {
         try {
-          // A day of a closed UTC month keeps its statement's figures: what arrived for it is an adjustment.
+          // A day a close holds (its UTC month's close, or one under which its data expired) keeps its
+          // figures: what arrived for it is an adjustment (or too late).
           if (r.closes.holding(day)) {
             summary.closed.push(day);
             return;
