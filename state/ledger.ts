@@ -287,9 +287,9 @@ export class Ledger {
    */
   async hasParsed(key: string): Promise<boolean> {
     if (this.pendingKeys.has(key)) return true;
-    const { day, slice } = sliceOf(key);
-    if ((await this.parsedIn(day, slice)).has(key)) return true;
-    const was = formerSliceOf(key);
+    const now = sliceOf(key);
+    if ((await this.parsedIn(now.day, now.slice)).has(key)) return true;
+    const was = formerSliceOf(key, now);
     return was !== null && (await this.parsedIn(was.day, was.slice)).has(key);
   }
 

@@ -203,8 +203,7 @@ export function partRange(part: number): PartRange {
  * in the slice its base name says (`.../2026-11-01-00-00-00-ab12` in the 00:00 slice, a unique part
  * with a `/` mostly undated). The ledger looks there too, so that none of them is parsed twice.
  */
-export function formerSliceOf(key: string): SliceOf | null {
-  const now = sliceOf(key);
+export function formerSliceOf(key: string, now: SliceOf = sliceOf(key)): SliceOf | null {
   if (now.part === null) return null;
   const base = key.slice(key.lastIndexOf('/') + 1);
   const at = key.length - base.length;

@@ -13,7 +13,7 @@ import { idKey, portableString, sqlString } from '../../lib/duckdb-engine.js';
 import { rowsOrNoneIfMissing } from '../../export/warehouse/warehouse.js';
 import { addMonths } from '../../lib/utc-day.js';
 import { COMPLETION_THRESHOLDS } from '../../rollup/rules.js';
-import { headerLines, versionWords, type StatementDocument } from './statement-document.js';
+import { figure, headerLines, versionWords, type StatementDocument } from './statement-document.js';
 
 type Readable = Pick<DuckDbWarehouse | RedshiftWarehouse, 'query' | 'description'>;
 
@@ -126,23 +126,22 @@ export async function monthPage(wh: Readable, schema: string, month: string, sta
 
 /** The statement's document as the page shows it: the same parts as the text table. */
 export function statementSection(doc: StatementDocument): PageStatement {
-  const n = (v: number | null): string => (v === null ? '-' : v.toLocaleString('en'));
   const h = doc.header;
-  const changes = doc.versions.flatMap((v) => (v.changed ?? []).map((c) => [String(v.version), c.series_id, c.field, n(c.from), n(c.to)]));
+  const changes = doc.versions.flatMap((v) => (v.changed ?? []).map((c) => [String(v.version), c.series_id, c.field, figure(c.from), figure(c.to)]));
   return {
     title: h.status === 'closed' ? `Statement of ${h.month} (${h.tz}), version ${h.version}` : `Minutes watched, ${h.month} (${h.tz}): open, figures so far`,
     header: headerLines(doc),
     tables: [
       {
         id: 'statement-rows', title: 'Minutes watched per series', columns: ['series', 'minutes watched', 'share %', 'pings', 'days watched'], numeric: [false, true, true, true, true],
-        rows: doc.rows.map((r) => [r.series_id, n(r.minutes_watched), r.share_percent, n(r.pings), String(r.days_watched)]),
-        foot: [[`total (${doc.total.series} series)`, n(doc.total.minutes_watched), doc.total.share_percent ?? '-', n(doc.total.pings), '']],
+        rows: doc.rows.map((r) => [r.series_id, figure(r.minutes_watched), r.share_percent, figure(r.pings), String(r.days_watched)]),
+        foot: [[`total (${doc.total.series} series)`, figure(doc.total.minutes_watched), doc.total.share_percent ?? '-', figure(doc.total.pings), '']],
       },
       ...(doc.adjustments.length ? [{
         id: 'adjustments', title: 'Adjustments to earlier months reported on this statement (late pings of closed months; their own statements do not change)',
         columns: ['closed month', 'zone', 'day (UTC)', 'series', 'minutes watched', 'pings'], numeric: [false, false, false, false, true, true],
-        rows: doc.adjustments.map((a) => [a.closed_month, a.tz, a.day, a.series_id, n(a.minutes_watched), n(a.pings)]),
-        foot: [['total', '', '', '', n(doc.adjustmentsTotal.minutes_watched), n(doc.adjustmentsTotal.pings)]],
+        rows: doc.adjustments.map((a) => [a.closed_month, a.tz, a.day, a.series_id, figure(a.minutes_watched), figure(a.pings)]),
+        foot: [['total', '', '', '', figure(doc.adjustmentsTotal.minutes_watched), figure(doc.adjustmentsTotal.pings)]],
       }] : []),
       ...(doc.versions.length ? [{
         id: 'versions', title: 'Versions of this statement', columns: ['version', 'closed at', 'why'],

@@ -16,7 +16,6 @@ import { completenessLine, statementCsv, statementDocument, statementJson, state
   type StatementRow, type VersionEntry } from './statement-document.js';
 import { localDayStartMs, localMonthMs, UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
-export type { AdjustmentRow, ClosedStatement, MonthCompleteness, StatementRow, VersionEntry } from './statement-document.js';
 
 /**
  * The UTC days that hold the month's minutes in `tz` (the days its close checks: a month in a zone
@@ -42,7 +41,6 @@ export function monthCompleteness(month: string, runs: Array<{ day: string; stat
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-export { csvText };
 
 /** What `--by` splits the statement by. */
 export const REPORT_SPLITS = ['country'] as const;
@@ -82,8 +80,8 @@ export async function reportCommand(config: Config, opts: { month?: string; tz?:
 
 /**
  * A month's statement as a document (statement-document.ts): the warehouse's figures and
- * adjustments, the versions issued with their reasons and changes (the close's record: only a
- * reopened month's is read), the days not yet complete (an open month), and this code's version.
+ * adjustments, the versions issued with their reasons, changes and the code that issued them (the
+ * close's record), the days not yet complete (an open month), and this code's version.
  */
 export async function statementOf(config: Config, wh: Readable, schema: string, month: string, tz: string, now: Date): Promise<StatementDocument> {
   const s = await monthStatement(wh, schema, month, tz);
@@ -100,8 +98,8 @@ export async function statementOf(config: Config, wh: Readable, schema: string, 
 
 /**
  * The versions issued (from the warehouse), each with its reason and what it changed from the one
- * before, which only the close's record keeps (`_state/closes/`, in PINGROLL_OUTPUT). A first
- * version needs no record; where the record cannot be read, each later version says so.
+ * before, and the code that issued it, which only the close's record keeps (`_state/closes/`, in
+ * PINGROLL_OUTPUT); where the record cannot be read, each version after the first says so.
  */
 async function versionHistory(config: Config, month: string, tz: string, issued: ClosedStatement[]): Promise<VersionEntry[]> {
   const entries: VersionEntry[] = issued.map((v) => ({ version: v.version, closedAt: v.closedAt, reason: null, changed: v.version === 1 ? [] : null }));
@@ -115,7 +113,7 @@ async function versionHistory(config: Config, month: string, tz: string, issued:
   }
   return entries.map((e) => {
     const r = record?.versions.find((v) => v.version === e.version);
-    if (r) return { ...e, reason: r.reason, changed: r.changed ?? (e.version === 1 ? [] : null), ...(r.codeVersion ? { codeVersion: r.codeVersion } : {}) };
+    if (r) return { ...e, reason: r.reason, changed: r.changed ?? e.changed, ...(r.codeVersion ? { codeVersion: r.codeVersion } : {}) };
     if (e.version === 1) return e;
     return { ...e, unrecorded: unread ?? `its reason and changes are not in the close's record in ${config.output.url}` };
   });

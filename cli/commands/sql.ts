@@ -2,7 +2,8 @@ import type { DuckDbWarehouse } from '../../export/warehouse/duckdb/duckdb-wareh
 import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseFor } from '../../infra/backends.js';
 import { ConfigError, type Config } from '../../infra/config.js';
-import { csvText, REPORT_FORMATS, type ReportFormat } from './report.js';
+import { csvText } from '../csv-text.js';
+import { REPORT_FORMATS, type ReportFormat } from './report.js';
 
 /** A value as a cell: dates and times as text, big integers as numbers where they fit. */
 function cell(v: unknown): string | number | null {

@@ -14,6 +14,7 @@
  * Pure: report.ts reads the warehouse and the close's record; this shapes and writes them.
  */
 import { csvText } from '../csv-text.js';
+import type { StatementVersion } from '../../state/closes.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
 
 /** Shares are written as a percent of the month's minutes, to this many decimals. */
@@ -29,15 +30,15 @@ export interface ClosedStatement { version: number; closedAt: string }
 /** Late pings of a closed month reported on this statement (statement_adjustments), per closed month, UTC day and series. */
 export interface AdjustmentRow { closed_month: string; tz: string; day: string; series_id: string; pings: number; minutes_watched: number }
 
-/** A figure a version changed from the one before. */
-export interface VersionChange { series_id: string; field: string; from: number | null; to: number | null }
+/** A figure a version changed from the one before (the close's record: state/closes.ts). */
+export type VersionChange = NonNullable<StatementVersion['changed']>[number];
 
 /**
  * One issued version: when, why (a reopen's reason; null for the first close) and what changed from
  * the version before (empty for the first). `unrecorded` says why the reason and the changes are not
  * known (the close's record could not be read); they are null then.
  */
-export interface VersionEntry { version: number; closedAt: string; reason: string | null; changed: VersionChange[] | null; unrecorded?: string; codeVersion?: string }
+export interface VersionEntry extends Omit<StatementVersion, 'changed'> { changed: VersionChange[] | null; unrecorded?: string }
 
 /** How complete the month's UTC days were when published (from daily_runs). */
 export interface MonthCompleteness { days: number; complete: number; missing: string[]; provisional: string[]; incomplete: string[] }
@@ -62,7 +63,7 @@ export interface StatementDocument {
   rows: DocumentRow[];
   /** Pings null when a row has none. Share: 100 to the stated precision (the rows' rounded shares may add up to a little more or less). */
   total: { series: number; minutes_watched: number; share_percent: string | null; pings: number | null };
-  adjustments: Array<Omit<AdjustmentRow, 'closed_month'> & { closed_month: string }>;
+  adjustments: AdjustmentRow[];
   adjustmentsTotal: { minutes_watched: number; pings: number };
   versions: VersionEntry[];
   completeness: MonthCompleteness | null;
@@ -123,7 +124,8 @@ export function headerLines(doc: StatementDocument): Array<[string, string]> {
   ];
 }
 
-const n = (v: number | null): string => (v === null ? '-' : v.toLocaleString('en'));
+/** A figure as the statement shows it: with thousands separators; none: `-`. */
+export const figure = (v: number | null): string => (v === null ? '-' : v.toLocaleString('en'));
 
 /** What a version is, in words: the first close, or a reopen with its reason and how many figures changed. */
 export function versionWords(v: VersionEntry): string {
@@ -140,8 +142,8 @@ export function statementText(doc: StatementDocument): string {
     : `Minutes watched, ${h.month} (${h.tz}): open, figures so far`, ''];
   for (const [k, v] of headerLines(doc)) lines.push(`${k.padEnd(13)} ${v}`);
   lines.push('', `${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'share %'.padStart(9)} ${'pings'.padStart(12)} ${'days'.padStart(5)}`);
-  for (const r of doc.rows) lines.push(`${r.series_id.padEnd(32)} ${n(r.minutes_watched).padStart(14)} ${r.share_percent.padStart(9)} ${n(r.pings).padStart(12)} ${String(r.days_watched).padStart(5)}`);
-  lines.push(`${`total (${doc.total.series} series)`.padEnd(32)} ${n(doc.total.minutes_watched).padStart(14)} ${(doc.total.share_percent ?? '-').padStart(9)} ${n(doc.total.pings).padStart(12)}`);
+  for (const r of doc.rows) lines.push(`${r.series_id.padEnd(32)} ${figure(r.minutes_watched).padStart(14)} ${r.share_percent.padStart(9)} ${figure(r.pings).padStart(12)} ${String(r.days_watched).padStart(5)}`);
+  lines.push(`${`total (${doc.total.series} series)`.padEnd(32)} ${figure(doc.total.minutes_watched).padStart(14)} ${(doc.total.share_percent ?? '-').padStart(9)} ${figure(doc.total.pings).padStart(12)}`);
   if (doc.rows.length === 0) {
     const { from } = utcDaysOfLocalMonth(h.month, h.tz);
     lines.push('', `(no rows for ${h.month}${h.tz === UTC ? '' : ` in ${h.tz}`}: roll its days up first, e.g. make backfill FROM=${from} TO=...)`);
@@ -149,8 +151,8 @@ export function statementText(doc: StatementDocument): string {
   if (doc.adjustments.length) {
     lines.push('', 'Adjustments to earlier months reported on this statement (late pings of closed months; their own statements do not change):', '',
       `${'closed month'.padEnd(12)} ${'zone'.padEnd(20)} ${'day (UTC)'.padEnd(10)} ${'series'.padEnd(32)} ${'minutes'.padStart(14)} ${'pings'.padStart(12)}`);
-    for (const a of doc.adjustments) lines.push(`${a.closed_month.padEnd(12)} ${a.tz.padEnd(20)} ${a.day.padEnd(10)} ${a.series_id.padEnd(32)} ${n(a.minutes_watched).padStart(14)} ${n(a.pings).padStart(12)}`);
-    lines.push(`${'total'.padEnd(77)} ${n(doc.adjustmentsTotal.minutes_watched).padStart(14)} ${n(doc.adjustmentsTotal.pings).padStart(12)}`);
+    for (const a of doc.adjustments) lines.push(`${a.closed_month.padEnd(12)} ${a.tz.padEnd(20)} ${a.day.padEnd(10)} ${a.series_id.padEnd(32)} ${figure(a.minutes_watched).padStart(14)} ${figure(a.pings).padStart(12)}`);
+    lines.push(`${'total'.padEnd(77)} ${figure(doc.adjustmentsTotal.minutes_watched).padStart(14)} ${figure(doc.adjustmentsTotal.pings).padStart(12)}`);
   }
   if (doc.versions.length) {
     lines.push('', 'Versions of this statement:');
@@ -158,7 +160,7 @@ export function statementText(doc: StatementDocument): string {
       lines.push(`  version ${v.version}, closed ${v.closedAt}: ${versionWords(v)}`);
       if (v.changed?.length) {
         lines.push(`    ${'series'.padEnd(32)} ${'figure'.padEnd(16)} ${'from'.padStart(14)} ${'to'.padStart(14)}`);
-        for (const c of v.changed) lines.push(`    ${c.series_id.padEnd(32)} ${c.field.padEnd(16)} ${n(c.from).padStart(14)} ${n(c.to).padStart(14)}`);
+        for (const c of v.changed) lines.push(`    ${c.series_id.padEnd(32)} ${c.field.padEnd(16)} ${figure(c.from).padStart(14)} ${figure(c.to).padStart(14)}`);
       }
     }
   }

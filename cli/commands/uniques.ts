@@ -17,7 +17,8 @@ import { idKey, portableString, sqlString } from '../../lib/duckdb-engine.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { isMissingTable } from '../../export/warehouse/warehouse.js';
-import { csvText, REPORT_FORMATS, type ReportFormat } from './report.js';
+import { csvText } from '../csv-text.js';
+import { REPORT_FORMATS, type ReportFormat } from './report.js';
 
 export interface UniquesRow { series_id: string; episode_id?: string; viewers: number; days: number }
 

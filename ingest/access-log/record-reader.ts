@@ -208,8 +208,11 @@ export class AccessLogRecordReader implements ScannedRecord {
    * no date, whose records without a time belong to no day: they are handed to the handler too.
    * `around`: the day the module's table is centred on (`ownDay` unless it is null).
    */
-  startTally(ownDay: string | null, around: string = ownDay!): void {
-    this.tallyFirstDay = dayNumber(around) - (this.x.tallyDays() >> 1);
+  startTally(ownDay: string, around?: string): void;
+  startTally(ownDay: null, around: string): void;
+  startTally(ownDay: string | null, around: string): void;
+  startTally(ownDay: string | null, around?: string): void {
+    this.tallyFirstDay = dayNumber((around ?? ownDay)!) - (this.x.tallyDays() >> 1);
     // A day before the table's first: a record of it is never counted in the module.
     this.x.startTally(this.tallyFirstDay, ownDay === null ? this.tallyFirstDay - 1 : dayNumber(ownDay));
   }

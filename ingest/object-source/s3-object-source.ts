@@ -61,7 +61,10 @@ function partRanges(folder: string, day: string, parts: readonly number[]): Rang
   const head = folder + eventPrefix(day);
   return parts.map((part) => {
     const r = partRange(part);
-    return { prefix: head + r.prefix, ...(r.startAfter !== null ? { startAfter: head + r.startAfter } : {}), part: { head, part } };
+    // A part listed by its two digits' Prefix holds exactly what it lists; a range also reaches names
+    // of the parts around it, which are passed over (`part`).
+    const exact = r.startAfter === null && r.prefix.length === 2;
+    return { prefix: head + r.prefix, ...(r.startAfter !== null ? { startAfter: head + r.startAfter } : {}), ...(exact ? {} : { part: { head, part } }) };
   });
 }
 

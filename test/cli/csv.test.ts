@@ -3,7 +3,7 @@
  * spreadsheet would evaluate as a formula is written as text (OWASP, CSV injection).
  */
 import { describe, expect, it } from 'vitest';
-import { csvText } from '../../cli/commands/report.js';
+import { csvText } from '../../cli/csv-text.js';
 import { statementCsv, statementDocument } from '../../cli/commands/statement-document.js';
 
 describe('CSV', () => {

@@ -49,6 +49,18 @@ function tableOf(html: string, id: string): { head: string[]; body: string[][]; 
   return { head: rows('thead')[0] ?? [], body: rows('tbody'), foot: rows('tfoot') };
 }
 
+/**
+ * Small days from `from` to `to` generated into `r`'s logs (`sessions` a day, 3 series of 2 episodes),
+ * those up to `through` backfilled as of Nov 10: the truth of every day generated.
+ */
+async function backfilled(r: string, d: { from: string; to: string; through: string; seed: number; sessions: (date: string) => number }, log: ReturnType<typeof memoryLog>): Promise<TruthRecord[]> {
+  const samples = daysFrom(d.from, d.to).map((date, i) =>
+    generateSample({ date, sessions: d.sessions(date), seed: d.seed + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
+  await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
+  expect((await runDays(dirConfig(r), { from: d.from, to: d.through, log, now: NOV_10 })).failed).toEqual([]);
+  return samples.flatMap((s) => s.truth);
+}
+
 describe('a month in New York, before it is closed', () => {
   let r: string;
   let truth: TruthRecord[];
@@ -57,12 +69,8 @@ describe('a month in New York, before it is closed', () => {
     r = root();
     // October's UTC days and the first two of November; New York's October ends at 04:00 UTC on
     // 1 November, which is busier, so that both months have pings on it.
-    const samples = daysFrom('2026-10-01', '2026-11-02').map((date, i) =>
-      generateSample({ date, sessions: date === '2026-11-01' ? 30 : 2, seed: 1200 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
-    truth = samples.flatMap((s) => s.truth);
-    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
     // Only October's UTC days are published: not 1 November, which holds New York's last hours of October.
-    expect((await runDays(dirConfig(r), { from: '2026-10-01', to: '2026-10-31', log, now: NOV_10 })).failed).toEqual([]);
+    truth = await backfilled(r, { from: '2026-10-01', to: '2026-11-02', through: '2026-10-31', seed: 1200, sessions: (date) => (date === '2026-11-01' ? 30 : 2) }, log);
   }, 180_000);
 
   it('says of its UTC days what its close says: 1 November, which holds its last hours, is not published', async () => {
@@ -134,11 +142,7 @@ describe('a closed, reopened month, as a document', () => {
   const log = memoryLog();
   beforeAll(async () => {
     r = root();
-    const samples = daysFrom('2026-09-01', '2026-10-31').map((date, i) =>
-      generateSample({ date, sessions: 2, seed: 1400 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60 }));
-    truth = samples.flatMap((s) => s.truth);
-    await writeObjects(join(r, 'logs'), samples.flatMap((s) => s.objects));
-    expect((await runDays(dirConfig(r), { from: '2026-09-01', to: '2026-10-31', log, now: NOV_10 })).failed).toEqual([]);
+    truth = await backfilled(r, { from: '2026-09-01', to: '2026-10-31', through: '2026-10-31', seed: 1400, sessions: () => 2 }, log);
   }, 240_000);
 
   it('carries, in every form, its header, its rows and total, the adjustments reported on it (closed month, zone, day) and its versions with their reasons and what changed', async () => {

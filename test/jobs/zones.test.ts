@@ -16,7 +16,7 @@ import { memoryLog } from '../../lib/log.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { generateSample, type TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { builtOnce, dirConfig, query, runCloseMonth, runDay, runDays, tempRoots, writeObjects } from '../support/job-fixture.js';
-import { expectedAdjustments, expectedMonthIn, localDayOf } from '../support/oracle.js';
+import { expectedAdjustments, expectedDay, expectedMonthIn, localDayOf } from '../support/oracle.js';
 import { reportCommand } from '../../cli/commands/report.js';
 
 const root = tempRoots();
@@ -34,9 +34,19 @@ const DEC_11 = new Date('2026-12-11T06:00:00Z');
 
 type Figures = Record<string, { pings: number; minutes: number }>;
 
-/** The oracle's figures of November in `tz` per series: pings and minutes watched. */
+/** Rows of series, pings and minutes watched, as Figures. */
+function figures(rows: Array<{ series_id: string; pings: number; minutes_watched: number }>): Figures {
+  return Object.fromEntries(rows.map((r) => [r.series_id, { pings: r.pings, minutes: r.minutes_watched }]));
+}
+
+/** The oracle's figures of November in `tz` per series. */
 function oracleNovember(truth: TruthRecord[], tz: string): Figures {
-  return Object.fromEntries(expectedMonthIn(truth, '2026-11', tz).map((m) => [m.series_id, { pings: m.pings, minutes: m.minutes_watched }]));
+  return figures(expectedMonthIn(truth, '2026-11', tz));
+}
+
+/** Figures per series of a query's rows (series_id, pings, minutes_watched). */
+async function queried(sql: string): Promise<Figures> {
+  return figures(await query<{ series_id: string; pings: number; minutes_watched: number }>(sql));
 }
 
 function add(a: Figures, b: Figures): Figures {
@@ -70,8 +80,8 @@ describe('a month closed in UTC and in zones', () => {
       expect(closed, tz).toMatchObject({ version: 1, series: expectedMonthIn(truth, '2026-11', tz).length });
     }
     const statements = join(out, 'monthly_statements', 'dt=2026-11-01', 'part-00000.parquet');
-    const statement = async (tz: string, version: number): Promise<Figures> => Object.fromEntries((await query<{ series_id: string; pings: number; minutes_watched: number }>(
-      `SELECT series_id, pings, minutes_watched FROM read_parquet('${statements}') WHERE tz = '${tz}' AND version = ${version} ORDER BY series_id`)).map((s) => [s.series_id, { pings: s.pings, minutes: s.minutes_watched }]));
+    const statement = (tz: string, version: number): Promise<Figures> =>
+      queried(`SELECT series_id, pings, minutes_watched FROM read_parquet('${statements}') WHERE tz = '${tz}' AND version = ${version}`);
     for (const tz of ZONES) expect(await statement(tz, 1), tz).toEqual(oracleNovember(truth, tz));
     // Only UTC's close freezes days: 2026-12-01 (New York's November ends at 05:00 UTC) and 2026-10-31
     // (Kolkata's starts at 18:30 UTC) stay open days.
@@ -99,20 +109,17 @@ describe('a month closed in UTC and in zones', () => {
     const all = [...truth, ...lateTruth];
 
     // The UTC days: those no UTC close covers have every ping; November's are as UTC's close froze them.
-    const seriesRows = async (from: string, to: string): Promise<Figures> => Object.fromEntries((await query<{ series_id: string; pings: number; minutes: number }>(
-      `SELECT series_id, sum(pings)::BIGINT AS pings, sum(minutes_watched)::BIGINT AS minutes FROM read_parquet('${join(out, 'daily_series_stats', '*', '*.parquet')}', hive_partitioning = false)
-       WHERE day BETWEEN '${from}' AND '${to}' GROUP BY ALL ORDER BY series_id`)).map((s) => [s.series_id, { pings: s.pings, minutes: s.minutes }]));
-    const utcDay = (t: TruthRecord[], day: string): Figures => {
-      const mine = t.filter((x) => x.day === day);
-      return Object.fromEntries(expectedMonthIn(mine, day.slice(0, 7), 'UTC').map((m) => [m.series_id, { pings: m.pings, minutes: m.minutes_watched }]));
-    };
+    const seriesRows = (from: string, to: string): Promise<Figures> =>
+      queried(`SELECT series_id, sum(pings)::BIGINT AS pings, sum(minutes_watched)::BIGINT AS minutes_watched FROM read_parquet('${join(out, 'daily_series_stats', '*', '*.parquet')}', hive_partitioning = false)
+       WHERE day BETWEEN '${from}' AND '${to}' GROUP BY ALL`);
+    const utcDay = (t: TruthRecord[], day: string): Figures => figures(expectedDay(t, day).series);
     for (const day of ['2026-10-31', '2026-12-01']) expect(await seriesRows(day, day), day).toEqual(utcDay(all, day));
     expect(await seriesRows('2026-11-01', '2026-11-30')).toEqual(oracleNovember(truth, 'UTC'));
 
     // Every statement, in its zone: version 1 + the adjustments reported for it = every ping of its month.
-    const adjustments = async (tz: string): Promise<Figures> => Object.fromEntries((await query<{ series_id: string; pings: number; minutes: number }>(
-      `SELECT series_id, sum(pings)::BIGINT AS pings, sum(minutes_watched)::BIGINT AS minutes FROM read_parquet('${join(out, 'statement_adjustments', 'dt=2026-12-01', 'part-00000.parquet')}')
-       WHERE tz = '${tz}' AND closed_month = DATE '2026-11-01' GROUP BY ALL ORDER BY series_id`)).map((s) => [s.series_id, { pings: s.pings, minutes: s.minutes }]));
+    const adjustments = (tz: string): Promise<Figures> =>
+      queried(`SELECT series_id, sum(pings)::BIGINT AS pings, sum(minutes_watched)::BIGINT AS minutes_watched FROM read_parquet('${join(out, 'statement_adjustments', 'dt=2026-12-01', 'part-00000.parquet')}')
+       WHERE tz = '${tz}' AND closed_month = DATE '2026-11-01' GROUP BY ALL`);
     for (const tz of ZONES) {
       expect(await statement(tz, 1), tz).toEqual(oracleNovember(truth, tz));
       const adj = await adjustments(tz);

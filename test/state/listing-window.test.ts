@@ -177,6 +177,18 @@ describe('an S3 listing with a window (moto)', () => {
 });
 
 /**
+ * How an event-time day's shards list it: the day in full (a first run, a schedule's listing), and
+ * (4 shards) a window that starts after its midnight: objects of an event day arrive for days, and
+ * its date folder is listed by the window for two days more, as one process's is (a window that
+ * holds a midnight: the test before).
+ */
+function eventPlans(day: string, count: number): { start: number; midnight: number; plans: Array<Omit<ListPlan, 'shard'>> } {
+  const start = Date.parse(`${day}T00:00:00Z`);
+  return { start, midnight: start / SLICE_MS, plans: [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS },
+    ...(count === 4 ? [{ sinceMs: start + 30 * HOUR, days: [], untilMs: start + 32 * HOUR }] : [])] };
+}
+
+/**
  * Shards, each listing its own slices and parts, on the synthetic S3 endpoint
  * (test/support/synthetic-s3.ts, whose listings its own test checks against moto): moto reads every
  * key of the bucket for each ListObjectsV2 request, and these take a thousand of them.
@@ -266,26 +278,16 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     const folder = `123456789012/us-east-1/site/${day.replace(/-/g, '/')}/`;
     // S3's unique part: 16 uppercase hex digits (here a hash of the object's number).
     const names = Array.from({ length: 4096 }, (_, i) => `${folder}${day}-00-00-00-${createHash('sha1').update(String(i)).digest('hex').slice(0, 16).toUpperCase()}`);
-    eventDay ??= (async () => {
-      await put('event/', names);
-    })();
+    eventDay ??= put('event/', names);
     await eventDay;
-    const start = Date.parse(`${day}T00:00:00Z`);
-    const midnight = start / SLICE_MS;
-    // The day listed in full (a first run, a schedule's listing), and (4 shards) a window that starts
-    // after its midnight: objects of an event day arrive for days, and its date
-    // folder is listed by the window for two days more, as one process's is (a window that holds a
-    // midnight: the test before).
-    const plans = [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS },
-      ...(count === 4 ? [{ sinceMs: start + 30 * HOUR, days: [], untilMs: start + 32 * HOUR }] : [])];
+    const { midnight, plans } = eventPlans(day, count);
     for (const plan of plans) {
       const parsed: number[] = [];
       const all: string[] = [];
       for (let index = 0; index < count; index++) {
         prefixes = [];
         requests = [];
-        const got: string[] = [];
-        for await (const ref of new S3ObjectSource(client, 'out', 'event/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
+        const got = await keys(new S3ObjectSource(client, 'out', 'event/'), { ...plan, shard: { index, count } });
         for (const key of got) expect(shardOfKey(key, count)).toBe(index);
         // The day's parts it owns, each by its own key range, once, in one request (a part holds ~16
         // names here): most by the Prefix of its two digits, as S3's names are; part 0, 255 and those
@@ -324,16 +326,12 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     const all = [...names, ...delivered].sort();
     eventOdd ??= put('odd/', all);
     await eventOdd;
-    const start = Date.parse(`${day}T00:00:00Z`);
-    const midnight = start / SLICE_MS;
-    const plans = [{ sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS },
-      ...(count === 4 ? [{ sinceMs: start + 30 * HOUR, days: [], untilMs: start + 32 * HOUR }] : [])];
+    const { start, midnight, plans } = eventPlans(day, count);
     for (const plan of plans) {
       const listed: string[] = [];
       for (let index = 0; index < count; index++) {
         requests = [];
-        const got: string[] = [];
-        for await (const ref of new S3ObjectSource(client, 'out', 'odd/').listPlanned({ ...plan, shard: { index, count } })) got.push(ref.key);
+        const got = await keys(new S3ObjectSource(client, 'out', 'odd/'), { ...plan, shard: { index, count } });
         // Only its own, each part in one request (they are small).
         for (const key of got) expect(shardOfKey(key, count), key).toBe(index);
         expect(requests.filter((r) => r.startsWith(`odd/${folder}${day}-00-00-00-`)).sort()).toEqual(partRequests('odd/', folder, day, ownedParts(midnight, index, count)).sort());
@@ -348,8 +346,7 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
       const listed: string[] = [];
       for (let index = 0; index < count; index++) {
         requests = [];
-        const got: string[] = [];
-        for await (const ref of new S3ObjectSource(client, 'out', 'odd/', 5).listPlanned({ ...plans[0]!, shard: { index, count } })) got.push(ref.key);
+        const got = await keys(new S3ObjectSource(client, 'out', 'odd/', 5), { ...plans[0]!, shard: { index, count } });
         for (const key of got) expect(shardOfKey(key, count), key).toBe(index);
         listed.push(...got);
         const pages = ownedParts(midnight, index, count).reduce((n, p) => {

@@ -135,7 +135,7 @@ describe('parts as key ranges: every name under an event-time day\'s prefix is i
     }
   });
 
-  it('lists each part as one key range: its Prefix and StartAfter reach every name of it, and before them only the part before\'s', () => {
+  it('gives each part one key range (partRange): its Prefix and StartAfter reach every name partOf puts in it, and before them only the part before\'s (the lister itself: listing-window.test)', () => {
     const seen = new Map<string, number>();
     for (let p = 0; p < EVENT_PARTS; p++) {
       const r = partRange(p);
