@@ -18,9 +18,9 @@ import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateSample, objectBody, redeliver } from '../tools/sample/access-log-generator.js';
 import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
-import { DAYS, migrate, PARSED, type StagedDay } from '../state/ledger.js';
+import { BATCHES, dayEntriesPrefix, INTENTS, LISTING_KEY, LOCK_PREFIX, PARSED, PUBLISH_PREFIX, QUARANTINE_KEY, SCANS, STATE, stagingPrefix } from '../datasets/layout.js';
+import { migrate, type StagedDay } from '../state/ledger.js';
 import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
-import { LISTING_KEY, type ListingState } from '../state/listing-state.js';
 import { nameStamp } from '../state/listing-window.js';
 import { DirectoryObjectSource } from '../ingest/object-source/directory-object-source.js';
 import { BENCH_DIR } from './bench-data.js';
@@ -60,8 +60,8 @@ async function makeHistory(n: number): Promise<string> {
       const batch = `${day.replace(/-/g, '')}T0${b}0000Z-hist${b}`;
       await put(dir, `${PARSED}${day}/${batch}.json`, { batch, keys: part });
       const objects = part.map((key) => ({ key, size: 1200, etag: '0123456789abcdef0123456789abcdef', records: 3 }));
-      const staged: StagedDay = { pings: [`_staging/${batch}/dt=${day}/part-0.parquet`], pingCount: part.length * 3, rejects: null, outcomes: { s3: { ping: part.length * 3 } }, inputs: objects.map((_, i) => i) };
-      await put(dir, `${DAYS}dt=${day}/${batch}.json`, { batch, staged, objects });
+      const staged: StagedDay = { pings: [`${stagingPrefix(batch)}dt=${day}/part-0.parquet`], pingCount: part.length * 3, rejects: null, outcomes: { s3: { ping: part.length * 3 } }, inputs: objects.map((_, i) => i) };
+      await put(dir, `${dayEntriesPrefix(day)}${batch}.json`, { batch, staged, objects });
     }
     process.stderr.write(`\rhistory ${n}: ${made} objects`);
   }
@@ -95,11 +95,11 @@ function newObjects(): Array<{ key: string; body: Buffer }> {
 async function reset(dir: string, n: number): Promise<void> {
   await rm(join(dir, 'logs', folder(DAY)), { recursive: true, force: true });
   await rm(join(dir, 'wh.duckdb'), { force: true });
-  for (const top of await readdir(join(dir, 'out'))) if (top !== '_state') await rm(join(dir, 'out', top), { recursive: true, force: true });
-  await rm(join(dir, 'out', '_state', 'days', `dt=${DAY}`), { recursive: true, force: true });
-  for (const sub of ['batches', 'intents', 'lock', 'publish', 'scans']) await rm(join(dir, 'out', '_state', sub), { recursive: true, force: true });
-  for (const d of await readdir(join(dir, 'out', '_state', 'parsed'))) if (d >= DAY) await rm(join(dir, 'out', '_state', 'parsed', d), { recursive: true, force: true });
-  await rm(join(dir, 'out', '_state', 'quarantine.json'), { force: true });
+  for (const top of await readdir(join(dir, 'out'))) if (`${top}/` !== STATE) await rm(join(dir, 'out', top), { recursive: true, force: true });
+  await rm(join(dir, 'out', dayEntriesPrefix(DAY)), { recursive: true, force: true });
+  for (const folder of [BATCHES, INTENTS, LOCK_PREFIX, PUBLISH_PREFIX, SCANS]) await rm(join(dir, 'out', folder), { recursive: true, force: true });
+  for (const d of await readdir(join(dir, 'out', PARSED))) if (d >= DAY) await rm(join(dir, 'out', PARSED, d), { recursive: true, force: true });
+  await rm(join(dir, 'out', QUARANTINE_KEY), { force: true });
   await cp(join(BENCH_DIR, `history-${n}.listing.json`), join(dir, 'out', LISTING_KEY));
 }
 

@@ -37,7 +37,8 @@ import { createInterface } from 'node:readline';
 import { S3Client } from '@aws-sdk/client-s3';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS } from '../lib/utc-day.js';
-import { Ledger, STAGING, type BatchCommit, type InputObject } from '../state/ledger.js';
+import { LISTING_KEY, SEALS, stagingPrefix } from '../datasets/layout.js';
+import { Ledger, type BatchCommit, type InputObject } from '../state/ledger.js';
 import { saveListing } from '../state/listing-state.js';
 import { S3ObjectStore } from '../state/object-store/s3-object-store.js';
 import { Seals, sliceStart, tally, type SliceTally } from '../state/seals.js';
@@ -191,7 +192,7 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
       }
       const file = join(dir, `${batch}.parquet`);
       await engine.run(`COPY (${stagedRowsSql(count, from, to)}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy)`);
-      const stagedKey = `${STAGING}${batch}/dt=${DAY}/part-0.parquet`;
+      const stagedKey = `${stagingPrefix(batch)}dt=${DAY}/part-0.parquet`;
       await store.put(stagedKey, { file, move: true });
       const commit: BatchCommit = {
         batch, committedAt: new Date().toISOString(), objects,
@@ -261,8 +262,8 @@ async function stateOf(e: Endpoint, out: string): Promise<unknown> {
     }
     const rows = await queryRows<{ n: bigint; digest: string }>(engine, `SELECT count(*) AS n, md5(string_agg(concat_ws('|', source, series, episode, session, user_id, ping_id, event_ms, natural_key), ',' ORDER BY natural_key)) AS digest
       FROM read_parquet([${files.map(sqlString).join(', ')}], hive_partitioning = false)`);
-    const listing = JSON.parse((await store.get('_state/listing.json'))!.toString()) as { watermark: string };
-    return { parsedKeys, keys: keys.digest('hex'), stagedRows: Number(rows[0]!.n), stagedDigest: rows[0]!.digest, seals: (await store.list('_state/seals/')).sort(), watermark: listing.watermark };
+    const listing = JSON.parse((await store.get(LISTING_KEY))!.toString()) as { watermark: string };
+    return { parsedKeys, keys: keys.digest('hex'), stagedRows: Number(rows[0]!.n), stagedDigest: rows[0]!.digest, seals: (await store.list(SEALS)).sort(), watermark: listing.watermark };
   } finally {
     engine.closeSync();
     await rm(dir, { recursive: true, force: true });

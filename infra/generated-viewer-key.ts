@@ -1,18 +1,17 @@
 /**
  * A viewer key for the embedded default (issue #41): with no PINGROLL_VIEWER_KEY, a DuckDB warehouse
  * and a local output, the first run that publishes makes a random secret and keeps it in the
- * output's state (`_state/viewer-key`, readable by its owner only); every later run, and `pingroll
- * uniques`, reads it. So the viewer datasets have rows and uniques work out of the box, and the key
+ * output's state (VIEWER_KEY_FILE, datasets/layout.ts, readable by its owner only); every later run,
+ * and `pingroll uniques`, reads it. So the viewer datasets have rows and uniques work out of the box, and the key
  * never changes unless the file is removed. A set PINGROLL_VIEWER_KEY always wins; S3 outputs and
  * Redshift never get one made (a deployment sets its own, from a secret store).
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { VIEWER_KEY_FILE } from '../datasets/layout.js';
 import { VIEWER_SECRET, viewerKey } from '../rollup/viewer-key.js';
 import { ConfigError, type Config } from './config.js';
-
-export const VIEWER_KEY_FILE = '_state/viewer-key';
 
 /** `config` with the output's own viewer key when it has none set: read, or with `make`, made once. */
 export function withOutputViewerKey(config: Config, make: boolean): Config {
@@ -21,7 +20,7 @@ export function withOutputViewerKey(config: Config, make: boolean): Config {
   let secret = read(file);
   if (secret === null && make) {
     try {
-      mkdirSync(join(config.output.path, '_state'), { recursive: true });
+      mkdirSync(dirname(file), { recursive: true });
     } catch {
       // An output that cannot hold it (a file on its path): the run's own check of it says so.
       return config;

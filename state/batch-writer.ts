@@ -9,7 +9,7 @@ import { batchKey, scanCommitKey, stagedFiles, type BatchCommit, type InputObjec
 import type { ObjectStore } from './object-store/object-store.js';
 import { lateKey, type Closes } from './closes.js';
 
-/** Puts a batch's staged files under `_staging/<id>/`; nothing is put before `intent` is written. */
+/** Puts a batch's staged files under `stagingPrefix(id)` (datasets/layout.ts); nothing is put before `intent` is written. */
 export type Stage = (intent: Promise<void>) => Promise<Record<string, StagedDay>>;
 
 export class BatchWriter {
@@ -21,7 +21,7 @@ export class BatchWriter {
     private readonly closes?: Closes) {}
 
   /**
-   * Days of closed months the batch staged records for are marked first (`_state/late/dt=<day>`), so
+   * Days of closed months the batch staged records for are marked first (`lateKey`), so
    * that their adjustments are made even if the run dies right after its commit; a batch that never
    * commits leaves a mark that finds nothing.
    */

@@ -1,12 +1,11 @@
 /**
- * When a day was last checked (`_state/checks/dt=<day>.json`): a run that finds nothing new for a day
+ * When a day was last checked (`dt=<day>.json` in CHECKS): a run that finds nothing new for a day
  * publishes nothing, and says here that it looked, so that `pingroll status` shows a fresh check
  * however long ago the day was last published. The next publication of the day carries it too (its
  * manifest's `finishedAt` is then the check).
  */
+import { CHECKS } from '../datasets/layout.js';
 import type { ObjectStore } from './object-store/object-store.js';
-
-const CHECKS = '_state/checks/';
 
 export interface DayCheck { run: string; at: string }
 

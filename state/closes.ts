@@ -4,7 +4,7 @@
  * does not change: what arrives later for a closed day is an adjustment, reported on the first month
  * after it that is not closed, or `too_late` once the day's staged data has expired.
  *
- * `_state/closes/<month>.<zone>.json`, one file per (month, zone), written only as part of a
+ * `<month>.<zone>.json` in CLOSES, one file per (month, zone), written only as part of a
  * publication (export/publish-journal.ts): a close is in place whole, with its statement, or not at all.
  *
  * The inputs of a covered day are accounted in exactly one place: `closed` (counted by the figures
@@ -15,13 +15,12 @@
  * be. Only a UTC close freezes a day's daily rows (`freezing`); a zone's close freezes its statement
  * alone.
  */
+import { CLOSES, LATE } from '../datasets/layout.js';
 import { addMonths } from '../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth, zoneSlug } from '../lib/time-zone.js';
 import { daysFrom } from '../lib/utc-day.js';
 import type { DayInput } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
-
-export const CLOSES = '_state/closes/';
 
 /** A close refused: days of the month are not complete (exit 5, naming them). */
 export class CloseRefusedError extends Error {}
@@ -29,9 +28,7 @@ export class CloseRefusedError extends Error {}
 /** A close asked of a month that is closed, a reopen of one that is not, or of a month not over (exit 2). */
 export class CloseUsageError extends Error {}
 
-/** Days of closed months that batches staged records for since their adjustments were last made: `dt=<day>`, an empty marker each. */
-export const LATE = '_state/late/';
-
+/** The mark of a day of a closed month that a batch staged records for since its adjustments were last made: empty. */
 export function lateKey(day: string): string {
   return `${LATE}dt=${day}`;
 }

@@ -18,7 +18,7 @@ export interface DaySources {
    * count and the SHA-256 of its bytes. A list is never rewritten once its batch is committed.
    */
   objectLists: Array<{ batch: string; key: string | null; objects: number; sha256: string | null }>;
-  /** The staged ping files the day was rolled up from (under `_staging/`), with their sizes. */
+  /** The staged ping files the day was rolled up from (under STAGING, datasets/layout.ts), with their sizes. */
   staged: Array<{ key: string; size: number }>;
   /** The table reads: a sharded ingest's are parts (`part`: of how many, which), together the whole table. */
   tables: Array<{ table: string; scan: string; items: number; consumedCapacity: number; part?: TablePart }>;

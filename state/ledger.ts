@@ -1,8 +1,9 @@
 /**
  * The ingest ledger: which log objects have been parsed, and where their pings were staged.
  *
- * Each ingest run that finds new objects writes one batch: an intent (`_state/intents/<batch>.json`),
- * its staged files under `_staging/<batch>/`, then a commit file `_state/batches/<batch>.json`. The
+ * Each ingest run that finds new objects writes one batch: an intent (`<batch>.json` in INTENTS),
+ * its staged files under its staging folder (`stagingPrefix`), then a commit file (`<batch>.json` in
+ * BATCHES; the folders are datasets/layout.ts's). The
  * commit file is the commit point: an object counts as parsed only when a commit lists it, and only
  * committed staged files are ever read. A crash before the commit leaves an intent with no commit:
  * the next run deletes that batch's staging and parses its objects again. So every object is counted
@@ -10,15 +11,15 @@
  *
  * A run never reads the whole history, nor a whole day. Right after its commit, a batch is compacted
  * into two indexes, so that a run reads only the slices it lists and the days it rolls up:
- * - `_state/parsed/<delivery day>/<batch>.<slices>.keys`: the keys the batch parsed on that day, a
+ * - PARSED `<delivery day>/<batch>.<slices>.keys`: the keys the batch parsed on that day, a
  *   section a slice (ten minutes of delivery time, state/slices.ts), sorted, gzip; the name says which
  *   slices the file holds (`putParsedFile`). Whether an object was parsed is asked of its slice only,
  *   read in ranges, so a process holds one slice's keys at a time, never a day's.
- * - `_state/days/dt=<day>/<batch>.json`: what the batch staged for a day of records, with a count of
+ * - DAYS `dt=<day>/<batch>.json`: what the batch staged for a day of records, with a count of
  *   its inputs; the inputs themselves are in `<batch>.objects.gz` beside it (JSON lines, gzip), read
  *   as a stream by whoever needs them (a day's manifest names those files; it does not copy them).
  * Then the intent and the commit file go. Each step is a whole-file write, done again whole by the next
- * run if a crash stopped it, so `_state/batches/` holds only commits a crash left uncompacted.
+ * run if a crash stopped it, so BATCHES holds only commits a crash left uncompacted.
  *
  * An output written before slices (format 1: one JSON list of keys per delivery day and batch, inputs
  * inline in the days index) is migrated once, by the first run that loads it (`migrate`).
@@ -29,31 +30,12 @@ import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
-import { SEALS } from './seals.js';
+import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, LISTING_SHARDS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
 
-/** Batch commits not compacted yet. */
-export const BATCHES = '_state/batches/';
-/** Keys parsed, by delivery day and batch. */
-export const PARSED = '_state/parsed/';
-/** What each batch staged for each day of records. */
-export const DAYS = '_state/days/';
-/** Staging under way: one file per batch or scan until it is committed (or found dead and removed). */
-export const INTENTS = '_state/intents/';
-/** Staged pings and rejects: `_staging/<batch or scan>/dt=<day>/...`. */
-export const STAGING = '_staging/';
-/** DynamoDB table reads: `_state/scans/<table>/<scan>.json`. Only a table's latest complete reading counts (`reading`). */
-export const SCANS = '_state/scans/';
-
-/** Where a batch or scan stages its files. */
-export function stagingPrefix(id: string): string {
-  return `${STAGING}${id}/`;
-}
-
-/** The ledger's layout version (`_state/format.json`); an output without it is format 1 (`migrate`). */
-export const FORMAT_KEY = '_state/format.json';
+/** The ledger's layout version (written to FORMAT_KEY); an output without it is format 1 (`migrate`). */
 export const FORMAT = 3;
 
-/** The format an output's state is in: 1 without `_state/format.json`. */
+/** The format an output's state is in: 1 without FORMAT_KEY. */
 async function formatOf(store: ObjectStore): Promise<number> {
   const body = await store.get(FORMAT_KEY);
   return body ? Number((JSON.parse(body.toString('utf8')) as { format?: number }).format ?? 2) : 1;
@@ -145,13 +127,13 @@ export interface DayInput {
   table: { name: string; scan: string; items: number; consumedCapacity: number; part?: TablePart } | null;
 }
 
-/** `_state/days/dt=<day>/<batch>.json`: one batch's part of one day; its inputs are in `objectsKey`. */
+/** DAYS `dt=<day>/<batch>.json`: one batch's part of one day; its inputs are in `objectsKey`. */
 interface DayEntry { batch: string; staged: StagedDay; objectCount: number; objectsKey: string | null; objectsSha256: string | null }
 
 /** Format 1's days entry: the inputs inline. */
 interface DayEntryV1 { batch: string; staged: StagedDay; objects: InputObject[] }
 
-/** `_state/intents/<id>.json`: the commit file that makes the staging under `_staging/<id>/` count. */
+/** INTENTS `<id>.json`: the commit file that makes the staging under `stagingPrefix(id)` count. */
 interface Intent { id: string; commit: string; at: string; owner?: string }
 
 /** What tidying removed: staged files of dead batches and superseded scans. */
@@ -246,7 +228,7 @@ export class Ledger {
 
   /** The ids of the batches that staged records for `day`: its index listed, no entry read (`inputsFor` reads them). */
   async batchesFor(day: string): Promise<string[]> {
-    const ids = new Set((await this.store.list(`${DAYS}dt=${day}/`)).filter((k) => k.endsWith('.json')).map((k) => k.slice(k.lastIndexOf('/') + 1, -'.json'.length)));
+    const ids = new Set((await this.store.list(dayEntriesPrefix(day))).filter((k) => k.endsWith('.json')).map((k) => k.slice(k.lastIndexOf('/') + 1, -'.json'.length)));
     for (const commit of this.pending) if (commit.days[day]) ids.add(commit.batch);
     return [...ids].sort();
   }
@@ -266,7 +248,7 @@ export class Ledger {
   private readDay(day: string): Promise<DayEntry[]> {
     const read = (async () => {
       const entries: DayEntry[] = [];
-      for (const key of await this.store.list(`${DAYS}dt=${day}/`)) {
+      for (const key of await this.store.list(dayEntriesPrefix(day))) {
         if (!key.endsWith('.json')) continue;
         const entry = await readJson<DayEntry>(this.store, key);
         if (!entry) continue;
@@ -336,7 +318,7 @@ export class Ledger {
   }
 
   /**
-   * Records that `id` is about to stage under `_staging/<id>/`, to be committed by writing `commit`.
+   * Records that `id` is about to stage under `stagingPrefix(id)`, to be committed by writing `commit`.
    * `owner` names the shard of a sharded ingest that writes it (see `tidy`).
    */
   async intend(id: string, commit: string, owner?: string): Promise<void> {
@@ -372,7 +354,7 @@ export class Ledger {
   private async writeDayEntry(day: string, batch: string, staged: StagedDay, objects: InputObject[]): Promise<void> {
     const list = await writeObjectList(this.store, day, batch, objects);
     const entry: DayEntry = { batch, staged: { ...staged, inputs: objects.map((_, i) => i) }, objectCount: objects.length, ...list };
-    await this.store.put(`${DAYS}dt=${day}/${batch}.json`, Buffer.from(JSON.stringify(entry)));
+    await this.store.put(`${dayEntriesPrefix(day)}${batch}.json`, Buffer.from(JSON.stringify(entry)));
     this.dayEntries.delete(day);
   }
 
@@ -527,14 +509,14 @@ function stagedAsLists(days: Record<string, StagedDay>): void {
 /** A batch's inputs for a day as JSON lines, gzip, beside its days entry; nothing for none. */
 async function writeObjectList(store: ObjectStore, day: string, batch: string, objects: InputObject[]): Promise<{ objectsKey: string | null; objectsSha256: string | null }> {
   if (objects.length === 0) return { objectsKey: null, objectsSha256: null };
-  const objectsKey = `${DAYS}dt=${day}/${batch}.objects.gz`;
+  const objectsKey = `${dayEntriesPrefix(day)}${batch}.objects.gz`;
   const body = await gzipAsync(objects.map((o) => JSON.stringify({ key: o.key, size: o.size, etag: o.etag, records: o.records })).join('\n'));
   await store.put(objectsKey, body);
   return { objectsKey, objectsSha256: createHash('sha256').update(body).digest('hex') };
 }
 
 /**
- * A batch's parsed keys of one delivery day, in one file: `_state/parsed/<day>/<batch>.<slices>.keys`,
+ * A batch's parsed keys of one delivery day, in one file: PARSED `<day>/<batch>.<slices>.keys`,
  * where `<slices>` is a 256-bit map (64 hex digits) of the slices it holds, so that a reader knows
  * from the day's listing which files hold a slice. The file is a header (its length as 4 bytes,
  * big-endian, then JSON: each slice's offset and length) and a gzip section a slice (its keys, sorted,
@@ -633,10 +615,17 @@ function byDaySlice(keys: string[]): Map<string, Map<string, string[]>> {
   return out;
 }
 
+/** Format 1's parsed keys, a JSON file a delivery day and batch: PARSED `<day>/<batch>.json`. */
+const PARSED_V1 = new RegExp(String.raw`^${PARSED}[^/]+/[^/.]+\.json$`);
+/** A days entry, DAYS `dt=<day>/<batch>.json`: its day and batch. */
+const DAY_ENTRY = new RegExp(String.raw`^${DAYS}dt=([^/]+)/([^/]+)\.json$`);
+/** A parsed-index file of 256 slices, PARSED `<day>/<batch>.<64 hex digits>.keys`: its day and batch. */
+const PARSED_FILE = new RegExp(String.raw`^${PARSED}([^/]+)/([^/.]+)\.[0-9a-f]{64}\.keys$`);
+
 /**
  * Brings an output of an earlier format to this one, once.
  *
- * Format 1 to slices: each `_state/parsed/<day>/<batch>.json` becomes its days' sliced `.keys` files,
+ * Format 1 to slices: each PARSED `<day>/<batch>.json` becomes its days' sliced `.keys` files,
  * and each days entry with its inputs inline gets its `.objects.gz`. Listing states of shards are
  * dropped (shards own keys by slice now): each shard lists in full once.
  *
@@ -658,14 +647,14 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
   let migrated = false;
   if (format < 2) {
     for (const file of await store.list(PARSED)) {
-      if (!/^_state\/parsed\/[^/]+\/[^/.]+\.json$/.test(file)) continue;
+      if (!PARSED_V1.test(file)) continue;
       const entry = await readJson<{ batch: string; keys: string[] }>(store, file);
       if (entry) for (const [day, slices] of byDaySlice(entry.keys)) await putParsedFile(store, day, entry.batch, slices);
       await store.delete(file);
       migrated = true;
     }
     for (const file of await store.list(DAYS)) {
-      const m = /^_state\/days\/dt=([^/]+)\/([^/]+)\.json$/.exec(file);
+      const m = DAY_ENTRY.exec(file);
       if (!m) continue;
       const old = await readJson<DayEntryV1 | DayEntry>(store, file);
       if (!old || !('objects' in old) || !Array.isArray(old.objects)) continue;
@@ -684,7 +673,7 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
 async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
   let rewritten = 0;
   for (const file of await store.list(PARSED)) {
-    const m = /^_state\/parsed\/([^/]+)\/([^/.]+)\.[0-9a-f]{64}\.keys$/.exec(file);
+    const m = PARSED_FILE.exec(file);
     if (!m || !holdsSlice(file, 0)) continue;
     const body = await store.get(file);
     if (!body || body.length < 4) continue;
@@ -711,6 +700,3 @@ async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
   }
   return rewritten;
 }
-
-/** Sharded listing states (state/listing-state.ts). */
-const LISTING_SHARDS = '_state/listing-shards/';

@@ -1,26 +1,22 @@
 /**
- * What a lister remembers of the logs (`_state/listing.json`, or a shard's own): where its next
+ * What a lister remembers of the logs (LISTING_KEY, or a shard's own in LISTING_SHARDS): where its next
  * incremental listing starts (state/listing-window.ts) and which delivery days it
  * follows and has listed in full (state/delivery-days.ts). Saved after the batches that parsed what a
  * listing found are committed: a crash before leaves the old state, and the next run lists that
  * stretch again (the ledger knows what it parsed).
  */
+import { LISTING_KEY, LISTING_SHARDS } from '../datasets/layout.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { addDays, DAY_MS, dayName } from '../lib/utc-day.js';
 import { finalDueMs, follows, isFinal, NO_DELIVERY_DAYS, together, type DeliveryDays, type ReconcileSchedule } from './delivery-days.js';
-
-export const LISTING_KEY = '_state/listing.json';
 
 /**
  * Where a listing's state is kept: a shard of a sharded ingest keeps its own (a shard that fails must
  * not move the others' window past what it did not commit).
  */
 export function listingKey(shard: string | null = null): string {
-  return shard === null ? LISTING_KEY : `${SHARD_STATES}${shard}.json`;
+  return shard === null ? LISTING_KEY : `${LISTING_SHARDS}${shard}.json`;
 }
-
-/** Each shard's listing state: `<index>-of-<count>.json`. */
-const SHARD_STATES = '_state/listing-shards/';
 
 export interface ListingState extends DeliveryDays {
   /** The latest delivery time named by an object a listing saw (capped at the listing's own time), ISO; null before any. */
@@ -65,7 +61,7 @@ export async function saveListing(store: ObjectStore, state: ListingState, key =
 async function listerStates(store: ObjectStore, schedule: ReconcileSchedule): Promise<Map<string, ListingState>> {
   const out = new Map<string, ListingState>();
   if (await store.get(LISTING_KEY)) out.set(LISTING_KEY, await loadListing(store, schedule));
-  for (const key of await store.list(SHARD_STATES)) if (SHARD_STATE.test(key.slice(SHARD_STATES.length))) out.set(key, await loadListing(store, schedule, key));
+  for (const key of await store.list(LISTING_SHARDS)) if (SHARD_STATE.test(key.slice(LISTING_SHARDS.length))) out.set(key, await loadListing(store, schedule, key));
   return out;
 }
 
@@ -84,7 +80,7 @@ function completeSets(states: Map<string, ListingState>): ListingState[][] {
       out.push([state]);
       continue;
     }
-    const m = SHARD_STATE.exec(key.slice(SHARD_STATES.length))!;
+    const m = SHARD_STATE.exec(key.slice(LISTING_SHARDS.length))!;
     const count = Number(m[2]);
     byCount.set(count, [...(byCount.get(count) ?? []), state]);
   }

@@ -1,6 +1,6 @@
 /**
  * Log objects that could not be read (a corrupt or truncated gzip, a file that cannot be opened, an
- * object gone between list and get): `_state/quarantine.json`. One such object never stops the
+ * object gone between list and get): QUARANTINE_KEY. One such object never stops the
  * pipeline: the batch goes on without it, the object is recorded here with its key, etag and reason,
  * and since no batch commits it, every later run tries it again, taking it in as soon as it reads.
  * Until then the runs exit 4 and the manifests of the days it may hold name it. An operator who knows
@@ -8,15 +8,13 @@
  * manifests say it was accepted as lost.
  *
  * A shard of a sharded ingest keeps the objects it owns in its own file,
- * `_state/quarantine-shards/<I>-of-<N>.json`, so that shards running at once never overwrite each
+ * `<I>-of-<N>.json` in QUARANTINE_SHARDS, so that shards running at once never overwrite each
  * other's; loading reads them all, and the next run that holds the output alone (a rollup) folds them
- * into `_state/quarantine.json`.
+ * into QUARANTINE_KEY.
  */
+import { QUARANTINE_KEY, QUARANTINE_SHARDS } from '../datasets/layout.js';
 import { addDays } from '../lib/utc-day.js';
 import type { ObjectStore } from './object-store/object-store.js';
-
-export const QUARANTINE_KEY = '_state/quarantine.json';
-export const QUARANTINE_SHARDS = '_state/quarantine-shards/';
 
 /** Records are delivered up to two days late (more than that is rare, 0.001%): an object names its delivery day. */
 const DAYS_LATE = 2;
@@ -72,7 +70,7 @@ export class Quarantine {
   }
 
   /**
-   * Writes the quarantine. A run that holds the output alone writes `_state/quarantine.json` and
+   * Writes the quarantine. A run that holds the output alone writes QUARANTINE_KEY and
    * removes the shards' files it folded in; a shard (`shard`: its name and the keys it owns) writes
    * its own file, with the objects it owns.
    */

@@ -5,20 +5,16 @@
  * is that many days old. What
  * was published stays: Parquet, the warehouse, manifests, statements. A day is marked expired in its
  * closes first (a ping that arrives for it after that is `too_late`), then its files go; a run killed
- * in between leaves `_state/expiring/dt=<day>`, and the next run finishes it.
+ * in between leaves its mark (`dt=<day>` in EXPIRING), and the next run finishes it.
  */
+import { dayEntriesPrefix, EXPIRED_DELIVERY_DAYS, EXPIRING, PARSED, SEALS } from '../datasets/layout.js';
 import { addDays } from '../lib/utc-day.js';
 import { closeKey, type Close, type Closes } from './closes.js';
-import { DAYS, PARSED, type Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
-import { SEALS } from './seals.js';
 import { forgetCheck } from './checks.js';
 
-const EXPIRING = '_state/expiring/';
-
-/** The delivery days whose parsed keys and seals retention deleted: their log objects are never listed or read again. */
-export const EXPIRED_DELIVERY_DAYS = '_state/expired-delivery-days.json';
-
+/** The delivery days whose parsed keys and seals retention deleted (EXPIRED_DELIVERY_DAYS): their log objects are never listed or read again. */
 export async function expiredDeliveryDays(store: ObjectStore): Promise<Set<string>> {
   const body = await store.get(EXPIRED_DELIVERY_DAYS);
   return new Set(body ? (JSON.parse(body.toString('utf8')) as { days: string[] }).days : []);
@@ -57,7 +53,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
       // Their folders too, where the store has folders.
       for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune?.(folder);
     }
-    for (const key of await store.list(`${DAYS}dt=${day}/`)) {
+    for (const key of await store.list(dayEntriesPrefix(day))) {
       await store.delete(key);
       files++;
     }
@@ -78,7 +74,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
         await store.prune?.(prefix);
       }
     }
-    await store.prune?.(`${DAYS}dt=${day}/`);
+    await store.prune?.(dayEntriesPrefix(day));
     await store.delete(`${EXPIRING}dt=${day}`);
   }
   return { days: expiring, files };

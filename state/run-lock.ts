@@ -2,7 +2,7 @@
  * One run at a time per output: runs share the ingest ledger, so two at once could parse one new
  * object twice. The lock is a lease that nobody ever has to delete by hand.
  *
- * It is kept as generations, `_state/lock/<n>.json`: whoever wrote the highest generation holds the
+ * It is kept as generations, `<n>.json` in LOCK_PREFIX: whoever wrote the highest generation holds the
  * lock while its lease lasts. To take the lock, a run writes generation n+1 with a create-if-absent
  * write (a hard link on a filesystem, so the file is never seen empty; `If-None-Match: *` on S3), which
  * exactly one contender wins: taking over a stale holder is as atomic as taking a free lock. The
@@ -13,10 +13,10 @@
  * (`assertHeld`) and stops before it writes anything that counts.
  */
 import { hostname } from 'node:os';
+import { LOCK_PREFIX, SHARD_LOCKS } from '../datasets/layout.js';
 import { processAlive, processStart } from '../lib/process.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
-export const LOCK_PREFIX = '_state/lock/';
 /** How long a lease lasts without renewal. */
 export const LEASE_MS = 120_000;
 const RENEW_MS = 20_000;
@@ -62,9 +62,6 @@ export function lockKey(generation: number, prefix = LOCK_PREFIX): string {
 }
 
 const GENERATION = /(\d{12})\.json$/;
-
-/** Where the shards of a sharded ingest keep their locks: one lock per shard, `_state/shard-locks/<I>-of-<N>/`. */
-export const SHARD_LOCKS = '_state/shard-locks/';
 
 /**
  * The output's run lock, for a run that must be alone: a rollup, a backfill, an ingest that is not

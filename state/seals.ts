@@ -7,16 +7,16 @@
  * reconciliation, which lists every slice again, reads a slice's parsed keys only when the slice
  * changed since: an object S3 delivered very late, into a slice long sealed.
  *
- * A seal is an empty object whose name holds it all, `_state/seals/<day>/<slice>.<count>.<digest>`,
+ * A seal is an empty object whose name holds it all, SEALS `<day>/<slice>.<count>.<digest>`,
  * so one listing of a day's folder reads its 144 seals (an event-time day's: its 256 parts' and 00:00's). Resealing puts the new name before deleting
  * the old; a slice found with two names is treated as unsealed (read in full) and sealed again.
  */
 import { hash } from 'node:crypto';
+import { SEALS } from '../datasets/layout.js';
 import { allEnded } from '../lib/all-ended.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 
-export const SEALS = '_state/seals/';
 
 /** One slice's objects as a listing saw them. */
 export interface SliceTally {

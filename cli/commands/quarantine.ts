@@ -1,6 +1,7 @@
 import { objectStoreAt } from '../../infra/backends.js';
 import { ConfigError, type Config } from '../../infra/config.js';
-import { Quarantine, QUARANTINE_KEY } from '../../state/quarantine.js';
+import { QUARANTINE_KEY } from '../../datasets/layout.js';
+import { Quarantine } from '../../state/quarantine.js';
 import { acquireLock } from '../../state/run-lock.js';
 import { randomUUID } from 'node:crypto';
 

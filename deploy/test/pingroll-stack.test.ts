@@ -13,6 +13,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import jsonata from 'jsonata';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REJECTS_TAGS, WAREHOUSE_ROLLUP } from '../../datasets/layout.js';
 import { DAY_BEFORE_SCHEDULE, nightCommand, PingrollStack, type PingrollStackProps } from '../lib/pingroll-stack.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -121,15 +122,15 @@ describe('the deployment (cdk synth)', () => {
     // Privacy: the jobs mask what rejects keep and expire them; the bucket's lifecycle rule mirrors it by pingroll's tag.
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_PRIVACY', Value: 'mask' }, { Name: 'PINGROLL_REJECTS_RETENTION_DAYS', Value: '90' }]) }) });
     t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ TagFilters: [{ Key: 'pingroll-kind', Value: 'rejects' }], ExpirationInDays: 90, Status: 'Enabled' })]) } });
+    // The tag is the one the jobs write rejects with (datasets/layout.ts).
+    expect(REJECTS_TAGS).toEqual({ 'pingroll-kind': 'rejects' });
     // Closing months and retention (contract §9), when given: the jobs' settings. Neither is set otherwise.
     expect(JSON.stringify(t.findResources('AWS::Batch::JobDefinition'))).not.toMatch(/PINGROLL_CLOSE_AFTER_DAYS|PINGROLL_RETENTION_DAYS/);
     synth(8, { closeAfterDays: 10, retentionDays: 400 }).hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_CLOSE_AFTER_DAYS', Value: '10' }, { Name: 'PINGROLL_RETENTION_DAYS', Value: '400' }]) }) });
-    // What a rollup inside Redshift leaves (the viewer key's secret among it) goes after a day whatever happens to the runs.
-    t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'pingroll/_warehouse-rollup/', ExpirationInDays: 1, Status: 'Enabled' })]) } });
-    // The prefix is the one pingroll writes under.
-    expect(readFileSync(join(repo, 'state/leftovers.ts'), 'utf8')).toContain("WAREHOUSE_ROLLUP = '_warehouse-rollup/'");
-    const tagSource = readFileSync(fileURLToPath(new URL('../../export/rejects-retention.ts', import.meta.url)), 'utf8');
-    expect(tagSource).toContain("REJECTS_TAGS = { 'pingroll-kind': 'rejects' }");
+    // What a rollup inside Redshift leaves (the viewer key's secret among it) goes after a day whatever happens to the runs:
+    // the prefix pingroll writes under (datasets/layout.ts, which the Redshift rollup writes under too).
+    expect(WAREHOUSE_ROLLUP).toBe('_warehouse-rollup/');
+    t.hasResourceProperties('AWS::S3::Bucket', { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: `pingroll/${WAREHOUSE_ROLLUP}`, ExpirationInDays: 1, Status: 'Enabled' })]) } });
     // The jobs register each day's partitions (for Spectrum and EMR), and know where.
     t.hasResourceProperties('AWS::Batch::JobDefinition', { ContainerProperties: Match.objectLike({ Environment: Match.arrayWith([{ Name: 'PINGROLL_GLUE_DATABASE', Value: 'pingroll_prod' }]) }) });
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Array<{ Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } } }>).flatMap((p) => p.Properties.PolicyDocument.Statement);

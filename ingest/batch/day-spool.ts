@@ -19,7 +19,8 @@ import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import { syncFile } from '../../lib/durable-file.js';
 import { PARQUET_CODEC } from '../../lib/parquet-codec.js';
-import { stagingPrefix, type StagedDay } from '../../state/ledger.js';
+import { stagingPrefix } from '../../datasets/layout.js';
+import type { StagedDay } from '../../state/ledger.js';
 import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
 import { dayName, dayNumberSql } from '../../lib/utc-day.js';
@@ -258,8 +259,8 @@ export class DaySpool {
   }
 
   /**
-   * Writes each day's pings as Parquet and its rejects as gzip JSON lines under
-   * `_staging/<batch>/dt=<day>/`, once `ready` is done, and returns what the batch commit records of them.
+   * Writes each day's pings as Parquet and its rejects as gzip JSON lines under the batch's staging
+   * (`stagingPrefix`, then `dt=<day>/`), once `ready` is done, and returns what the batch commit records of them.
    */
   async stage(store: ObjectStore, batch: string, ready: Promise<void> = Promise.resolve()): Promise<Record<string, StagedDay>> {
     const prefix = stagingPrefix(batch);

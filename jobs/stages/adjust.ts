@@ -1,11 +1,11 @@
 /**
  * The adjustments stage (contract §9): the days of closed months that batches staged records for
- * since they were last looked at (`_state/late/`, marked before each such commit), each made into a
+ * since they were last looked at (LATE, marked before each such commit), each made into a
  * piece of the adjustments of the month it is reported on; then the `statement_adjustments` of each
  * month whose pieces changed, published whole. What a run reads follows the late records: only the
  * days they came for are read again (whole: their pings are deduplicated against everything staged).
  *
- * A piece is `_state/adjustments/<reported month>/<closed month>.<zone>/dt=<day>.parquet`, with the
+ * A piece is `<reported month>/<closed month>.<zone>/dt=<day>.parquet` in ADJUSTMENTS, with the
  * pending batches it was made from beside it (`.json`); a close of the reported month freezes them
  * (jobs/close.ts) and removes its pieces.
  */
@@ -15,20 +15,14 @@ import { join } from 'node:path';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import { zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { accounted, closeKey, Closes, LATE, lateKey, pendingInputs, type Close } from '../../state/closes.js';
-import { DAYS } from '../../state/ledger.js';
-import { REJECTS_TAGS } from '../../export/rejects-retention.js';
+import { accounted, closeKey, Closes, lateKey, pendingInputs, type Close } from '../../state/closes.js';
+import { ADJUSTMENTS, dayEntriesPrefix, LATE, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
 import { queryRows } from '../../lib/duckdb-engine.js';
 import { readFile } from 'node:fs/promises';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Run } from '../run.js';
-
-export const ADJUSTMENTS = '_state/adjustments/';
-
-/** Records of expired days, counted nowhere (contract §9): their rejects and counts, a pair of files a batch. */
-export const TOO_LATE = '_runs/too_late/';
 
 function pieceKey(reported: string, close: Pick<Close, 'month' | 'tz'>, day: string): string {
   return `${ADJUSTMENTS}${reported}/${close.month}.${zoneSlug(close.tz)}/dt=${day}`;
@@ -64,7 +58,7 @@ export async function adjust(backends: Backends, run: Run, db: DuckDBConnection)
 
 /**
  * The pending batches of an expired day: their records are `too_late` (contract §9), counted nowhere
- * but here: kept as rejects with their reason (`_runs/too_late/dt=<day>/<batch>.jsonl.gz`, beside the
+ * but here: kept as rejects with their reason (`dt=<day>/<batch>.jsonl.gz` in TOO_LATE, beside the
  * counts of the run that found them, `.json`), accounted in each close of the day, and their staging
  * removed. How many pings were too late.
  */
@@ -107,7 +101,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   run.closes = await Closes.load(store);
   for (const input of pending) {
     for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await store.delete(key);
-    for (const key of (await store.list(`${DAYS}dt=${day}/`)).filter((k) => k.startsWith(`${DAYS}dt=${day}/${input.id}.`))) await store.delete(key);
+    for (const key of (await store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await store.delete(key);
   }
   run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
   return pings;

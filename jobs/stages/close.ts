@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
+import { ADJUSTMENTS, REOPENING } from '../../datasets/layout.js';
 import { CloseRefusedError, CloseUsageError, closeKey, coveredDays, pendingInputs, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
@@ -20,7 +21,7 @@ import type { Backends } from '../../infra/backends.js';
 import type { Config } from '../../infra/config.js';
 import { dayStatus } from '../day-status.js';
 import type { Run } from '../run.js';
-import { ADJUSTMENTS, adjustmentsFile, publishAdjustments } from './adjust.js';
+import { adjustmentsFile, publishAdjustments } from './adjust.js';
 import { publishDay } from './publish.js';
 import { rollupDay, rollupMonth } from './rollup.js';
 
@@ -119,8 +120,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   });
 }
 
-/** A reopen under way: `_state/reopening/<month>.<zone>.json` (its reason), until its version is published. */
-const REOPENING = '_state/reopening/';
+/** A reopen under way (its reason), until its version is published. */
 function reopeningKey(month: string, tz: string): string {
   return `${REOPENING}${month}.${zoneSlug(tz)}.json`;
 }

@@ -213,7 +213,7 @@ export class DirectoryObjectStore implements ObjectStore {
   /**
    * Removes the empty folders under `prefix` (and its own, when empty). A folder is what a key's
    * slashes make, and files moved or deleted leave theirs behind: a run's publication leaves a dozen,
-   * and a listing of `_state/publish/` walked every one of them at every run (90 ms after a few dozen
+   * and a listing of the publish folder (PUBLISH_PREFIX) walked every one of them at every run (90 ms after a few dozen
    * runs of one day, growing with the history). Only for prefixes no other process writes under.
    */
   async prune(prefix: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { WRITE_PROBE } from '../../datasets/layout.js';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import { bounded } from '../../lib/location.js';
@@ -19,7 +20,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async checkWritable(): Promise<void> {
-    const key = `${this.prefix}_state/probe-${randomBytes(6).toString('hex')}`;
+    const key = `${this.prefix}${WRITE_PROBE}${randomBytes(6).toString('hex')}`;
     await bounded(async () => {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.alloc(0) }));
       await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));

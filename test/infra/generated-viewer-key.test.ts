@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../infra/config.js';
-import { VIEWER_KEY_FILE, withOutputViewerKey } from '../../infra/generated-viewer-key.js';
+import { VIEWER_KEY_FILE } from '../../datasets/layout.js';
+import { withOutputViewerKey } from '../../infra/generated-viewer-key.js';
 import { generateSample } from '../../tools/sample/access-log-generator.js';
 import { rm, tempDir, writeObjects } from '../support/job-fixture.js';
 

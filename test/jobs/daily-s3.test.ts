@@ -2,7 +2,7 @@
  * The daily job through a real S3 API (moto's server, which honours the lock's conditional writes): logs under one bucket's prefix, output under
  * another's, gzip with and without suffix, listings that take many pages.
  */
-import { LOCK_PREFIX } from '../../state/run-lock.js';
+import { LOCK_PREFIX } from '../../datasets/layout.js';
 import { join } from 'node:path';
 import { gunzipIfNeeded } from '../../ingest/object-source/gzip.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';

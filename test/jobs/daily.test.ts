@@ -2,9 +2,9 @@
  * The daily job end to end through a directory: generated days with retries, duplicates, late
  * objects and noise, checked against the oracle; re-runs, late arrivals and crashes.
  */
-import { BATCHES, DAYS, INTENTS, Ledger, PARSED, STAGING } from '../../state/ledger.js';
+import { BATCHES, DAYS, INTENTS, PARSED, PUBLISH_PREFIX, SEALS, STAGING } from '../../datasets/layout.js';
+import { Ledger } from '../../state/ledger.js';
 import { removeLeftovers } from '../../state/leftovers.js';
-import { PUBLISH_PREFIX } from '../../export/publish-journal.js';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, sampleEpisodeCatalog, sampleEpisodes, type LogObject, type Sample } from '../../tools/sample/access-log-generator.js';
-import { SEALS } from '../../state/seals.js';
 import { EpisodeCatalogError } from '../../rollup/episode-catalog.js';
 import { sliceOf } from '../../state/slices.js';
 import { memoryLog } from '../../lib/log.js';

@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { batchKey, DAYS, INTENTS, Ledger, PARSED, type BatchCommit } from '../../state/ledger.js';
+import { DAYS, INTENTS, PARSED } from '../../datasets/layout.js';
+import { batchKey, Ledger, type BatchCommit } from '../../state/ledger.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { crashingStore, rm, tempDir } from '../support/job-fixture.js';
 

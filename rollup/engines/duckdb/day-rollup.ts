@@ -11,6 +11,7 @@
  * grouped aggregation is what DuckDB spills to disk best.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { DAYS, PARSED, SEALS, STAGING } from '../../../datasets/layout.js';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
@@ -217,8 +218,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // The staged pings are the pings the commits counted; anything else means a broken staging file.
     const counted = outcomes[s.source]?.ping ?? 0;
     if (counted !== Number(s.records)) {
-      throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}): the files under _staging/*/dt=${day}/ `
-        + `are damaged; for each batch that staged them, delete its entries (_state/days/dt=*/<batch>.*, _state/parsed/*/<batch>.*.keys) and _state/seals/, then run pingroll reconcile over the delivery days those entries were under, which parses their log objects anew`);
+      throw new Error(`staged pings for ${day} (${s.source}: ${s.records}) disagree with the ledger's count (${counted}): the files under ${STAGING}*/dt=${day}/ `
+        + `are damaged; for each batch that staged them, delete its entries (${DAYS}dt=*/<batch>.*, ${PARSED}*/<batch>.*.keys) and ${SEALS}, then run pingroll reconcile over the delivery days those entries were under, which parses their log objects anew`);
     }
   }
   const audit: Array<[string, string, number]> = [];

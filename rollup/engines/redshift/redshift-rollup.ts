@@ -17,7 +17,7 @@ import { PARQUET_CODEC } from '../../../lib/parquet-codec.js';
 import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
-import { WAREHOUSE_ROLLUP } from '../../../state/leftovers.js';
+import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
 import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
