@@ -1,17 +1,13 @@
 /**
  * A day's rejects (contract §6, §10): every record of the day that is not a ping, with its reason, from
  * every batch that staged some, and the pings its rollup left out as automated traffic, as one gzip
- * file at `_runs/dt=<day>/rejects.jsonl.gz`, published with the day.
+ * file at `dayRejectsKey(day)` (datasets/layout.ts), published with the day.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-
-export function rejectsKey(day: string): string {
-  return `_runs/dt=${day}/rejects.jsonl.gz`;
-}
 
 /**
  * The day's rejects from every batch, then `rolledUp` (the records the rollup left out as automated

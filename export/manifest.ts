@@ -1,8 +1,9 @@
 /**
- * The run manifest of a day (contract §6): `_runs/dt=YYYY-MM-DD/manifest.json`, written last when a day
+ * The run manifest of a day (contract §6): `dayManifestKey(day)` (datasets/layout.ts), written last when a day
  * is published. It names what the day was made from (log objects, batches, table scans), what the
  * records came to, and what was written.
  */
+import { dayManifestKey } from '../datasets/layout.js';
 import type { DaySources } from '../state/day-inputs.js';
 import type { Completeness } from '../state/completeness.js';
 import type { HeldObjects } from '../state/quarantine.js';
@@ -107,13 +108,9 @@ export function inputsChanged(manifest: DayManifest, now: string[]): string | nu
   return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
 }
 
-export function manifestKey(day: string): string {
-  return `_runs/dt=${day}/manifest.json`;
-}
-
 /** The day's manifest, or null when the day was never published (or its manifest is unreadable). */
 export async function readManifest(store: ObjectStore, day: string): Promise<DayManifest | null> {
-  const body = await store.get(manifestKey(day));
+  const body = await store.get(dayManifestKey(day));
   if (!body) return null;
   try {
     return JSON.parse(body.toString('utf8')) as DayManifest;

@@ -2,9 +2,9 @@
  * A day is published whole, or not at all (contract §6).
  *
  * 1. Every new file of the day (the tables' Parquet, the rejects, the manifest) is written first under
- *    `_state/publish/dt=<day>/<run>/`, where no reader looks, several at once. A failure here (a full disk, S3) changes
+ *    `dt=<day>/<run>/` in PUBLISH_PREFIX, where no reader looks, several at once. A failure here (a full disk, S3) changes
  *    nothing anyone sees; a later run removes what it left.
- * 2. The journal `_state/publish/dt=<day>.json` names each staged file and where it goes.
+ * 2. The journal `dt=<day>.json` in PUBLISH_PREFIX names each staged file and where it goes.
  * 3. The warehouse loads the day from the staged files, in one transaction. If it fails, the journal
  *    and the staged files are removed: nothing of the day was replaced, and the run fails.
  * 4. Each staged file is moved into place (a rename on a filesystem, a copy on S3), several at once,
@@ -18,13 +18,11 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PUBLISH_PREFIX } from '../datasets/layout.js';
 import type { Log } from '../lib/log.js';
 import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile, OutputTable } from '../rollup/output-file.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
-
-export const PUBLISH_PREFIX = '_state/publish/';
-
 
 interface Journal {
   run: string;
@@ -41,8 +39,8 @@ interface Journal {
 }
 
 /** A journal's key, and a staged file's: `dt=<day>`, or another publication's name (`month=YYYY-MM[.zone]`, `close=...`, `adjust=...`). */
-const JOURNAL = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)\.json$/;
-const STAGED = /^_state\/publish\/(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)\/[^/]+\//;
+const JOURNAL = new RegExp(String.raw`^${PUBLISH_PREFIX}(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)\.json$`);
+const STAGED = new RegExp(String.raw`^${PUBLISH_PREFIX}(dt=\d{4}-\d{2}-\d{2}|(?:month|close|adjust)=[\w.+-]+)/[^/]+/`);
 
 /** The journal of a publication: `dt=<day>` for a day, `month=YYYY-MM` for a month (`.zone` in a zone), `close=`/`adjust=` for a statement and adjustments. */
 export function journalKey(name: string): string {

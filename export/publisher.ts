@@ -4,22 +4,18 @@
  * day's state alone; a month. It rolls nothing up and reads no staged data: the jobs hand it files
  * made by a rollup engine (rollup/engine.ts) and a manifest made by `dayManifest`.
  */
+import { dayManifestKey, dayRejectsKey, REJECTS_TAGS, UNSETTLED } from '../datasets/layout.js';
 import type { Log } from '../lib/log.js';
 import { UTC, zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
 import type { PartitionCatalog } from './catalog/glue-partitions.js';
-import { REJECTS_TAGS } from './rejects-retention.js';
-import { rejectsKey } from './day-rejects.js';
-import { manifestKey, type DayManifest } from './manifest.js';
+import type { DayManifest } from './manifest.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
 import type { Warehouse } from './warehouse/warehouse.js';
 
-/** Days published as not yet complete (provisional or incomplete): `dt=<day>`, an empty marker each, until the day is published complete. */
-export const UNSETTLED = '_state/unsettled/';
-
-/** The marker of a day published not yet complete. */
+/** The marker of a day published not yet complete (provisional or incomplete), until the day is published complete. */
 export function unsettledKey(day: string): string {
   return `${UNSETTLED}dt=${day}`;
 }
@@ -89,7 +85,7 @@ export class DayPublisher {
     if (!complete) await store.putMarker(unsettledKey(d.day));
     await publishWhole(store, {
       run, day: d.day, tables: d.outputs,
-      others: [{ key: rejectsKey(d.day), body: d.rejects && { file: d.rejects.file }, tags: REJECTS_TAGS }, { key: manifestKey(d.day), body: manifestBody(d.manifest) }],
+      others: [{ key: dayRejectsKey(d.day), body: d.rejects && { file: d.rejects.file }, tags: REJECTS_TAGS }, { key: dayManifestKey(d.day), body: manifestBody(d.manifest) }],
     }, d.loaded ? null : this.loadWarehouse, this.opts.fence);
     if (complete) await store.delete(unsettledKey(d.day));
     await this.opts.catalog?.register(d.outputs.map((o) => ({ table: o.table, dt: d.day })));
@@ -98,7 +94,7 @@ export class DayPublisher {
   /** Publishes a day's state alone, its data unchanged: its `daily_runs` row and its manifest. */
   async publishState(day: string, runs: OutputFile, manifest: DayManifest): Promise<void> {
     const { store, run } = this.opts;
-    await publishWhole(store, { run, day, tables: [runs], others: [{ key: manifestKey(day), body: manifestBody(manifest) }] }, this.loadWarehouse, this.opts.fence);
+    await publishWhole(store, { run, day, tables: [runs], others: [{ key: dayManifestKey(day), body: manifestBody(manifest) }] }, this.loadWarehouse, this.opts.fence);
     if (manifest.state === 'complete') await store.delete(unsettledKey(day));
   }
 

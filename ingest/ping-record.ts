@@ -14,7 +14,7 @@ export type Source = 's3' | 'dynamodb';
  * The day of records that belong to no day (contract §5): those with no time that can be trusted (a
  * malformed record, one whose time is `-`) in a log object whose name holds no date (a file that is no
  * access log: a README, a binary dropped among the logs). They are staged and counted under it like a
- * day's, and rejected under it (`_runs/undated/`), never in a UTC day's audit or rejects.
+ * day's, and rejected under it (UNDATED_REJECTS, datasets/layout.ts), never in a UTC day's audit or rejects.
  */
 export const UNDATED = 'undated';
 

@@ -7,6 +7,7 @@
  *   lock (run.ts) → adjustments (stages/adjust.ts) → close (stages/close.ts)
  */
 import { randomUUID } from 'node:crypto';
+import { RUNS } from '../datasets/layout.js';
 import type { Log } from '../lib/log.js';
 import { addMonths } from '../lib/utc-day.js';
 import { UTC } from '../lib/time-zone.js';
@@ -64,5 +65,5 @@ export async function autoClose(config: Config, backends: Backends, run: Run, db
 }
 
 async function anyPublished(backends: Backends, month: string): Promise<boolean> {
-  return (await backends.store.list(`_runs/dt=${month}-`)).length > 0;
+  return (await backends.store.list(`${RUNS}dt=${month}-`)).length > 0;
 }

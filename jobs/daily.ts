@@ -8,7 +8,8 @@
  *   → adjustments of closed months (stages/adjust.ts) → the months due to close (close.ts)
  */
 import { randomUUID } from 'node:crypto';
-import { manifestKey, readManifest } from '../export/manifest.js';
+import { dayManifestKey } from '../datasets/layout.js';
+import { readManifest } from '../export/manifest.js';
 import { recordCheck } from '../state/checks.js';
 import { expireRejects } from '../export/rejects-retention.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
@@ -88,7 +89,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         if (asIs) {
           await recordCheck(backends.store, day, run.id);
           log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.publishedAt ?? asIs.finishedAt, pings: asIs.pings });
-          Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: manifestKey(day) });
+          Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: dayManifestKey(day) });
         } else {
           const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { ...read, listed })));
           Object.assign(summary, rolled);
@@ -126,6 +127,6 @@ export async function retain(config: Config, backends: Backends, run: Run, now: 
 /** How many of `days` (that a run added records to) were published before and not by this run (`done`): each is stale until rolled up again. */
 export async function staleAmong(store: Backends['store'], days: string[], done: Set<string>): Promise<number> {
   let stale = 0;
-  for (const d of days) if (!done.has(d) && (await store.size(manifestKey(d))) !== null) stale++;
+  for (const d of days) if (!done.has(d) && (await store.size(dayManifestKey(d))) !== null) stale++;
   return stale;
 }

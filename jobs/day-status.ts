@@ -16,6 +16,7 @@
  * - `complete`: published, every delivery day that can hold it listed in full for the last time, and
  *   everything found parsed and published.
  */
+import { dayManifestKey, RUNS } from '../datasets/layout.js';
 import { inputsChanged, readManifest } from '../export/manifest.js';
 import { completeness } from '../state/completeness.js';
 import type { Ledger } from '../state/ledger.js';
@@ -76,9 +77,9 @@ export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: 
 /** Days with a manifest: every day ever published. */
 export async function publishedDays(store: ObjectStore): Promise<string[]> {
   const days = new Set<string>();
-  for (const key of await store.list('_runs/')) {
-    const m = /^_runs\/dt=(\d{4}-\d{2}-\d{2})\/manifest\.json$/.exec(key);
-    if (m) days.add(m[1]!);
+  for (const key of await store.list(RUNS)) {
+    const day = /^dt=(\d{4}-\d{2}-\d{2})\//.exec(key.slice(RUNS.length))?.[1];
+    if (day !== undefined && key === dayManifestKey(day)) days.add(day);
   }
   return [...days].sort();
 }

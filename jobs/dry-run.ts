@@ -6,7 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { manifestKey } from '../export/manifest.js';
+import { dayManifestKey } from '../datasets/layout.js';
 import { listNewObjects } from '../ingest/batch/ingest-batch.js';
 import type { MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../lib/duckdb-engine.js';
@@ -55,7 +55,7 @@ export async function dryRun(config: Config, backends: Backends, opts: { day: st
     objectsToParse: todo.objects, bytesToParse: todo.bytes,
     batchesStagedForDay: staged.length, stagedPings: staged.reduce((n, s) => n + s.staged.pingCount, 0),
     tables: tables.map((t) => `${t.name}: ${ledger.tableClosed(t.name) && !opts.rescan ? 'closed, scanned before; not scanned again' : 'would be scanned'}`),
-    wouldWrite: TABLES.map((t) => `${store.url}${outputKey(t, day)}`).concat([`${store.url}${manifestKey(day)}`]),
+    wouldWrite: TABLES.map((t) => `${store.url}${outputKey(t, day)}`).concat([`${store.url}${dayManifestKey(day)}`]),
     warehouse: warehouse?.description ?? 'none', episodeCatalog,
   });
 }

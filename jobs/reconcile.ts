@@ -13,7 +13,7 @@ import type { Log } from '../lib/log.js';
 import { daysFrom } from '../lib/utc-day.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
-import { manifestKey } from '../export/manifest.js';
+import { dayManifestKey } from '../datasets/layout.js';
 import { withRun } from './run.js';
 import { ingest, type IngestSummary } from './stages/ingest.js';
 
@@ -48,7 +48,7 @@ export async function runReconcile(config: Config, backends: Backends, opts: Rec
       const { settle, listed: _, batches: __, listedObjects: listed, ...out } = await ingest(config, backends, run, db, { now: opts.now, asked: [], listInFull: days, tables: [] });
       await settle();
       const stale: string[] = [];
-      for (const d of out.touched) if ((await backends.store.size(manifestKey(d))) !== null) stale.push(d);
+      for (const d of out.touched) if ((await backends.store.size(dayManifestKey(d))) !== null) stale.push(d);
       log.info('reconcile.done', { run: id, from: opts.from, to: opts.to, listed, objects: out.parsedObjects, records: out.parsedRecords, days: out.touched, stale });
       return { run: id, ...out, days, listed, stale };
     }));

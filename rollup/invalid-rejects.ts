@@ -1,7 +1,7 @@
 /**
  * The day's automated traffic record by record (contract §10: kept in the rejects with the rule that
  * caught it): each record a rollup left out as `invalid_traffic`, as a line of the day's rejects
- * (`_runs/dt=<day>/rejects.jsonl.gz`, export/day-rejects.ts), with its rule, the rule's reason and
+ * (`dayRejectsKey`, datasets/layout.ts; export/day-rejects.ts), with its rule, the rule's reason and
  * its staged columns. A staged ping keeps no client address or user agent (contract §10: only what
  * was looked up from them); `natural_key` finds the record where it came from (`r:` and the S3
  * request id, or `k:` and the DynamoDB item's key).

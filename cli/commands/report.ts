@@ -98,7 +98,7 @@ export async function statementOf(config: Config, wh: Readable, schema: string, 
 
 /**
  * The versions issued (from the warehouse), each with its reason and what it changed from the one
- * before, and the code that issued it, which only the close's record keeps (`_state/closes/`, in
+ * before, and the code that issued it, which only the close's record keeps (CLOSES, datasets/layout.ts, in
  * PINGROLL_OUTPUT); where the record cannot be read, each version after the first says so.
  */
 async function versionHistory(config: Config, month: string, tz: string, issued: ClosedStatement[]): Promise<VersionEntry[]> {

@@ -3,7 +3,8 @@
  * days published before whose state has changed since published again, their state alone; a month.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { inputsChanged, manifestKey, manifestQuarantine, readManifest, type DayManifest } from '../../export/manifest.js';
+import { dayManifestKey } from '../../datasets/layout.js';
+import { inputsChanged, manifestQuarantine, readManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { OutputFile } from '../../rollup/output-file.js';
@@ -30,7 +31,7 @@ export async function publishDay(run: Run, d: DayToPublish): Promise<PublishedDa
     }
   }
   run.log.info('day.done', { run: run.id, day: d.day, state: m.state, ...(m.finalAt ? { finalAt: m.finalAt } : {}), pings: m.pings, duplicates: m.duplicates, records, rejects, outputs: m.outputs.map((o) => `${o.table}:${o.rows}`) });
-  return { pings: m.pings, outputs: m.outputs, manifest: manifestKey(d.day) };
+  return { pings: m.pings, outputs: m.outputs, manifest: dayManifestKey(d.day) };
 }
 
 /**

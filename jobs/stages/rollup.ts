@@ -5,7 +5,8 @@
  * published here.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { dayRejects, rejectsKey } from '../../export/day-rejects.js';
+import { dayRejectsKey } from '../../datasets/layout.js';
+import { dayRejects } from '../../export/day-rejects.js';
 import { dayManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
@@ -83,7 +84,7 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
     outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
-    rejects: rejects ? { key: rejectsKey(day), bytes: rejects.bytes } : null,
+    rejects: rejects ? { key: dayRejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
     episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes, ...(config.catalogOnly ? { only: config.catalogOnly } : {}) }, held, state,
     geoip: geoDatabase(config.geoipDb), settings,

@@ -2,27 +2,27 @@
  * Records of no day (contract §5): those without a time that can be trusted, in log objects whose
  * names hold no date (a README, a binary dropped among the logs). A batch stages and counts them under
  * UNDATED as it does a day's, in the same commit; here each such batch's are published once, after
- * its commit: its rejects at `_runs/undated/<batch>.jsonl.gz` (moved from its staging: one copy of the
- * raw records, under the rejects' retention) and, last, its counts of them by source and outcome and
- * the objects that held them at `_runs/undated/<batch>.json`, which says the batch is published. Every
+ * its commit: its rejects at `<batch>.jsonl.gz` in UNDATED_REJECTS (moved from its staging: one copy of
+ * the raw records, under the rejects' retention) and, last, its counts of them by source and outcome
+ * and the objects that held them at `<batch>.json` there, which says the batch is published. Every
  * run that ingests publishes what a run killed before that left (one listing of the day's index when
  * none is waiting), and says what it published in one line: once a run, not once a day. A shard of a
  * sharded ingest publishes only the batches it committed: its fellow shards publish theirs at once.
  */
 import { join } from 'node:path';
 import { UNDATED } from '../../ingest/ping-record.js';
-import { REJECTS_TAGS, UNDATED_REJECTS } from '../../export/rejects-retention.js';
+import { REJECTS_TAGS, UNDATED_REJECTS } from '../../datasets/layout.js';
 import type { OutcomeCounts, Source } from '../../state/ledger.js';
 import type { Run } from '../run.js';
 
-/** What one batch's records of no day were: published at `_runs/undated/<batch>.json`. */
+/** What one batch's records of no day were: published at `<batch>.json` in UNDATED_REJECTS. */
 export interface UndatedBatch {
   batch: string;
   /** The records, by source and outcome (malformed above all). */
   records: Partial<Record<Source, OutcomeCounts>>;
   /** The log objects that held them. */
   objects: string[];
-  /** Its rejects (`_runs/undated/<batch>.jsonl.gz`), or null when none of the records is one. */
+  /** Its rejects (`<batch>.jsonl.gz` in UNDATED_REJECTS), or null when none of the records is one. */
   rejects: string | null;
 }
 
@@ -65,7 +65,7 @@ export function sayUndated(run: Run, batches: UndatedBatch[]): void {
   for (const b of batches) for (const bySource of Object.values(b.records)) for (const n of Object.values(bySource)) records += n;
   run.log.warn('records.undated', {
     run: run.id, records, objectCount: objects.length, objects: objects.slice(0, NAMED), batches: batches.map((b) => b.batch), rejects: `${run.store.url}${UNDATED_REJECTS}`,
-    reason: 'log objects whose names hold no date had records with no time that can be trusted (files that are not access logs?): they belong to no day, and are rejected under _runs/undated/, counted in each batch\'s .json there, in no day\'s audit',
+    reason: `log objects whose names hold no date had records with no time that can be trusted (files that are not access logs?): they belong to no day, and are rejected under ${UNDATED_REJECTS}, counted in each batch's .json there, in no day's audit`,
     hint: 'remove files that are not access logs from the log location (each object is parsed once: they are not read again)',
   });
 }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { publishWhole, journalKey } from '../../export/publish-journal.js';
 import { TABLES } from '../../rollup/rules.js';
 import { outputKey, type OutputFile } from '../../rollup/output-file.js';
-import { manifestKey } from '../../export/manifest.js';
+import { dayManifestKey } from '../../datasets/layout.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { tempRoots } from '../support/job-fixture.js';
@@ -49,7 +49,7 @@ describe('publishing a day whole', () => {
       tables.push({ table, key: outputKey(table, DAY), rows: 1, bytes: table.length, local });
     }
     let loaded: string[] = [];
-    await publishWhole(store, { run: 'run-1', day: DAY, tables, others: [{ key: manifestKey(DAY), body: Buffer.from('{}') }] },
+    await publishWhole(store, { run: 'run-1', day: DAY, tables, others: [{ key: dayManifestKey(DAY), body: Buffer.from('{}') }] },
       async (_day, files) => { loaded = files.map((f) => f.table); });
 
     expect(loaded).toEqual([...TABLES]);
@@ -60,9 +60,9 @@ describe('publishing a day whole', () => {
     const journal = events.indexOf('journal');
     expect(events.slice(0, journal).filter((e) => e.startsWith('staged ')).length).toBe(TABLES.length + 1);
     // The manifest's move starts after every table's has ended, and is the last.
-    const manifestStart = events.indexOf(`start ${manifestKey(DAY)}`);
+    const manifestStart = events.indexOf(`start ${dayManifestKey(DAY)}`);
     for (const table of TABLES) expect(events.indexOf(`end ${outputKey(table, DAY)}`)).toBeLessThan(manifestStart);
-    expect(events.at(-1)).toBe(`end ${manifestKey(DAY)}`);
+    expect(events.at(-1)).toBe(`end ${dayManifestKey(DAY)}`);
     // Everything in place, nothing left staged or journalled.
     for (const table of TABLES) expect((await inner.get(outputKey(table, DAY)))!.toString()).toBe(table);
     expect(await inner.get(journalKey(DAY))).toBeNull();

@@ -10,6 +10,7 @@ import {
   BatchExecuteStatementCommand, CancelStatementCommand, DescribeStatementCommand, ExecuteStatementCommand,
   GetStatementResultCommand, type Field, type RedshiftDataClient,
 } from '@aws-sdk/client-redshift-data';
+import { LOAD_MANIFESTS } from '../../../datasets/layout.js';
 import type { S3Location } from '../../../lib/location.js';
 import type { RedshiftConfig } from './redshift-config.js';
 import type { Log } from '../../../lib/log.js';
@@ -149,7 +150,8 @@ export class RedshiftWarehouse implements Warehouse {
    * to be published (its staged key), or where it is published, always through a manifest that names
    * it with its size (`manifestKey`): COPY from Parquet runs on Redshift Spectrum, which skips files
    * under names beginning with `_` or `.` when it lists a location, and the staged files sit under
-   * `_state/`; a manifest names each file outright, so no listing rule applies (docs/running-on-aws.md).
+   * pingroll's state (PUBLISH_PREFIX, datasets/layout.ts); a manifest names each file outright, so no
+   * listing rule applies (docs/running-on-aws.md).
    */
   static loadStatements(cfg: RedshiftConfig, output: S3Location, day: string, files: Array<Pick<OutputFile, 'table' | 'key' | 'stagedKey' | 'dateColumn' | 'zone'>>): string[] {
     return files.flatMap((f) => [
@@ -158,9 +160,9 @@ export class RedshiftWarehouse implements Warehouse {
     ]);
   }
 
-  /** Where a loaded file's COPY manifest is written: beside the staged file (removed with it), else under _state/load-manifests/. */
+  /** Where a loaded file's COPY manifest is written: beside the staged file (removed with it), else under LOAD_MANIFESTS. */
   static manifestKey(day: string, f: Pick<OutputFile, 'table' | 'key' | 'stagedKey'>): string {
-    return f.stagedKey ? `${f.stagedKey}.manifest` : `_state/load-manifests/${day}/${f.table}.manifest`;
+    return f.stagedKey ? `${f.stagedKey}.manifest` : `${LOAD_MANIFESTS}${day}/${f.table}.manifest`;
   }
 
   async loadDay(day: string, files: OutputFile[]): Promise<void> {

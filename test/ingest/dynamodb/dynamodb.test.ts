@@ -2,7 +2,7 @@
  * The legacy DynamoDB source (contract §1b): the rules on plain values, then the daily job with both
  * sources against DynamoDB Local, on the first day of a month.
  */
-import { manifestKey } from '../../../export/manifest.js';
+import { dayManifestKey } from '../../../datasets/layout.js';
 import { join } from 'node:path';
 import { BatchWriteItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -200,7 +200,7 @@ describe('with DynamoDB Local', () => {
     const now = new Date('2026-12-05T04:00:00Z');
     // The day's run is interrupted where it starts, at the read of its manifest.
     const interrupted = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now },
-      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'get' && key === manifestKey(DAY), 'interrupted') }));
+      (b) => ({ ...b, store: crashingStore(b.store, (op, key) => op === 'get' && key === dayManifestKey(DAY), 'interrupted') }));
     expect(interrupted.scanned.map((t) => t.table).sort()).toEqual(['pings_2026_10', 'pings_2026_11']);
     expect(interrupted.done).toEqual(['2026-10-30', '2026-10-31', '2026-11-02']);
     expect(interrupted.failed).toEqual([{ day: DAY, error: 'interrupted' }]);
