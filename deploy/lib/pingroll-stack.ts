@@ -37,6 +37,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct, IConstruct } from 'constructs';
+import { dayRejectsKey, REJECTS_TAGS, WAREHOUSE_ROLLUP } from '../../datasets/layout.js';
 import { Catalog } from './catalog.js';
 
 /** A cdk-nag finding acknowledged on `scope`, with why it cannot be fixed there (never a whole rule). */
@@ -246,23 +247,23 @@ export class PingrollStack extends Stack {
       // The rejects (raw records pingroll could not count) expire as the job expires them
       // (PINGROLL_REJECTS_RETENTION_DAYS): by the tag pingroll writes them with.
       lifecycleRules: [
-        { id: 'rejects', tagFilters: { 'pingroll-kind': 'rejects' }, expiration: Duration.days(rejectsRetentionDays) },
+        { id: 'rejects', tagFilters: REJECTS_TAGS, expiration: Duration.days(rejectsRetentionDays) },
         { id: 'unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
         // What a rollup inside Redshift keeps while it runs (COPY manifests, UNLOADed files, the viewer
         // key's secret): removed by the run, or by the next; this, should neither have run for a day.
-        { id: 'warehouse-rollup', prefix: `${OUTPUT_PREFIX}_warehouse-rollup/`, expiration: Duration.days(1) },
+        { id: 'warehouse-rollup', prefix: `${OUTPUT_PREFIX}${WAREHOUSE_ROLLUP}`, expiration: Duration.days(1) },
       ],
     });
     const outputObjects = outputBucket.arnForObjects(`${OUTPUT_PREFIX}*`);
 
     // Redshift's COPY reads the staged and published Parquet; UNLOAD (the rollup inside Redshift) writes
-    // under _warehouse-rollup/ of the output.
+    // under WAREHOUSE_ROLLUP of the output.
     const copyRole = new iam.Role(this, 'RedshiftCopyRole', { assumedBy: new iam.ServicePrincipal('redshift.amazonaws.com') });
     copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:GetBucketLocation'], resources: [outputBucket.bucketArn] }));
     copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [outputObjects] }));
-    copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [outputBucket.arnForObjects(`${OUTPUT_PREFIX}_warehouse-rollup/*`)] }));
+    copyRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [outputBucket.arnForObjects(`${OUTPUT_PREFIX}${WAREHOUSE_ROLLUP}*`)] }));
     ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}*]`, 'COPY reads objects pingroll names at run time (staged batches, each day\'s Parquet); the grant is limited to the output prefix');
-    ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}_warehouse-rollup/*]`, 'UNLOAD writes files it names itself, under a prefix per run; the grant is limited to _warehouse-rollup/ of the output');
+    ack(copyRole, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(outputBucket.node.defaultChild as s3.CfnBucket)}.Arn>/${OUTPUT_PREFIX}${WAREHOUSE_ROLLUP}*]`, 'UNLOAD writes files it names itself, under a prefix per run; the grant is limited to the warehouse-rollup folder of the output');
 
     // The catalog over the published Parquet: Glue tables (dt projected for Athena, registered by each
     // run for Spectrum and EMR), an Athena workgroup; Redshift reads them through <schema>_lake.
@@ -519,7 +520,7 @@ export class PingrollStack extends Stack {
       ['RejectsShare', {
         metric: pingrollMetric('RejectsShare', 'Maximum', Duration.hours(1)), threshold: props.rejectsShareAlarm ?? 5, evaluationPeriods: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `more than ${props.rejectsShareAlarm ?? 5}% of a run's records were not pings: see the day's rejects (_runs/dt=YYYY-MM-DD/rejects.jsonl.gz under the output) for the reasons`,
+        alarmDescription: `more than ${props.rejectsShareAlarm ?? 5}% of a run's records were not pings: see the day's rejects (${dayRejectsKey('YYYY-MM-DD')} under the output) for the reasons`,
       }],
       ['QuarantinedObjects', {
         metric: pingrollMetric('QuarantinedObjects', 'Maximum', Duration.hours(1)), threshold: 1, evaluationPeriods: 1,
