@@ -55,7 +55,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
         files++;
       }
       // Their folders too, where the store has folders.
-      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune?.(folder);
+      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune(folder);
     }
     for (const key of await store.list(`${DAYS}dt=${day}/`)) {
       await store.delete(key);
@@ -75,10 +75,10 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
           await store.delete(key);
           files++;
         }
-        await store.prune?.(prefix);
+        await store.prune(prefix);
       }
     }
-    await store.prune?.(`${DAYS}dt=${day}/`);
+    await store.prune(`${DAYS}dt=${day}/`);
     await store.delete(`${EXPIRING}dt=${day}`);
   }
   return { days: expiring, files };
