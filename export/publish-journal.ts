@@ -149,7 +149,7 @@ export async function recoverPublishes(store: ObjectStore, loadWarehouse: LoadWa
     if (m && !named.has(m[0])) await store.delete(key);
   }
   // What publications left of their folders (a directory output), so that this listing stays as short as what is pending.
-  await store.prune?.(PUBLISH_PREFIX);
+  await store.prune(PUBLISH_PREFIX);
   return repaired;
 }
 
@@ -173,5 +173,5 @@ async function finish(store: ObjectStore, journal: Journal, recovering: boolean)
 
 async function removeStaged(store: ObjectStore, prefix: string): Promise<void> {
   for (const key of await store.list(prefix)) await store.delete(key);
-  await store.prune?.(prefix);
+  await store.prune(prefix);
 }

@@ -197,10 +197,10 @@ export async function withBackends<T>(config: Config, log: Log, fn: (backends: B
   let backends = await buildBackends(config, log);
   if (opts.makeViewerKey && !config.viewerKey && config.warehouse.kind === 'duckdb' && config.output.kind === 'dir') {
     // Only where the run itself would write: its preflight's checks first (jobs/run.ts).
-    await backends.logs.check?.();
-    await backends.store.check?.();
+    await backends.logs.check();
+    await backends.store.check();
     await backends.warehouse?.checkWritable?.();
-    await backends.store.checkWritable?.();
+    await backends.store.checkWritable();
     const keyed = withOutputViewerKey(config, true);
     if (keyed.viewerKey !== config.viewerKey) {
       await backends.warehouse?.close();

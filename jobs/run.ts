@@ -70,10 +70,10 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
   const shard = opts.shard ?? null;
   // Preflight: the logs readable, the output and the warehouse writable, each within a bounded wait;
   // if not, a LocationError (exit 2) before the lock is taken or anything listed.
-  await logs.check?.();
-  await store.check?.();
+  await logs.check();
+  await store.check();
   if (!shard) await warehouse?.checkWritable?.();
-  await store.checkWritable?.();
+  await store.checkWritable();
   // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
   const waiting = lockOptions(log, opts.waitSeconds);
   const lock = shard === null ? await acquireLock(store, id, opts.command, waiting) : await acquireShardLock(store, id, opts.command, shardName(shard), waiting);

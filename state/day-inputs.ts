@@ -56,7 +56,7 @@ export async function gatherDay(store: ObjectStore, ledger: Ledger, day: string,
         + (table ? `run again with --rescan, which reads the table anew` : await ledger.reparseHint(id)));
     }
     if (fetchTo === null) return { key, size, local: null };
-    let local = store.localFile?.(key);
+    let local = store.localFile(key);
     if (!local) {
       local = join(fetchTo, `staged-${day}-${i}-${k}.parquet`);
       await store.download(key, local);

@@ -17,7 +17,7 @@ export interface Leftovers { staged: number; compacted: number; temporaries: num
 /** `shard`: the run is that shard of a sharded ingest, and removes only its own dead batches (see Ledger.tidy). */
 export async function removeLeftovers(store: ObjectStore, ledger: Ledger, shard?: string): Promise<Leftovers> {
   const { staged, compacted } = await ledger.tidy(shard);
-  const temporaries = (await store.removeTemporaries?.()) ?? 0;
+  const temporaries = await store.removeTemporaries();
   // Only a run that holds the output alone: a shard runs beside others, one of which may be rolling up.
   let warehouseRollup = 0;
   if (shard === undefined) {

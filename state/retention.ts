@@ -51,7 +51,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
         files++;
       }
       // Their folders too, where the store has folders.
-      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune?.(folder);
+      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune(folder);
     }
     for (const key of await store.list(dayEntriesPrefix(day))) {
       await store.delete(key);
@@ -71,10 +71,10 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
           await store.delete(key);
           files++;
         }
-        await store.prune?.(prefix);
+        await store.prune(prefix);
       }
     }
-    await store.prune?.(dayEntriesPrefix(day));
+    await store.prune(dayEntriesPrefix(day));
     await store.delete(`${EXPIRING}dt=${day}`);
   }
   return { days: expiring, files };

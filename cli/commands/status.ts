@@ -20,7 +20,7 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   const from = opts.from ? parseDay(opts.from, '--from') : addDays(to, -29);
   if (to < from) throw new ConfigError(`--from=${from} is after --to=${to}`);
   const store = await objectStoreAt(config.output, config);
-  await store.check?.();
+  await store.check();
   const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
   const statuses: DayStatus[] = [];
   for (const day of daysBetween(from, to)) statuses.push(await dayStatus(store, ledger, quarantine, listed, day, now, closes));

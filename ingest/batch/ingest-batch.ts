@@ -134,8 +134,8 @@ const MAX_PASSED_OVER_DAYS = 31;
  */
 export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, cursor: ListingCursor, plan: ListPlan, shard: Shard | null | undefined,
   take: (refs: ObjectRef[]) => Promise<void>, chunk = MAX_BATCH_OBJECTS): Promise<Listed> {
-  const whole = source.listPlanned === undefined;
-  const refs = whole ? source.list() : source.listPlanned!(plan);
+  const whole = source.listing === 'whole';
+  const refs = source.listPlanned(plan);
   const seals = cursor.seals;
   const tallies: SliceTallies = new Map();
   let todo: ObjectRef[] = [];
@@ -296,7 +296,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const dir = await makeWorkDir('ingest');
   const bytes = todo.reduce((n, r) => n + r.size, 0);
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
-  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.localFile !== undefined)});
+  const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.local)});
   const threads = opts.parseThreads === 'auto' ? autoThreads(bytes) : opts.parseThreads;
   const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
   const records: number[] = new Array(todo.length).fill(0);
@@ -307,7 +307,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     // A local file is read by the parser itself; a remote object is fetched whole first (parse-pool.ts),
     // as many at once as the read budget holds (by their listed sizes), up to `concurrency` requests,
     // so that first-byte latency overlaps instead of adding up.
-    const local = opts.source.localFile !== undefined;
+    const local = opts.source.local;
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
@@ -323,7 +323,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
         const ref = todo[index]!;
         // No date in its name (a file that is no access log): its records without a time are of no day (UNDATED).
         const day = dayInObjectName(ref.key);
-        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile!(ref), size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
+        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile(ref)!, size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {

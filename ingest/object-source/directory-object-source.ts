@@ -2,7 +2,7 @@ import { constants, createReadStream, lstatSync, readdirSync, type Stats } from 
 import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bounded, LocationError } from '../../lib/location.js';
-import type { ObjectRef, ObjectSource } from './object-source.js';
+import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 
 /** Entries passed over that a run names one by one; past this it counts them. */
 const MAX_SKIPPED_NAMED = 100;
@@ -12,12 +12,16 @@ const MAX_SKIPPED_NAMED = 100;
  * file, dot-files included (an S3 listing returns keys that start with a dot too). Symbolic links are
  * not followed, to files or to folders: the logs are what is under the directory, a link can lead out
  * of it or into a loop, and a link to a log would count that log twice. Links and entries that are not
- * regular files (FIFOs, sockets, devices) are passed over, each named in `skipped` with why.
+ * regular files (FIFOs, sockets, devices) are passed over, each named in `passedOver` with why.
  */
 export class DirectoryObjectSource implements ObjectSource {
+  /** Listed whole at every run: whatever a file's name, or when it appeared, it is found. */
+  readonly listing = 'whole';
+  /** Files, read in place. */
+  readonly local = true;
   /** Entries the listings passed over, with the reason (the first MAX_SKIPPED_NAMED; `skippedCount` counts them all). */
-  readonly skipped: Array<{ key: string; reason: string }> = [];
-  skippedCount = 0;
+  private readonly skipped: Array<{ key: string; reason: string }> = [];
+  private skippedCount = 0;
 
   /** @param setting the configuration that names the directory, for messages. */
   constructor(private readonly root: string, private readonly setting = 'PINGROLL_LOGS') {}
@@ -48,6 +52,15 @@ export class DirectoryObjectSource implements ObjectSource {
    */
   async *list(): AsyncIterable<ObjectRef> {
     yield* this.walk(this.root, '');
+  }
+
+  /** Every file, as `list`: the plan says which days' objects are wanted, not what to list. */
+  listPlanned(_plan: ListPlan): AsyncIterable<ObjectRef> {
+    return this.list();
+  }
+
+  passedOver(): { named: Array<{ key: string; reason: string }>; count: number } {
+    return { named: [...this.skipped], count: this.skippedCount };
   }
 
   /**

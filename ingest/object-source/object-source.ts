@@ -15,18 +15,30 @@ export interface ObjectSource {
   /** `s3://bucket/prefix/` or the directory, for logs and manifests. */
   readonly url: string;
   /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
-  check?(): Promise<void>;
+  check(): Promise<void>;
   /** Every log object below the root. Streams: never holds the whole listing. */
   list(): AsyncIterable<ObjectRef>;
   /**
-   * Only what a plan reads (listing-window.ts): the incremental window, the delivery days listed in
-   * full, a shard's own slices. A source without it (a directory) is listed whole at every run.
+   * `planned`: `listPlanned` lists only what a plan reads (an S3 prefix); `whole`: it lists every
+   * object at every run, and the plan says only which days' objects are wanted (a directory).
    */
-  listPlanned?(plan: ListPlan): AsyncIterable<ObjectRef>;
+  readonly listing: 'planned' | 'whole';
+  /**
+   * What a plan reads (listing-window.ts): the incremental window, the delivery days listed in full,
+   * a shard's own slices; a `whole` source lists everything.
+   */
+  listPlanned(plan: ListPlan): AsyncIterable<ObjectRef>;
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
-  /** Where the object is a local file: its path, for a parser to read in place (no fetch, no copy). */
-  localFile?(ref: ObjectRef): string;
+  /** Whether the objects are files on this machine (`localFile` gives their paths), read in place by a parser: no fetch, no copy. */
+  readonly local: boolean;
+  /** Where the object is a local file: its path; null for a remote source. */
+  localFile(ref: ObjectRef): string | null;
+  /**
+   * The entries the listings passed over without listing them, with why (a directory's links and
+   * special files: the first ones named, all of them counted); none for S3, which lists objects only.
+   */
+  passedOver(): { named: Array<{ key: string; reason: string }>; count: number };
 }
 
 /**

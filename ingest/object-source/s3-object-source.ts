@@ -87,6 +87,10 @@ export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: 
  * 1000 at a time, so the listing is never held whole), read as streams.
  */
 export class S3ObjectSource implements ObjectSource {
+  /** What a plan reads, never the whole history under the prefix. */
+  readonly listing = 'planned';
+  /** Fetched over the network. */
+  readonly local = false;
   /** How to make this source again in another thread, when it was made from plain settings (`from`). */
   spec?: S3SourceSpec;
 
@@ -284,6 +288,16 @@ export class S3ObjectSource implements ObjectSource {
       for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders?.add(p.Prefix.slice(this.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  /** No object is a local file. */
+  localFile(_ref: ObjectRef): null {
+    return null;
+  }
+
+  /** S3 lists objects only: nothing is passed over. */
+  passedOver(): { named: Array<{ key: string; reason: string }>; count: number } {
+    return { named: [], count: 0 };
   }
 
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {

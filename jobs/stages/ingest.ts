@@ -9,7 +9,6 @@ import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-ba
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { owns, type Shard } from '../../ingest/batch/shard.js';
 import type { MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
-import { DirectoryObjectSource } from '../../ingest/object-source/directory-object-source.js';
 import { ListedDays } from '../../state/listing-state.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { QUARANTINE_KEY } from '../../datasets/layout.js';
@@ -80,9 +79,9 @@ export async function ingest(config: Config, backends: Backends, run: Run, db: D
   const touched = [...new Set(batch.batches.flatMap((b) => b.days))].filter((d) => d !== UNDATED).sort();
   sayUndated(run, await publishUndated(run, run.shard ? new Set(batches) : null));
   // What a log directory's listing passed over, said every run: an operator may have meant it read.
-  const skipped = backends.logs instanceof DirectoryObjectSource ? backends.logs : null;
-  for (const e of skipped?.skipped ?? []) log.warn('object.skipped', e);
-  if (skipped && skipped.skippedCount > skipped.skipped.length) log.warn('object.skipped', { more: skipped.skippedCount - skipped.skipped.length, reason: 'links or entries that are not regular files, not named one by one' });
+  const skipped = backends.logs.passedOver();
+  for (const e of skipped.named) log.warn('object.skipped', e);
+  if (skipped.count > skipped.named.length) log.warn('object.skipped', { more: skipped.count - skipped.named.length, reason: 'links or entries that are not regular files, not named one by one' });
   const passedOver = batch.listed?.passedOver;
   if (passedOver?.objects) {
     log.warn('objects.passed_over', { objects: passedOver.objects, deliveryDays: passedOver.days,
@@ -103,7 +102,7 @@ export async function ingest(config: Config, backends: Backends, run: Run, db: D
   }
   return {
     batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await ListedDays.load(backends.store, config.schedule, batch.lister),
-    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: tables.scanned, missingTables: tables.missing, skipped: skipped?.skippedCount ?? 0,
+    parsedObjects: batch.objects, parsedRecords: batch.records, scanned: tables.scanned, missingTables: tables.missing, skipped: skipped.count,
     unreadable: stillUnreadable(quarantine, shard),
     settle: async () => {
       const sealed = await batch.settle();

@@ -27,6 +27,9 @@ const TEMPORARY = /^(\d+)-[0-9a-f]{12}$/;
  * beside the files, so that finding them never walks the output.
  */
 export class DirectoryObjectStore implements ObjectStore {
+  /** Files, read in place (`localFile`). */
+  readonly local = true;
+
   constructor(private readonly root: string) {}
 
   /** The directory may not exist yet (it is made as needed), but nothing else may stand there. */

@@ -9,9 +9,9 @@
 export interface ObjectStore {
   readonly url: string;
   /** Throws LocationError when the location cannot serve at all (checked before a run changes anything). */
-  check?(): Promise<void>;
+  check(): Promise<void>;
   /** After `check` (which a run calls first): that it can be written, an object put and deleted, within a bounded wait (a run's preflight). */
-  checkWritable?(): Promise<void>;
+  checkWritable(): Promise<void>;
   /** The object's bytes, or null when there is none. */
   get(key: string): Promise<Buffer | null>;
   /** Bytes `start` to `end` (exclusive) of the object, fewer at its end; null when there is none. */
@@ -39,19 +39,21 @@ export interface ObjectStore {
   /** Keys under `prefix`, in order. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;
-  /** Removes the empty folders under `prefix`, where a store has folders (a directory); for prefixes only this run writes under. */
-  prune?(prefix: string): Promise<void>;
+  /** Removes the empty folders under `prefix`, where a store has folders (a directory; S3 has none); for prefixes only this run writes under. */
+  prune(prefix: string): Promise<void>;
   /** Puts the object at `from` under `to` (replacing it whole, as `put` does) and removes it from `from`. */
   move(from: string, to: string): Promise<void>;
   /** Copies an object to a local file (DuckDB reads local files only: no httpfs here). */
   download(key: string, file: string): Promise<void>;
-  /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded. */
-  localFile?(key: string): string;
+  /** Whether the objects are files on this machine (`localFile` gives their paths): a directory. */
+  readonly local: boolean;
+  /** Where a store that is a local directory keeps the object, to be read in place instead of downloaded; null for S3. */
+  localFile(key: string): string | null;
   /**
    * Removes what writes killed midway left (a directory's temporary files; S3 writes are whole or
    * nothing, so it has none). Returns how many.
    */
-  removeTemporaries?(): Promise<number>;
+  removeTemporaries(): Promise<number>;
   /** Size in bytes of an object, or null. */
   size(key: string): Promise<number | null>;
 }

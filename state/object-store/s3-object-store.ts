@@ -13,7 +13,23 @@ import type { LocalFile, ObjectStore } from './object-store.js';
 
 /** An output store under `s3://bucket/prefix/`. A PutObject replaces an object atomically. */
 export class S3ObjectStore implements ObjectStore {
+  /** Objects over the network: downloaded to be read. */
+  readonly local = false;
+
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string) {}
+
+  /** No object is a local file. */
+  localFile(_key: string): null {
+    return null;
+  }
+
+  /** S3 has no folders to remove. */
+  async prune(_prefix: string): Promise<void> {}
+
+  /** A PutObject is whole or nothing: a write killed midway leaves nothing. */
+  async removeTemporaries(): Promise<number> {
+    return 0;
+  }
 
   check(): Promise<void> {
     return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_OUTPUT');

@@ -90,7 +90,7 @@ describe('unreadable log objects', () => {
       // Deleted after the run listed it, before it read it.
       const deletingAfterList = (logs: ObjectSource): ObjectSource => Object.assign(Object.create(logs) as ObjectSource, {
         listPlanned: async function* (plan: ListPlan) {
-          for await (const ref of logs.listPlanned!(plan)) yield ref;
+          for await (const ref of logs.listPlanned(plan)) yield ref;
           await s3.send(new DeleteObjectCommand({ Bucket: 'logs', Key: gone.key }));
         },
       });

@@ -76,8 +76,11 @@ describe('a directory listing', () => {
       await writeFile(join(root, key), 'x');
     }
     const source = new DirectoryObjectSource(root);
-    expect((source as ObjectSource).listPlanned).toBeUndefined();
-    expect(await keys(source)).toHaveLength(h.old.length + h.recent.length + h.partOld.length + h.partRecent.length + 2);
+    expect((source as ObjectSource).listing).toBe('whole');
+    const all = h.old.length + h.recent.length + h.partOld.length + h.partRecent.length + 2;
+    expect(await keys(source)).toHaveLength(all);
+    // A plan of one recent day lists it all the same.
+    expect(await keys(source, { sinceMs: h.sinceMs, days: [] })).toHaveLength(all);
   });
 });
 
