@@ -280,7 +280,7 @@ export class S3ObjectSource implements ObjectSource {
    * reaches (`2026-`, `2026-11-`, `2026-11-01-`, `2026-11-01-13-`, of the folder's day and the
    * PARTITION_LATE_DAYS after it) is gone into; one that a listing reaches whole (`2026-11-01-13-2x-`,
    * `2026-11-01-00-00-00-`) is passed over; any other (`README-`, `2026-11-09-`) is listed whole.
-   * About 6 requests for an event-time folder, 80 for a delivery-time one, whatever it holds.
+   * About 6 requests for an event-time folder, 29 for a delivery-time one (one for each hour of its day), whatever it holds, and one for each page of strays.
    */
   private async *strays(folder: string, day: string): AsyncIterable<ObjectRef> {
     const runs = new Set<string>([`${day}-00-00-`]);
