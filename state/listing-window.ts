@@ -10,7 +10,9 @@
  * its delivery day (state/delivery-days.ts), which a run makes on a schedule: the plan's `days`.
  */
 import { DAY_MS, dayName } from '../lib/utc-day.js';
-import type { Shard } from './slices.js';
+import { PARTITION_LATE_DAYS, type Shard } from './slices.js';
+
+export { PARTITION_LATE_DAYS };
 import { sliceStart } from './seals.js';
 
 /** The delivery time that starts a log object's base name: `YYYY-MM-DD-hh-mm-ss-` (contract §2). */
@@ -29,8 +31,6 @@ export interface ListPlan {
 }
 
 
-/** Date folders of PartitionedPrefix (event-time) logs listed whole before the window's day: records arrive up to two days late. */
-export const PARTITION_LATE_DAYS = 2;
 
 /** `YYYY-MM-DD-hh-mm-ss`, the time as it starts a SimplePrefix name. */
 export function nameStamp(ms: number): string {

@@ -41,6 +41,7 @@
  * `formerSliceOf` says where such a name's parsed key may be kept.
  */
 import { hash } from 'node:crypto';
+import { DAY_MS } from '../lib/utc-day.js';
 
 /** One slice's length: ten minutes of delivery time. */
 export const SLICE_MS = 600_000;
@@ -233,16 +234,91 @@ function undatedBucket(key: string): number {
 }
 
 /**
- * The shard (of `count`) that owns a key: the owner of its slice (slice number modulo count; a part of
- * an event-time day, slice number plus part modulo count), or for an undated key the first 4 bytes of its SHA-1 modulo count. Stable across processes, machines and
- * releases; consecutive slices go to different shards, so a day's traffic spreads evenly.
+ * The shard (of `count`) that owns a key: the shard whose listing reaches it (`reachOf`): its slice's
+ * owner (slice number modulo count; a part of an event-time day, slice number plus part modulo count),
+ * a stray's date folder's walker, or for a key only discovery finds the first 4 bytes of its SHA-1
+ * modulo count. Stable across processes, machines and releases; consecutive slices go to different
+ * shards, so a day's traffic spreads evenly.
  */
 export function shardOfKey(key: string, count: number): number {
   if (count === 1) return 0;
-  const { number, part } = sliceOf(key);
-  if (number !== null) return (((number + (part ?? 0)) % count) + count) % count;
+  const reach = reachOf(key);
+  if (reach !== null) return ((reach.number % count) + count) % count;
   return hash('sha1', key, 'buffer').readUInt32BE(0) % count;
 }
+
+/** Days after a PartitionedPrefix date folder's own whose delivery-time names it may hold (objects delivered late into their event day's folder). */
+export const PARTITION_LATE_DAYS = 2;
+
+/**
+ * Which listing of a sharded ingest reaches a key: `number` is what its owner is reckoned from (a
+ * slice's number, plus the part of an event-time name), `stray` whether that listing is a date
+ * folder's walk rather than its slice's; null for a key that only discovery finds (no delivery time,
+ * outside any PartitionedPrefix date folder: every shard finds it, and one keeps it by a hash).
+ *
+ * In a PartitionedPrefix date folder `<account>/<region>/<bucket>/YYYY/MM/DD/` a slice's listing
+ * reaches the names under its Prefix (`YYYY-MM-DD-hh-m`, of the folder's day or the
+ * PARTITION_LATE_DAYS after it) and a part's the names under `YYYY-MM-DD-00-00-00-`; anything else
+ * there (a README, a sub-folder, a name of another day, `...-13-65-...`) is a stray, which the
+ * folder's walker lists (ingest/object-source/s3-object-source.ts, `strays`) when its day is listed in
+ * full: the owner of the folder day's 00:00 slice. Elsewhere a name under a slice's Prefix is that
+ * slice's whatever follows (`2026-11-01-13-2x` too).
+ */
+export function reachOf(key: string): { number: number; stray: boolean } | null {
+  const folder = dateFolderOf(key);
+  if (folder !== null) {
+    const rest = key.slice(folder.prefix.length);
+    const { day, own } = folder;
+    if (rest.startsWith(day) && rest.startsWith(EVENT_STAMP, 10)) return { number: own + partOf(rest.slice(20)), stray: false };
+    const n = slicePrefixNumber(rest);
+    const late = n === null ? -1 : Math.floor((n - own) / DAY_SLICES);
+    // The 00:00 slice's own listing starts after the parts' names (`YYYY-MM-DD-00-00-00.`).
+    if (n !== null && late >= 0 && late <= PARTITION_LATE_DAYS && !(n === own && rest <= `${day}-00-00-00.`)) return { number: n, stray: false };
+    return { number: own, stray: true };
+  }
+  const { number, part } = sliceOf(key);
+  if (part !== null) return { number: number! + part, stray: false };
+  const n = slicePrefixNumber(key.slice(key.lastIndexOf('/') + 1));
+  return n === null ? null : { number: n, stray: false };
+}
+
+/** Slices a day. */
+const DAY_SLICES = DAY_MS / SLICE_MS;
+
+/** A PartitionedPrefix date folder: after an account folder (12 digits), its region and bucket folders. */
+const BUCKET_DATE_FOLDER = /(?:^|\/)\d{12}\/[^/]+\/[^/]+\/(\d{4})\/(\d{2})\/(\d{2})\//;
+
+/** A key's PartitionedPrefix date folder (the key up to it, its day, the day's 00:00 slice), or null. */
+function dateFolderOf(key: string): { prefix: string; day: string; own: number } | null {
+  // Keys come in order, a folder's together.
+  if (lastFolder !== null && key.startsWith(lastFolder.prefix)) return lastFolder;
+  const m = BUCKET_DATE_FOLDER.exec(key);
+  if (!m) return null;
+  const day = `${m[1]}-${m[2]}-${m[3]}`;
+  const own = slicePrefixNumber(`${day}-00-0`);
+  if (own === null) return null;
+  lastFolder = { prefix: key.slice(0, m.index + m[0].length), day, own };
+  return lastFolder;
+}
+
+let lastFolder: { prefix: string; day: string; own: number } | null = null;
+
+/** A slice's Prefix at a name's start: `YYYY-MM-DD-hh-m`, a real day, hour and ten minutes. */
+const SLICE_HEAD = /^(\d{4})-(\d{2})-(\d{2})-([01]\d|2[0-3])-([0-5])/;
+
+/** The slice whose Prefix starts a name (`YYYY-MM-DD-hh-m`: a real day, hour and ten minutes), or null. */
+function slicePrefixNumber(name: string): number | null {
+  if (lastHead !== null && name.startsWith(lastHead.head)) return lastHead.number;
+  const m = SLICE_HEAD.exec(name);
+  if (!m) return null;
+  const midnight = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!);
+  // Not 2026-02-30.
+  if (!Number.isFinite(midnight) || new Date(midnight).toISOString().slice(0, 10) !== name.slice(0, 10)) return null;
+  lastHead = { head: name.slice(0, SLICE_PREFIX_CHARS), number: (midnight + +m[4]! * 3_600_000) / SLICE_MS + +m[5]! };
+  return lastHead.number;
+}
+
+let lastHead: { head: string; number: number } | null = null;
 
 /** Characters of a delivery-time name that make its slice's key prefix: `YYYY-MM-DD-hh-m`. */
 export const SLICE_PREFIX_CHARS = 15;

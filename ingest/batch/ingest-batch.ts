@@ -22,7 +22,7 @@ import { ListingCursor } from '../../state/listing-cursor.js';
 import type { ListingState } from '../../state/listing-state.js';
 import type { ReconcileSchedule } from '../../state/delivery-days.js';
 import { tally, type SliceTallies, type SliceTally } from '../../state/seals.js';
-import { sliceOf } from '../../state/slices.js';
+import { reachOf, sliceOf } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
@@ -177,7 +177,8 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
       if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);
       continue;
     }
-    const t = tally(tallies, ref.key, ref.etag, s);
+    // A stray (state/slices.ts, `reachOf`) is not its slice's listing's to tally: a walk found it.
+    const t = reachOf(ref.key)?.stray ? null : tally(tallies, ref.key, ref.etag, s);
     if (t) {
       if (held && held.tally !== t) await release();
       if (!held && !ended.has(t) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };

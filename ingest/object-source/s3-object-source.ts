@@ -1,8 +1,8 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
-import { firstDateFolder, isAccountFolder, nameStamp, PARTITION_LATE_DAYS } from '../../state/listing-window.js';
-import { eventPrefix, ownedParts, ownedSlices, partOf, partRange, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
+import { firstDateFolder, isAccountFolder, nameStamp } from '../../state/listing-window.js';
+import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, watch } from './s3-lean-get.js';
 
@@ -43,8 +43,8 @@ function folderDay(folder: string): string | null {
  * 00:00 slice in that day's date folder, each part of the event-time names it owns (every name under
  * `YYYY-MM-DD-00-00-00-`, state/slices.ts). The 00:00 slice's own listing then starts after the
  * parts' names (StartAfter `YYYY-MM-DD-00-00-00.`, `.` the character after `-`): its owner does not
- * list an event-time day. (It passes over that one name, which holds no delivery time: as every such
- * name in a date folder, no shard lists it.)
+ * list an event-time day. (The names it passes over, `YYYY-MM-DD-00-00-00.` itself and those before
+ * that are not a part's, are strays: the folder's walk lists them, `strays`.)
  */
 function shardRanges(folder: string, n: number, shard: Shard): Range[] {
   const out: Range[] = [];
@@ -66,6 +66,12 @@ function partRanges(folder: string, day: string, parts: readonly number[]): Rang
     const exact = r.startAfter === null && r.prefix.length === 2;
     return { prefix: head + r.prefix, ...(r.startAfter !== null ? { startAfter: head + r.startAfter } : {}), ...(exact ? {} : { part: { head, part } }) };
   });
+}
+
+/** Whether a shard walks the date folders of `day` for strays (state/slices.ts, `reachOf`): the owner of the day's 00:00 slice. */
+function walker(day: string, shard: Shard): boolean {
+  const n = dayStartMs(day) / SLICE_MS;
+  return ((n % shard.count) + shard.count) % shard.count === shard.index;
 }
 
 /** The slices a shard lists something of from `fromMs` to `toMs`: those it owns, and each day's 00:00 slice (its parts). */
@@ -171,11 +177,14 @@ export class S3ObjectSource implements ObjectSource {
         if (shard) for (const n of slices) yield* this.ranges(shardRanges(f, n, shard));
         else yield* this.until(this.pages({ Prefix: `${this.prefix}${f}${day}-` }), sinceMs === null ? null : f + nameStamp(sinceMs));
       }
-      // A date folder the window lists whole is not listed again.
-      if (sinceMs !== null && day >= firstDateFolder(sinceMs)) continue;
+      // A date folder the window lists whole is not listed again; a shard's window lists slices, not strays.
+      const windowed = sinceMs !== null && day >= firstDateFolder(sinceMs);
       for (const b of buckets) {
-        if (shard) for (const n of slices) yield* this.ranges(shardRanges(`${b}${dateFolder(day)}/`, n, shard));
-        else yield* this.pages({ Prefix: `${this.prefix}${b}${dateFolder(day)}/` });
+        const folder = `${b}${dateFolder(day)}/`;
+        if (shard) {
+          if (walker(day, shard)) yield* this.strays(folder, day);
+          if (!windowed) for (const n of slices) yield* this.ranges(shardRanges(folder, n, shard));
+        } else if (!windowed) yield* this.pages({ Prefix: this.prefix + folder });
       }
     }
   }
@@ -267,6 +276,41 @@ export class S3ObjectSource implements ObjectSource {
         if (p === part) yield ref;
       }
     }
+  }
+
+  /**
+   * A date folder's strays (state/slices.ts, `reachOf`): the keys no slice's or part's listing of it
+   * reaches. Found with the Delimiter `-`, a run of names at a time: a run that holds names a listing
+   * reaches (`2026-`, `2026-11-`, `2026-11-01-`, `2026-11-01-13-`, of the folder's day and the
+   * PARTITION_LATE_DAYS after it) is gone into; one that a listing reaches whole (`2026-11-01-13-2x-`,
+   * `2026-11-01-00-00-00-`) is passed over; any other (`README-`, `2026-11-09-`) is listed whole.
+   * About 6 requests for an event-time folder, 29 for a delivery-time one (one for each hour of its day), whatever it holds, and one for each page of strays.
+   */
+  private async *strays(folder: string, day: string): AsyncIterable<ObjectRef> {
+    const runs = new Set<string>([`${day}-00-00-`]);
+    for (let i = 0; i <= PARTITION_LATE_DAYS; i++) {
+      const d = addDays(day, i);
+      runs.add(`${d.slice(0, 5)}`).add(`${d.slice(0, 8)}`).add(`${d}-`);
+      for (let h = 0; h < 24; h++) runs.add(`${d}-${String(h).padStart(2, '0')}-`);
+    }
+    const stray = (key: string): boolean => reachOf(key)?.stray === true;
+    const walk = async function* (this: S3ObjectSource, run: string): AsyncIterable<ObjectRef> {
+      let token: string | undefined;
+      do {
+        const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + run, Delimiter: '-', ContinuationToken: token, MaxKeys: this.pageSize }));
+        for (const o of page.Contents ?? []) {
+          const key = (o.Key ?? '').slice(this.prefix.length);
+          if (key && !key.endsWith('/') && stray(key)) yield { key, size: o.Size ?? 0, etag: (o.ETag ?? '').replace(/"/g, '') };
+        }
+        for (const p of page.CommonPrefixes ?? []) {
+          const next = (p.Prefix ?? '').slice(this.prefix.length);
+          if (runs.has(next.slice(folder.length))) yield* walk.call(this, next);
+          else if (stray(next)) for await (const ref of this.pages({ Prefix: this.prefix + next })) if (stray(ref.key)) yield ref;
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    };
+    yield* walk.call(this, folder);
   }
 
   /** The sub-folders of a folder, relative to the prefix (ending in `/`). */

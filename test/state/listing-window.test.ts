@@ -16,7 +16,7 @@ import { ListingTracker, nameStamp, windowStart } from '../../state/listing-wind
 import type { ListPlan, ObjectSource } from '../../ingest/object-source/object-source.js';
 import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../../lib/utc-day.js';
-import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, shardOfKey, SLICE_MS } from '../../state/slices.js';
+import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, reachOf, shardOfKey, SLICE_MS } from '../../state/slices.js';
 import { rm, setEnv, tempDir } from '../support/job-fixture.js';
 import { startMoto, type Moto } from '../support/moto.js';
 import { startSyntheticS3, type SyntheticS3 } from '../support/synthetic-s3.js';
@@ -201,7 +201,7 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
   let restore = (): void => {};
   let client: S3Client;
   let lists = 0;
-  /** The Prefix of each ListObjectsV2 request. */
+  /** The Prefix of each ListObjectsV2 request, and its Delimiter after a `|` when it has one. */
   let prefixes: string[] = [];
   /** The Prefix and StartAfter of each ListObjectsV2 request (`Prefix>StartAfter`). */
   let requests: string[] = [];
@@ -209,6 +209,8 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
   let eventDay: Promise<void> | undefined;
   /** The event-time day of names S3 does not write, put once for every shard count. */
   let eventOdd: Promise<void> | undefined;
+  /** A date folder with strays, put once for every shard count. */
+  let eventStrays: Promise<void> | undefined;
 
   beforeAll(async () => {
     s3 = await startSyntheticS3({ days: [], dir: tempDir() });
@@ -217,8 +219,8 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     client.middlewareStack.add((next, context) => async (args) => {
       if (context.commandName === 'ListObjectsV2Command') {
         lists++;
-        const { Prefix, StartAfter } = args.input as { Prefix?: string; StartAfter?: string };
-        prefixes.push(Prefix ?? '');
+        const { Prefix, StartAfter, Delimiter } = args.input as { Prefix?: string; StartAfter?: string; Delimiter?: string };
+        prefixes.push(`${Prefix ?? ''}${Delimiter ? `|${Delimiter}` : ''}`);
         requests.push(`${Prefix ?? ''}>${StartAfter ?? ''}`);
       }
       return next(args);
@@ -295,7 +297,8 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
         // The day's parts it owns, each by its own key range, once, in one request (a part holds ~16
         // names here): most by the Prefix of its two digits, as S3's names are; part 0, 255 and those
         // whose range holds more than their digits' names (`A9`..`A@`, `AF`..`B`) from a StartAfter
-        // under the day's `YYYY-MM-DD-00-00-00-`. No request lists the whole day or its folder.
+        // under the day's `YYYY-MM-DD-00-00-00-`. No request lists the whole day or its folder (the
+        // folder's walker lists its runs of names, `-` their delimiter: the next test).
         const own = partRequests('event/', folder, day, ownedParts(midnight, index, count));
         expect(requests.filter((r) => r.startsWith(`event/${folder}${day}-00-00-00-`)).sort()).toEqual(own.sort());
         expect(prefixes.filter((p) => p === `event/${folder}` || p === `event/${folder}${day}-`)).toEqual([]);
@@ -363,5 +366,45 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     }
     // One process of no shard (`--shard 0/1` is one shard, above) lists its date folders whole.
     if (count === 1) expect(await keys(new S3ObjectSource(client, 'out', 'odd/'), { days: [day], untilMs: start + 2 * DAY_MS })).toEqual(all);
+  }, 300_000);
+
+  it.each([1, 4, 64])('lists each stray of a date folder (a key no slice\'s or part\'s listing reaches) once between %i shards, by the folder\'s walker, whenever its day is listed in full', async (count) => {
+    const day = '2026-11-24';
+    const folder = `123456789012/us-east-1/site/${day.replace(/-/g, '/')}/`;
+    // What the slices and parts reach: event-time names, a delivery time each hour, a name under a slice's Prefix that holds no delivery time.
+    const reached = [...['0A', 'A1B2C3D4E5F60718', 'FF00'].map((u) => `${day}-00-00-00-${u}`), `${day}-00-00-01-AB`, `${day}-13-2x`,
+      ...Array.from({ length: 24 }, (_, h) => `${day}-${String(h).padStart(2, '0')}-30-00-${h}`)];
+    // Strays: no delivery time, a sub-folder, an hour or minute that is none, another day's names, the names the 00:00 slice's owner starts after.
+    const strays = ['README', 'README-old', '.DS_Store', '_SUCCESS', 'sub/x', `sub/${day}-13-20-00-0B`, `${day}-README`, `${day}-24-00-00-0C`,
+      `${day}-13-65-00-0D`, `${day}-1-x`, `${day}-00-00-00`, `${day}-00-00-00.`, `${day}-00-00-00!x`, `${day}x`, '2026-11-2', '2026-11-30-13-20-00-0E',
+      '2026-10-01-00-00-00-0F', '2025-11-24-13-20-00-10', '2026-12-24-00-00-00-A0', 'a-b-c', '~', '日本-x'];
+    const all = [...reached, ...strays].map((k) => folder + k).sort();
+    for (const key of all) expect(reachOf(key)?.stray, key).toBe(strays.includes(key.slice(folder.length)));
+    eventStrays ??= put('stray/', all);
+    await eventStrays;
+    const start = Date.parse(`${day}T00:00:00Z`);
+    const walker = (start / SLICE_MS) % count;
+    // A day listed in full (every key of the folder), and one whose folder the window lists (its parts and strays).
+    const plans = [{ plan: { sinceMs: null, days: [day], untilMs: start + 2 * DAY_MS }, expected: all },
+      { plan: { sinceMs: start + 30 * HOUR, days: [day], untilMs: start + 32 * HOUR }, expected: all.filter((k) => k.includes('-00-00-00-') || strays.includes(k.slice(folder.length))) }];
+    for (const { plan, expected } of plans) {
+      for (const pageSize of count === 4 ? [1000, 5] : [1000]) {
+        const listed: string[] = [];
+        for (let index = 0; index < count; index++) {
+          prefixes = [];
+          const got = await keys(new S3ObjectSource(client, 'out', 'stray/', pageSize), { ...plan, shard: { index, count } });
+          for (const key of got) expect(shardOfKey(key, count), key).toBe(index);
+          listed.push(...got);
+          // Only the walker walks, with the delimiter `-`: the folder, then each run of names it goes
+          // into (2026-, 2026-11-, the day, its 24 hours, its 00:00 run; 2025- and 2026-12- are
+          // listed whole, the 00:00 run's parts and each hour's ten minutes passed over).
+          const walked = new Set(prefixes.filter((p) => p.endsWith('|-')));
+          expect(walked.size).toBe(index === walker ? 1 + 1 + 1 + 1 + 24 + 1 : 0);
+        }
+        expect(listed.sort(), `${plan.sinceMs} ${pageSize}`).toEqual(expected);
+      }
+    }
+    // One process of no shard lists the folder whole: the same keys.
+    if (count === 1) expect(await keys(new S3ObjectSource(client, 'out', 'stray/'), { days: [day], untilMs: start + 2 * DAY_MS })).toEqual(all);
   }, 300_000);
 });

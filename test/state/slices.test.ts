@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { EVENT_PARTS, eventPrefix, formerSliceOf, partOf, partRange, partSlice, shardOfKey, SLICE_MS, sliceOf } from '../../state/slices.js';
+import { EVENT_PARTS, eventPrefix, formerSliceOf, partOf, partRange, partSlice, reachOf, shardOfKey, SLICE_MS, sliceOf } from '../../state/slices.js';
 
 /** The contract's reading of a name, on its own: `YYYY-MM-DD-hh-mm-ss-` starts a dated base name. */
 function expected(key: string): { day: string; slice: string; number: number } | 'undated' {
@@ -158,5 +158,29 @@ describe('parts as key ranges: every name under an event-time day\'s prefix is i
     expect(formerSliceOf(at('0'))).toMatchObject({ day, slice: '00-00', part: null });
     expect(formerSliceOf(at('AB/CD'))).toMatchObject({ day: 'undated', part: null });
     expect(formerSliceOf(at('ab/2026-11-05-13-21-00-X'))).toMatchObject({ day: '2026-11-05', slice: '13-20', part: null });
+  });
+
+  it('gives a key the shard whose listing reaches it (reachOf): a slice\'s, a part\'s, a date folder\'s walker for a stray, a hash for what only discovery finds', () => {
+    const slice = (t: string): number => Date.parse(t) / SLICE_MS;
+    const next = (d: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10);
+    const cases: Array<[key: string, reach: { number: number; stray: boolean } | null]> = [
+      [`${folder}${eventPrefix(day)}A7`, { number: midnight + 0xa7, stray: false }],
+      [`${folder}${day}-13-20-00-AB`, { number: slice(`${day}T13:20:00Z`), stray: false }],
+      // Under a slice's Prefix, whatever follows: the slice's listing reaches it.
+      [`${folder}${day}-13-2x`, { number: slice(`${day}T13:20:00Z`), stray: false }],
+      [`${day}-13-2x`, { number: slice(`${day}T13:20:00Z`), stray: false }],
+      // Delivered up to two days after the folder's day; the 00:00 slice's owner lists from after `YYYY-MM-DD-00-00-00.`.
+      [`${folder}${next(2)}-23-50-00-AB`, { number: slice(`${next(2)}T23:50:00Z`), stray: false }],
+      [`${folder}${day}-00-00-01-AB`, { number: midnight, stray: false }],
+      // Strays: the folder's walker (its day's 00:00 slice).
+      ...[`${folder}${next(3)}-00-00-00-AB`, `${folder}${next(-1)}-23-50-00-AB`, `${folder}${day}-00-00-00.`, `${folder}${day}-00-00-00`, `${folder}${day}-24-00-00-AB`,
+        `${folder}${day}-13-65-00-AB`, `${folder}notes.txt`, `${folder}sub/${day}-13-20-00-AB`, `${folder}2026-02-30-13-20-00-AB`].map((k): [string, { number: number; stray: boolean }] => [k, { number: midnight, stray: true }]),
+      // Only discovery finds them.
+      ['notes.txt', null], ['logs/2026-11-05-25-00-00-AB', null], ['123456789012/us-east-1/site/2026/13/01/x', null],
+    ];
+    for (const [key, reach] of cases) {
+      expect(reachOf(key), key).toEqual(reach);
+      for (const count of [4, 64]) if (reach) expect(shardOfKey(key, count), key).toBe(reach.number % count);
+    }
   });
 });
