@@ -154,7 +154,7 @@ describe('objects that appear late under older names, through the nightly cron a
     // Complete only once D+2's final listing (3 days after it ends: D+6 00:00) is made, by the sixth night.
     expect(states).toEqual(['provisional', 'provisional', 'provisional', 'provisional', 'provisional', 'complete']);
     expect(await query(`SELECT state FROM daily_runs WHERE day = DATE '${D}'`, place.warehouse)).toEqual([{ state: 'complete' }]);
-  }, 120_000);
+  }, 300_000);
 
   it('in a PartitionedPrefix bucket (event time): an object that appears in a date folder the window has left is found by that day\'s final listing', async () => {
     const place = s3();
@@ -180,7 +180,7 @@ describe('objects that appear late under older names, through the nightly cron a
     }
     expect(await place.readDay(D)).toEqual(expectedDay(all.flatMap((o) => o.truth), D));
     expect((await stateOf(place, D, new Date(night(6).getTime() + 60_000))).state).toBe('complete');
-  }, 120_000);
+  }, 300_000);
 
   it.each([
     ['at the commit of the batch a full listing found', (op: string, key: string) => op === 'put' && key.startsWith('_state/batches/')],
@@ -198,7 +198,7 @@ describe('objects that appear late under older names, through the nightly cron a
     // The next run (the same night, again) lists them again, parses what the dead one did not commit, and nothing twice.
     await cron(place, night(2), 1);
     expect(await place.readDay(D)).toEqual(expectedDay(truth, D));
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('what a full listing cannot see', () => {
@@ -229,7 +229,7 @@ describe('what a full listing cannot see', () => {
       expect(await place.readDay(D)).toEqual(expectedDay(truth, D));
       expect((await stateOf(place, D, new Date(late.getTime() + DAY_MS))).state).toBe('complete');
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('adopting a bucket that already holds logs', () => {
@@ -256,7 +256,7 @@ describe('adopting a bucket that already holds logs', () => {
     expect(back.parsedObjects).toBe(samples.flatMap((s) => s.objects).filter((o) => named(o) >= days[3]! && named(o) < addDays(days[3]!, 3)).length);
     expect(await place.readDay(days[3]!)).toEqual(expectedDay(samples.flatMap((s) => s.objects.flatMap((o) => o.truth)), days[3]!));
     expect((await stateOf(place, days[3]!, now)).state).toBe('complete');
-  }, 120_000);
+  }, 300_000);
 
   it('a directory counts what a run asks for and says what it passed over', async () => {
     const r = root();
