@@ -57,7 +57,7 @@ export function dayEntriesPrefix(day: string): string {
 
 /** A lister's state: where its next listing starts, which delivery days it follows (state/listing-state.ts). */
 export const LISTING_KEY = '_state/listing.json';
-/** Each shard's listing state, `<I>-of-<N>.json` (state/listing-state.ts; the ledger's migration from format 1 drops them). */
+/** Each shard's listing state, `<I>-of-<N>.json` (state/listing-state.ts, which drops them when the ledger's migration from format 1 asks). */
 export const LISTING_SHARDS = '_state/listing-shards/';
 /** Seals of slices the listing window has left, `<day>/<slice>.<count>.<digest>` (state/seals.ts; retention removes expired days'). */
 export const SEALS = '_state/seals/';

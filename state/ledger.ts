@@ -30,7 +30,8 @@ import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
-import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, LISTING_SHARDS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
+import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
+import { dropShardListings } from './listing-state.js';
 
 /** The ledger's layout version (written to FORMAT_KEY); an output without it is format 1 (`migrate`). */
 export const FORMAT = 3;
@@ -662,7 +663,7 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
       await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
       migrated = true;
     }
-    if (migrated) for (const file of await store.list(LISTING_SHARDS)) await store.delete(file);
+    if (migrated) await dropShardListings(store);
   }
   if (await splitEventTimeSlices(store)) migrated = true;
   await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: FORMAT, since: new Date().toISOString() }) + '\n'));
