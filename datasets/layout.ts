@@ -110,7 +110,7 @@ export const REJECTS_TAGS = { 'pingroll-kind': 'rejects' };
 
 /** A closed month's record, `<month>.<zone>.json`: its versions, and which inputs each day it covers counted (state/closes.ts). */
 export const CLOSES = '_state/closes/';
-/** Days of closed months that batches staged records for since their adjustments were made, `dt=<day>` (state/closes.ts; marked by state/batch-writer.ts, removed by the adjustments stage). */
+/** Days of closed months that batches staged records for since their adjustments were made, `dt=<day>` (state/closes.ts: marked before a batch's commit by state/batch-writer.ts, cleared by the adjustments stage). */
 export const LATE = '_state/late/';
 /** A reopen under way, `<month>.<zone>.json`, until its version is published (jobs/stages/close.ts). */
 export const REOPENING = '_state/reopening/';

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { sqlString } from '../../lib/duckdb-engine.js';
 import { zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { accounted, closeKey, Closes, lateKey, pendingInputs, type Close } from '../../state/closes.js';
-import { ADJUSTMENTS, dayEntriesPrefix, LATE, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
+import { accounted, clearLate, Closes, lateDays, pendingInputs, type Close } from '../../state/closes.js';
+import { ADJUSTMENTS, dayEntriesPrefix, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
 import { queryRows } from '../../lib/duckdb-engine.js';
 import { readFile } from 'node:fs/promises';
@@ -34,7 +34,7 @@ export interface Adjusted { months: string[]; days: string[]; tooLate: number }
 /** Makes the pieces of the marked days, then publishes each reported month whose pieces changed. */
 export async function adjust(backends: Backends, run: Run, db: DuckDBConnection): Promise<Adjusted> {
   const { store } = backends;
-  const marked = (await store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
+  const marked = await lateDays(store);
   const dirty = new Set<string>();
   let tooLate = 0;
   for (const day of marked) {
@@ -51,7 +51,7 @@ export async function adjust(backends: Backends, run: Run, db: DuckDBConnection)
   const months = [...dirty].sort();
   for (const month of months) await publishAdjustments(backends, run, db, month);
   // Only once every piece they asked for is made and published.
-  for (const day of marked) await store.delete(lateKey(day));
+  for (const day of marked) await clearLate(store, day);
   if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months, tooLateRecords: tooLate });
   return { months, days: marked, tooLate };
 }
@@ -94,10 +94,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   }
   if (pending.length === 0) return 0;
   const ids = pending.map((i) => i.id);
-  for (const c of closes) {
-    const next: Close = { ...c, days: { ...c.days, [day]: { ...c.days[day]!, tooLate: [...c.days[day]!.tooLate, ...ids] } } };
-    await store.put(closeKey(c.month, c.tz), Buffer.from(JSON.stringify(next, null, 2) + '\n'));
-  }
+  await run.closes.recordTooLate(store, day, ids);
   run.closes = await Closes.load(store);
   for (const input of pending) {
     for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await store.delete(key);

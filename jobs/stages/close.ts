@@ -12,7 +12,7 @@ import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
 import { ADJUSTMENTS, REOPENING } from '../../datasets/layout.js';
-import { CloseRefusedError, CloseUsageError, closeKey, coveredDays, pendingInputs, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
+import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
 import { ListedDays } from '../../state/listing-state.js';
@@ -103,7 +103,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       }
       tables.push(await adjustmentsFile(backends, db, month, dir));
     }
-    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => closeFile(c)), closeFile(close)]);
+    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
     if (ask.reopen) await store.delete(reopeningKey(month, tz));
     // The pieces of this month's adjustments are its statement's now.
     if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
@@ -146,10 +146,6 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
     done.push(r.month);
   }
   return done;
-}
-
-function closeFile(c: Close): { key: string; body: Buffer } {
-  return { key: closeKey(c.month, c.tz), body: Buffer.from(JSON.stringify(c, null, 2) + '\n') };
 }
 
 /** The month's monthly_statements: the versions issued before (every zone), and this one's rows. */
