@@ -48,7 +48,7 @@ export function stagingPrefix(id: string): string {
   return `${STAGING}${id}/`;
 }
 
-/** Each batch's entry for a day of records, and its list of inputs (state/ledger.ts; retention and the adjustments stage remove entries). */
+/** Each batch's entry for a day of records, and its list of inputs (state/ledger.ts, which drops a too-late batch's when the adjustments stage asks; retention still removes expired days'). */
 export function dayEntriesPrefix(day: string): string {
   return `${DAYS}dt=${day}/`;
 }

@@ -372,6 +372,20 @@ export class Ledger {
     }), STORE_CALLS_AT_ONCE);
   }
 
+  /**
+   * Drops `inputs`' part of `day`: for each batch in turn, its staged files of the day, then its entry
+   * and list of inputs (`dayEntriesPrefix(day)`, `<batch>.*`). The adjustments stage asks for it once
+   * the closes account the batches as too late (their day's staged data expired): nothing counts them
+   * again, so an entry that a run killed in between leaves behind names files no one reads. The entries
+   * this ledger read of the day before stay as they were read.
+   */
+  async dropDayInputs(day: string, inputs: readonly DayInput[]): Promise<void> {
+    for (const input of inputs) {
+      for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await this.store.delete(key);
+      for (const key of (await this.store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await this.store.delete(key);
+    }
+  }
+
   /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */
   async commitScan(scan: TableScanCommit): Promise<void> {
     await this.store.put(scanKey(scan), Buffer.from(JSON.stringify(scan)));

@@ -16,7 +16,7 @@ import { sqlString } from '../../lib/duckdb-engine.js';
 import { zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
 import { accounted, clearLate, Closes, lateDays, pendingInputs, type Close } from '../../state/closes.js';
-import { ADJUSTMENTS, dayEntriesPrefix, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
+import { ADJUSTMENTS, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
 import { queryRows } from '../../lib/duckdb-engine.js';
 import { readFile } from 'node:fs/promises';
@@ -96,10 +96,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   const ids = pending.map((i) => i.id);
   await run.closes.recordTooLate(store, day, ids);
   run.closes = await Closes.load(store);
-  for (const input of pending) {
-    for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await store.delete(key);
-    for (const key of (await store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await store.delete(key);
-  }
+  await run.ledger.dropDayInputs(day, pending);
   run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
   return pings;
 }
