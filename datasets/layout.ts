@@ -114,7 +114,7 @@ export const CLOSES = '_state/closes/';
 export const LATE = '_state/late/';
 /** A reopen under way, `<month>.<zone>.json`, until its version is published (jobs/stages/close.ts). */
 export const REOPENING = '_state/reopening/';
-/** Pieces of adjustments, `<reported month>/<closed month>.<zone>/dt=<day>.parquet` and `.json` (jobs/stages/adjust.ts; a close of the reported month removes them). */
+/** Pieces of adjustments, `<reported month>/<closed month>.<zone>/dt=<day>.parquet` and `.json` (state/adjustments.ts: made by the adjustments stage, cleared when a close of the reported month asks). */
 export const ADJUSTMENTS = '_state/adjustments/';
 /** Records of expired days, counted nowhere: `dt=<day>/<batch>.jsonl.gz` and `.json` (jobs/stages/adjust.ts). */
 export const TOO_LATE = '_runs/too_late/';

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { ADJUSTMENTS, REOPENING } from '../../datasets/layout.js';
+import { REOPENING } from '../../datasets/layout.js';
+import { clearAdjustments, clearClosedMonth } from '../../state/adjustments.js';
 import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
@@ -106,13 +107,11 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
     if (ask.reopen) await store.delete(reopeningKey(month, tz));
     // The pieces of this month's adjustments are its statement's now.
-    if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
+    if (!was) await clearAdjustments(store, month);
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
       const reported = run.closes.reportedIn(month, tz);
-      const stale = (await store.list(`${ADJUSTMENTS}${reported}/${month}.${zoneSlug(tz)}/`));
-      for (const key of stale) await store.delete(key);
-      if (stale.length) await publishAdjustments(backends, run, db, reported);
+      if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(backends, run, db, reported);
     }
     // The statement's series: this version's rows (the file holds every version of every zone).
     run.log.info('month.closed', { run: run.id, month, tz, version, series: monthly.rows, changed: changed.length, reason: ask.reopen ?? null });
