@@ -112,7 +112,7 @@ export const REJECTS_TAGS = { 'pingroll-kind': 'rejects' };
 export const CLOSES = '_state/closes/';
 /** Days of closed months that batches staged records for since their adjustments were made, `dt=<day>` (state/closes.ts: marked before a batch's commit by state/batch-writer.ts, cleared by the adjustments stage). */
 export const LATE = '_state/late/';
-/** A reopen under way, `<month>.<zone>.json`, until its version is published (jobs/stages/close.ts). */
+/** A reopen under way, `<month>.<zone>.json`, until its version is published (state/reopens.ts: begun and finished by jobs/stages/close.ts). */
 export const REOPENING = '_state/reopening/';
 /** Pieces of adjustments, `<reported month>/<closed month>.<zone>/dt=<day>.parquet` and `.json` (state/adjustments.ts: made by the adjustments stage, cleared when a close of the reported month asks). */
 export const ADJUSTMENTS = '_state/adjustments/';
