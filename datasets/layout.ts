@@ -48,7 +48,7 @@ export function stagingPrefix(id: string): string {
   return `${STAGING}${id}/`;
 }
 
-/** Each batch's entry for a day of records, and its list of inputs (state/ledger.ts; retention and the adjustments stage remove entries). */
+/** Each batch's entry for a day of records, and its list of inputs (state/ledger.ts, which drops a too-late batch's when the adjustments stage asks; retention still removes expired days'). */
 export function dayEntriesPrefix(day: string): string {
   return `${DAYS}dt=${day}/`;
 }
@@ -57,7 +57,7 @@ export function dayEntriesPrefix(day: string): string {
 
 /** A lister's state: where its next listing starts, which delivery days it follows (state/listing-state.ts). */
 export const LISTING_KEY = '_state/listing.json';
-/** Each shard's listing state, `<I>-of-<N>.json` (state/listing-state.ts; the ledger's migration from format 1 drops them). */
+/** Each shard's listing state, `<I>-of-<N>.json` (state/listing-state.ts, which drops them when the ledger's migration from format 1 asks). */
 export const LISTING_SHARDS = '_state/listing-shards/';
 /** Seals of slices the listing window has left, `<day>/<slice>.<count>.<digest>` (state/seals.ts; retention removes expired days'). */
 export const SEALS = '_state/seals/';
@@ -110,11 +110,11 @@ export const REJECTS_TAGS = { 'pingroll-kind': 'rejects' };
 
 /** A closed month's record, `<month>.<zone>.json`: its versions, and which inputs each day it covers counted (state/closes.ts). */
 export const CLOSES = '_state/closes/';
-/** Days of closed months that batches staged records for since their adjustments were made, `dt=<day>` (state/closes.ts; marked by state/batch-writer.ts, removed by the adjustments stage). */
+/** Days of closed months that batches staged records for since their adjustments were made, `dt=<day>` (state/closes.ts: marked before a batch's commit by state/batch-writer.ts, cleared by the adjustments stage). */
 export const LATE = '_state/late/';
-/** A reopen under way, `<month>.<zone>.json`, until its version is published (jobs/stages/close.ts). */
+/** A reopen under way, `<month>.<zone>.json`, until its version is published (state/reopens.ts: begun and finished by jobs/stages/close.ts). */
 export const REOPENING = '_state/reopening/';
-/** Pieces of adjustments, `<reported month>/<closed month>.<zone>/dt=<day>.parquet` and `.json` (jobs/stages/adjust.ts; a close of the reported month removes them). */
+/** Pieces of adjustments, `<reported month>/<closed month>.<zone>/dt=<day>.parquet` and `.json` (state/adjustments.ts: made by the adjustments stage, cleared when a close of the reported month asks). */
 export const ADJUSTMENTS = '_state/adjustments/';
 /** Records of expired days, counted nowhere: `dt=<day>/<batch>.jsonl.gz` and `.json` (jobs/stages/adjust.ts). */
 export const TOO_LATE = '_runs/too_late/';

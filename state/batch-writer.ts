@@ -7,7 +7,7 @@
  */
 import { batchKey, scanCommitKey, stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
-import { lateKey, type Closes } from './closes.js';
+import { markLate, type Closes } from './closes.js';
 
 /** Puts a batch's staged files under `stagingPrefix(id)` (datasets/layout.ts); nothing is put before `intent` is written. */
 export type Stage = (intent: Promise<void>) => Promise<Record<string, StagedDay>>;
@@ -21,12 +21,12 @@ export class BatchWriter {
     private readonly closes?: Closes) {}
 
   /**
-   * Days of closed months the batch staged records for are marked first (`lateKey`), so
+   * Days of closed months the batch staged records for are marked first (closes.ts's `markLate`), so
    * that their adjustments are made even if the run dies right after its commit; a batch that never
    * commits leaves a mark that finds nothing.
    */
   private async markLate(days: Record<string, StagedDay>): Promise<void> {
-    for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await this.store.put(lateKey(day), Buffer.alloc(0));
+    for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await markLate(this.store, day);
   }
 
   /** Stages a batch of parsed log objects and commits it. The intent is written while `stage` makes its last part. */

@@ -1,7 +1,7 @@
 /**
  * One close's record, read on its own: `report` shows a statement's versions with their reasons and
- * what each changed, which only the record keeps. Read-only: the close writes it (state/closes.ts
- * names it, jobs/stages/close.ts publishes it).
+ * what each changed, which only the record keeps. Read-only: state/closes.ts makes and rewrites it
+ * (a close or reopen publishes it).
  */
 import { closeKey, type Close } from './closes.js';
 import type { ObjectStore } from './object-store/object-store.js';

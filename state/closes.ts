@@ -4,8 +4,12 @@
  * does not change: what arrives later for a closed day is an adjustment, reported on the first month
  * after it that is not closed, or `too_late` once the day's staged data has expired.
  *
- * `<month>.<zone>.json` in CLOSES, one file per (month, zone), written only as part of a
- * publication (export/publish-journal.ts): a close is in place whole, with its statement, or not at all.
+ * `<month>.<zone>.json` in CLOSES, one file per (month, zone), made and rewritten here only. A close
+ * or reopen writes it as part of a publication (`recordFile`, put by export/publish-journal.ts): a
+ * close is in place whole, with its statement, or not at all. Two operations rewrite a record in place
+ * later, changing no statement: retention marks its days expired (`recordExpired`), and the
+ * adjustments stage accounts the batches it found too late (`recordTooLate`). So are the marks of
+ * late days (LATE): `markLate`, `lateDays`, `clearLate`.
  *
  * The inputs of a covered day are accounted in exactly one place: `closed` (counted by the figures
  * the month was closed with), `reported[R]` (counted as adjustments on the closed statement of month
@@ -29,8 +33,23 @@ export class CloseRefusedError extends Error {}
 export class CloseUsageError extends Error {}
 
 /** The mark of a day of a closed month that a batch staged records for since its adjustments were last made: empty. */
-export function lateKey(day: string): string {
+function lateKey(day: string): string {
   return `${LATE}dt=${day}`;
+}
+
+/** Marks `day` late: a batch is about to commit records for it, and a close covers it (state/batch-writer.ts, before the commit). */
+export async function markLate(store: ObjectStore, day: string): Promise<void> {
+  await store.put(lateKey(day), Buffer.alloc(0));
+}
+
+/** The days marked late, sorted: those whose adjustments are to be made again. */
+export async function lateDays(store: ObjectStore): Promise<string[]> {
+  return (await store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
+}
+
+/** Lets go of `day`'s mark: only once every piece of adjustments it asked for is made and published. */
+export async function clearLate(store: ObjectStore, day: string): Promise<void> {
+  await store.delete(lateKey(day));
 }
 
 /** One version of a statement: when it was issued, why (a reopen), and what changed from the one before. */
@@ -67,6 +86,11 @@ export interface Close {
 
 export function closeKey(month: string, tz: string): string {
   return `${CLOSES}${month}.${zoneSlug(tz)}.json`;
+}
+
+/** A close's record, as a publication puts it (the publication journal writes it, last, with its statement). */
+export function recordFile(c: Close): { key: string; body: Buffer } {
+  return { key: closeKey(c.month, c.tz), body: Buffer.from(JSON.stringify(c, null, 2) + '\n') };
 }
 
 /** Every close of the output, read once a run (a file a month and zone). */
@@ -114,6 +138,33 @@ export class Closes {
    */
   holding(day: string): Close | null {
     return this.covering(day).find((c) => c.days[day]?.expired) ?? this.freezing(day);
+  }
+
+  /**
+   * Marks `days` expired at `at` in every close that covers one of them, each record rewritten whole
+   * in place. Retention does it after marking the days in EXPIRING and before deleting any of their
+   * files: a ping that arrives for a day after this is `too_late`. What this object holds is not
+   * changed: load the closes again to see it.
+   */
+  async recordExpired(store: ObjectStore, days: ReadonlySet<string>, at: string): Promise<void> {
+    for (const c of this.all) {
+      if (!Object.keys(c.days).some((d) => days.has(d))) continue;
+      const next: Close = { ...c, days: Object.fromEntries(Object.entries(c.days).map(([d, v]) => [d, days.has(d) ? { ...v, expired: at } : v])) };
+      await store.put(closeKey(c.month, c.tz), recordFile(next).body);
+    }
+  }
+
+  /**
+   * Accounts the batches `ids` of UTC `day` as `too_late` in every close that covers it, each record
+   * rewritten whole in place. The adjustments stage does it after their records are kept as rejects
+   * and before their staging goes: a run killed before this finds them pending again and keeps them
+   * again (same keys). What this object holds is not changed: load the closes again to see it.
+   */
+  async recordTooLate(store: ObjectStore, day: string, ids: readonly string[]): Promise<void> {
+    for (const c of this.covering(day)) {
+      const next: Close = { ...c, days: { ...c.days, [day]: { ...c.days[day]!, tooLate: [...c.days[day]!.tooLate, ...ids] } } };
+      await store.put(closeKey(c.month, c.tz), recordFile(next).body);
+    }
   }
 
   /** The first month after `month` that is not closed in `tz`: where its adjustments are reported. */

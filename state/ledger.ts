@@ -30,7 +30,8 @@ import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
-import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, LISTING_SHARDS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
+import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
+import { dropShardListings } from './listing-state.js';
 
 /** The ledger's layout version (written to FORMAT_KEY); an output without it is format 1 (`migrate`). */
 export const FORMAT = 3;
@@ -371,6 +372,20 @@ export class Ledger {
     }), STORE_CALLS_AT_ONCE);
   }
 
+  /**
+   * Drops `inputs`' part of `day`: for each batch in turn, its staged files of the day, then its entry
+   * and list of inputs (`dayEntriesPrefix(day)`, `<batch>.*`). The adjustments stage asks for it once
+   * the closes account the batches as too late (their day's staged data expired): nothing counts them
+   * again, so an entry that a run killed in between leaves behind names files no one reads. The entries
+   * this ledger read of the day before stay as they were read.
+   */
+  async dropDayInputs(day: string, inputs: readonly DayInput[]): Promise<void> {
+    for (const input of inputs) {
+      for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await this.store.delete(key);
+      for (const key of (await this.store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await this.store.delete(key);
+    }
+  }
+
   /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */
   async commitScan(scan: TableScanCommit): Promise<void> {
     await this.store.put(scanKey(scan), Buffer.from(JSON.stringify(scan)));
@@ -662,7 +677,7 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
       await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
       migrated = true;
     }
-    if (migrated) for (const file of await store.list(LISTING_SHARDS)) await store.delete(file);
+    if (migrated) await dropShardListings(store);
   }
   if (await splitEventTimeSlices(store)) migrated = true;
   await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: FORMAT, since: new Date().toISOString() }) + '\n'));

@@ -57,6 +57,15 @@ export async function saveListing(store: ObjectStore, state: ListingState, key =
   await store.put(key, Buffer.from(JSON.stringify({ watermark, from, final, listed }, null, 2) + '\n'));
 }
 
+/**
+ * Forgets every shard's listing state: each shard lists in full once. The ledger's migration from
+ * format 1 asks for it (shards owned keys by object then; they own them by slice now), after the
+ * parsed keys and days entries it rewrites are in place.
+ */
+export async function dropShardListings(store: ObjectStore): Promise<void> {
+  for (const key of await store.list(LISTING_SHARDS)) await store.delete(key);
+}
+
 /** Every lister's saved state, by its key: the single process's and each shard's. */
 async function listerStates(store: ObjectStore, schedule: ReconcileSchedule): Promise<Map<string, ListingState>> {
   const out = new Map<string, ListingState>();

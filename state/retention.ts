@@ -9,7 +9,7 @@
  */
 import { dayEntriesPrefix, EXPIRED_DELIVERY_DAYS, EXPIRING, PARSED, SEALS } from '../datasets/layout.js';
 import { addDays } from '../lib/utc-day.js';
-import { closeKey, type Close, type Closes } from './closes.js';
+import type { Closes } from './closes.js';
 import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { forgetCheck } from './checks.js';
@@ -35,11 +35,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   // Marked first (a file each), then each close that covers them says so.
   for (const day of days) await store.put(`${EXPIRING}dt=${day}`, Buffer.alloc(0));
   const at = new Date().toISOString();
-  for (const c of closes.list()) {
-    if (!Object.keys(c.days).some((d) => due.has(d))) continue;
-    const next: Close = { ...c, days: Object.fromEntries(Object.entries(c.days).map(([d, v]) => [d, due.has(d) ? { ...v, expired: at } : v])) };
-    await store.put(closeKey(c.month, c.tz), Buffer.from(JSON.stringify(next, null, 2) + '\n'));
-  }
+  await closes.recordExpired(store, due, at);
   const expiring = (await store.list(EXPIRING)).map((k) => k.slice(EXPIRING.length).replace(/^dt=/, '')).sort();
   const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
   let files = 0;

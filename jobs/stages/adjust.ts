@@ -5,18 +5,18 @@
  * month whose pieces changed, published whole. What a run reads follows the late records: only the
  * days they came for are read again (whole: their pings are deduplicated against everything staged).
  *
- * A piece is `<reported month>/<closed month>.<zone>/dt=<day>.parquet` in ADJUSTMENTS, with the
- * pending batches it was made from beside it (`.json`); a close of the reported month freezes them
- * (jobs/close.ts) and removes its pieces.
+ * A piece is one closed day's adjustments on the month they are reported on, kept by
+ * state/adjustments.ts with the pending batches it was made from; a close of the reported month
+ * freezes them (jobs/close.ts) and clears its pieces.
  */
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { sqlString } from '../../lib/duckdb-engine.js';
-import { zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { accounted, closeKey, Closes, lateKey, pendingInputs, type Close } from '../../state/closes.js';
-import { ADJUSTMENTS, dayEntriesPrefix, LATE, REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
+import { accounted, clearLate, Closes, lateDays, pendingInputs, type Close } from '../../state/closes.js';
+import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
+import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
 import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
 import { queryRows } from '../../lib/duckdb-engine.js';
 import { readFile } from 'node:fs/promises';
@@ -24,17 +24,13 @@ import { gatherDay } from '../../state/day-inputs.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Run } from '../run.js';
 
-function pieceKey(reported: string, close: Pick<Close, 'month' | 'tz'>, day: string): string {
-  return `${ADJUSTMENTS}${reported}/${close.month}.${zoneSlug(close.tz)}/dt=${day}`;
-}
-
 /** What the stage did: the months whose adjustments it published, the closed days it read again, and the records it found too late. */
 export interface Adjusted { months: string[]; days: string[]; tooLate: number }
 
 /** Makes the pieces of the marked days, then publishes each reported month whose pieces changed. */
 export async function adjust(backends: Backends, run: Run, db: DuckDBConnection): Promise<Adjusted> {
   const { store } = backends;
-  const marked = (await store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
+  const marked = await lateDays(store);
   const dirty = new Set<string>();
   let tooLate = 0;
   for (const day of marked) {
@@ -51,7 +47,7 @@ export async function adjust(backends: Backends, run: Run, db: DuckDBConnection)
   const months = [...dirty].sort();
   for (const month of months) await publishAdjustments(backends, run, db, month);
   // Only once every piece they asked for is made and published.
-  for (const day of marked) await store.delete(lateKey(day));
+  for (const day of marked) await clearLate(store, day);
   if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months, tooLateRecords: tooLate });
   return { months, days: marked, tooLate };
 }
@@ -94,15 +90,9 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   }
   if (pending.length === 0) return 0;
   const ids = pending.map((i) => i.id);
-  for (const c of closes) {
-    const next: Close = { ...c, days: { ...c.days, [day]: { ...c.days[day]!, tooLate: [...c.days[day]!.tooLate, ...ids] } } };
-    await store.put(closeKey(c.month, c.tz), Buffer.from(JSON.stringify(next, null, 2) + '\n'));
-  }
+  await run.closes.recordTooLate(store, day, ids);
   run.closes = await Closes.load(store);
-  for (const input of pending) {
-    for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await store.delete(key);
-    for (const key of (await store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await store.delete(key);
-  }
+  await run.ledger.dropDayInputs(day, pending);
   run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
   return pings;
 }
@@ -110,19 +100,13 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
 /** The piece of one closed day; whether it changed (made, or removed for want of pending batches). */
 async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, close: Close, reported: string, day: string): Promise<boolean> {
   const { store } = backends;
-  const key = pieceKey(reported, close, day);
+  const at: PieceOf = { reported, month: close.month, tz: close.tz, day };
   const inputs = await run.ledger.inputsFor(day);
   const pending = pendingInputs(close.days[day]!, inputs);
   const ids = pending.map((i) => i.id).sort();
-  const was = await store.get(`${key}.json`);
-  if (ids.length === 0) {
-    if (!was) return false;
-    await store.delete(`${key}.parquet`);
-    await store.delete(`${key}.json`);
-    return true;
-  }
+  if (ids.length === 0) return removePiece(store, at);
   const digest = createHash('sha256').update(ids.join('\n')).digest('hex');
-  if (was && (JSON.parse(was.toString('utf8')) as { sha256: string }).sha256 === digest) return false;
+  if ((await pieceDigest(store, at)) === digest) return false;
   return run.withFolder(`adjust-${day}`, async (dir) => {
     const all = await gatherDay(store, run.ledger, day, dir);
     const local = (f: { local: string | null }): string => f.local!;
@@ -131,8 +115,7 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
     const filesOf = (picked: typeof inputs): string[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => local(fileOf.get(k)!)));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
     const piece = await backends.rollup.adjust(db, reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir, await run.episodeCatalog(db));
-    await store.put(`${key}.parquet`, { file: piece.local });
-    await store.put(`${key}.json`, Buffer.from(JSON.stringify({ sha256: digest, batches: ids, rows: piece.rows })));
+    await putPiece(store, at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });
 }
@@ -151,7 +134,7 @@ export async function publishAdjustments(backends: Backends, run: Run, db: DuckD
 /** The month's statement_adjustments as a local Parquet file, from its pieces. */
 export async function adjustmentsFile(backends: Backends, db: DuckDBConnection, month: string, dir: string): Promise<OutputFile> {
   const { store } = backends;
-  const pieces = (await store.list(`${ADJUSTMENTS}${month}/`)).filter((k) => k.endsWith('.parquet'));
+  const pieces = await pieceFiles(store, month);
   const local: string[] = [];
   for (const [i, key] of pieces.entries()) {
     const at = join(dir, `piece-${i}.parquet`);

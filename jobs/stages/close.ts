@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
-import { ADJUSTMENTS, REOPENING } from '../../datasets/layout.js';
-import { CloseRefusedError, CloseUsageError, closeKey, coveredDays, pendingInputs, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
+import { beginReopen, finishReopen, unfinishedReopens } from '../../state/reopens.js';
+import { clearAdjustments, clearClosedMonth } from '../../state/adjustments.js';
+import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
 import { ListedDays } from '../../state/listing-state.js';
@@ -62,7 +63,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   if (ask.reopen) {
     // Said first: a run killed while the days are published again (before the new version is) is
     // completed by the next run that holds the lock (resumeReopens), with the same reason.
-    await store.put(reopeningKey(month, tz), Buffer.from(JSON.stringify({ month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() }) + '\n'));
+    await beginReopen(store, { month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
     // The days it froze again, from everything staged now.
     for (const day of frozen) {
       await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { scanned: [], missingTables: [], listed })));
@@ -103,26 +104,19 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       }
       tables.push(await adjustmentsFile(backends, db, month, dir));
     }
-    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => closeFile(c)), closeFile(close)]);
-    if (ask.reopen) await store.delete(reopeningKey(month, tz));
+    await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
+    if (ask.reopen) await finishReopen(store, month, tz);
     // The pieces of this month's adjustments are its statement's now.
-    if (!was) for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
+    if (!was) await clearAdjustments(store, month);
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
       const reported = run.closes.reportedIn(month, tz);
-      const stale = (await store.list(`${ADJUSTMENTS}${reported}/${month}.${zoneSlug(tz)}/`));
-      for (const key of stale) await store.delete(key);
-      if (stale.length) await publishAdjustments(backends, run, db, reported);
+      if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(backends, run, db, reported);
     }
     // The statement's series: this version's rows (the file holds every version of every zone).
     run.log.info('month.closed', { run: run.id, month, tz, version, series: monthly.rows, changed: changed.length, reason: ask.reopen ?? null });
     return { month, tz, version, closedAt, series: monthly.rows, changed: changed.length, adjustments: adjusted.length };
   });
-}
-
-/** A reopen under way (its reason), until its version is published. */
-function reopeningKey(month: string, tz: string): string {
-  return `${REOPENING}${month}.${zoneSlug(tz)}.json`;
 }
 
 /**
@@ -131,14 +125,11 @@ function reopeningKey(month: string, tz: string): string {
  */
 export async function resumeReopens(config: Config, backends: Backends, run: Run, db: DuckDBConnection, now = new Date()): Promise<string[]> {
   const done: string[] = [];
-  for (const key of await backends.store.list(REOPENING)) {
-    const body = await backends.store.get(key);
-    if (!body) continue;
-    const r = JSON.parse(body.toString('utf8')) as { month: string; tz: string; reason: string; from: number };
+  for (const r of await unfinishedReopens(backends.store)) {
     const c = run.closes.get(r.month, r.tz);
     // Its version published already (killed after the publication, before the intent went): nothing left to do.
     if (!c || c.version > r.from) {
-      await backends.store.delete(key);
+      await finishReopen(backends.store, r.month, r.tz);
       continue;
     }
     run.log.warn('close.resume', { month: r.month, tz: r.tz, reason: r.reason, hint: 'a reopen was stopped midway; completing it' });
@@ -146,10 +137,6 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
     done.push(r.month);
   }
   return done;
-}
-
-function closeFile(c: Close): { key: string; body: Buffer } {
-  return { key: closeKey(c.month, c.tz), body: Buffer.from(JSON.stringify(c, null, 2) + '\n') };
 }
 
 /** The month's monthly_statements: the versions issued before (every zone), and this one's rows. */
