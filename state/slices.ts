@@ -240,12 +240,20 @@ function undatedBucket(key: string): number {
  * modulo count. Stable across processes, machines and releases; consecutive slices go to different
  * shards, so a day's traffic spreads evenly.
  */
-export function shardOfKey(key: string, count: number): number {
+export function shardOfKey(key: string, count: number, reach?: Reach | null): number {
   if (count === 1) return 0;
-  const reach = reachOf(key);
-  if (reach !== null) return ((reach.number % count) + count) % count;
+  const r = reach === undefined ? reachOf(key) : reach;
+  if (r !== null) return sliceOwner(r.number, count);
   return hash('sha1', key, 'buffer').readUInt32BE(0) % count;
 }
+
+/** The shard (of `count`) that owns slice number `n` (a part: its slice's number plus the part). */
+export function sliceOwner(n: number, count: number): number {
+  return ((n % count) + count) % count;
+}
+
+/** Which listing reaches a key (`reachOf`). */
+export interface Reach { number: number; stray: boolean }
 
 /** Days after a PartitionedPrefix date folder's own whose delivery-time names it may hold (objects delivered late into their event day's folder). */
 export const PARTITION_LATE_DAYS = 2;
@@ -264,7 +272,7 @@ export const PARTITION_LATE_DAYS = 2;
  * full: the owner of the folder day's 00:00 slice. Elsewhere a name under a slice's Prefix is that
  * slice's whatever follows (`2026-11-01-13-2x` too).
  */
-export function reachOf(key: string): { number: number; stray: boolean } | null {
+export function reachOf(key: string): Reach | null {
   const folder = dateFolderOf(key);
   if (folder !== null) {
     const rest = key.slice(folder.prefix.length);

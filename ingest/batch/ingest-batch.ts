@@ -22,7 +22,7 @@ import { ListingCursor } from '../../state/listing-cursor.js';
 import type { ListingState } from '../../state/listing-state.js';
 import type { ReconcileSchedule } from '../../state/delivery-days.js';
 import { tally, type SliceTallies, type SliceTally } from '../../state/seals.js';
-import { reachOf, sliceOf } from '../../state/slices.js';
+import { reachOf, sliceOf, type Reach } from '../../state/slices.js';
 import { owns, shardName, type Shard } from './shard.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
@@ -168,7 +168,10 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
   for await (const ref of refs) {
     listed++;
     cursor.saw(ref.key);
-    if (!owns(shard, ref.key)) continue;
+    // Which listing reaches the key (state/slices.ts): its owner, and whether a slice's listing is the
+    // one; worked out once, and for one process only for what it tallies.
+    let reach: Reach | null | undefined;
+    if (shard && !owns(shard, ref.key, (reach = reachOf(ref.key)))) continue;
     const s = sliceOf(ref.key);
     // Objects of a delivery day retention expired are read never again (their records' days are closed and gone).
     if (cursor.isExpired(s.day)) continue;
@@ -177,8 +180,8 @@ export async function listNewObjects(source: ObjectSource, ledger: Ledger, quara
       if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);
       continue;
     }
-    // A stray (state/slices.ts, `reachOf`) is not its slice's listing's to tally: a walk found it.
-    const t = reachOf(ref.key)?.stray ? null : tally(tallies, ref.key, ref.etag, s);
+    // A stray is not its slice's listing's to tally: a walk found it.
+    const t = (reach === undefined ? reachOf(ref.key) : reach)?.stray ? null : tally(tallies, ref.key, ref.etag, s);
     if (t) {
       if (held && held.tally !== t) await release();
       if (!held && !ended.has(t) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };

@@ -8,7 +8,7 @@
  * I and N come from the flag or from the environment of the engine running the shards (infra/config.ts,
  * `shardFrom`).
  */
-import { shardOfKey, type Shard } from '../../state/slices.js';
+import { shardOfKey, type Reach, type Shard } from '../../state/slices.js';
 
 export type { Shard };
 
@@ -18,8 +18,9 @@ export const MAX_SHARDS = 10_000;
 /** The shard a log object's key belongs to among `count`: the owner of its slice (state/slices.ts). */
 export const shardOf = shardOfKey;
 
-export function owns(shard: Shard | null | undefined, key: string): boolean {
-  return !shard || shardOf(key, shard.count) === shard.index;
+/** Whether `shard` owns `key`; `reach`, when the caller has it (`reachOf`), is not worked out again. */
+export function owns(shard: Shard | null | undefined, key: string, reach?: Reach | null): boolean {
+  return !shard || shardOf(key, shard.count, reach) === shard.index;
 }
 
 /** `3/8`: how a shard is written on the command line and in messages. */

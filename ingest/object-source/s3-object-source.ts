@@ -2,7 +2,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig }
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 import { firstDateFolder, isAccountFolder, nameStamp } from '../../state/listing-window.js';
-import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, type Shard } from '../../state/slices.js';
+import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, sliceOwner, type Shard } from '../../state/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, watch } from './s3-lean-get.js';
 
@@ -50,8 +50,7 @@ function shardRanges(folder: string, n: number, shard: Shard): Range[] {
   const out: Range[] = [];
   const day = dayName(Math.floor(n / DAY_SLICES));
   const parted = n % DAY_SLICES === 0 && folderDay(folder) === day;
-  const owner = ((n % shard.count) + shard.count) % shard.count;
-  if (owner === shard.index) out.push({ prefix: folder + slicePrefix(n), ...(parted ? { startAfter: `${folder}${day}-00-00-00.` } : {}) });
+  if (sliceOwner(n, shard.count) === shard.index) out.push({ prefix: folder + slicePrefix(n), ...(parted ? { startAfter: `${folder}${day}-00-00-00.` } : {}) });
   if (parted) out.push(...partRanges(folder, day, ownedParts(n, shard.index, shard.count)));
   return out;
 }
@@ -70,8 +69,7 @@ function partRanges(folder: string, day: string, parts: readonly number[]): Rang
 
 /** Whether a shard walks the date folders of `day` for strays (state/slices.ts, `reachOf`): the owner of the day's 00:00 slice. */
 function walker(day: string, shard: Shard): boolean {
-  const n = dayStartMs(day) / SLICE_MS;
-  return ((n % shard.count) + shard.count) % shard.count === shard.index;
+  return sliceOwner(dayStartMs(day) / SLICE_MS, shard.count) === shard.index;
 }
 
 /** The slices a shard lists something of from `fromMs` to `toMs`: those it owns, and each day's 00:00 slice (its parts). */
