@@ -199,7 +199,7 @@ export async function withBackends<T>(config: Config, log: Log, fn: (backends: B
     // Only where the run itself would write: its preflight's checks first (jobs/run.ts).
     await backends.logs.check();
     await backends.store.check();
-    await backends.warehouse?.checkWritable?.();
+    await backends.warehouse?.checkWritable();
     await backends.store.checkWritable();
     const keyed = withOutputViewerKey(config, true);
     if (keyed.viewerKey !== config.viewerKey) {

@@ -72,7 +72,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
   // if not, a LocationError (exit 2) before the lock is taken or anything listed.
   await logs.check();
   await store.check();
-  if (!shard) await warehouse?.checkWritable?.();
+  if (!shard) await warehouse?.checkWritable();
   await store.checkWritable();
   // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
   const waiting = lockOptions(log, opts.waitSeconds);

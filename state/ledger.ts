@@ -386,6 +386,40 @@ export class Ledger {
     }
   }
 
+  /**
+   * Drops everything the ledger keeps of `day` to count it again (retention, state/retention.ts):
+   * every batch's staged files of the day (and their folders, where the store has folders), then the
+   * day's entries. What was published is not the ledger's and stays. How many files went.
+   */
+  async dropExpiredDay(day: string): Promise<number> {
+    let files = 0;
+    for (const input of await this.inputsFor(day)) {
+      const keys = [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
+      for (const key of keys) {
+        await this.store.delete(key);
+        files++;
+      }
+      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await this.store.prune(folder);
+    }
+    for (const key of await this.store.list(dayEntriesPrefix(day))) {
+      await this.store.delete(key);
+      files++;
+    }
+    await this.store.prune(dayEntriesPrefix(day));
+    return files;
+  }
+
+  /** Drops the keys parsed on delivery day `day` (retention, once no day it can hold records of is counted again). How many files went. */
+  async dropParsedDay(day: string): Promise<number> {
+    const prefix = `${PARSED}${day}/`;
+    const keys = await this.store.list(prefix);
+    for (const key of keys) await this.store.delete(key);
+    await this.store.prune(prefix);
+    this.parsedDays.delete(day);
+    for (const at of [...this.parsedSlices.keys()]) if (at.startsWith(`${day}/`)) this.parsedSlices.delete(at);
+    return keys.length;
+  }
+
   /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */
   async commitScan(scan: TableScanCommit): Promise<void> {
     await this.store.put(scanKey(scan), Buffer.from(JSON.stringify(scan)));

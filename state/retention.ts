@@ -7,7 +7,8 @@
  * closes first (a ping that arrives for it after that is `too_late`), then its files go; a run killed
  * in between leaves its mark (`dt=<day>` in EXPIRING), and the next run finishes it.
  */
-import { dayEntriesPrefix, EXPIRED_DELIVERY_DAYS, EXPIRING, PARSED, SEALS } from '../datasets/layout.js';
+import { EXPIRED_DELIVERY_DAYS, EXPIRING } from '../datasets/layout.js';
+import { dropSeals } from './seals.js';
 import { addDays } from '../lib/utc-day.js';
 import type { Closes } from './closes.js';
 import type { Ledger } from './ledger.js';
@@ -40,19 +41,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
   let files = 0;
   for (const day of expiring) {
-    for (const input of await ledger.inputsFor(day)) {
-      const keys = [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
-      for (const key of keys) {
-        await store.delete(key);
-        files++;
-      }
-      // Their folders too, where the store has folders.
-      for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await store.prune(folder);
-    }
-    for (const key of await store.list(dayEntriesPrefix(day))) {
-      await store.delete(key);
-      files++;
-    }
+    files += await ledger.dropExpiredDay(day);
     // No run looks at the day again: when one last did goes too.
     await forgetCheck(store, day);
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
@@ -62,15 +51,9 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
       // Recorded first: a listing that found the day's objects with no parsed keys would read them all again.
       const known = await expiredDeliveryDays(store);
       if (!known.has(day)) await store.put(EXPIRED_DELIVERY_DAYS, Buffer.from(JSON.stringify({ days: [...known, day].sort() }) + '\n'));
-      for (const prefix of [`${PARSED}${day}/`, `${SEALS}${day}/`]) {
-        for (const key of await store.list(prefix)) {
-          await store.delete(key);
-          files++;
-        }
-        await store.prune(prefix);
-      }
+      files += await ledger.dropParsedDay(day);
+      files += await dropSeals(store, day);
     }
-    await store.prune(dayEntriesPrefix(day));
     await store.delete(`${EXPIRING}dt=${day}`);
   }
   return { days: expiring, files };

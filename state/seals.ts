@@ -115,6 +115,15 @@ export class Seals {
   }
 }
 
+/** Drops a delivery day's seals (retention, with its parsed keys: the day is never listed again). How many went. */
+export async function dropSeals(store: ObjectStore, day: string): Promise<number> {
+  const prefix = `${SEALS}${day}/`;
+  const keys = await store.list(prefix);
+  for (const key of keys) await store.delete(key);
+  await store.prune(prefix);
+  return keys.length;
+}
+
 /** Seals put at once. */
 const SEALS_AT_ONCE = 16;
 

@@ -4,7 +4,7 @@ import type { OutputFile } from '../../rollup/output-file.js';
 export interface Warehouse {
   readonly description: string;
   /** Throws LocationError when the warehouse cannot be written (a run's preflight, before any work). */
-  checkWritable?(): Promise<void>;
+  checkWritable(): Promise<void>;
   /** Creates the tables (and views) when missing. Idempotent. */
   init(): Promise<void>;
   /**

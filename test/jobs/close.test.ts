@@ -73,6 +73,7 @@ async function alsoIntoRedshift(r: string): Promise<{ wrap: (b: Backends) => Bac
     const redshift = new RedshiftWarehouse(new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 }), cfg, output, (key, body) => store.put(key, body));
     const both: Warehouse = {
       description: own.description,
+      checkWritable: async () => { await own.checkWritable(); await redshift.checkWritable(); },
       init: async () => { await own.init(); await redshift.init(); },
       loadDay: async (day, files) => { await own.loadDay(day, files); await redshift.loadDay(day, files); },
       close: () => own.close(),

@@ -135,6 +135,15 @@ export class RedshiftWarehouse implements Warehouse {
     return warehouseStatements('redshift', schema);
   }
 
+  /**
+   * The preflight: the tables made when missing (init), which is what the jobs' user needs the
+   * schema for; a schema not bootstrapped, or a user without CREATE on it, fails here with what to do,
+   * before any work. Once a process: the load after it does not ask again.
+   */
+  async checkWritable(): Promise<void> {
+    await this.init();
+  }
+
   async init(): Promise<void> {
     if (this.initialized) return;
     try {
