@@ -13,9 +13,47 @@ import type { Log } from '../lib/log.js';
 import type { EpisodeCatalog } from './episode-catalog.js';
 import type { OutputFile } from './output-file.js';
 import type { Outcomes } from './rules.js';
-import type { DayAdjustment } from './engines/duckdb/adjustments.js';
 
-export type { DayAdjustment };
+/** One closed day's adjustments on the month they are reported on (contract §9): what the engine's `adjust` reads. */
+export interface DayAdjustment {
+  reportedMonth: string;
+  closedMonth: string;
+  tz: string;
+  day: string;
+  /** The staged files the closed figures (and earlier statements) counted, local paths. */
+  counted: readonly string[];
+  /** The day's pending staged files, local paths. */
+  pending: readonly string[];
+}
+
+/** A figure of a series that a statement's new version changed (kept with the version, state/closes.ts). */
+export interface FigureChange { series_id: string; field: string; from: number | null; to: number | null }
+
+/** What a close asks of the engine: version `version` of the month's statement in `tz` (contract §9). */
+export interface StatementAsk {
+  month: string;
+  tz: string;
+  version: number;
+  closedAt: string;
+  /** The month's monthly_series_stats in `tz`, as the close rolled it up: the statement's rows. */
+  monthly: OutputFile;
+  /** The month's monthly_statements as published before (every version of every zone), a local file; null: none yet. */
+  before: string | null;
+  dir: string;
+}
+
+/** The month's monthly_statements (every version of every zone, this one's replaced), and what this version changed from the one before. */
+export interface IssuedStatement { file: OutputFile; changed: FigureChange[] }
+
+/** A batch's staged pings of a day whose staged data expired, kept as `too_late` rejects (contract §9). */
+export interface TooLateAsk {
+  batch: string;
+  /** Its staged files of the day, local paths. */
+  staged: readonly string[];
+  reason: string;
+  /** The rejects file to write (gzip JSON lines). */
+  out: string;
+}
 
 /** A staged file of pings (output-relative key), its size, and where it is on this machine (null: not fetched). */
 export interface StagedFile { key: string; size: number; local: string | null }
@@ -76,6 +114,12 @@ export interface RollupEngine {
    * PINGROLL_CATALOG_ONLY keeps to).
    */
   adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
+  /** A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed). */
+  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement>;
+  /** A reported month's statement_adjustments from its pieces (each a local file `adjust` made). */
+  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile>;
+  /** Writes a batch's pings of an expired day as too_late rejects (`ask.out`); how many, by source. */
+  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
   rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth>;
 }

@@ -25,6 +25,20 @@ export function platformSql(column: string, platforms: readonly string[] = DEFAU
   return platforms.length ? `CASE WHEN ${column} IN (${platforms.map(sqlString).join(', ')}) THEN ${column} ELSE 'unknown' END` : `'unknown'`;
 }
 
+/** A statement's figures per series (monthly_statements, contract §9), in the registry's order: what a new version says it changed. */
+export const STATEMENT_FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
+
+/**
+ * SQL: a series' share of its month's minutes (`share_of_month`, contract §8): its minutes over the
+ * month's, 0 to 1, and 0 in a month with none. `window`: what makes a month of the rows (`PARTITION BY
+ * month`; empty when they are one month's). The one definition: the statement a close issues
+ * (monthly_statements), the analysts' view (monthly_series_minutes, export/warehouse/sql/views.sql)
+ * and `report` for a month not closed use it. The same text on DuckDB, PostgreSQL and Redshift.
+ */
+export function shareOfMonthSql(minutes: string, window = ''): string {
+  return `COALESCE(CAST(${minutes} AS DOUBLE PRECISION) / NULLIF(SUM(${minutes}) OVER (${window}), 0), 0)`;
+}
+
 /**
  * Automated traffic (contract §10) the rollup leaves out, by rule (`daily_invalid_traffic.rule`):
  * `bot_list`, staged with the ping (ingest/audience/agent-lookup.ts), and `session_rate`, a session

@@ -3,6 +3,7 @@ import type { RedshiftWarehouse } from '../../export/warehouse/redshift/redshift
 import { objectStoreAt, warehouseFor } from '../../infra/backends.js';
 import { idKey, sqlString } from '../../lib/duckdb-engine.js';
 import { isMissingTable } from '../../export/warehouse/warehouse.js';
+import { shareOfMonthSql } from '../../rollup/rules.js';
 import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { dayPage, monthPage, writeReportPage } from './html-report.js';
 import { addDays, addMonths, daysFrom } from '../../lib/utc-day.js';
@@ -281,7 +282,7 @@ export async function monthStatement(wh: Readable, schema: string, month: string
       WHERE month = DATE ${first} AND tz = ${zone} AND version = ${latest.version} ORDER BY minutes_watched DESC, series_id`);
     return { rows: rowsOf(rows), adjustments, source: `${wh.description} (monthly_statements)`, closed: latest, versions: issued };
   }
-  let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (), 0) AS share_of_month, pings, days_watched
+  let rows = await none(wh.query<Row>(`SELECT series_id, minutes_watched, ${shareOfMonthSql('minutes_watched')} AS share_of_month, pings, days_watched
      FROM ${schema}monthly_series_stats WHERE month = DATE ${first} AND COALESCE(tz, 'UTC') = ${zone} ORDER BY minutes_watched DESC, series_id`));
   let source = `${wh.description} (monthly_series_stats)`;
   if (rows.length === 0 && tz !== UTC) {
@@ -315,15 +316,16 @@ async function zoneMinutesSoFar(wh: Readable, schema: string, month: string, tz:
   const localDays = daysFrom(`${month}-01`, addDays(addMonths(`${month}-01`, 1), -1));
   const localDay = `CASE ${localDays.slice(1).map((d, i) => `WHEN minute < ${at(localDayStartMs(d, tz))} THEN ${i + 1}`).join(' ')} ELSE ${localDays.length} END`;
   // A warehouse loaded before the table existed has no rows of it.
-  const rows = await wh.query<{ series_id: string; minutes_watched: bigint | number | string; days_watched: bigint | number | string }>(
-    `SELECT MIN(series_id) AS series_id, SUM(sessions) AS minutes_watched, COUNT(DISTINCT ${localDay}) AS days_watched FROM ${schema}daily_series_minutes
-     WHERE day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)} AND minute >= ${at(startMs)} AND minute < ${at(endMs)}
-     GROUP BY ${idKey('series_id')} ORDER BY SUM(sessions) DESC, ${idKey('MIN(series_id)')}`).catch((err: unknown) => {
+  const rows = await wh.query<{ series_id: string; minutes_watched: bigint | number | string; share_of_month: number | string; days_watched: bigint | number | string }>(
+    `SELECT series_id, minutes_watched, ${shareOfMonthSql('minutes_watched')} AS share_of_month, days_watched FROM (
+       SELECT MIN(series_id) AS series_id, SUM(sessions) AS minutes_watched, COUNT(DISTINCT ${localDay}) AS days_watched FROM ${schema}daily_series_minutes
+       WHERE day >= DATE ${sqlString(from)} AND day <= DATE ${sqlString(to)} AND minute >= ${at(startMs)} AND minute < ${at(endMs)}
+       GROUP BY ${idKey('series_id')}) m
+     ORDER BY minutes_watched DESC, ${idKey('series_id')}`).catch((err: unknown) => {
     if (isMissingTable(err)) return [];
     throw err;
   });
-  const total = rows.reduce((n, r) => n + Number(r.minutes_watched), 0);
-  return rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: total ? Number(r.minutes_watched) / total : 0, pings: null, days_watched: Number(r.days_watched) }));
+  return rows.map((r) => ({ series_id: r.series_id, minutes_watched: Number(r.minutes_watched), share_of_month: Number(r.share_of_month), pings: null, days_watched: Number(r.days_watched) }));
 }
 
 /** `report --date D --html FILE` or `report --month M --html FILE`: the self-contained page. */

@@ -12,13 +12,10 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
-import { sqlString } from '../../lib/duckdb-engine.js';
-import { emptyOf, writeParquet, type OutputFile } from '../../rollup/output-file.js';
+import type { OutputFile } from '../../rollup/output-file.js';
 import { accounted, clearLate, Closes, lateDays, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
-import { stagedRows } from '../../rollup/engines/duckdb/day-rollup.js';
-import { queryRows } from '../../lib/duckdb-engine.js';
 import { readFile } from 'node:fs/promises';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { Backends } from '../../infra/backends.js';
@@ -74,11 +71,9 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
       }
       const out = join(dir, 'too-late.jsonl.gz');
       const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
-      await db.run(`COPY (SELECT 'too_late' AS outcome, ${sqlString(reason)} AS reason, ${sqlString(input.id)} AS batch, * EXCLUDE (rowid, file_no) FROM ${stagedRows(files)} ORDER BY event_ms)
-        TO ${sqlString(out)} (FORMAT json, COMPRESSION gzip)`);
-      const bySource = await queryRows<{ source: string; n: bigint }>(db, `SELECT source, count(*) AS n FROM ${stagedRows(files)} GROUP BY source`);
-      const records = Object.fromEntries(bySource.map((r) => [r.source, { too_late: Number(r.n) }]));
-      pings += bySource.reduce((n, r) => n + Number(r.n), 0);
+      const bySource = await backends.rollup.tooLate(db, { batch: input.id, staged: files, reason, out });
+      const records = Object.fromEntries(Object.entries(bySource).map(([source, n]) => [source, { too_late: n }]));
+      pings += Object.values(bySource).reduce((n, m) => n + m, 0);
       // The batch's other records of the day (not pings) are its rejects, as staged.
       const rejects = input.staged.rejects;
       if (rejects) await store.download(rejects, join(dir, 'rejects.gz'));
@@ -141,8 +136,5 @@ export async function adjustmentsFile(backends: Backends, db: DuckDBConnection, 
     await store.download(key, at);
     local.push(at);
   }
-  const rows = local.length
-    ? `SELECT * FROM read_parquet([${local.map(sqlString).join(', ')}]) ORDER BY closed_month, tz, day, series_id, episode_id`
-    : emptyOf('statement_adjustments');
-  return writeParquet(db, rows, 'statement_adjustments', `${month}-01`, dir, 'reported_month');
+  return backends.rollup.adjustments(db, month, local, dir);
 }

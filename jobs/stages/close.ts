@@ -8,9 +8,9 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
-import { sqlString, queryRows } from '../../lib/duckdb-engine.js';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
-import { emptyOf, outputKey, writeParquet, type OutputFile } from '../../rollup/output-file.js';
+import { outputKey, type OutputFile } from '../../rollup/output-file.js';
+import type { IssuedStatement, StatementAsk } from '../../rollup/engine.js';
 import { beginReopen, finishReopen, unfinishedReopens } from '../../state/reopens.js';
 import { clearAdjustments, clearClosedMonth } from '../../state/adjustments.js';
 import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
@@ -29,8 +29,6 @@ import { rollupDay, rollupMonth } from './rollup.js';
 export interface CloseAsk { month: string; tz: string; reopen?: string | null; now?: Date }
 
 export interface Closed { month: string; tz: string; version: number; closedAt: string; series: number; changed: number; adjustments: number }
-
-const FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
 
 export async function closeMonth(config: Config, backends: Backends, run: Run, db: DuckDBConnection, ask: CloseAsk): Promise<Closed> {
   const { month, tz } = ask;
@@ -73,8 +71,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   const version = (was?.version ?? 0) + 1;
   return run.withFolder(`close-${month}`, async (dir) => {
     const monthly = (await rollupMonth(backends, run, db, dir, month, tz)).file;
-    const statement = await statementFile(backends, db, dir, month, tz, version, closedAt, monthly);
-    const changed = was ? await changes(db, statement.local, tz, version) : [];
+    const { file: statement, changed } = await issueStatement(backends, db, dir, { month, tz, version, closedAt, monthly });
     // Each day's inputs as the figures counted them.
     const covered: Record<string, CoveredDay> = {};
     for (const day of days) {
@@ -139,34 +136,11 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
   return done;
 }
 
-/** The month's monthly_statements: the versions issued before (every zone), and this one's rows. */
-async function statementFile(backends: Backends, db: DuckDBConnection, dir: string, month: string, tz: string, version: number, closedAt: string, monthly: OutputFile): Promise<OutputFile> {
-  const first = `${month}-01`;
+/** The month's monthly_statements (the versions issued before, every zone, and this one's rows), made by the engine; and what this version changed. */
+async function issueStatement(backends: Backends, db: DuckDBConnection, dir: string, ask: Omit<StatementAsk, 'before' | 'dir'>): Promise<IssuedStatement> {
+  const key = outputKey('monthly_statements', `${ask.month}-01`);
   const before = join(dir, 'statements-before.parquet');
-  const had = (await backends.store.size(outputKey('monthly_statements', first))) !== null;
-  if (had) await backends.store.download(outputKey('monthly_statements', first), before);
-  const mine = `SELECT month, ${sqlString(tz)} AS tz, ${version}::BIGINT AS version, make_timestamp(${Date.parse(closedAt) * 1000}) AS closed_at, series_id,
-      episodes, pings, sessions, viewers, minutes_watched, days_watched,
-      coalesce(CAST(minutes_watched AS DOUBLE) / NULLIF(sum(minutes_watched) OVER (), 0), 0) AS share_of_month
-    FROM read_parquet(${sqlString(monthly.local)})`;
-  const rows = had ? `SELECT * FROM read_parquet(${sqlString(before)}) WHERE NOT (tz = ${sqlString(tz)} AND version = ${version}) UNION ALL BY NAME ${mine}` : mine;
-  return writeParquet(db, `SELECT * FROM (${rows}) ORDER BY tz, version, series_id`, 'monthly_statements', first, dir, 'month');
+  const had = (await backends.store.size(key)) !== null;
+  if (had) await backends.store.download(key, before);
+  return backends.rollup.statement(db, { ...ask, before: had ? before : null, dir });
 }
-
-/** What a new version changes from the one before, per series and figure. */
-async function changes(db: DuckDBConnection, file: string, tz: string, version: number): Promise<NonNullable<StatementVersion['changed']>> {
-  const pick = (v: number): string => `(SELECT * FROM read_parquet(${sqlString(file)}) WHERE tz = ${sqlString(tz)} AND version = ${v})`;
-  const rows = await queryRows<Record<string, unknown>>(db, `SELECT coalesce(a.series_id, b.series_id) AS series_id, ${FIGURES.map((f) => `a.${f} AS from_${f}, b.${f} AS to_${f}`).join(', ')}
-    FROM ${pick(version - 1)} a FULL JOIN ${pick(version)} b USING (series_id) ORDER BY series_id`);
-  const out: NonNullable<StatementVersion['changed']> = [];
-  for (const r of rows) {
-    for (const f of FIGURES) {
-      const from = r[`from_${f}`] === null ? null : Number(r[`from_${f}`]);
-      const to = r[`to_${f}`] === null ? null : Number(r[`to_${f}`]);
-      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
-    }
-  }
-  return out;
-}
-
-void emptyOf;

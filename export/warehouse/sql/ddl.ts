@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { createTable, DATASETS, sqlType } from '../../../datasets/registry.js';
 import { projectFile } from '../../../lib/project-file.js';
+import { shareOfMonthSql } from '../../../rollup/rules.js';
 
 /** SQL statements of a file, split at semicolons that end a line; comments dropped. */
 export function sqlStatements(text: string): string[] {
@@ -32,10 +33,16 @@ export function sqlStatements(text: string): string[] {
  */
 export function warehouseStatements(dialect: 'duckdb' | 'redshift' | 'postgres', schema = 'pingroll', existing: ReadonlyArray<{ table: string; column: string }> = []): string[] {
   const tables = [...DATASETS.map((d) => createTable(d, dialect, schema)), ...addedColumns(existing, dialect, schema)];
-  const views = sqlStatements(readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8'));
+  const views = sqlStatements(viewsSql());
   if (dialect === 'redshift') return [...tables, `SET search_path TO ${schema}`, ...views];
   if (dialect === 'postgres') return [`CREATE SCHEMA IF NOT EXISTS ${schema}`, ...tables];
   return [...tables, ...views];
+}
+
+/** views.sql, with each `{{share_of_month: W}}` made the share's one definition (rollup/rules.ts). */
+function viewsSql(): string {
+  return readFileSync(projectFile('export/warehouse/sql/views.sql'), 'utf8')
+    .replace(/\{\{share_of_month:([^}]*)\}\}/g, (_m, window: string) => shareOfMonthSql('minutes_watched', window.trim()));
 }
 
 /**

@@ -5,10 +5,11 @@
 
 -- The licensors' statement: minutes watched per series in a month, and each series' share of the
 -- month's minutes. A minute is one session watching during one UTC minute (contract §5), so a series'
--- monthly minutes are exactly the sum of its daily minutes.
+-- monthly minutes are exactly the sum of its daily minutes. {{share_of_month: W}} is the share's one
+-- definition (rollup/rules.ts, shareOfMonthSql), over windows W.
 CREATE OR REPLACE VIEW monthly_series_minutes AS
 SELECT month, series_id, minutes_watched, pings, days_watched,
-       CAST(minutes_watched AS DOUBLE PRECISION) / NULLIF(SUM(minutes_watched) OVER (PARTITION BY month), 0) AS share_of_month
+       {{share_of_month: PARTITION BY month}} AS share_of_month
 FROM (
   SELECT CAST(date_trunc('month', day) AS DATE) AS month, MIN(series_id) AS series_id,
          SUM(minutes_watched) AS minutes_watched, SUM(pings) AS pings, COUNT(*) AS days_watched

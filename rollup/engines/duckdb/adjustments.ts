@@ -12,17 +12,7 @@ import { UTC } from '../../../lib/time-zone.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { stagedRows, survivorsSql } from './day-rollup.js';
 import { ruledRows, type CatalogRule } from '../../rules.js';
-
-export interface DayAdjustment {
-  reportedMonth: string;
-  closedMonth: string;
-  tz: string;
-  day: string;
-  /** The staged files the closed figures (and earlier statements) counted, local paths. */
-  counted: readonly string[];
-  /** The day's pending staged files, local paths. */
-  pending: readonly string[];
-}
+import type { DayAdjustment } from '../../engine.js';
 
 /** The day's adjustment rows (the statement_adjustments columns) into temp table `into`, created or appended to. */
 export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {

@@ -3,13 +3,14 @@
  * machine (day-rollup.ts), larger than memory when it must be, and each table written as Parquet.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile } from '../../engine.js';
+import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
-import { adjustDay, type DayAdjustment } from './adjustments.js';
+import { adjustDay } from './adjustments.js';
+import { adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
 import { emptyOf } from '../../output-file.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
 
@@ -39,6 +40,18 @@ export class DuckDbRollup implements RollupEngine {
     for (const d of days) await adjustDay(db, d, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${d.day}`));
     const rows = days.length ? 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id' : emptyOf('statement_adjustments');
     return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
+  }
+
+  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
+    return issueStatement(db, ask);
+  }
+
+  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
+    return adjustmentsOf(db, reportedMonth, pieces, dir);
+  }
+
+  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
+    return tooLateRejects(db, ask);
   }
 
   async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, _run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {

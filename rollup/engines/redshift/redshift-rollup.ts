@@ -18,7 +18,7 @@ import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
-import type { DayAdjustment, DayInput, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext } from '../../engine.js';
+import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
@@ -81,7 +81,10 @@ export interface RedshiftRollupOptions {
   settings: RollupSettings;
   /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
   ensureTables: () => Promise<void>;
-  /** The engine adjustments are made by (DuckDB's: a closed day's late pings, read here). */
+  /**
+   * The engine a closed month's figures are made by: adjustments (a closed day's late pings, read
+   * here), the statement, and too-late records. DuckDB's, in this process, for now (issue #55).
+   */
   month: RollupEngine;
 }
 
@@ -180,6 +183,18 @@ export class RedshiftRollup implements RollupEngine {
 
   adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
     return this.opts.month.adjust(db, reportedMonth, days, dir, catalog);
+  }
+
+  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
+    return this.opts.month.statement(db, ask);
+  }
+
+  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
+    return this.opts.month.adjustments(db, reportedMonth, pieces, dir);
+  }
+
+  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
+    return this.opts.month.tooLate(db, ask);
   }
 
   /**

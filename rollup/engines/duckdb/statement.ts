@@ -1,0 +1,56 @@
+/**
+ * The closed month's figures in this process (contract §9): the statement a close issues
+ * (`monthly_statements`: every version of every zone, this version's rows from the month's
+ * `monthly_series_stats` with each series' share), what a new version changed, a reported month's
+ * `statement_adjustments` from its pieces, and the pings of an expired day kept as `too_late`.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import type { FigureChange, IssuedStatement, StatementAsk, TooLateAsk } from '../../engine.js';
+import { emptyOf, writeParquet, type OutputFile } from '../../output-file.js';
+import { shareOfMonthSql, STATEMENT_FIGURES } from '../../rules.js';
+import { stagedRows } from './day-rollup.js';
+
+/** The month's monthly_statements: the versions issued before (every zone), and this one's rows; and what this version changed. */
+export async function issueStatement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
+  const { month, tz, version, closedAt, monthly, before, dir } = ask;
+  const mine = `SELECT month, ${sqlString(tz)} AS tz, ${version}::BIGINT AS version, make_timestamp(${Date.parse(closedAt) * 1000}) AS closed_at, series_id,
+      ${STATEMENT_FIGURES.join(', ')}, ${shareOfMonthSql('minutes_watched')} AS share_of_month
+    FROM read_parquet(${sqlString(monthly.local)})`;
+  const rows = before ? `SELECT * FROM read_parquet(${sqlString(before)}) WHERE NOT (tz = ${sqlString(tz)} AND version = ${version}) UNION ALL BY NAME ${mine}` : mine;
+  const file = await writeParquet(db, `SELECT * FROM (${rows}) ORDER BY tz, version, series_id`, 'monthly_statements', `${month}-01`, dir, 'month');
+  return { file, changed: version > 1 ? await changes(db, file.local, tz, version) : [] };
+}
+
+/** What a version changes from the one before, per series and figure. */
+async function changes(db: DuckDBConnection, file: string, tz: string, version: number): Promise<FigureChange[]> {
+  const pick = (v: number): string => `(SELECT * FROM read_parquet(${sqlString(file)}) WHERE tz = ${sqlString(tz)} AND version = ${v})`;
+  const rows = await queryRows<Record<string, unknown>>(db, `SELECT coalesce(a.series_id, b.series_id) AS series_id, ${STATEMENT_FIGURES.map((f) => `a.${f} AS from_${f}, b.${f} AS to_${f}`).join(', ')}
+    FROM ${pick(version - 1)} a FULL JOIN ${pick(version)} b USING (series_id) ORDER BY series_id`);
+  const out: FigureChange[] = [];
+  for (const r of rows) {
+    for (const f of STATEMENT_FIGURES) {
+      const from = r[`from_${f}`] === null ? null : Number(r[`from_${f}`]);
+      const to = r[`to_${f}`] === null ? null : Number(r[`to_${f}`]);
+      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
+    }
+  }
+  return out;
+}
+
+/** A reported month's statement_adjustments from its pieces (local Parquet files), in one order. */
+export function adjustmentsOf(db: DuckDBConnection, month: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
+  const rows = pieces.length
+    ? `SELECT * FROM read_parquet([${pieces.map(sqlString).join(', ')}]) ORDER BY closed_month, tz, day, series_id, episode_id`
+    : emptyOf('statement_adjustments');
+  return writeParquet(db, rows, 'statement_adjustments', `${month}-01`, dir, 'reported_month');
+}
+
+/** A batch's staged pings of an expired day as `too_late` rejects lines (gzip JSON, `ask.out`); how many, by source. */
+export async function tooLateRejects(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
+  const rows = stagedRows(ask.staged);
+  await db.run(`COPY (SELECT 'too_late' AS outcome, ${sqlString(ask.reason)} AS reason, ${sqlString(ask.batch)} AS batch, * EXCLUDE (rowid, file_no) FROM ${rows} ORDER BY event_ms)
+    TO ${sqlString(ask.out)} (FORMAT json, COMPRESSION gzip)`);
+  const bySource = await queryRows<{ source: string; n: bigint }>(db, `SELECT source, count(*) AS n FROM ${rows} GROUP BY source`);
+  return Object.fromEntries(bySource.map((r) => [r.source, Number(r.n)]));
+}
