@@ -22,6 +22,7 @@ import { DirectoryObjectStore } from '../state/object-store/directory-object-sto
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Config } from './config.js';
 import type { PartitionCatalog } from '../export/catalog/glue-partitions.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RollupEngine } from '../rollup/engine.js';
 import { DuckDbRollup } from '../rollup/engines/duckdb/duckdb-rollup.js';
 import { EpisodeCatalogError, MAX_CATALOG_BYTES, type EpisodeCatalogSource } from '../rollup/episode-catalog.js';
@@ -39,8 +40,12 @@ export interface Backends {
   catalog?: PartitionCatalog | null;
   /** The episode catalog (`PINGROLL_EPISODE_CATALOG`); null or absent: none. */
   episodes?: EpisodeCatalogSource | null;
-  /** What rolls days up (`PINGROLL_ROLLUP`): rollup/engines/<engine>/. */
-  rollup: RollupEngine;
+  /**
+   * What rolls days up (`PINGROLL_ROLLUP`: rollup/engines/<engine>/), made for a stage of a run with
+   * the stage's own DuckDB connection (Run.withEngine: opened at its first use), which every engine
+   * writes its local files with.
+   */
+  rollup: (local: DuckDBConnection) => RollupEngine;
 }
 
 export async function buildBackends(config: Config, log: Log): Promise<Backends> {
@@ -85,15 +90,14 @@ export async function warehouseFor(config: Config, log?: Log, output?: ObjectSto
 }
 
 /** The engine days are rolled up by: DuckDB here, or (PINGROLL_ROLLUP=redshift) Redshift, inside the warehouse, through the Data API. */
-export async function rollupEngineFor(config: Config, log: Log, store: ObjectStore, warehouse: Warehouse | null): Promise<RollupEngine> {
-  const duckdb = new DuckDbRollup(config);
+export async function rollupEngineFor(config: Config, log: Log, store: ObjectStore, warehouse: Warehouse | null): Promise<(local: DuckDBConnection) => RollupEngine> {
+  const duckdb = (local: DuckDBConnection): RollupEngine => new DuckDbRollup(local, config);
   if (config.rollup !== 'redshift' || !config.redshift || config.output.kind !== 's3' || !warehouse) return duckdb;
   const [{ RedshiftRollup }, { RedshiftDataApi }, { RedshiftDataClient }] = await Promise.all([
     import('../rollup/engines/redshift/redshift-rollup.js'), import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
-  return new RedshiftRollup({
-    batches: new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), config.redshift, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 }),
-    target: config.redshift, output: config.output, store, settings: config, ensureTables: () => warehouse.init(), month: duckdb,
-  });
+  const { redshift: target, output } = config;
+  const batches = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), target, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 });
+  return (local) => new RedshiftRollup({ batches, target, output, store, settings: config, ensureTables: () => warehouse.init(), month: duckdb(local) }, local);
 }
 
 /** The Glue database published days are registered in (the AWS SDK's Glue client, loaded only then). */

@@ -17,7 +17,6 @@ import { withRun, type Run } from './run.js';
 import { adjust } from './stages/adjust.js';
 import { CloseRefusedError, closeMonth, resumeReopens, type Closed } from './stages/close.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { Closes } from '../state/closes.js';
 
 export interface CloseOptions { month: string; tz?: string; reopen?: string | null; log: Log; now?: Date; waitSeconds?: number }
 
@@ -28,7 +27,7 @@ export async function runClose(config: Config, backends: Backends, opts: CloseOp
   return withRun(backends, { id, command: what, kind: 'close', log: opts.log, waitSeconds: opts.waitSeconds, start: ['close.start', { run: id, month: opts.month, tz, reopen: opts.reopen ?? null }] }, (run) =>
     run.withEngine('close', config.memoryLimitMb, async (db) => {
       await adjust(backends, run, db);
-      if ((await resumeReopens(config, backends, run, db, opts.now)).length) run.closes = await Closes.load(backends.store);
+      await resumeReopens(config, backends, run, db, opts.now);
       return { run: id, ...(await closeMonth(config, backends, run, db, { month: opts.month, tz, reopen: opts.reopen ?? null, now: opts.now })) };
     }));
 }
@@ -52,9 +51,8 @@ export async function autoClose(config: Config, backends: Backends, run: Run, db
     if (!(await anyPublished(backends, month))) continue;
     try {
       await closeMonth(config, backends, run, db, { month, tz: UTC, now });
+      // (The run's closes are as they are now: the next month's adjustments are reported after this one.)
       closed.push(month);
-      // The run's closes as they are now (the next month's adjustments are reported after this one).
-      run.closes = await Closes.load(backends.store);
     } catch (err) {
       if (!(err instanceof CloseRefusedError)) throw err;
       run.log.warn('month.not_closed', { month, reason: err.message, hint: 'it is closed by the first run after its days are complete; see pingroll status' });

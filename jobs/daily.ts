@@ -20,7 +20,6 @@ import type { Config } from '../infra/config.js';
 import { dryRun } from './dry-run.js';
 import { withRun, type Run } from './run.js';
 import { expireDays } from '../state/retention.js';
-import { Closes } from '../state/closes.js';
 import { adjust } from './stages/adjust.js';
 import { autoClose } from './close.js';
 import { resumeReopens } from './stages/close.js';
@@ -99,7 +98,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       }], 2);
       // What arrived for closed months: adjustments; a reopen a killed run left, completed; then the months due to close.
       await adjust(backends, run, db);
-      if ((await resumeReopens(config, backends, run, db, opts.now ?? new Date())).length) run.closes = await Closes.load(backends.store);
+      await resumeReopens(config, backends, run, db, opts.now ?? new Date());
       await autoClose(config, backends, run, db, opts.now ?? new Date());
       await retain(config, backends, run, opts.now ?? new Date());
       if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
@@ -121,7 +120,6 @@ export async function retain(config: Config, backends: Backends, run: Run, now: 
   if (config.retentionDays === null) return;
   const expired = await expireDays(backends.store, run.ledger, run.closes, now.toISOString().slice(0, 10), config.retentionDays, config.schedule.lateDays);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
-  run.closes = await Closes.load(backends.store);
 }
 
 /** How many of `days` (that a run added records to) were published before and not by this run (`done`): each is stale until rolled up again. */

@@ -30,8 +30,8 @@ export interface Run extends RunContext {
   store: ObjectStore;
   ledger: Ledger;
   quarantine: Quarantine;
-  /** The closed months, as the run found them. */
-  closes: Closes;
+  /** The closed months: one object a run, which keeps itself as they are (state/closes.ts). */
+  readonly closes: Closes;
   /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
   writer: BatchWriter;
   publisher: DayPublisher;

@@ -1,14 +1,15 @@
 /**
- * A rollup engine: what rolls a day (and a month) up from what is staged for it. Each engine is a
- * folder of rollup/engines/: `duckdb/` in this process (the default), `redshift/` inside the
- * warehouse (PINGROLL_ROLLUP=redshift). A third engine is a third folder implementing this interface;
- * the composition root (infra/backends.ts) picks one from the configuration, and nothing else asks
- * which it is.
+ * A rollup engine: what rolls a day (and a month) up from what is staged for it, and makes a closed
+ * month's figures (its statement, adjustments, too-late records). Each engine is a folder of
+ * rollup/engines/: `duckdb/` in this process (the default), `redshift/` inside the warehouse
+ * (PINGROLL_ROLLUP=redshift). A third engine is a third folder implementing this interface; the
+ * composition root (infra/backends.ts) picks one from the configuration, and makes it for each stage
+ * of a run with what the engine works with there (the stage's local connection, for the files it
+ * writes); nothing else asks which it is or what it works with.
  *
  * Every engine takes the same input and hands back the same thing: each table of the day as a local
  * Parquet file in the registry's column order (rollup/output-file.ts), which export/ publishes whole.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../lib/log.js';
 import type { EpisodeCatalog } from './episode-catalog.js';
 import type { OutputFile } from './output-file.js';
@@ -106,20 +107,20 @@ export interface RollupEngine {
   readonly name: string;
   /** Whether it reads the staged files on this machine (the store downloads them first when they are remote). */
   readonly readsLocalFiles: boolean;
-  /** Rolls `day` up; `db` is the day's own DuckDB connection (for the files it writes, whatever the engine). */
-  rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay>;
+  /** Rolls `day` up. */
+  rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay>;
   /**
    * The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from
    * each closed day's counted and pending staged files; `catalog` as checked this run (what
    * PINGROLL_CATALOG_ONLY keeps to).
    */
-  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
+  adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
   /** A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed). */
-  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement>;
+  statement(ask: StatementAsk): Promise<IssuedStatement>;
   /** A reported month's statement_adjustments from its pieces (each a local file `adjust` made). */
-  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile>;
+  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile>;
   /** Writes a batch's pings of an expired day as too_late rejects (`ask.out`); how many, by source. */
-  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>>;
+  tooLate(ask: TooLateAsk): Promise<Record<string, number>>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
-  rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth>;
+  rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth>;
 }

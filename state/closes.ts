@@ -93,18 +93,22 @@ export function recordFile(c: Close): { key: string; body: Buffer } {
   return { key: closeKey(c.month, c.tz), body: Buffer.from(JSON.stringify(c, null, 2) + '\n') };
 }
 
-/** Every close of the output, read once a run (a file a month and zone). */
+/**
+ * Every close of the output, read once a run (a file a month and zone). What it records itself
+ * (recordExpired, recordTooLate) it holds at once; a close published whole (jobs/stages/close.ts,
+ * through the publication journal) is read again with `reload`. One object a run: every holder sees
+ * the same closes.
+ */
 export class Closes {
-  private constructor(private readonly all: Close[]) {}
+  private constructor(private readonly store: ObjectStore, private all: Close[]) {}
 
   static async load(store: ObjectStore): Promise<Closes> {
-    const closes: Close[] = [];
-    for (const key of await store.list(CLOSES)) {
-      if (!key.endsWith('.json')) continue;
-      const body = await store.get(key);
-      if (body) closes.push(JSON.parse(body.toString('utf8')) as Close);
-    }
-    return new Closes(closes.sort((a, b) => a.month.localeCompare(b.month) || a.tz.localeCompare(b.tz)));
+    return new Closes(store, await readAll(store));
+  }
+
+  /** Reads every close again (after a close or reopen was published). */
+  async reload(): Promise<void> {
+    this.all = await readAll(this.store);
   }
 
   list(): readonly Close[] {
@@ -143,14 +147,14 @@ export class Closes {
   /**
    * Marks `days` expired at `at` in every close that covers one of them, each record rewritten whole
    * in place. Retention does it after marking the days in EXPIRING and before deleting any of their
-   * files: a ping that arrives for a day after this is `too_late`. What this object holds is not
-   * changed: load the closes again to see it.
+   * files: a ping that arrives for a day after this is `too_late`.
    */
-  async recordExpired(store: ObjectStore, days: ReadonlySet<string>, at: string): Promise<void> {
-    for (const c of this.all) {
+  async recordExpired(days: ReadonlySet<string>, at: string): Promise<void> {
+    for (const [i, c] of this.all.entries()) {
       if (!Object.keys(c.days).some((d) => days.has(d))) continue;
       const next: Close = { ...c, days: Object.fromEntries(Object.entries(c.days).map(([d, v]) => [d, days.has(d) ? { ...v, expired: at } : v])) };
-      await store.put(closeKey(c.month, c.tz), recordFile(next).body);
+      await this.store.put(closeKey(c.month, c.tz), recordFile(next).body);
+      this.all[i] = next;
     }
   }
 
@@ -158,12 +162,13 @@ export class Closes {
    * Accounts the batches `ids` of UTC `day` as `too_late` in every close that covers it, each record
    * rewritten whole in place. The adjustments stage does it after their records are kept as rejects
    * and before their staging goes: a run killed before this finds them pending again and keeps them
-   * again (same keys). What this object holds is not changed: load the closes again to see it.
+   * again (same keys).
    */
-  async recordTooLate(store: ObjectStore, day: string, ids: readonly string[]): Promise<void> {
+  async recordTooLate(day: string, ids: readonly string[]): Promise<void> {
     for (const c of this.covering(day)) {
       const next: Close = { ...c, days: { ...c.days, [day]: { ...c.days[day]!, tooLate: [...c.days[day]!.tooLate, ...ids] } } };
-      await store.put(closeKey(c.month, c.tz), recordFile(next).body);
+      await this.store.put(closeKey(c.month, c.tz), recordFile(next).body);
+      this.all[this.all.indexOf(c)] = next;
     }
   }
 
@@ -173,6 +178,16 @@ export class Closes {
     while (this.get(m, tz)) m = addMonths(`${m}-01`, 1).slice(0, 7);
     return m;
   }
+}
+
+async function readAll(store: ObjectStore): Promise<Close[]> {
+  const closes: Close[] = [];
+  for (const key of await store.list(CLOSES)) {
+    if (!key.endsWith('.json')) continue;
+    const body = await store.get(key);
+    if (body) closes.push(JSON.parse(body.toString('utf8')) as Close);
+  }
+  return closes.sort((a, b) => a.month.localeCompare(b.month) || a.tz.localeCompare(b.tz));
 }
 
 /** The UTC days a close of `month` in `tz` covers. */

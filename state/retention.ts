@@ -36,7 +36,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   // Marked first (a file each), then each close that covers them says so.
   for (const day of days) await store.put(`${EXPIRING}dt=${day}`, Buffer.alloc(0));
   const at = new Date().toISOString();
-  await closes.recordExpired(store, due, at);
+  await closes.recordExpired(due, at);
   const expiring = (await store.list(EXPIRING)).map((k) => k.slice(EXPIRING.length).replace(/^dt=/, '')).sort();
   const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
   let files = 0;

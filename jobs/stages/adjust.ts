@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import type { OutputFile } from '../../rollup/output-file.js';
-import { accounted, clearLate, Closes, lateDays, pendingInputs, type Close } from '../../state/closes.js';
+import { accounted, clearLate, lateDays, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
 import { readFile } from 'node:fs/promises';
@@ -71,7 +71,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
       }
       const out = join(dir, 'too-late.jsonl.gz');
       const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
-      const bySource = await backends.rollup.tooLate(db, { batch: input.id, staged: files, reason, out });
+      const bySource = await backends.rollup(db).tooLate({ batch: input.id, staged: files, reason, out });
       const records = Object.fromEntries(Object.entries(bySource).map(([source, n]) => [source, { too_late: n }]));
       pings += Object.values(bySource).reduce((n, m) => n + m, 0);
       // The batch's other records of the day (not pings) are its rejects, as staged.
@@ -85,8 +85,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   }
   if (pending.length === 0) return 0;
   const ids = pending.map((i) => i.id);
-  await run.closes.recordTooLate(store, day, ids);
-  run.closes = await Closes.load(store);
+  await run.closes.recordTooLate(day, ids);
   await run.ledger.dropDayInputs(day, pending);
   run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
   return pings;
@@ -109,7 +108,7 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): string[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => local(fileOf.get(k)!)));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await backends.rollup.adjust(db, reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir, await run.episodeCatalog(db));
+    const piece = await backends.rollup(db).adjust(reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir, await run.episodeCatalog(db));
     await putPiece(store, at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });
@@ -136,5 +135,5 @@ export async function adjustmentsFile(backends: Backends, db: DuckDBConnection, 
     await store.download(key, at);
     local.push(at);
   }
-  return backends.rollup.adjustments(db, month, local, dir);
+  return backends.rollup(db).adjustments(month, local, dir);
 }

@@ -110,6 +110,8 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
       const reported = run.closes.reportedIn(month, tz);
       if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(backends, run, db, reported);
     }
+    // The run's closes as they are now, for every holder (the next month's adjustments are reported after this one).
+    await run.closes.reload();
     // The statement's series: this version's rows (the file holds every version of every zone).
     run.log.info('month.closed', { run: run.id, month, tz, version, series: monthly.rows, changed: changed.length, reason: ask.reopen ?? null });
     return { month, tz, version, closedAt, series: monthly.rows, changed: changed.length, adjustments: adjusted.length };
@@ -142,5 +144,5 @@ async function issueStatement(backends: Backends, db: DuckDBConnection, dir: str
   const before = join(dir, 'statements-before.parquet');
   const had = (await backends.store.size(key)) !== null;
   if (had) await backends.store.download(key, before);
-  return backends.rollup.statement(db, { ...ask, before: had ? before : null, dir });
+  return backends.rollup(db).statement({ ...ask, before: had ? before : null, dir });
 }

@@ -67,7 +67,8 @@ export async function publishedAsIs(run: Run, manifest: DayManifest | null, day:
 /** Rolls `day` up from everything staged for it; `db` is the day's own connection, `dir` its own folder (the files it hands on are there). */
 export async function rollupDay(config: Config, backends: Backends, run: Run, db: DuckDBConnection, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
   const settings = await settingsOf(config, backends, run);
-  const { store, rollup } = backends;
+  const { store } = backends;
+  const rollup = backends.rollup(db);
   const startedAt = new Date();
   const inputs = await gatherDay(store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
   if (inputs.sources.batches.length === 0) run.log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
@@ -79,7 +80,7 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
     quarantinedObjects: held.quarantined.length, state: state.state,
   }, dir);
   const catalog = await run.episodeCatalog(db);
-  const rolled = await rollup.rollupDay(db, { day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
+  const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
   const rejects = await dayRejects(store, inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
@@ -94,12 +95,13 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
 
 /** Rolls a month of `tz` (`monthly_series_stats`) up from every UTC day that can hold it and has staged data. */
 export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
+  const rollup = backends.rollup(db);
   const days: MonthDay[] = [];
   const { from, to } = utcDaysOfLocalMonth(month, tz);
   // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
   for (const day of daysFrom(from, to)) {
-    const inputs = await gatherDay(backends.store, run.ledger, day, backends.rollup.readsLocalFiles ? dir : null);
+    const inputs = await gatherDay(backends.store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
     if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
-  return { ...(await backends.rollup.rollupMonth(db, month, tz, days, dir, run, await run.episodeCatalog(db))), days: days.length };
+  return { ...(await rollup.rollupMonth(month, tz, days, dir, run, await run.episodeCatalog(db))), days: days.length };
 }

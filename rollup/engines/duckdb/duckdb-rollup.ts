@@ -24,9 +24,11 @@ export class DuckDbRollup implements RollupEngine {
   readonly name = 'duckdb';
   readonly readsLocalFiles = true;
 
-  constructor(private readonly settings: RollupSettings = {}) {}
+  /** @param db the stage's own connection (spilling under the run's work folder), opened at its first use. */
+  constructor(private readonly db: DuckDBConnection, private readonly settings: RollupSettings = {}) {}
 
-  async rollupDay(db: DuckDBConnection, input: DayInput): Promise<RolledUpDay> {
+  async rollupDay(input: DayInput): Promise<RolledUpDay> {
+    const { db } = this;
     const files = input.staged.map((f) => local(input.day, f));
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null });
     const outputs: OutputFile[] = [];
@@ -35,26 +37,28 @@ export class DuckDbRollup implements RollupEngine {
     return { pings: rollup.pings, duplicates: rollup.duplicates, invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 
-  async adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+  async adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+    const { db } = this;
     await db.run('DROP TABLE IF EXISTS adjustments');
     for (const d of days) await adjustDay(db, d, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${d.day}`));
     const rows = days.length ? 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id' : emptyOf('statement_adjustments');
     return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
   }
 
-  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
-    return issueStatement(db, ask);
+  statement(ask: StatementAsk): Promise<IssuedStatement> {
+    return issueStatement(this.db, ask);
   }
 
-  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
-    return adjustmentsOf(db, reportedMonth, pieces, dir);
+  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
+    return adjustmentsOf(this.db, reportedMonth, pieces, dir);
   }
 
-  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
-    return tooLateRejects(db, ask);
+  tooLate(ask: TooLateAsk): Promise<Record<string, number>> {
+    return tooLateRejects(this.db, ask);
   }
 
-  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, _run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
+  async rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, _run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
+    const { db } = this;
     const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)) })), tz, catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the rollup of ${month}`));
     return { file: await writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz), loaded: false };
   }

@@ -92,9 +92,11 @@ export class RedshiftRollup implements RollupEngine {
   readonly name = 'redshift';
   readonly readsLocalFiles = false;
 
-  constructor(private readonly opts: RedshiftRollupOptions) {}
+  /** @param db the stage's own local connection: for the Parquet files the warehouse UNLOADs, read and counted here. */
+  constructor(private readonly opts: RedshiftRollupOptions, private readonly db: DuckDBConnection) {}
 
-  async rollupDay(db: DuckDBConnection, input: DayInput, run: RunContext): Promise<RolledUpDay> {
+  async rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay> {
+    const { db } = this;
     const { store, settings } = this.opts;
     const { day, dir } = input;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/dt=${day}/`;
@@ -181,27 +183,28 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  adjust(db: DuckDBConnection, reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
-    return this.opts.month.adjust(db, reportedMonth, days, dir, catalog);
+  adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+    return this.opts.month.adjust(reportedMonth, days, dir, catalog);
   }
 
-  statement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
-    return this.opts.month.statement(db, ask);
+  statement(ask: StatementAsk): Promise<IssuedStatement> {
+    return this.opts.month.statement(ask);
   }
 
-  adjustments(db: DuckDBConnection, reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
-    return this.opts.month.adjustments(db, reportedMonth, pieces, dir);
+  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
+    return this.opts.month.adjustments(reportedMonth, pieces, dir);
   }
 
-  tooLate(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
-    return this.opts.month.tooLate(db, ask);
+  tooLate(ask: TooLateAsk): Promise<Record<string, number>> {
+    return this.opts.month.tooLate(ask);
   }
 
   /**
    * The month inside Redshift too (month-rollup-sql.ts): its staged pings COPYed (no task downloads a
    * month), its rows replaced in the warehouse, and UNLOADed as its Parquet, in one transaction.
    */
-  async rollupMonth(db: DuckDBConnection, month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
+  async rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
+    const { db } = this;
     const { store, target, output } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/month=${month}.${zoneSlug(tz)}/`;
     const table = `${target.schema}.${MONTH_TABLE}`;

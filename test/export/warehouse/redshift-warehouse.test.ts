@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { insertRows, PG_NAME, startPostgres } from '../../support/postgres.js';
 import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
-import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
+import { DuckDBInstance, lazyConnection, queryRows } from '../../../lib/duckdb-engine.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 const rs = mockClient(RedshiftDataClient);
@@ -95,7 +95,9 @@ describe('loading a day', () => {
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast);
     const wh = new RedshiftWarehouse(api, cfg(), output, put);
     // The Redshift engine (rollup/engines/redshift/): its COPY manifests go to the output through its store.
-    const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init(), month: new DuckDbRollup() });
+    // runInWarehouse works in the warehouse only: a local connection it opened would fail the test.
+    const noLocal = lazyConnection(() => Promise.reject(new Error('runInWarehouse opened a local connection')));
+    const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init(), month: new DuckDbRollup(noLocal) }, noLocal);
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
       { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
