@@ -239,7 +239,7 @@ async function countryReport(wh: Readable, schema: string, month: string, format
     throw err;
   });
   if (rows.length === 0) throw new ConfigError(`no daily_country_stats rows for ${month}: run pingroll rollup for its days first (make backfill FROM=${month}-01 TO=...)`);
-  const s = await monthStatement(wh, schema, month, 'UTC');
+  const s = await monthStatement(wh, schema, month, 'UTC', { adjustments: false });
   const differences = countryDifferences(rows, s.rows);
   const daysWithout = differences.some((d) => d.country_minutes < d.statement_minutes) ? await daysWithoutCountries(wh, schema, month) : new Map<string, string[]>();
   const source = `${wh.description} (daily_country_stats)`;
@@ -260,7 +260,7 @@ export interface Readable { readonly description: string; query<T>(sql: string):
  * up exactly (its distinct counts would not), or (a zone) its minutes so far (zoneMinutesSoFar). With
  * the adjustments reported on it, per closed month, UTC day and series.
  */
-export async function monthStatement(wh: Readable, schema: string, month: string, tz: string): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null; versions: ClosedStatement[] }> {
+export async function monthStatement(wh: Readable, schema: string, month: string, tz: string, opts: { adjustments?: boolean } = {}): Promise<{ rows: StatementRow[]; adjustments: AdjustmentRow[]; source: string; closed: ClosedStatement | null; versions: ClosedStatement[] }> {
   type Row = { series_id: string; minutes_watched: bigint | number; share_of_month: number; pings: bigint | number; days_watched: bigint | number };
   const first = sqlString(`${month}-01`);
   const zone = sqlString(tz);
@@ -270,7 +270,8 @@ export async function monthStatement(wh: Readable, schema: string, month: string
   const versions = await none(wh.query<{ version: bigint | number; closed_at: string }>(
     `SELECT version, CAST(MAX(closed_at) AS VARCHAR(32)) AS closed_at FROM ${schema}monthly_statements WHERE month = DATE ${first} AND tz = ${zone} GROUP BY version ORDER BY version DESC`));
   // Per closed month, UTC day and series (episodes added up): what each adjustment belongs to.
-  const adjustments = (await none(wh.query<{ closed_month: string; day: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
+  // (`--by country` shows none: not asked for.)
+  const adjustments = opts.adjustments === false ? [] : (await none(wh.query<{ closed_month: string; day: string; series_id: string; pings: bigint | number; minutes_watched: bigint | number }>(
     `SELECT CAST(closed_month AS VARCHAR(10)) AS closed_month, CAST(day AS VARCHAR(10)) AS day, MIN(series_id) AS series_id, SUM(pings) AS pings, SUM(minutes_watched) AS minutes_watched
      FROM ${schema}statement_adjustments WHERE reported_month = DATE ${first} AND tz = ${zone} AND (pings > 0 OR minutes_watched > 0)
      GROUP BY closed_month, day, ${idKey('series_id')} ORDER BY closed_month, day, ${idKey('MIN(series_id)')}`)))
