@@ -38,7 +38,11 @@ export interface StatementAsk {
   closedAt: string;
   /** The month's monthly_series_stats in `tz`, as the close rolled it up: the statement's rows. */
   monthly: OutputFile;
-  /** The month's monthly_statements as published before (every version of every zone), a local file; null: none yet. */
+  /**
+   * The month's monthly_statements as published before (every version of every zone), a local file;
+   * null: none yet, or (an engine that does not read local files) the engine reads them where the
+   * publication loaded them (the warehouse).
+   */
   before: string | null;
   dir: string;
 }
@@ -115,8 +119,11 @@ export interface RollupEngine {
    * PINGROLL_CATALOG_ONLY keeps to).
    */
   adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
-  /** A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed). */
-  statement(ask: StatementAsk): Promise<IssuedStatement>;
+  /**
+   * A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed),
+   * right after `rollupMonth` rolled the month up in `ask.tz` for it.
+   */
+  statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement>;
   /** A reported month's statement_adjustments from its pieces (each a local file `adjust` made). */
   adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile>;
   /** Writes a batch's pings of an expired day as too_late rejects (`ask.out`); how many, by source. */

@@ -71,7 +71,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   const version = (was?.version ?? 0) + 1;
   return run.withFolder(`close-${month}`, async (dir) => {
     const monthly = (await rollupMonth(backends, run, db, dir, month, tz)).file;
-    const { file: statement, changed } = await issueStatement(backends, db, dir, { month, tz, version, closedAt, monthly });
+    const { file: statement, changed } = await issueStatement(backends, run, db, { month, tz, version, closedAt, monthly, dir });
     // Each day's inputs as the figures counted them.
     const covered: Record<string, CoveredDay> = {};
     for (const day of days) {
@@ -139,10 +139,12 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
 }
 
 /** The month's monthly_statements (the versions issued before, every zone, and this one's rows), made by the engine; and what this version changed. */
-async function issueStatement(backends: Backends, db: DuckDBConnection, dir: string, ask: Omit<StatementAsk, 'before' | 'dir'>): Promise<IssuedStatement> {
+async function issueStatement(backends: Backends, run: Run, db: DuckDBConnection, ask: Omit<StatementAsk, 'before'>): Promise<IssuedStatement> {
+  const engine = backends.rollup(db);
   const key = outputKey('monthly_statements', `${ask.month}-01`);
-  const before = join(dir, 'statements-before.parquet');
-  const had = (await backends.store.size(key)) !== null;
+  const before = join(ask.dir, 'statements-before.parquet');
+  // (An engine that does not read local files has the versions before in the warehouse.)
+  const had = engine.readsLocalFiles && (await backends.store.size(key)) !== null;
   if (had) await backends.store.download(key, before);
-  return backends.rollup(db).statement({ ...ask, before: had ? before : null, dir });
+  return engine.statement({ ...ask, before: had ? before : null }, run);
 }

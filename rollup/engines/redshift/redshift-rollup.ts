@@ -23,6 +23,7 @@ import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
+import { changesSql, figureChanges, statementSql } from './statement-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
@@ -32,6 +33,8 @@ import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_FOR
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
   batch(sqls: string[], what: string, session?: { keepAliveSeconds?: number; id?: string }): Promise<{ id: string; sessionId: string | undefined }>;
+  /** A query's rows. */
+  query(sql: string, what: string): Promise<Array<Record<string, string | number | boolean | null>>>;
 }
 
 export class RedshiftRollupError extends Error {}
@@ -187,8 +190,33 @@ export class RedshiftRollup implements RollupEngine {
     return this.opts.month.adjust(reportedMonth, days, dir, catalog);
   }
 
-  statement(ask: StatementAsk): Promise<IssuedStatement> {
-    return this.opts.month.statement(ask);
+  /**
+   * The statement inside Redshift (statementSql): the versions issued before, as each close's
+   * publication loaded them into the warehouse's monthly_statements, and this version's rows from the
+   * month's monthly_series_stats that rollupMonth has just replaced there, UNLOADed as one file; what
+   * it changed, a query of the two versions there.
+   */
+  async statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement> {
+    const { db } = this;
+    const { store, target, output, batches } = this.opts;
+    const { month, tz, version, dir } = ask;
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/statement=${month}.${zoneSlug(tz)}.${version}/`;
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    try {
+      await this.opts.ensureTables();
+      const sql = statementSql(target.schema, ask);
+      await batches.batch([`UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(unloadPrefix)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`], `statement of ${month}`);
+      const unloaded = (await store.list(unloadPrefix)).filter((k) => !k.endsWith('/'));
+      if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the statement of ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
+      const local = join(dir, 'monthly_statements.parquet');
+      await store.download(unloaded[0]!, local);
+      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+      const file: OutputFile = { table: 'monthly_statements', key: outputKey('monthly_statements', `${month}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'month' };
+      const changed = version > 1 ? figureChanges(await batches.query(changesSql(target.schema, ask), `what version ${version} of ${month}'s statement changed`)) : [];
+      return { file, changed };
+    } finally {
+      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+    }
   }
 
   adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {

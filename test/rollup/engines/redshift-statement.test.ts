@@ -1,0 +1,112 @@
+/**
+ * A closed month's statement made inside Redshift (played by PostgreSQL behind the mocked Data API,
+ * UNLOAD done by the stand-in against moto), held to the DuckDB engine's, row for row, with what a
+ * new version changed.
+ */
+import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedshiftDataApi, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
+import { loadConfig } from '../../../infra/config.js';
+import { makeS3Client } from '../../../infra/aws/s3-client.js';
+import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
+import { memoryLog } from '../../../lib/log.js';
+import { DuckDbRollup } from '../../../rollup/engines/duckdb/duckdb-rollup.js';
+import { RedshiftRollup } from '../../../rollup/engines/redshift/redshift-rollup.js';
+import type { IssuedStatement, StatementAsk } from '../../../rollup/engine.js';
+import { MONTH_TABLE, writeParquet, type OutputFile } from '../../../rollup/output-file.js';
+import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
+import { query, setEnv, tempDir } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
+import { insertRows, PG_NAME, startPostgres, type Postgres } from '../../support/postgres.js';
+import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
+import type { DuckDBConnection, DuckDBInstance as Instance } from '@duckdb/node-api';
+
+const ENV = {
+  PINGROLL_WAREHOUSE: 'redshift', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_REDSHIFT_WORKGROUP: 'analytics',
+  PINGROLL_REDSHIFT_DATABASE: 'dev', PINGROLL_REDSHIFT_IAM_ROLE: 'arn:aws:iam::123456789012:role/pingroll-copy',
+};
+const output = { kind: 's3' as const, bucket: 'rollups', prefix: 'pingroll/', url: 's3://rollups/pingroll/' };
+const FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
+type Figures = Record<(typeof FIGURES)[number], number>;
+const f = (minutes: number, pings = minutes * 8): Figures => ({ episodes: 2, pings, sessions: 3, viewers: 2, minutes_watched: minutes, days_watched: 4 });
+
+/** Version 1 as issued (October, UTC): 'a' and 'a ' are two series (Redshift would make them one without idKey). */
+const V1: Record<string, Figures> = { a: f(100), 'a ': f(50), gone: f(30), same: f(20) };
+/** The month rolled up again for version 2: 'a' changed, 'gone' gone, 'new' new. */
+const V2: Record<string, Figures> = { a: f(120, 900), 'a ': f(50), new: f(7), same: f(20) };
+
+describe(`a closed month's statement inside Redshift (played by ${PG_NAME})`, () => {
+  const rs = mockClient(RedshiftDataClient);
+  let moto: Moto;
+  let pg: Postgres;
+  let restore: () => void;
+  let duck: Instance;
+  let c: DuckDBConnection;
+  let local: DuckDBConnection;
+  const root = tempDir();
+
+  beforeAll(async () => {
+    [moto, pg] = await Promise.all([startMoto(['rollups']), startPostgres()]);
+    restore = setEnv(moto.env);
+    duck = await DuckDBInstance.create(':memory:');
+    [c, local] = await Promise.all([duck.connect(), duck.connect()]);
+  }, 120_000);
+  afterAll(async () => {
+    c?.closeSync();
+    local?.closeSync();
+    duck?.closeSync();
+    restore?.();
+    rs.restore();
+    await Promise.all([pg?.close(), moto?.stop()]);
+  });
+
+  it('is the DuckDB engine\'s statement row for row (every other version and zone kept, shares, ids that differ by a trailing blank), and says the same of what version 2 changed', async () => {
+    const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
+    const cfg = loadConfig(ENV).redshift!;
+    const { bootstrap, sent } = redshiftOnPostgres(rs, pg, store, c, root);
+    await bootstrap(cfg);
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 });
+    const warehouse = new RedshiftWarehouse(api, cfg, output, (key, body) => store.put(key, body));
+    await warehouse.init();
+    const redshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings: {}, ensureTables: () => warehouse.init(), month: new DuckDbRollup(local) }, local);
+    const duckdb = new DuckDbRollup(local);
+    const run = { id: 'run-1', fence: async () => {}, log: memoryLog() };
+
+    // What the warehouse holds: version 1 of October in UTC and in New York (issued before), and
+    // October's monthly_series_stats in UTC as rolled up for version 2. The same as files for DuckDB.
+    const issued = (tz: string, rows: Record<string, Figures>) => Object.entries(rows).map(([series_id, x]) => ({ month: '2026-10-01', tz, version: 1, closed_at: '2026-11-10 00:00:00', series_id, ...x,
+      share_of_month: x.minutes_watched / Object.values(rows).reduce((n, r) => n + r.minutes_watched, 0) }));
+    const before = [...issued('UTC', V1), ...issued('America/New_York', { a: f(99) })];
+    const monthly = Object.entries(V2).map(([series_id, x]) => ({ month: '2026-10-01', series_id, ...x, tz: 'UTC' }));
+    await insertRows(pg, 'pingroll.monthly_statements', before);
+    await insertRows(pg, 'pingroll.monthly_series_stats', monthly);
+    const values = (rows: Array<Record<string, unknown>>, types: Record<string, string>): string => `SELECT * FROM (VALUES ${rows.map((r) => `(${Object.entries(r).map(([k, v]) => (v === null ? `NULL::${types[k] ?? 'VARCHAR'}` : typeof v === 'number' ? `${v}::${types[k] ?? 'BIGINT'}` : `${sqlString(String(v))}::${types[k] ?? 'VARCHAR'}`)).join(', ')})`).join(', ')}) t(${Object.keys(rows[0]!).join(', ')})`;
+    const beforeFile = await writeParquet(local, values(before, { month: 'DATE', closed_at: 'TIMESTAMP', share_of_month: 'DOUBLE' }), 'monthly_statements', '2026-10-01', tempDir(), 'month');
+    const monthlyFile: OutputFile = await writeParquet(local, values(monthly, { month: 'DATE' }), MONTH_TABLE, '2026-10-01', tempDir(), 'month', 'UTC');
+
+    const ask = (dir: string): StatementAsk => ({ month: '2026-10', tz: 'UTC', version: 2, closedAt: '2026-12-02T06:00:00.000Z', monthly: monthlyFile, before: null, dir });
+    sent.splice(0);
+    const ours = await redshift.statement(ask(tempDir()), run);
+    const theirs = await duckdb.statement({ ...ask(tempDir()), before: beforeFile.local });
+    // One batch, the statement's UNLOAD (what changed is a query of the warehouse): no file of the month was read here.
+    expect(sent.map((b) => b.map((q) => q.split(' ')[0]))).toEqual([['UNLOAD']]);
+    const rows = (s: IssuedStatement) => query(`SELECT month::VARCHAR AS month, tz, version, closed_at::VARCHAR AS closed_at, series_id, ${FIGURES.join(', ')}, round(share_of_month, 12) AS share FROM read_parquet('${s.file.local}')`);
+    expect(await rows(ours)).toEqual(await rows(theirs));
+    expect(ours.file.rows).toBe(theirs.file.rows);
+    expect(ours.file.rows).toBe(4 + 1 + 4);
+    expect(ours.file.key).toBe(theirs.file.key);
+    // 'a' and 'a ' are two series, each with its own share; this version's shares add up to 1.
+    const mine = (await rows(ours)).filter((r) => Number(r.version) === 2);
+    expect(mine.map((r) => r.series_id)).toEqual(['a', 'a ', 'new', 'same']);
+    expect(mine.reduce((n, r) => n + Number(r.share), 0)).toBeCloseTo(1, 9);
+    expect(ours.changed).toEqual(theirs.changed);
+    expect(ours.changed).toEqual([
+      { series_id: 'a', field: 'pings', from: 800, to: 900 }, { series_id: 'a', field: 'minutes_watched', from: 100, to: 120 },
+      ...FIGURES.map((field) => ({ series_id: 'gone', field, from: V1.gone![field], to: null })),
+      ...FIGURES.map((field) => ({ series_id: 'new', field, from: null, to: V2.new![field] })),
+    ]);
+    // What it UNLOADed under the run's folder is gone.
+    expect(await store.list('_warehouse-rollup/')).toEqual([]);
+  }, 120_000);
+});
