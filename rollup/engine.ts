@@ -60,7 +60,7 @@ export interface TooLateAsk {
   out: string;
 }
 
-/** A staged file of pings (output-relative key), its size, and where it is on this machine (null: not fetched). */
+/** A file an engine reads (output-relative key: staged pings, an adjustment's piece), its size, and where it is on this machine (null: not fetched). */
 export interface StagedFile { key: string; size: number; local: string | null }
 
 /** What a day's rollup reads. */
@@ -124,8 +124,11 @@ export interface RollupEngine {
    * right after `rollupMonth` rolled the month up in `ask.tz` for it.
    */
   statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement>;
-  /** A reported month's statement_adjustments from its pieces (each a local file `adjust` made). */
-  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile>;
+  /**
+   * A reported month's statement_adjustments from its pieces (each a Parquet file `adjust` made, kept
+   * in the output: fetched when the engine `readsLocalFiles`).
+   */
+  adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string, run: RunContext): Promise<OutputFile>;
   /** Writes a batch's pings of an expired day as too_late rejects (`ask.out`); how many, by source. */
   tooLate(ask: TooLateAsk): Promise<Record<string, number>>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */

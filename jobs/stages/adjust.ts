@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import type { OutputFile } from '../../rollup/output-file.js';
+import type { StagedFile } from '../../rollup/engine.js';
 import { accounted, clearLate, lateDays, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
@@ -118,22 +119,22 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
 export async function publishAdjustments(backends: Backends, run: Run, db: DuckDBConnection, month: string): Promise<OutputFile> {
   const { store } = backends;
   return run.withFolder(`adjustments-${month}`, async (dir) => {
-    const file = await adjustmentsFile(backends, db, month, dir);
+    const file = await adjustmentsFile(backends, run, db, { month, dir });
     await run.publisher.publishAdjustments(month, file);
     run.log.info('adjustments.published', { run: run.id, reportedMonth: month, rows: file.rows, key: `${store.url}${file.key}` });
     return file;
   });
 }
 
-/** The month's statement_adjustments as a local Parquet file, from its pieces. */
-export async function adjustmentsFile(backends: Backends, db: DuckDBConnection, month: string, dir: string): Promise<OutputFile> {
+/** The month's statement_adjustments as a local Parquet file, made by the engine from its pieces (fetched when it reads local files). */
+export async function adjustmentsFile(backends: Backends, run: Run, db: DuckDBConnection, at: { month: string; dir: string }): Promise<OutputFile> {
   const { store } = backends;
-  const pieces = await pieceFiles(store, month);
-  const local: string[] = [];
-  for (const [i, key] of pieces.entries()) {
-    const at = join(dir, `piece-${i}.parquet`);
-    await store.download(key, at);
-    local.push(at);
+  const engine = backends.rollup(db);
+  const pieces: StagedFile[] = [];
+  for (const [i, key] of (await pieceFiles(store, at.month)).entries()) {
+    const local = engine.readsLocalFiles ? join(at.dir, `piece-${i}.parquet`) : null;
+    if (local) await store.download(key, local);
+    pieces.push({ key, size: (await store.size(key)) ?? 0, local });
   }
-  return backends.rollup(db).adjustments(month, local, dir);
+  return engine.adjustments(at.month, pieces, at.dir, run);
 }

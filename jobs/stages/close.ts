@@ -99,7 +99,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
         }
         if (any) adjusted.push(next);
       }
-      tables.push(await adjustmentsFile(backends, db, month, dir));
+      tables.push(await adjustmentsFile(backends, run, db, { month, dir }));
     }
     await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
     if (ask.reopen) await finishReopen(store, month, tz);

@@ -49,8 +49,8 @@ export class DuckDbRollup implements RollupEngine {
     return issueStatement(this.db, ask);
   }
 
-  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
-    return adjustmentsOf(this.db, reportedMonth, pieces, dir);
+  adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string): Promise<OutputFile> {
+    return adjustmentsOf(this.db, reportedMonth, pieces.map((p) => local(reportedMonth, p)), dir);
   }
 
   tooLate(ask: TooLateAsk): Promise<Record<string, number>> {

@@ -18,12 +18,12 @@ import { createTable, DATASETS } from '../../../datasets/registry.js';
 import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
-import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StatementAsk, TooLateAsk } from '../../engine.js';
+import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
-import { changesSql, figureChanges, statementSql } from './statement-sql.js';
+import { adjustmentsSql, changesSql, figureChanges, statementSql } from './statement-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
@@ -219,8 +219,37 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  adjustments(reportedMonth: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
-    return this.opts.month.adjustments(reportedMonth, pieces, dir);
+  /**
+   * A reported month's statement_adjustments inside Redshift: its pieces COPYed (through a manifest)
+   * into a temporary table and UNLOADed as one file in the DuckDB engine's order, in one batch.
+   */
+  async adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string, run: RunContext): Promise<OutputFile> {
+    const { db } = this;
+    const { store, target, output, batches } = this.opts;
+    const table = 'statement_adjustments';
+    const local = join(dir, `${table}.parquet`);
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjustments=${reportedMonth}/`;
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    try {
+      if (pieces.length === 0) await emptyParquet(db, table, local);
+      else {
+        await this.opts.ensureTables();
+        const manifest = (await this.manifest(unloadPrefix, 'pieces', pieces))!;
+        const role = `IAM_ROLE '${target.iamRole}'`;
+        await batches.batch([
+          `CREATE TEMP TABLE adjustment_pieces (LIKE ${target.schema}.${table})`,
+          `COPY adjustment_pieces FROM ${s3(manifest)} ${role} FORMAT AS PARQUET MANIFEST`,
+          `UNLOAD ('${adjustmentsSql('adjustment_pieces').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        ], `adjustments reported on ${reportedMonth}`);
+        const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
+        if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the adjustments reported on ${reportedMonth} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
+        await store.download(unloaded[0]!, local);
+      }
+      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+      return { table, key: outputKey(table, `${reportedMonth}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
+    } finally {
+      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+    }
   }
 
   tooLate(ask: TooLateAsk): Promise<Record<string, number>> {
@@ -389,7 +418,7 @@ export class RedshiftRollup implements RollupEngine {
  * An empty Parquet file of a table's columns (the registry's, made in a schema of the day's DuckDB
  * the first time), for a table the warehouse UNLOADed no file of.
  */
-async function emptyParquet(db: DuckDBConnection, table: TableName | typeof MONTH_TABLE, file: string): Promise<void> {
+async function emptyParquet(db: DuckDBConnection, table: TableName | typeof MONTH_TABLE | 'statement_adjustments', file: string): Promise<void> {
   const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 'unload_shapes'`)) as [{ n: bigint }];
   if (n === 0n) {
     await db.run('CREATE SCHEMA unload_shapes');

@@ -1,6 +1,7 @@
 /**
  * A closed month's statement as portable SQL (Redshift, PostgreSQL, DuckDB): the rows of
- * monthly_statements, and what a new version changed (contract §9). The warehouse holds the versions
+ * monthly_statements, what a new version changed, and a reported month's statement_adjustments from
+ * its pieces (contract §9). The warehouse holds the versions
  * issued before (each close's publication loads monthly_statements whole) and the month's
  * monthly_series_stats in its zone, which the month's rollup has just replaced there.
  */
@@ -32,6 +33,11 @@ export function changesSql(schema: string, ask: Pick<StatementAsk, 'month' | 'tz
 FROM (SELECT * FROM ${schema}.monthly_statements WHERE month = ${first} AND tz = ${zone} AND version = ${ask.version - 1}) a
 FULL JOIN (SELECT * FROM ${schema}.monthly_series_stats WHERE month = ${first} AND COALESCE(tz, 'UTC') = ${zone}) b ON ${idKey('a.series_id')} = ${idKey('b.series_id')}
 ORDER BY ${idKey('COALESCE(a.series_id, b.series_id)')}`;
+}
+
+/** A reported month's statement_adjustments from the rows of its pieces (`pieces`, a table of its columns), in the file's order. */
+export function adjustmentsSql(pieces: string): string {
+  return `SELECT * FROM ${pieces} ORDER BY closed_month, tz, day, ${idKey('series_id')}, ${idKey('episode_id')}`;
 }
 
 /** The figures that differ, from changesSql's rows. */

@@ -81,7 +81,7 @@ describe(`a closed month's statement inside Redshift (played by ${PG_NAME})`, ()
     const monthly = Object.entries(V2).map(([series_id, x]) => ({ month: '2026-10-01', series_id, ...x, tz: 'UTC' }));
     await insertRows(pg, 'pingroll.monthly_statements', before);
     await insertRows(pg, 'pingroll.monthly_series_stats', monthly);
-    const values = (rows: Array<Record<string, unknown>>, types: Record<string, string>): string => `SELECT * FROM (VALUES ${rows.map((r) => `(${Object.entries(r).map(([k, v]) => (v === null ? `NULL::${types[k] ?? 'VARCHAR'}` : typeof v === 'number' ? `${v}::${types[k] ?? 'BIGINT'}` : `${sqlString(String(v))}::${types[k] ?? 'VARCHAR'}`)).join(', ')})`).join(', ')}) t(${Object.keys(rows[0]!).join(', ')})`;
+    const values = valuesOf;
     const beforeFile = await writeParquet(local, values(before, { month: 'DATE', closed_at: 'TIMESTAMP', share_of_month: 'DOUBLE' }), 'monthly_statements', '2026-10-01', tempDir(), 'month');
     const monthlyFile: OutputFile = await writeParquet(local, values(monthly, { month: 'DATE' }), MONTH_TABLE, '2026-10-01', tempDir(), 'month', 'UTC');
 
@@ -109,4 +109,49 @@ describe(`a closed month's statement inside Redshift (played by ${PG_NAME})`, ()
     // What it UNLOADed under the run's folder is gone.
     expect(await store.list('_warehouse-rollup/')).toEqual([]);
   }, 120_000);
+
+  it('makes a reported month\'s statement_adjustments from its pieces as the DuckDB engine does: the same rows in the same order, and an empty file of none', async () => {
+    const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
+    const cfg = loadConfig(ENV).redshift!;
+    const { sent } = redshiftOnPostgres(rs, pg, store, c, root);
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 });
+    const warehouse = new RedshiftWarehouse(api, cfg, output, (key, body) => store.put(key, body));
+    const redshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings: {}, ensureTables: () => warehouse.init(), month: new DuckDbRollup(local) }, local);
+    await warehouse.init();
+    const duckdb = new DuckDbRollup(local);
+    const run = { id: 'run-2', fence: async () => {}, log: memoryLog() };
+    // Two pieces (two closed days), their rows out of order, with ids that differ by a trailing blank.
+    const row = (day: string, series: string, episode: string, pings: number) => ({ reported_month: '2026-11-01', closed_month: '2026-10-01', tz: 'UTC', day, series_id: series, episode_id: episode,
+      pings, sessions: 1, viewers: 1, minutes_watched: pings, after_close_records: pings + 1, duplicates: 1 });
+    const dates = { reported_month: 'DATE', closed_month: 'DATE', day: 'DATE' };
+    const pieces = [[row('2026-10-31', 's', 'e ', 2), row('2026-10-31', 's', 'e', 3), row('2026-10-31', 'a ', 'e', 1)], [row('2026-10-02', 'z', 'e', 5), row('2026-10-02', 'a', 'e', 4)]];
+    const files = [];
+    for (const [i, rows] of pieces.entries()) {
+      const f = await writeParquet(local, valuesOf(rows, dates), 'statement_adjustments', '2026-11-01', tempDir(), 'reported_month');
+      const key = `_state/adjustments/2026-11/piece-${i}.parquet`;
+      await store.put(key, { file: f.local });
+      files.push({ key, size: f.bytes, local: f.local });
+    }
+    sent.splice(0);
+    const ours = await redshift.adjustments('2026-11', files.map((f) => ({ ...f, local: null })), tempDir(), run);
+    const theirs = await duckdb.adjustments('2026-11', files, tempDir());
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.map((q) => q.split(' ')[0])).toEqual(['CREATE', 'COPY', 'UNLOAD']);
+    const rows = (file: string) => query(`SELECT * EXCLUDE (reported_month, closed_month, day), reported_month::VARCHAR AS reported_month, closed_month::VARCHAR AS closed_month, day::VARCHAR AS day FROM read_parquet('${file}')`);
+    expect(await rows(ours.local)).toEqual(await rows(theirs.local));
+    expect((await rows(ours.local)).map((r) => `${r.day} ${r.series_id}|${r.episode_id}`)).toEqual(['2026-10-02 a|e', '2026-10-02 z|e', '2026-10-31 a |e', '2026-10-31 s|e', '2026-10-31 s|e ']);
+    expect({ ...ours, local: '', bytes: 0 }).toEqual({ ...theirs, local: '', bytes: 0 });
+    // No piece: an empty file of the table's columns, and nothing asked of the warehouse.
+    sent.splice(0);
+    const none = await redshift.adjustments('2026-12', [], tempDir(), run);
+    expect(sent).toEqual([]);
+    expect(none.rows).toBe(0);
+    expect(await query(`SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet('${none.local}'))`)).toEqual(await query(`SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet('${theirs.local}'))`));
+    expect(await store.list('_warehouse-rollup/')).toEqual([]);
+  }, 120_000);
 });
+
+/** A query of `rows` (numbers BIGINT, strings VARCHAR but as `types` says). */
+function valuesOf(rows: Array<Record<string, unknown>>, types: Record<string, string>): string {
+  return `SELECT * FROM (VALUES ${rows.map((r) => `(${Object.entries(r).map(([k, v]) => (v === null ? `NULL::${types[k] ?? 'VARCHAR'}` : typeof v === 'number' ? `${v}::${types[k] ?? 'BIGINT'}` : `${sqlString(String(v))}::${types[k] ?? 'VARCHAR'}`)).join(', ')})`).join(', ')}) t(${Object.keys(rows[0]!).join(', ')})`;
+}
