@@ -21,10 +21,10 @@ export interface DayAdjustment {
   closedMonth: string;
   tz: string;
   day: string;
-  /** The staged files the closed figures (and earlier statements) counted, local paths. */
-  counted: readonly string[];
-  /** The day's pending staged files, local paths. */
-  pending: readonly string[];
+  /** The staged files the closed figures (and earlier statements) counted (fetched when the engine `readsLocalFiles`). */
+  counted: readonly StagedFile[];
+  /** The day's pending staged files. */
+  pending: readonly StagedFile[];
 }
 
 /** A figure of a series that a statement's new version changed (kept with the version, state/closes.ts). */
@@ -114,11 +114,11 @@ export interface RollupEngine {
   /** Rolls `day` up. */
   rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay>;
   /**
-   * The adjustments reported on `reportedMonth`'s statement (statement_adjustments, contract §9), from
-   * each closed day's counted and pending staged files; `catalog` as checked this run (what
-   * PINGROLL_CATALOG_ONLY keeps to).
+   * One closed day's adjustments on the month they are reported on (statement_adjustments, contract
+   * §9), from its counted and pending staged files, as a local Parquet file (a piece: `adjustments`
+   * makes the month's file from them); `catalog` as checked this run (what PINGROLL_CATALOG_ONLY keeps to).
    */
-  adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile>;
+  adjust(day: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<OutputFile>;
   /**
    * A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed),
    * right after `rollupMonth` rolled the month up in `ask.tz` for it.

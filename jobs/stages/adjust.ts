@@ -103,13 +103,14 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
   const digest = createHash('sha256').update(ids.join('\n')).digest('hex');
   if ((await pieceDigest(store, at)) === digest) return false;
   return run.withFolder(`adjust-${day}`, async (dir) => {
-    const all = await gatherDay(store, run.ledger, day, dir);
-    const local = (f: { local: string | null }): string => f.local!;
-    // The staged files of each input, in the order gatherDay made them.
+    const engine = backends.rollup(db);
+    // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
+    const all = await gatherDay(store, run.ledger, day, engine.readsLocalFiles ? dir : null);
+    // The staged files of each input, as gatherDay found them.
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
-    const filesOf = (picked: typeof inputs): string[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => local(fileOf.get(k)!)));
+    const filesOf = (picked: typeof inputs): StagedFile[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => fileOf.get(k)!));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await backends.rollup(db).adjust(reported, [{ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }], dir, await run.episodeCatalog(db));
+    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.episodeCatalog(db), run);
     await putPiece(store, at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });

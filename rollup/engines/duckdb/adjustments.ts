@@ -15,7 +15,10 @@ import { ruledRows, type CatalogRule } from '../../rules.js';
 import type { DayAdjustment } from '../../engine.js';
 
 /** The day's adjustment rows (the statement_adjustments columns) into temp table `into`, created or appended to. */
-export async function adjustDay(db: DuckDBConnection, a: DayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {
+/** A day's adjustment with its staged files as local paths. */
+export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending'> & { counted: readonly string[]; pending: readonly string[] };
+
+export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {
   const dayStart = dayStartMs(a.day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   const first = dayStart / 60000;

@@ -37,12 +37,12 @@ export class DuckDbRollup implements RollupEngine {
     return { pings: rollup.pings, duplicates: rollup.duplicates, invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 
-  async adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
     const { db } = this;
     await db.run('DROP TABLE IF EXISTS adjustments');
-    for (const d of days) await adjustDay(db, d, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${d.day}`));
-    const rows = days.length ? 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id' : emptyOf('statement_adjustments');
-    return writeParquet(db, rows, 'statement_adjustments', `${reportedMonth}-01`, dir, 'reported_month');
+    const files = { ...a, counted: a.counted.map((f) => local(a.day, f)), pending: a.pending.map((f) => local(a.day, f)) };
+    await adjustDay(db, files, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${a.day}`));
+    return writeParquet(db, 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id', 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
   }
 
   statement(ask: StatementAsk): Promise<IssuedStatement> {

@@ -24,6 +24,7 @@ import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
 import { adjustmentsSql, changesSql, figureChanges, statementSql } from './statement-sql.js';
+import { adjustStatements } from './adjust-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
@@ -84,10 +85,7 @@ export interface RedshiftRollupOptions {
   settings: RollupSettings;
   /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
   ensureTables: () => Promise<void>;
-  /**
-   * The engine a closed month's figures are made by: adjustments (a closed day's late pings, read
-   * here), the statement, and too-late records. DuckDB's, in this process, for now (issue #55).
-   */
+  /** The engine too-late records are made by: DuckDB's, in this process, for now (issue #55). */
   month: RollupEngine;
 }
 
@@ -186,8 +184,48 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  adjust(reportedMonth: string, days: readonly DayAdjustment[], dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
-    return this.opts.month.adjust(reportedMonth, days, dir, catalog);
+  /**
+   * One closed day's adjustments inside Redshift (adjust-sql.ts): what the closed figures counted and
+   * what is pending COPYed into two temporary tables, the day's rows worked out from them, and
+   * UNLOADed as the piece's Parquet, in one batch.
+   */
+  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<OutputFile> {
+    const { db } = this;
+    const { store, target, output, batches } = this.opts;
+    const table = 'statement_adjustments';
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjust=${a.reportedMonth}.${a.closedMonth}.${zoneSlug(a.tz)}.${a.day}/`;
+    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const role = `IAM_ROLE '${target.iamRole}'`;
+    const local = join(dir, `${table}.parquet`);
+    try {
+      await this.opts.ensureTables();
+      const only = this.opts.settings.catalogOnly ?? null;
+      if (only && !catalog) throw new RedshiftRollupError(`pings are kept to the episode catalog (PINGROLL_CATALOG_ONLY=${only}) but the adjustments of ${a.day} were given none`);
+      let catalogManifest: string | null = null;
+      if (only && catalog) {
+        const key = `${unloadPrefix}episode-catalog.parquet`;
+        await store.put(key, { file: catalog.file });
+        catalogManifest = await this.manifest(unloadPrefix, 'episode-catalog', [{ key, size: (await stat(catalog.file)).size }]);
+      }
+      const [counted, pending] = await Promise.all([this.stagedManifests(unloadPrefix, a.counted, 'counted'), this.stagedManifests(unloadPrefix, a.pending, 'pending')]);
+      await batches.batch([
+        ...RedshiftRollup.prepareStatements(target, output, counted, 'adj_counted_staged'),
+        ...RedshiftRollup.prepareStatements(target, output, pending, 'adj_pending_staged'),
+        ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        `CREATE TEMP TABLE adj_out (LIKE ${target.schema}.${table})`,
+        ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
+        `UNLOAD ('${adjustmentsSql('adj_out').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+      ], `adjustments of ${a.day}`);
+      const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
+      if (unloaded.length > 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the adjustments of ${a.day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
+      // No row (nothing pending fell in the closed month): no file, as for a day's empty table.
+      if (unloaded.length === 0) await emptyParquet(db, table, local);
+      else await store.download(unloaded[0]!, local);
+      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+      return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
+    } finally {
+      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+    }
   }
 
   /**
@@ -310,11 +348,11 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
-  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2'>> {
+  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>, name = 'staged'): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2'>> {
     return {
-      staged: await this.manifest(prefix, 'staged', staged.filter((f) => stagedFormatOf(f.key) === 3)),
-      format2: await this.manifest(prefix, 'staged-format-2', staged.filter((f) => stagedFormatOf(f.key) === 2)),
-      format1: await this.manifest(prefix, 'staged-format-1', staged.filter((f) => stagedFormatOf(f.key) === 1)),
+      staged: await this.manifest(prefix, name, staged.filter((f) => stagedFormatOf(f.key) === 3)),
+      format2: await this.manifest(prefix, `${name}-format-2`, staged.filter((f) => stagedFormatOf(f.key) === 2)),
+      format1: await this.manifest(prefix, `${name}-format-1`, staged.filter((f) => stagedFormatOf(f.key) === 1)),
     };
   }
 
@@ -334,25 +372,25 @@ export class RedshiftRollup implements RollupEngine {
     if (unload.length) await this.opts.batches.batch(unload, `${what}: its files`, { id: session.sessionId });
   }
 
-  /** The staged pings COPYed into the temporary table `staged_pings` (format 1's files through a table of their own columns). */
-  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2'>): string[] {
+  /** The staged pings COPYed into the temporary table `table` (format 1's files through a table of their own columns). */
+  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2'>, table = 'staged_pings'): string[] {
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     const role = `IAM_ROLE '${target.iamRole}'`;
     return [
-      `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
-      ...(manifests.staged ? [`COPY staged_pings FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+      `CREATE TEMP TABLE ${table} (${STAGED_TABLE_COLUMNS})`,
+      ...(manifests.staged ? [`COPY ${table} FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       // Files staged before \`platform\` (format 1) have columns fewer, and COPY takes exactly a file's
       // columns: into a table of theirs, then added with no platform or playhead.
       ...(manifests.format1 ? [
-        `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-        `COPY staged_pings_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO staged_pings (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM staged_pings_format_1`,
+        `CREATE TEMP TABLE ${table}_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
+        `COPY ${table}_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO ${table} (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM ${table}_format_1`,
       ] : []),
       // And those staged before the audience columns (format 2): added with none (country ZZ, device unknown, no bot rule).
       ...(manifests.format2 ? [
-        `CREATE TEMP TABLE staged_pings_format_2 (${STAGED_FORMAT_2_TABLE_COLUMNS})`,
-        `COPY staged_pings_format_2 FROM ${s3(manifests.format2)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO staged_pings (${FORMAT_2_NAMES}) SELECT ${FORMAT_2_NAMES} FROM staged_pings_format_2`,
+        `CREATE TEMP TABLE ${table}_format_2 (${STAGED_FORMAT_2_TABLE_COLUMNS})`,
+        `COPY ${table}_format_2 FROM ${s3(manifests.format2)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO ${table} (${FORMAT_2_NAMES}) SELECT ${FORMAT_2_NAMES} FROM ${table}_format_2`,
       ] : []),
     ];
   }

@@ -1,7 +1,8 @@
 /**
- * A closed month's statement made inside Redshift (played by PostgreSQL behind the mocked Data API,
- * UNLOAD done by the stand-in against moto), held to the DuckDB engine's, row for row, with what a
- * new version changed.
+ * A closed month's figures made inside Redshift (played by PostgreSQL behind the mocked Data API, COPY
+ * and UNLOAD done by the stand-in against moto), held to the DuckDB engine's, row for row: the
+ * statement with what a new version changed, a closed day's adjustments, a reported month's
+ * statement_adjustments.
  */
 import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -13,10 +14,16 @@ import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DuckDbRollup } from '../../../rollup/engines/duckdb/duckdb-rollup.js';
 import { RedshiftRollup } from '../../../rollup/engines/redshift/redshift-rollup.js';
-import type { IssuedStatement, StatementAsk } from '../../../rollup/engine.js';
+import type { IssuedStatement, StagedFile, StatementAsk } from '../../../rollup/engine.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../../rollup/output-file.js';
 import { S3ObjectStore } from '../../../state/object-store/s3-object-store.js';
-import { query, setEnv, tempDir } from '../../support/job-fixture.js';
+import { dirConfig, query, runDay, setEnv, tempDir, writeObjects } from '../../support/job-fixture.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { Ledger } from '../../../state/ledger.js';
+import { generateSample, sampleEpisodeCatalog } from '../../../tools/sample/access-log-generator.js';
+import { join } from 'node:path';
+import { copyFile, stat, writeFile } from 'node:fs/promises';
+import { loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { startMoto, type Moto } from '../../support/moto.js';
 import { insertRows, PG_NAME, startPostgres, type Postgres } from '../../support/postgres.js';
 import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
@@ -36,7 +43,7 @@ const V1: Record<string, Figures> = { a: f(100), 'a ': f(50), gone: f(30), same:
 /** The month rolled up again for version 2: 'a' changed, 'gone' gone, 'new' new. */
 const V2: Record<string, Figures> = { a: f(120, 900), 'a ': f(50), new: f(7), same: f(20) };
 
-describe(`a closed month's statement inside Redshift (played by ${PG_NAME})`, () => {
+describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () => {
   const rs = mockClient(RedshiftDataClient);
   let moto: Moto;
   let pg: Postgres;
@@ -109,6 +116,84 @@ describe(`a closed month's statement inside Redshift (played by ${PG_NAME})`, ()
     // What it UNLOADed under the run's folder is gone.
     expect(await store.list('_warehouse-rollup/')).toEqual([]);
   }, 120_000);
+
+  it('makes a closed day\'s adjustments as the DuckDB engine does, from what the closed figures counted and what came since (duplicates of counted pings, new pings in counted minutes), in UTC and in a zone whose month ends inside the day (Honolulu\'s October: until 10:00 UTC)', async () => {
+    // The day staged by two runs: every other log object (counted when the month closed), then the
+    // rest and copies of some first-half objects (S3 logs twice).
+    const r = tempDir();
+    const sample = generateSample({ date: '2026-11-01', sessions: 10, seed: 91, recordsPerObject: 30, lateShare: 0, automated: 5 });
+    const [first, second] = [sample.objects.filter((_, i) => i % 2 === 0), sample.objects.filter((_, i) => i % 2 === 1)];
+    const copies = first.filter((_, i) => i % 3 === 0).map((o) => ({ ...o, key: `${o.key}-again` }));
+    await writeObjects(join(r, 'logs'), first);
+    await runDay(dirConfig(r, { PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
+    await writeObjects(join(r, 'logs'), [...second, ...copies]);
+    await runDay(dirConfig(r, { PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
+    const out = new DirectoryObjectStore(join(r, 'out'));
+    const inputs = await (await Ledger.load(out)).inputsFor('2026-11-01');
+    expect(inputs.length).toBeGreaterThanOrEqual(2);
+    // Every staged file, on S3 too (where Redshift COPYs it from).
+    const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
+    const filesOf = async (picked: typeof inputs): Promise<StagedFile[]> => Promise.all(picked.flatMap((i) => (i.staged.pings ?? []).map(async (key) => {
+      const local = join(r, 'out', key);
+      await store.put(key, { file: local });
+      return { key, size: (await stat(local)).size, local };
+    })));
+    const counted = await filesOf(inputs.slice(0, 1));
+    const pending = await filesOf(inputs.slice(1));
+    const cfg = loadConfig(ENV).redshift!;
+    const { sent } = redshiftOnPostgres(rs, pg, store, c, root);
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 });
+    const warehouse = new RedshiftWarehouse(api, cfg, output, (key, body) => store.put(key, body));
+    await warehouse.init();
+    const redshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings: {}, ensureTables: () => warehouse.init(), month: new DuckDbRollup(local) }, local);
+    const duckdb = new DuckDbRollup(local);
+    const run = { id: 'run-3', fence: async () => {}, log: memoryLog() };
+    const rows = (file: string) => query(`SELECT * EXCLUDE (reported_month, closed_month, day), reported_month::VARCHAR AS reported_month, closed_month::VARCHAR AS closed_month, day::VARCHAR AS day FROM read_parquet('${file}')`);
+    const late: Record<string, number> = {};
+    let utcRows: Array<Record<string, unknown>> = [];
+    for (const [tz, closedMonth, reportedMonth] of [['UTC', '2026-11', '2026-12'], ['Pacific/Honolulu', '2026-10', '2026-11']] as const) {
+      const a = { reportedMonth, closedMonth, tz, day: '2026-11-01' };
+      sent.splice(0);
+      const ours = await redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })) }, tempDir(), null, run);
+      const theirs = await duckdb.adjust({ ...a, counted, pending }, tempDir(), null);
+      // One batch: the inputs COPYed, the day worked out, the piece UNLOADed.
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.at(-1)).toMatch(/^UNLOAD /);
+      const [mine, reference] = [await rows(ours.local), await rows(theirs.local)];
+      expect(mine, tz).toEqual(reference);
+      expect(ours.rows).toBe(theirs.rows);
+      expect(ours.key).toBe(theirs.key);
+      // Not a vacuous comparison: late pings, duplicates among them, and minutes the closed figures lacked.
+      const sum = (k: string) => reference.reduce((n, x) => n + Number(x[k]), 0);
+      expect(sum('after_close_records'), tz).toBeGreaterThan(0);
+      expect(sum('duplicates'), tz).toBeGreaterThan(0);
+      expect(sum('pings'), tz).toBeGreaterThan(0);
+      expect(sum('minutes_watched'), tz).toBeGreaterThan(0);
+      // (UTC's whole day: some new pings fell in minutes the closed figures had.)
+      if (tz === 'UTC') expect(sum('minutes_watched')).toBeLessThan(sum('pings'));
+      late[tz] = sum('after_close_records');
+      if (tz === 'UTC') utcRows = reference;
+    }
+    // Honolulu's October ends at 10:00 UTC on Nov 1: its piece holds the late records of those hours only.
+    expect(late['Pacific/Honolulu']).toBeLessThan(late.UTC!);
+
+    // Kept to an episode catalog that does not list one episode that had late pings (PINGROLL_CATALOG_ONLY=episodes): the same again, that episode nowhere.
+    const [series, episode] = [String(utcRows[0]!.series_id), String(utcRows[0]!.episode_id)];
+    const csv = join(r, 'catalog.csv');
+    await writeFile(csv, sampleEpisodeCatalog().split('\n').filter((l) => !(l.startsWith(`${series},`) && new RegExp(`,${episode},\\d+$`).test(l))).join('\n'));
+    const catalog = await loadEpisodeCatalog(local, { url: csv, fetch: (dest) => copyFile(csv, dest) }, tempDir());
+    const keptRedshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings: { catalogOnly: 'episodes' }, ensureTables: () => warehouse.init(), month: new DuckDbRollup(local) }, local);
+    const keptDuckdb = new DuckDbRollup(local, { catalogOnly: 'episodes' });
+    const a = { reportedMonth: '2026-12', closedMonth: '2026-11', tz: 'UTC', day: '2026-11-01' };
+    const ours = await keptRedshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })) }, tempDir(), catalog, run);
+    const theirs = await keptDuckdb.adjust({ ...a, counted, pending }, tempDir(), catalog);
+    const [mine, reference] = [await rows(ours.local), await rows(theirs.local)];
+    expect(mine).toEqual(reference);
+    expect(reference.length).toBeGreaterThan(0);
+    expect(reference.filter((x) => x.series_id === series && x.episode_id === episode)).toEqual([]);
+    expect(late.UTC).toBeGreaterThan(reference.reduce((n, x) => n + Number(x.after_close_records), 0));
+    expect(await store.list('_warehouse-rollup/')).toEqual([]);
+  }, 180_000);
 
   it('makes a reported month\'s statement_adjustments from its pieces as the DuckDB engine does: the same rows in the same order, and an empty file of none', async () => {
     const store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
