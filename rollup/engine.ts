@@ -38,12 +38,8 @@ export interface StatementAsk {
   closedAt: string;
   /** The month's monthly_series_stats in `tz`, as the close rolled it up: the statement's rows. */
   monthly: OutputFile;
-  /**
-   * The month's monthly_statements as published before (every version of every zone), a local file;
-   * null: none yet, or (an engine that does not read local files) the engine reads them where the
-   * publication loaded them (the warehouse).
-   */
-  before: string | null;
+  /** The month's monthly_statements as published before (every version of every zone: what a statement never loses); null: none yet. */
+  before: StagedFile | null;
   dir: string;
 }
 

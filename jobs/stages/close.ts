@@ -142,9 +142,9 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
 async function issueStatement(backends: Backends, run: Run, db: DuckDBConnection, ask: Omit<StatementAsk, 'before'>): Promise<IssuedStatement> {
   const engine = backends.rollup(db);
   const key = outputKey('monthly_statements', `${ask.month}-01`);
-  const before = join(ask.dir, 'statements-before.parquet');
-  // (An engine that does not read local files has the versions before in the warehouse.)
-  const had = engine.readsLocalFiles && (await backends.store.size(key)) !== null;
-  if (had) await backends.store.download(key, before);
-  return engine.statement({ ...ask, before: had ? before : null }, run);
+  const size = await backends.store.size(key);
+  // Fetched only for an engine that reads it here (Redshift's COPYs it where it is).
+  const local = size !== null && engine.readsLocalFiles ? join(ask.dir, 'statements-before.parquet') : null;
+  if (local) await backends.store.download(key, local);
+  return engine.statement({ ...ask, before: size === null ? null : { key, size, local } }, run);
 }

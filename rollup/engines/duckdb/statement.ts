@@ -17,7 +17,8 @@ export async function issueStatement(db: DuckDBConnection, ask: StatementAsk): P
   const mine = `SELECT month, ${sqlString(tz)} AS tz, ${version}::BIGINT AS version, make_timestamp(${Date.parse(closedAt) * 1000}) AS closed_at, series_id,
       ${STATEMENT_FIGURES.join(', ')}, ${shareOfMonthSql('minutes_watched')} AS share_of_month
     FROM read_parquet(${sqlString(monthly.local)})`;
-  const rows = before ? `SELECT * FROM read_parquet(${sqlString(before)}) WHERE NOT (tz = ${sqlString(tz)} AND version = ${version}) UNION ALL BY NAME ${mine}` : mine;
+  if (before && before.local === null) throw new Error(`the DuckDB engine's statement of ${month} was handed ${before.key} not fetched; it reads local files`);
+  const rows = before ? `SELECT * FROM read_parquet(${sqlString(before.local!)}) WHERE NOT (tz = ${sqlString(tz)} AND version = ${version}) UNION ALL BY NAME ${mine}` : mine;
   const file = await writeParquet(db, `SELECT * FROM (${rows}) ORDER BY tz, version, series_id`, 'monthly_statements', `${month}-01`, dir, 'month');
   return { file, changed: version > 1 ? await changes(db, file.local, tz, version) : [] };
 }

@@ -229,10 +229,10 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /**
-   * The statement inside Redshift (statementSql): the versions issued before, as each close's
-   * publication loaded them into the warehouse's monthly_statements, and this version's rows from the
-   * month's monthly_series_stats that rollupMonth has just replaced there, UNLOADed as one file; what
-   * it changed, a query of the two versions there.
+   * The statement inside Redshift (statementSql): the versions issued before, as published (their
+   * file loaded into the warehouse's monthly_statements first), and this version's rows from the
+   * month's monthly_series_stats that rollupMonth has just replaced there, UNLOADed as one file, in
+   * one batch; what it changed, a query of the two versions there.
    */
   async statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement> {
     const { db } = this;
@@ -243,8 +243,16 @@ export class RedshiftRollup implements RollupEngine {
     try {
       await this.opts.ensureTables();
       const sql = statementSql(target.schema, ask);
-      await batches.batch([`UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(unloadPrefix)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`], `statement of ${month}`);
-      const unloaded = (await store.list(unloadPrefix)).filter((k) => !k.endsWith('/'));
+      const role = `IAM_ROLE '${target.iamRole}'`;
+      // The versions issued before are the published file's, whatever the warehouse holds (one loaded
+      // before it was Redshift lacks them): the month's rows there made the file's first, as its load does.
+      const before = ask.before ? await this.manifest(`${unloadPrefix}before/`, 'monthly_statements', [ask.before]) : null;
+      await batches.batch([
+        ...(before ? [`DELETE FROM ${target.schema}.monthly_statements WHERE month = CAST('${month}-01' AS DATE)`,
+          `COPY ${target.schema}.monthly_statements FROM ${s3(before)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        `UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}statement/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+      ], `statement of ${month}`);
+      const unloaded = (await store.list(`${unloadPrefix}statement/`)).filter((k) => !k.endsWith('/'));
       if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the statement of ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
       const local = join(dir, 'monthly_statements.parquet');
       await store.download(unloaded[0]!, local);

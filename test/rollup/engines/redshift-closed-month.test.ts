@@ -91,24 +91,27 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
   it('is the DuckDB engine\'s statement row for row (every other version and zone kept, shares, ids that differ by a trailing blank), and says the same of what version 2 changed', async () => {
     const { store, sent, redshift, duckdb, run } = await engines('run-1');
 
-    // What the warehouse holds: version 1 of October in UTC and in New York (issued before), and
-    // October's monthly_series_stats in UTC as rolled up for version 2. The same as files for DuckDB.
+    // What was issued before: version 1 of October in UTC and in New York, published (a file); the
+    // warehouse holds New York's only (it became Redshift since). October's monthly_series_stats in
+    // UTC as rolled up for version 2, in the warehouse and as a file.
     const issued = (tz: string, rows: Record<string, Figures>) => Object.entries(rows).map(([series_id, x]) => ({ month: '2026-10-01', tz, version: 1, closed_at: '2026-11-10 00:00:00', series_id, ...x,
       share_of_month: x.minutes_watched / Object.values(rows).reduce((n, r) => n + r.minutes_watched, 0) }));
     const before = [...issued('UTC', V1), ...issued('America/New_York', { a: f(99) })];
     const monthly = Object.entries(V2).map(([series_id, x]) => ({ month: '2026-10-01', series_id, ...x, tz: 'UTC' }));
-    await insertRows(pg, 'pingroll.monthly_statements', before);
+    await insertRows(pg, 'pingroll.monthly_statements', before.filter((r) => r.tz !== 'UTC'));
     await insertRows(pg, 'pingroll.monthly_series_stats', monthly);
-    const values = valuesOf;
-    const beforeFile = await writeParquet(local, values(before, { month: 'DATE', closed_at: 'TIMESTAMP', share_of_month: 'DOUBLE' }), 'monthly_statements', '2026-10-01', tempDir(), 'month');
-    const monthlyFile: OutputFile = await writeParquet(local, values(monthly, { month: 'DATE' }), MONTH_TABLE, '2026-10-01', tempDir(), 'month', 'UTC');
+    const beforeFile = await writeParquet(local, valuesOf(before, { month: 'DATE', closed_at: 'TIMESTAMP', share_of_month: 'DOUBLE' }), 'monthly_statements', '2026-10-01', tempDir(), 'month');
+    await store.put(beforeFile.key, { file: beforeFile.local });
+    const monthlyFile: OutputFile = await writeParquet(local, valuesOf(monthly, { month: 'DATE' }), MONTH_TABLE, '2026-10-01', tempDir(), 'month', 'UTC');
 
-    const ask = (dir: string): StatementAsk => ({ month: '2026-10', tz: 'UTC', version: 2, closedAt: '2026-12-02T06:00:00.000Z', monthly: monthlyFile, before: null, dir });
+    const ask = (dir: string, fetched: boolean): StatementAsk => ({ month: '2026-10', tz: 'UTC', version: 2, closedAt: '2026-12-02T06:00:00.000Z', monthly: monthlyFile,
+      before: { key: beforeFile.key, size: beforeFile.bytes, local: fetched ? beforeFile.local : null }, dir });
     sent.splice(0);
-    const ours = await redshift.statement(ask(tempDir()), run);
-    const theirs = await duckdb.statement({ ...ask(tempDir()), before: beforeFile.local });
-    // One batch, the statement's UNLOAD (what changed is a query of the warehouse): no file of the month was read here.
-    expect(sent.map((b) => b.map((q) => q.split(' ')[0]))).toEqual([['UNLOAD']]);
+    const ours = await redshift.statement(ask(tempDir(), false), run);
+    const theirs = await duckdb.statement(ask(tempDir(), true));
+    // One batch: the published versions loaded in the warehouse's table, the statement UNLOADed
+    // (what changed is a query of the warehouse): no file of the month was read here.
+    expect(sent.map((b) => b.map((q) => q.split(' ')[0]))).toEqual([['DELETE', 'COPY', 'UNLOAD']]);
     const rows = (s: IssuedStatement) => query(`SELECT month::VARCHAR AS month, tz, version, closed_at::VARCHAR AS closed_at, series_id, ${FIGURES.join(', ')}, round(share_of_month, 12) AS share FROM read_parquet('${s.file.local}')`);
     expect(await rows(ours)).toEqual(await rows(theirs));
     expect(ours.file.rows).toBe(theirs.file.rows);
