@@ -141,18 +141,10 @@ export class RedshiftRollup implements RollupEngine {
           const [row] = await queryRows<{ n: bigint | null }>(db, `SELECT sum(records) AS n FROM read_parquet(${sqlString(audit)}) WHERE outcome = 'invalid_traffic'`);
           invalidRecords = Number(row?.n ?? 0n);
         }
-        const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
-        // One file; or none for a table that must be empty (whether Redshift's UNLOAD of no rows
-        // writes a file is not documented), made here of the table's columns. None for any other is a
-        // failed UNLOAD, never published as an empty day.
-        if (unloaded.length > 1 || (unloaded.length === 0 && !mustBeEmpty(table))) {
-          throw new RedshiftRollupError(`the warehouse's UNLOAD of ${table} for ${day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${table}/, not one; run again`);
-        }
+        // None for a table that must be empty; none for any other is a failed UNLOAD, never published as an empty day.
         const local = join(dir, `${table}.parquet`);
-        if (unloaded.length === 0) await emptyParquet(db, table, local);
-        else await store.download(unloaded[0]!, local);
-        const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-        outputs.push({ table, key: outputKey(table, day), rows: Number(n), bytes: (await stat(local)).size, local });
+        const rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `${table} for ${day}`, mustBeEmpty(table) ? table : null);
+        outputs.push({ table, key: outputKey(table, day), rows, bytes: (await stat(local)).size, local });
       }
       const file = (t: TableName): string => sqlString(outputs.find((o) => o.table === t)!.local);
       const [{ pings }] = (await queryRows<{ pings: bigint | null }>(db, `SELECT sum(pings) AS pings FROM read_parquet(${file('daily_episode_stats')})`)) as [{ pings: bigint | null }];
@@ -164,10 +156,8 @@ export class RedshiftRollup implements RollupEngine {
       // The records left out as automated traffic, each as its rejects line: UNLOADed from the session's `excluded`.
       let invalidRejects: string | null = null;
       if (Object.values(invalid).some((n) => n > 0)) {
-        const unloaded = (await store.list(`${unloadPrefix}${EXCLUDED_RECORDS}/`)).filter((k) => !k.endsWith('/'));
-        if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the records ${day} left out as automated traffic wrote ${unloaded.length} files under ${store.url}${unloadPrefix}${EXCLUDED_RECORDS}/, not one; run again`);
         const local = join(dir, `${EXCLUDED_RECORDS}.parquet`);
-        await store.download(unloaded[0]!, local);
+        await this.fetchUnloaded(`${unloadPrefix}${EXCLUDED_RECORDS}/`, local, `the records ${day} left out as automated traffic`, null);
         invalidRejects = await writeInvalidRejects(db, `read_parquet(${sqlString(local)})`, dir);
       }
       return { pings: Number(pings ?? 0n), duplicates, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
@@ -190,7 +180,6 @@ export class RedshiftRollup implements RollupEngine {
    * UNLOADed as the piece's Parquet, in one batch.
    */
   async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<OutputFile> {
-    const { db } = this;
     const { store, target, output, batches } = this.opts;
     const table = 'statement_adjustments';
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjust=${a.reportedMonth}.${a.closedMonth}.${zoneSlug(a.tz)}.${a.day}/`;
@@ -216,13 +205,9 @@ export class RedshiftRollup implements RollupEngine {
         ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
         `UNLOAD ('${adjustmentsSql('adj_out').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ], `adjustments of ${a.day}`);
-      const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
-      if (unloaded.length > 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the adjustments of ${a.day} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
-      // No row (nothing pending fell in the closed month): no file, as for a day's empty table.
-      if (unloaded.length === 0) await emptyParquet(db, table, local);
-      else await store.download(unloaded[0]!, local);
-      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-      return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
+      // No row (nothing pending fell in the closed month) may be no file.
+      const rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `the adjustments of ${a.day}`, table);
+      return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
     } finally {
       for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
     }
@@ -235,7 +220,6 @@ export class RedshiftRollup implements RollupEngine {
    * one batch; what it changed, a query of the two versions there.
    */
   async statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement> {
-    const { db } = this;
     const { store, target, output, batches } = this.opts;
     const { month, tz, version, dir } = ask;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/statement=${month}.${zoneSlug(tz)}.${version}/`;
@@ -252,12 +236,9 @@ export class RedshiftRollup implements RollupEngine {
           `COPY ${target.schema}.monthly_statements FROM ${s3(before)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         `UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}statement/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ], `statement of ${month}`);
-      const unloaded = (await store.list(`${unloadPrefix}statement/`)).filter((k) => !k.endsWith('/'));
-      if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the statement of ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
       const local = join(dir, 'monthly_statements.parquet');
-      await store.download(unloaded[0]!, local);
-      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-      const file: OutputFile = { table: 'monthly_statements', key: outputKey('monthly_statements', `${month}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'month' };
+      const rows = await this.fetchUnloaded(`${unloadPrefix}statement/`, local, `the statement of ${month}`, null);
+      const file: OutputFile = { table: 'monthly_statements', key: outputKey('monthly_statements', `${month}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'month' };
       const changed = version > 1 ? figureChanges(await batches.query(changesSql(target.schema, ask), `what version ${version} of ${month}'s statement changed`)) : [];
       return { file, changed };
     } finally {
@@ -277,6 +258,7 @@ export class RedshiftRollup implements RollupEngine {
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjustments=${reportedMonth}/`;
     const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
     try {
+      let rows = 0;
       if (pieces.length === 0) await emptyParquet(db, table, local);
       else {
         await this.opts.ensureTables();
@@ -287,12 +269,9 @@ export class RedshiftRollup implements RollupEngine {
           `COPY adjustment_pieces FROM ${s3(manifest)} ${role} FORMAT AS PARQUET MANIFEST`,
           `UNLOAD ('${adjustmentsSql('adjustment_pieces').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
         ], `adjustments reported on ${reportedMonth}`);
-        const unloaded = (await store.list(`${unloadPrefix}${table}/`)).filter((k) => !k.endsWith('/'));
-        if (unloaded.length !== 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of the adjustments reported on ${reportedMonth} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
-        await store.download(unloaded[0]!, local);
+        rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `the adjustments reported on ${reportedMonth}`, null);
       }
-      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-      return { table, key: outputKey(table, `${reportedMonth}-01`), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
+      return { table, key: outputKey(table, `${reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
     } finally {
       for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
     }
@@ -307,7 +286,6 @@ export class RedshiftRollup implements RollupEngine {
    * month), its rows replaced in the warehouse, and UNLOADed as its Parquet, in one transaction.
    */
   async rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
-    const { db } = this;
     const { store, target, output } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/month=${month}.${zoneSlug(tz)}/`;
     const table = `${target.schema}.${MONTH_TABLE}`;
@@ -343,16 +321,29 @@ export class RedshiftRollup implements RollupEngine {
         ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET MANIFEST`] : []),
       ];
       await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, prepare, statements);
-      const unloaded = (await store.list(`${unloadPrefix}${MONTH_TABLE}/`)).filter((k) => !k.endsWith('/'));
-      if (unloaded.length > 1) throw new RedshiftRollupError(`the warehouse's UNLOAD of ${MONTH_TABLE} for ${month} wrote ${unloaded.length} files under ${store.url}${unloadPrefix}, not one; run again`);
       const local = join(dir, `${MONTH_TABLE}-${zoneSlug(tz)}.parquet`);
-      if (unloaded.length === 0) await emptyParquet(db, MONTH_TABLE, local);
-      else await store.download(unloaded[0]!, local);
-      const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-      return { file: { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, `${month}-01`, tz), rows: Number(n), bytes: (await stat(local)).size, local, dateColumn: 'month', zone: tz }, loaded: true };
+      const rows = await this.fetchUnloaded(`${unloadPrefix}${MONTH_TABLE}/`, local, `${MONTH_TABLE} for ${month}`, MONTH_TABLE);
+      return { file: { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, `${month}-01`, tz), rows, bytes: (await stat(local)).size, local, dateColumn: 'month', zone: tz }, loaded: true };
     } finally {
       for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
     }
+  }
+
+  /**
+   * The one file an UNLOAD (PARALLEL OFF) wrote under `folder`, fetched to `local`; its rows. None
+   * written is an empty file of `empty`'s columns, made here, where the result may have no rows
+   * (whether Redshift's UNLOAD of no rows writes a file is not documented); else a failed UNLOAD.
+   */
+  private async fetchUnloaded(folder: string, local: string, what: string, empty: Parameters<typeof emptyParquet>[1] | null): Promise<number> {
+    const { store } = this.opts;
+    const unloaded = (await store.list(folder)).filter((k) => !k.endsWith('/'));
+    if (unloaded.length > 1 || (unloaded.length === 0 && empty === null)) {
+      throw new RedshiftRollupError(`the warehouse's UNLOAD of ${what} wrote ${unloaded.length} files under ${store.url}${folder}, not one; run again`);
+    }
+    if (unloaded.length === 0) await emptyParquet(this.db, empty!, local);
+    else await store.download(unloaded[0]!, local);
+    const [{ n }] = (await queryRows<{ n: bigint }>(this.db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
+    return Number(n);
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
