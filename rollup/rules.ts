@@ -6,6 +6,7 @@
 import { sqlString } from '../lib/duckdb-engine.js';
 import { DEFAULT_PLATFORMS } from '../ingest/ping-record.js';
 import type { ViewerKey } from './viewer-key.js';
+import type { FigureChange } from './engine.js';
 import { DAY_TABLES, dataset, type Dataset } from '../datasets/registry.js';
 
 /** The completion thresholds, in percent of the duration. */
@@ -27,6 +28,23 @@ export function platformSql(column: string, platforms: readonly string[] = DEFAU
 
 /** A statement's figures per series (monthly_statements, contract §9), in the registry's order: what a new version says it changed. */
 export const STATEMENT_FIGURES = ['episodes', 'pings', 'sessions', 'viewers', 'minutes_watched', 'days_watched'] as const;
+
+/**
+ * The figures that differ between two versions of a statement, from rows of a series' figures side by
+ * side (`from_<figure>`, `to_<figure>`; null where the series is in one version only), as every
+ * engine's query of the two gives them.
+ */
+export function figureChanges(rows: ReadonlyArray<Record<string, unknown>>): FigureChange[] {
+  const out: FigureChange[] = [];
+  for (const r of rows) {
+    for (const f of STATEMENT_FIGURES) {
+      const from = r[`from_${f}`] == null ? null : Number(r[`from_${f}`]);
+      const to = r[`to_${f}`] == null ? null : Number(r[`to_${f}`]);
+      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
+    }
+  }
+  return out;
+}
 
 /**
  * SQL: a series' share of its month's minutes (`share_of_month`, contract §8): its minutes over the

@@ -17,7 +17,7 @@ import type { StagedFile } from '../../rollup/engine.js';
 import { accounted, clearLate, lateDays, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Run } from '../run.js';
@@ -135,7 +135,8 @@ export async function adjustmentsFile(backends: Backends, run: Run, db: DuckDBCo
   for (const [i, key] of (await pieceFiles(store, at.month)).entries()) {
     const local = engine.readsLocalFiles ? join(at.dir, `piece-${i}.parquet`) : null;
     if (local) await store.download(key, local);
-    pieces.push({ key, size: (await store.size(key)) ?? 0, local });
+    // (Asked of the store only for a piece that stays there: a fetched one's is on this disk.)
+    pieces.push({ key, size: local ? (await stat(local)).size : ((await store.size(key)) ?? 0), local });
   }
   return engine.adjustments(at.month, pieces, at.dir, run);
 }

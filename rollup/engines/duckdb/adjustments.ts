@@ -14,10 +14,10 @@ import { stagedRows, survivorsSql } from './day-rollup.js';
 import { ruledRows, type CatalogRule } from '../../rules.js';
 import type { DayAdjustment } from '../../engine.js';
 
-/** The day's adjustment rows (the statement_adjustments columns) into temp table `into`, created or appended to. */
 /** A day's adjustment with its staged files as local paths. */
 export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending'> & { counted: readonly string[]; pending: readonly string[] };
 
+/** The day's adjustment rows (the statement_adjustments columns) as temp table `into`, made anew. */
 export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {
   const dayStart = dayStartMs(a.day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
@@ -45,7 +45,6 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
   const countedMinutes = a.counted.length
     ? `SELECT DISTINCT series, episode, session, event_ms // 60000 AS minute FROM ${survivorsSql(counted, a.day, catalog)} WHERE event_ms // 60000 IN (SELECT m FROM adj_minutes)`
     : `SELECT NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session, NULL::BIGINT AS minute WHERE false`;
-  const exists = (await db.runAndReadAll(`SELECT count(*) AS n FROM information_schema.tables WHERE table_name = ${sqlString(into)}`)).getRows()[0]![0] as bigint;
   const select = `
     WITH records AS (
       SELECT series, episode, count(*) AS records FROM adj_rows
@@ -63,6 +62,5 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
            coalesce(f.pings, 0)::BIGINT AS pings, coalesce(f.sessions, 0)::BIGINT AS sessions, coalesce(f.viewers, 0)::BIGINT AS viewers,
            coalesce(n.minutes, 0)::BIGINT AS minutes_watched, r.records::BIGINT AS after_close_records, (r.records - coalesce(f.pings, 0))::BIGINT AS duplicates
     FROM records r LEFT JOIN fresh f USING (series, episode) LEFT JOIN new_minutes n USING (series, episode)`;
-  if (exists === 0n) await db.run(`CREATE TEMP TABLE ${into} AS ${select}`);
-  else await db.run(`INSERT INTO ${into} ${select}`);
+  await db.run(`CREATE OR REPLACE TEMP TABLE ${into} AS ${select}`);
 }

@@ -10,7 +10,7 @@ import { TABLES, type RollupSettings } from '../../rules.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay } from './adjustments.js';
-import { adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
+import { ADJUSTMENTS_ORDER, adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
 import { emptyOf } from '../../output-file.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
 
@@ -39,10 +39,9 @@ export class DuckDbRollup implements RollupEngine {
 
   async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
     const { db } = this;
-    await db.run('DROP TABLE IF EXISTS adjustments');
     const files = { ...a, counted: a.counted.map((f) => local(a.day, f)), pending: a.pending.map((f) => local(a.day, f)) };
     await adjustDay(db, files, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${a.day}`));
-    return writeParquet(db, 'SELECT * FROM adjustments ORDER BY closed_month, tz, day, series_id, episode_id', 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
+    return writeParquet(db, `SELECT * FROM adjustments ${ADJUSTMENTS_ORDER}`, 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
   }
 
   statement(ask: StatementAsk): Promise<IssuedStatement> {

@@ -8,7 +8,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import type { FigureChange, IssuedStatement, StatementAsk, TooLateAsk } from '../../engine.js';
 import { emptyOf, writeParquet, type OutputFile } from '../../output-file.js';
-import { shareOfMonthSql, STATEMENT_FIGURES } from '../../rules.js';
+import { figureChanges, shareOfMonthSql, STATEMENT_FIGURES } from '../../rules.js';
 import { stagedRows } from './day-rollup.js';
 
 /** The month's monthly_statements: the versions issued before (every zone), and this one's rows; and what this version changed. */
@@ -26,23 +26,17 @@ export async function issueStatement(db: DuckDBConnection, ask: StatementAsk): P
 /** What a version changes from the one before, per series and figure. */
 async function changes(db: DuckDBConnection, file: string, tz: string, version: number): Promise<FigureChange[]> {
   const pick = (v: number): string => `(SELECT * FROM read_parquet(${sqlString(file)}) WHERE tz = ${sqlString(tz)} AND version = ${v})`;
-  const rows = await queryRows<Record<string, unknown>>(db, `SELECT coalesce(a.series_id, b.series_id) AS series_id, ${STATEMENT_FIGURES.map((f) => `a.${f} AS from_${f}, b.${f} AS to_${f}`).join(', ')}
-    FROM ${pick(version - 1)} a FULL JOIN ${pick(version)} b USING (series_id) ORDER BY series_id`);
-  const out: FigureChange[] = [];
-  for (const r of rows) {
-    for (const f of STATEMENT_FIGURES) {
-      const from = r[`from_${f}`] === null ? null : Number(r[`from_${f}`]);
-      const to = r[`to_${f}`] === null ? null : Number(r[`to_${f}`]);
-      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
-    }
-  }
-  return out;
+  return figureChanges(await queryRows<Record<string, unknown>>(db, `SELECT coalesce(a.series_id, b.series_id) AS series_id, ${STATEMENT_FIGURES.map((f) => `a.${f} AS from_${f}, b.${f} AS to_${f}`).join(', ')}
+    FROM ${pick(version - 1)} a FULL JOIN ${pick(version)} b USING (series_id) ORDER BY series_id`));
 }
+
+/** The order of statement_adjustments' rows in its file (a piece, the month's). */
+export const ADJUSTMENTS_ORDER = 'ORDER BY closed_month, tz, day, series_id, episode_id';
 
 /** A reported month's statement_adjustments from its pieces (local Parquet files), in one order. */
 export function adjustmentsOf(db: DuckDBConnection, month: string, pieces: readonly string[], dir: string): Promise<OutputFile> {
   const rows = pieces.length
-    ? `SELECT * FROM read_parquet([${pieces.map(sqlString).join(', ')}]) ORDER BY closed_month, tz, day, series_id, episode_id`
+    ? `SELECT * FROM read_parquet([${pieces.map(sqlString).join(', ')}]) ${ADJUSTMENTS_ORDER}`
     : emptyOf('statement_adjustments');
   return writeParquet(db, rows, 'statement_adjustments', `${month}-01`, dir, 'reported_month');
 }

@@ -23,10 +23,10 @@ import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
-import { adjustmentsSql, changesSql, figureChanges, statementSql } from './statement-sql.js';
+import { adjustmentsSql, changesSql, statementSql } from './statement-sql.js';
 import { adjustStatements } from './adjust-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
-import { TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
+import { figureChanges, TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { writeInvalidRejects } from '../../invalid-rejects.js';
 import { copyManifest } from './copy-manifest.js';
 import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
@@ -183,8 +183,8 @@ export class RedshiftRollup implements RollupEngine {
     const { store, target, output, batches } = this.opts;
     const table = 'statement_adjustments';
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjust=${a.reportedMonth}.${a.closedMonth}.${zoneSlug(a.tz)}.${a.day}/`;
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
-    const role = `IAM_ROLE '${target.iamRole}'`;
+    const s3 = s3In(output);
+    const role = roleOf(target);
     const local = join(dir, `${table}.parquet`);
     try {
       await this.opts.ensureTables();
@@ -223,11 +223,11 @@ export class RedshiftRollup implements RollupEngine {
     const { store, target, output, batches } = this.opts;
     const { month, tz, version, dir } = ask;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/statement=${month}.${zoneSlug(tz)}.${version}/`;
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const s3 = s3In(output);
     try {
       await this.opts.ensureTables();
       const sql = statementSql(target.schema, ask);
-      const role = `IAM_ROLE '${target.iamRole}'`;
+      const role = roleOf(target);
       // The versions issued before are the published file's, whatever the warehouse holds (one loaded
       // before it was Redshift lacks them): the month's rows there made the file's first, as its load does.
       const before = ask.before ? await this.manifest(`${unloadPrefix}before/`, 'monthly_statements', [ask.before]) : null;
@@ -256,14 +256,14 @@ export class RedshiftRollup implements RollupEngine {
     const table = 'statement_adjustments';
     const local = join(dir, `${table}.parquet`);
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjustments=${reportedMonth}/`;
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+    const s3 = s3In(output);
     try {
       let rows = 0;
       if (pieces.length === 0) await emptyParquet(db, table, local);
       else {
         await this.opts.ensureTables();
         const manifest = (await this.manifest(unloadPrefix, 'pieces', pieces))!;
-        const role = `IAM_ROLE '${target.iamRole}'`;
+        const role = roleOf(target);
         await batches.batch([
           `CREATE TEMP TABLE adjustment_pieces (LIKE ${target.schema}.${table})`,
           `COPY adjustment_pieces FROM ${s3(manifest)} ${role} FORMAT AS PARQUET MANIFEST`,
@@ -311,14 +311,14 @@ export class RedshiftRollup implements RollupEngine {
         localDays.push({ day, startMs: start, endMs: end });
         start = end;
       }
-      const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
+      const s3 = s3In(output);
       const statements = [
         ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays, catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
-        `UNLOAD ('SELECT * FROM ${table} WHERE month = ''${month}-01'' AND COALESCE(tz, ''UTC'') = ''${tz}''') TO ${s3(`${unloadPrefix}${MONTH_TABLE}/`)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        `UNLOAD ('SELECT * FROM ${table} WHERE month = ''${month}-01'' AND COALESCE(tz, ''UTC'') = ''${tz}''') TO ${s3(`${unloadPrefix}${MONTH_TABLE}/`)} ${roleOf(target)} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ];
       const prepare = [
         ...RedshiftRollup.prepareStatements(target, output, manifests),
-        ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} IAM_ROLE '${target.iamRole}' FORMAT AS PARQUET MANIFEST`] : []),
+        ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} ${roleOf(target)} FORMAT AS PARQUET MANIFEST`] : []),
       ];
       await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, prepare, statements);
       const local = join(dir, `${MONTH_TABLE}-${zoneSlug(tz)}.parquet`);
@@ -373,8 +373,8 @@ export class RedshiftRollup implements RollupEngine {
 
   /** The staged pings COPYed into the temporary table `table` (format 1's files through a table of their own columns). */
   static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2'>, table = 'staged_pings'): string[] {
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
-    const role = `IAM_ROLE '${target.iamRole}'`;
+    const s3 = s3In(output);
+    const role = roleOf(target);
     return [
       `CREATE TEMP TABLE ${table} (${STAGED_TABLE_COLUMNS})`,
       ...(manifests.staged ? [`COPY ${table} FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
@@ -425,8 +425,8 @@ export class RedshiftRollup implements RollupEngine {
    *   tables outgrew one batch (17 tables: 47 statements with them).
    */
   static statements(target: { schema: string; iamRole: string }, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged'>, manifests: RollupManifests): { prepare: string[]; rollup: string[]; unload: string[] } {
-    const s3 = (key: string): string => `'s3://${output.bucket}/${output.prefix}${key}'`;
-    const role = `IAM_ROLE '${target.iamRole}'`;
+    const s3 = s3In(output);
+    const role = roleOf(target);
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${target.schema}.${t}`])) as Record<TableName, string>;
     const catalog = manifests.catalog ? 'episode_catalog' : null;
     return {
@@ -449,6 +449,16 @@ export class RedshiftRollup implements RollupEngine {
       ],
     };
   }
+}
+
+/** How statements name an output key: its quoted S3 URL. */
+function s3In(output: S3Location): (key: string) => string {
+  return (key) => `'s3://${output.bucket}/${output.prefix}${key}'`;
+}
+
+/** The role COPY and UNLOAD assume, as statements say it. */
+function roleOf(target: { iamRole: string }): string {
+  return `IAM_ROLE '${target.iamRole}'`;
 }
 
 /**

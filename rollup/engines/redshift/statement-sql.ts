@@ -6,7 +6,7 @@
  * monthly_series_stats in its zone, which the month's rollup has just replaced there.
  */
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
-import type { FigureChange, StatementAsk } from '../../engine.js';
+import type { StatementAsk } from '../../engine.js';
 import { shareOfMonthSql, STATEMENT_FIGURES } from '../../rules.js';
 
 /** The month's monthly_statements: every version of every zone issued before but this one, and this one's rows, in the file's order. */
@@ -40,15 +40,3 @@ export function adjustmentsSql(pieces: string): string {
   return `SELECT * FROM ${pieces} ORDER BY closed_month, tz, day, ${idKey('series_id')}, ${idKey('episode_id')}`;
 }
 
-/** The figures that differ, from changesSql's rows. */
-export function figureChanges(rows: ReadonlyArray<Record<string, unknown>>): FigureChange[] {
-  const out: FigureChange[] = [];
-  for (const r of rows) {
-    for (const f of STATEMENT_FIGURES) {
-      const from = r[`from_${f}`] === null || r[`from_${f}`] === undefined ? null : Number(r[`from_${f}`]);
-      const to = r[`to_${f}`] === null || r[`to_${f}`] === undefined ? null : Number(r[`to_${f}`]);
-      if (from !== to) out.push({ series_id: String(r.series_id), field: f, from, to });
-    }
-  }
-  return out;
-}
