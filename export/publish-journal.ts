@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PUBLISH_PREFIX } from '../datasets/layout.js';
 import type { Log } from '../lib/log.js';
-import type { LocalFile, ObjectStore } from '../state/object-store/object-store.js';
+import { removeUnder, type LocalFile, type ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile, OutputTable } from '../rollup/output-file.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 
@@ -94,7 +94,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
     await fence?.();
     await store.put(journalKey(name), Buffer.from(JSON.stringify(journal, null, 2)));
   } catch (err) {
-    await removeStaged(store, prefix);
+    await removeUnder(store, prefix);
     throw err;
   }
   try {
@@ -102,7 +102,7 @@ export async function publishWhole(store: ObjectStore, files: DayFiles, loadWare
   } catch (err) {
     // Nothing of the day was replaced: take the publication back.
     await store.delete(journalKey(name));
-    await removeStaged(store, prefix);
+    await removeUnder(store, prefix);
     throw err;
   }
   await finish(store, journal, false);
@@ -168,10 +168,5 @@ async function finish(store: ObjectStore, journal: Journal, recovering: boolean)
   if (last) await move(last);
   for (const key of journal.deletes) await store.delete(key);
   await store.delete(journalKey(nameOf(journal)));
-  await removeStaged(store, stagedPrefix(nameOf(journal), journal.run));
-}
-
-async function removeStaged(store: ObjectStore, prefix: string): Promise<void> {
-  for (const key of await store.list(prefix)) await store.delete(key);
-  await store.prune(prefix);
+  await removeUnder(store, stagedPrefix(nameOf(journal), journal.run));
 }

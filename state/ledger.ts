@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
-import type { ObjectStore } from './object-store/object-store.js';
+import { removeUnder, type ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
 import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
 import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
@@ -380,9 +380,10 @@ export class Ledger {
    * this ledger read of the day before stay as they were read.
    */
   async dropDayInputs(day: string, inputs: readonly DayInput[]): Promise<void> {
+    const entries = await this.store.list(dayEntriesPrefix(day));
     for (const input of inputs) {
-      for (const key of [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])]) await this.store.delete(key);
-      for (const key of (await this.store.list(dayEntriesPrefix(day))).filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await this.store.delete(key);
+      for (const key of stagedKeysOf(input)) await this.store.delete(key);
+      for (const key of entries.filter((k) => k.startsWith(`${dayEntriesPrefix(day)}${input.id}.`))) await this.store.delete(key);
     }
   }
 
@@ -394,30 +395,22 @@ export class Ledger {
   async dropExpiredDay(day: string): Promise<number> {
     let files = 0;
     for (const input of await this.inputsFor(day)) {
-      const keys = [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
+      const keys = stagedKeysOf(input);
       for (const key of keys) {
         await this.store.delete(key);
         files++;
       }
       for (const folder of new Set(keys.map((k) => k.slice(0, k.lastIndexOf('/') + 1)))) await this.store.prune(folder);
     }
-    for (const key of await this.store.list(dayEntriesPrefix(day))) {
-      await this.store.delete(key);
-      files++;
-    }
-    await this.store.prune(dayEntriesPrefix(day));
-    return files;
+    return files + (await removeUnder(this.store, dayEntriesPrefix(day)));
   }
 
   /** Drops the keys parsed on delivery day `day` (retention, once no day it can hold records of is counted again). How many files went. */
   async dropParsedDay(day: string): Promise<number> {
-    const prefix = `${PARSED}${day}/`;
-    const keys = await this.store.list(prefix);
-    for (const key of keys) await this.store.delete(key);
-    await this.store.prune(prefix);
+    const files = await removeUnder(this.store, `${PARSED}${day}/`);
     this.parsedDays.delete(day);
     for (const at of [...this.parsedSlices.keys()]) if (at.startsWith(`${day}/`)) this.parsedSlices.delete(at);
-    return keys.length;
+    return files;
   }
 
   /** Commits a table's read (or a part of it), then removes the reads a complete reading replaced (files and all). */
@@ -748,4 +741,9 @@ async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
     rewritten++;
   }
   return rewritten;
+}
+
+/** The files an input staged of its day: its pings and its rejects. */
+function stagedKeysOf(input: DayInput): string[] {
+  return [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
 }

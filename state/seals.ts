@@ -14,7 +14,7 @@
 import { hash } from 'node:crypto';
 import { SEALS } from '../datasets/layout.js';
 import { allEnded } from '../lib/all-ended.js';
-import type { ObjectStore } from './object-store/object-store.js';
+import { removeUnder, type ObjectStore } from './object-store/object-store.js';
 import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 
 
@@ -116,12 +116,8 @@ export class Seals {
 }
 
 /** Drops a delivery day's seals (retention, with its parsed keys: the day is never listed again). How many went. */
-export async function dropSeals(store: ObjectStore, day: string): Promise<number> {
-  const prefix = `${SEALS}${day}/`;
-  const keys = await store.list(prefix);
-  for (const key of keys) await store.delete(key);
-  await store.prune(prefix);
-  return keys.length;
+export function dropSeals(store: ObjectStore, day: string): Promise<number> {
+  return removeUnder(store, `${SEALS}${day}/`);
 }
 
 /** Seals put at once. */

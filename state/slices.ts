@@ -300,7 +300,7 @@ const BUCKET_DATE_FOLDER = /(?:^|\/)\d{12}\/[^/]+\/[^/]+\/(\d{4})\/(\d{2})\/(\d{
 function dateFolderOf(key: string): { prefix: string; day: string; own: number } | null {
   // Keys come in order, a folder's together; a SimplePrefix name at the top has no folder at all.
   if (lastFolder !== null && key.startsWith(lastFolder.prefix)) return lastFolder;
-  if (key.length < 30 || !key.includes('/')) return null;
+  if (!key.includes('/')) return null;
   const m = BUCKET_DATE_FOLDER.exec(key);
   if (!m) return null;
   const day = `${m[1]}-${m[2]}-${m[3]}`;

@@ -59,6 +59,14 @@ export interface ObjectStore {
 }
 
 /** A local file to put: its path, and whether the caller gives it up (see ObjectStore.put). */
+/** Deletes every object under `prefix`, then its folders where the store has folders; how many went. */
+export async function removeUnder(store: Pick<ObjectStore, 'list' | 'delete' | 'prune'>, prefix: string): Promise<number> {
+  const keys = await store.list(prefix);
+  for (const key of keys) await store.delete(key);
+  await store.prune(prefix);
+  return keys.length;
+}
+
 export interface LocalFile {
   file: string;
   move?: boolean;
