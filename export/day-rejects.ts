@@ -11,7 +11,7 @@ import type { ObjectStore } from '../state/object-store/object-store.js';
 
 /**
  * The day's rejects from every batch, then `rolledUp` (the records the rollup left out as automated
- * traffic, rollup/invalid-rejects.ts), as one local gzip file (gzip members concatenate), or null when
+ * traffic, rollup/rejects-lines.ts), as one local gzip file (gzip members concatenate), or null when
  * there are none: copied piece by piece, never held (a day of a binary object's rejects is GBs).
  */
 export async function dayRejects(store: ObjectStore, staged: readonly string[], dir: string, rolledUp: string | null = null): Promise<{ file: string; bytes: number } | null> {

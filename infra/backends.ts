@@ -42,8 +42,8 @@ export interface Backends {
   episodes?: EpisodeCatalogSource | null;
   /**
    * What rolls days up (`PINGROLL_ROLLUP`: rollup/engines/<engine>/), made for a stage of a run with
-   * the stage's own DuckDB connection (Run.withEngine: opened at its first use), which every engine
-   * writes its local files with.
+   * the stage's own DuckDB connection (Run.withEngine: opened at its first use): DuckDB's engine works
+   * in it; Redshift's only shapes files with it (LocalFiles), every figure being Redshift's.
    */
   rollup: (local: DuckDBConnection) => RollupEngine;
 }
@@ -93,11 +93,11 @@ export async function warehouseFor(config: Config, log?: Log, output?: ObjectSto
 export async function rollupEngineFor(config: Config, log: Log, store: ObjectStore, warehouse: Warehouse | null): Promise<(local: DuckDBConnection) => RollupEngine> {
   const duckdb = (local: DuckDBConnection): RollupEngine => new DuckDbRollup(local, config);
   if (config.rollup !== 'redshift' || !config.redshift || config.output.kind !== 's3' || !warehouse) return duckdb;
-  const [{ RedshiftRollup }, { RedshiftDataApi }, { RedshiftDataClient }] = await Promise.all([
-    import('../rollup/engines/redshift/redshift-rollup.js'), import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
+  const [{ RedshiftRollup }, { duckdbLocalFiles }, { RedshiftDataApi }, { RedshiftDataClient }] = await Promise.all([
+    import('../rollup/engines/redshift/redshift-rollup.js'), import('../rollup/engines/duckdb/local-files.js'), import('../export/warehouse/redshift/redshift-warehouse.js'), import('@aws-sdk/client-redshift-data')]);
   const { redshift: target, output } = config;
   const batches = new RedshiftDataApi(new RedshiftDataClient({ maxAttempts: 5 }), target, { log, timeoutMs: config.redshiftWaitMinutes * 60_000 });
-  return (local) => new RedshiftRollup({ batches, target, output, store, settings: config, ensureTables: () => warehouse.init(), month: duckdb(local) }, local);
+  return (local) => new RedshiftRollup({ batches, target, output, store, settings: config, ensureTables: () => warehouse.init() }, duckdbLocalFiles(local));
 }
 
 /** The Glue database published days are registered in (the AWS SDK's Glue client, loaded only then). */

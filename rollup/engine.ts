@@ -13,7 +13,7 @@
 import type { Log } from '../lib/log.js';
 import type { EpisodeCatalog } from './episode-catalog.js';
 import type { OutputFile } from './output-file.js';
-import type { Outcomes } from './rules.js';
+import type { Outcomes, TableName } from './rules.js';
 
 /** One closed day's adjustments on the month they are reported on (contract §9): what the engine's `adjust` reads. */
 export interface DayAdjustment {
@@ -46,14 +46,33 @@ export interface StatementAsk {
 /** The month's monthly_statements (every version of every zone, this one's replaced), and what this version changed from the one before. */
 export interface IssuedStatement { file: OutputFile; changed: FigureChange[] }
 
-/** A batch's staged pings of a day whose staged data expired, kept as `too_late` rejects (contract §9). */
+/**
+ * A batch's staged pings of a day whose staged data expired, kept as `too_late` rejects (contract §9):
+ * every one of them, so how many (by source) is what the batch's commit counted, not a figure to work out.
+ */
 export interface TooLateAsk {
   batch: string;
-  /** Its staged files of the day, local paths. */
-  staged: readonly string[];
+  day: string;
+  /** Its staged files of the day (fetched when the engine `readsLocalFiles`). */
+  staged: readonly StagedFile[];
   reason: string;
+  /** A local folder of its own, for what the engine fetches. */
+  dir: string;
   /** The rejects file to write (gzip JSON lines). */
   out: string;
+}
+
+/**
+ * What an engine that works elsewhere (Redshift) still has done on this machine, to files: their
+ * shape, never a figure. Made by the composition root with the stage's local connection.
+ */
+export interface LocalFiles {
+  /** An empty Parquet file of a table's columns (the registry's): a result the warehouse UNLOADed no file of. */
+  emptyParquet(table: TableName | 'monthly_series_stats' | 'statement_adjustments', file: string): Promise<void>;
+  /** A one-row, one-column Parquet file holding `value` (VARCHAR): what a warehouse COPYs rather than read in a logged statement. */
+  valueParquet(column: string, value: string, file: string): Promise<void>;
+  /** A Parquet file's rows, in the file's order, as gzip JSON lines: each row an object of its columns. */
+  jsonLines(parquet: string, out: string): Promise<void>;
 }
 
 /** A file an engine reads (output-relative key: staged pings, an adjustment's piece), its size, and where it is on this machine (null: not fetched). */
@@ -83,7 +102,7 @@ export interface RolledUpDay {
   invalid: Record<string, number>;
   /** Every table of the day, `daily_runs` last, as local Parquet files. */
   outputs: OutputFile[];
-  /** Those records as rejects lines (rollup/invalid-rejects.ts), a local gzip file; null: none. */
+  /** Those records as rejects lines (rollup/rejects-lines.ts), a local gzip file; null: none. */
   invalidRejects: string | null;
   /** The engine loaded the day into the warehouse itself (in the transaction that rolled it up): the publisher must not load it again. */
   loaded: boolean;
@@ -125,8 +144,8 @@ export interface RollupEngine {
    * in the output: fetched when the engine `readsLocalFiles`).
    */
   adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string, run: RunContext): Promise<OutputFile>;
-  /** Writes a batch's pings of an expired day as too_late rejects (`ask.out`); how many, by source. */
-  tooLate(ask: TooLateAsk): Promise<Record<string, number>>;
+  /** Writes a batch's pings of an expired day as too_late rejects lines (`ask.out`), ordered by event time. */
+  tooLate(ask: TooLateAsk, run: RunContext): Promise<void>;
   /** Rolls a month of `tz` up (`monthly_series_stats`, contract §8, §9) from its UTC days' staged files, as a local Parquet file. */
   rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth>;
 }

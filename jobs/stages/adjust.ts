@@ -62,25 +62,35 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
   const counted = new Set(closes.flatMap((c) => [...accounted(c.days[day]!)]));
   const pending = (await run.ledger.inputsFor(day)).filter((i) => i.table === null && !counted.has(i.id));
   let pings = 0;
+  const engine = backends.rollup(db);
   for (const input of pending) {
     await run.withFolder(`too-late-${day}`, async (dir) => {
-      const files: string[] = [];
-      for (const [k, key] of (input.staged.pings ?? []).entries()) {
-        const local = join(dir, `pings-${k}.parquet`);
-        await store.download(key, local);
-        files.push(local);
-      }
-      const out = join(dir, 'too-late.jsonl.gz');
-      const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
-      const bySource = await backends.rollup(db).tooLate({ batch: input.id, staged: files, reason, out });
+      // Every staged ping of the batch's day is too late: how many, by source, is what its commit counted.
+      const bySource = Object.fromEntries(Object.entries(input.staged.outcomes).flatMap(([source, o]) => (o?.ping ? [[source, o.ping]] : [])));
       const records = Object.fromEntries(Object.entries(bySource).map(([source, n]) => [source, { too_late: n }]));
       pings += Object.values(bySource).reduce((n, m) => n + m, 0);
+      const parts: Buffer[] = [];
+      if (input.staged.pings?.length) {
+        // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
+        const staged: StagedFile[] = [];
+        for (const [k, key] of input.staged.pings.entries()) {
+          const local = engine.readsLocalFiles ? join(dir, `pings-${k}.parquet`) : null;
+          if (local) await store.download(key, local);
+          staged.push({ key, size: local ? (await stat(local)).size : ((await store.size(key)) ?? 0), local });
+        }
+        const out = join(dir, 'too-late.jsonl.gz');
+        const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
+        await engine.tooLate({ batch: input.id, day, staged, reason, dir, out }, run);
+        parts.push(await readFile(out));
+      }
       // The batch's other records of the day (not pings) are its rejects, as staged.
       const rejects = input.staged.rejects;
-      if (rejects) await store.download(rejects, join(dir, 'rejects.gz'));
-      const body = rejects ? Buffer.concat([await readFile(out), await readFile(join(dir, 'rejects.gz'))]) : await readFile(out);
+      if (rejects) {
+        await store.download(rejects, join(dir, 'rejects.gz'));
+        parts.push(await readFile(join(dir, 'rejects.gz')));
+      }
       const key = `${TOO_LATE}dt=${day}/${input.id}`;
-      await store.put(`${key}.jsonl.gz`, body, REJECTS_TAGS);
+      await store.put(`${key}.jsonl.gz`, Buffer.concat(parts), REJECTS_TAGS);
       await store.put(`${key}.json`, Buffer.from(JSON.stringify({ run: run.id, day, batch: input.id, at: new Date().toISOString(), records, otherOutcomes: input.staged.outcomes }, null, 2) + '\n'));
     });
   }

@@ -193,10 +193,11 @@ export function redshiftOnPostgres(rs: AwsStub<any, any, any>, pg: Postgres, sto
     const json = join(root, 'unload.json');
     await writeFile(json, rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString().replace('Z', '') : v])))).join('\n'));
     // A table of the schema, or the session's temporary one; the columns the query selected, in its order.
-    const [, schema, table] = /FROM (pingroll\.)?(\w+)/.exec(query)!;
+    const [, schema, table] = /\bFROM (pingroll\.)?(\w+)/.exec(query)!;
     const all = (await tx.query<{ column_name: string; data_type: string }>(`SELECT column_name, data_type FROM information_schema.columns
       WHERE ${schema ? "table_schema = 'pingroll'" : "table_schema LIKE 'pg_temp%'"} AND table_name = '${table}' ORDER BY ordinal_position`)).rows;
-    const types = Object.keys(rows[0]!).map((name) => all.find((t) => t.column_name === name)!);
+    // A column the query makes (a literal, a CASE of them) is text.
+    const types = Object.keys(rows[0]!).map((name) => all.find((t) => t.column_name === name) ?? { column_name: name, data_type: 'text' });
     const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : t.data_type === 'double precision' ? 'DOUBLE' : 'VARCHAR'}'`).join(', ');
     const out = join(root, 'unload.parquet');
     await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);

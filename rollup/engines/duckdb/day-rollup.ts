@@ -17,7 +17,7 @@ import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
-import { EXCLUDED_STAGED_COLUMNS } from '../../invalid-rejects.js';
+import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 
 /**
  * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
@@ -73,7 +73,7 @@ export interface DayRollup {
   duplicates: Record<string, number>;
   /** Records left out as automated traffic, by source. */
   invalid: Record<string, number>;
-  /** The temporary table of those records, each with its rule and staged columns (rollup/invalid-rejects.ts). */
+  /** The temporary table of those records, each with its rule and staged columns (rollup/rejects-lines.ts). */
   excluded: string;
 }
 

@@ -12,7 +12,7 @@ import { rollupMonth } from './month-rollup.js';
 import { adjustDay } from './adjustments.js';
 import { ADJUSTMENTS_ORDER, adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
 import { emptyOf } from '../../output-file.js';
-import { writeInvalidRejects } from '../../invalid-rejects.js';
+import { writeInvalidRejects } from './invalid-rejects.js';
 
 /** A staged file's local path: the DuckDB engine reads local files only. */
 function local(day: string, f: StagedFile): string {
@@ -52,7 +52,7 @@ export class DuckDbRollup implements RollupEngine {
     return adjustmentsOf(this.db, reportedMonth, pieces.map((p) => local(reportedMonth, p)), dir);
   }
 
-  tooLate(ask: TooLateAsk): Promise<Record<string, number>> {
+  tooLate(ask: TooLateAsk): Promise<void> {
     return tooLateRejects(this.db, ask);
   }
 

@@ -10,6 +10,7 @@ import type { FigureChange, IssuedStatement, StatementAsk, TooLateAsk } from '..
 import { emptyOf, writeParquet, type OutputFile } from '../../output-file.js';
 import { figureChanges, shareOfMonthSql, STATEMENT_FIGURES } from '../../rules.js';
 import { stagedRows } from './day-rollup.js';
+import { tooLateLinesSql } from '../../rejects-lines.js';
 
 /** The month's monthly_statements: the versions issued before (every zone), and this one's rows; and what this version changed. */
 export async function issueStatement(db: DuckDBConnection, ask: StatementAsk): Promise<IssuedStatement> {
@@ -41,11 +42,8 @@ export function adjustmentsOf(db: DuckDBConnection, month: string, pieces: reado
   return writeParquet(db, rows, 'statement_adjustments', `${month}-01`, dir, 'reported_month');
 }
 
-/** A batch's staged pings of an expired day as `too_late` rejects lines (gzip JSON, `ask.out`); how many, by source. */
-export async function tooLateRejects(db: DuckDBConnection, ask: TooLateAsk): Promise<Record<string, number>> {
-  const rows = stagedRows(ask.staged);
-  await db.run(`COPY (SELECT 'too_late' AS outcome, ${sqlString(ask.reason)} AS reason, ${sqlString(ask.batch)} AS batch, * EXCLUDE (rowid, file_no) FROM ${rows} ORDER BY event_ms)
-    TO ${sqlString(ask.out)} (FORMAT json, COMPRESSION gzip)`);
-  const bySource = await queryRows<{ source: string; n: bigint }>(db, `SELECT source, count(*) AS n FROM ${rows} GROUP BY source`);
-  return Object.fromEntries(bySource.map((r) => [r.source, Number(r.n)]));
+/** A batch's staged pings of an expired day as `too_late` rejects lines (gzip JSON, `ask.out`). */
+export async function tooLateRejects(db: DuckDBConnection, ask: TooLateAsk): Promise<void> {
+  const files = ask.staged.map((f) => f.local ?? (() => { throw new Error(`the DuckDB engine's too-late records of ${ask.day} were handed ${f.key} not fetched; it reads local files`); })());
+  await db.run(`COPY (${tooLateLinesSql(stagedRows(files), ask.batch, ask.reason)}) TO ${sqlString(ask.out)} (FORMAT json, COMPRESSION gzip)`);
 }

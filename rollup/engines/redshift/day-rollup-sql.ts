@@ -31,8 +31,8 @@
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
 import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS } from '../../../ingest/staged-ping.js';
-import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type TableName } from '../../rules.js';
-import { EXCLUDED_STAGED_COLUMNS } from '../../invalid-rejects.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type TableName } from '../../rules.js';
+import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
 import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 
@@ -73,8 +73,19 @@ export interface DayRollupSql {
   catalogOnly?: CatalogOnly | null;
 }
 
-/** The records the day's statements left out as automated traffic (temporary table `excluded`), as writeInvalidRejects reads them. */
-export const EXCLUDED_RECORD = `SELECT rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')} FROM excluded`;
+/**
+ * The day's figures as committed, one query (figure, name, n): each table's rows (`rows`, the table),
+ * the pings counted (`pings`), and the audit's duplicates and automated traffic (`duplicate`,
+ * `invalid_traffic`, the source).
+ */
+export function dayFiguresSql(schema: string, day: string): string {
+  const date = `CAST(${sqlString(day)} AS DATE)`;
+  return [
+    ...TABLES.map((t) => `SELECT CAST('rows' AS VARCHAR(16)) AS figure, CAST('${t}' AS VARCHAR(64)) AS name, CAST(COUNT(*) AS BIGINT) AS n FROM ${schema}.${t} WHERE day = ${date}`),
+    `SELECT 'pings', '', CAST(COALESCE(SUM(pings), 0) AS BIGINT) FROM ${schema}.daily_episode_stats WHERE day = ${date}`,
+    `SELECT outcome, source, CAST(SUM(records) AS BIGINT) FROM ${schema}.daily_ingest_audit WHERE day = ${date} AND outcome IN ('duplicate', 'invalid_traffic') GROUP BY outcome, source`,
+  ].join('\n UNION ALL ');
+}
 
 /** The statements, in order; run them in one transaction. */
 export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null, catalogOnly = null }: DayRollupSql): string[] {
@@ -115,7 +126,7 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
      SELECT DISTINCT session_k FROM human_pings GROUP BY session_k, minute HAVING COUNT(*) > ${MAX_PINGS_PER_SESSION_MINUTE}`,
     `CREATE TEMP TABLE day_pings AS SELECT * FROM human_pings WHERE session_k NOT IN (SELECT session_k FROM caught_sessions)`,
     // Every record left out as automated traffic, duplicates included, with its rule and its staged
-    // columns (its rejects line: EXCLUDED_RECORD, UNLOADed after the transaction).
+    // columns (its rejects line, rejects-lines.ts: UNLOADed after the transaction).
     `CREATE TEMP TABLE excluded AS
      SELECT COALESCE(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, series_k, session_k, minute FROM (
        SELECT x.*, ${idKey('series')} AS series_k, ${idKey('session')} AS session_k, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute

@@ -10,15 +10,12 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import type { S3Location } from '../../../lib/location.js';
-import { PARQUET_CODEC } from '../../../lib/parquet-codec.js';
-import { createTable, DATASETS } from '../../../datasets/registry.js';
+import { parquetRowCount } from '../../../lib/parquet-file.js';
 import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
-import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
+import type { DayAdjustment, DayInput, IssuedStatement, LocalFiles, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
@@ -27,9 +24,9 @@ import { adjustmentsSql, changesSql, statementSql } from './statement-sql.js';
 import { adjustStatements } from './adjust-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { figureChanges, TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
-import { writeInvalidRejects } from '../../invalid-rejects.js';
+import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -85,20 +82,20 @@ export interface RedshiftRollupOptions {
   settings: RollupSettings;
   /** Makes the warehouse's tables when missing (the warehouse's own init, once a run). */
   ensureTables: () => Promise<void>;
-  /** The engine too-late records are made by: DuckDB's, in this process, for now (issue #55). */
-  month: RollupEngine;
 }
 
 export class RedshiftRollup implements RollupEngine {
   readonly name = 'redshift';
   readonly readsLocalFiles = false;
 
-  /** @param db the stage's own local connection: for the Parquet files the warehouse UNLOADs, read and counted here. */
-  constructor(private readonly opts: RedshiftRollupOptions, private readonly db: DuckDBConnection) {}
+  /**
+   * @param files what is done to files on this machine (an empty table's file, the viewer key's secret
+   * as a file, an UNLOADed file as rejects lines): every figure is Redshift's.
+   */
+  constructor(private readonly opts: RedshiftRollupOptions, private readonly files: LocalFiles) {}
 
   async rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay> {
-    const { db } = this;
-    const { store, settings } = this.opts;
+    const { store, settings, batches, target } = this.opts;
     const { day, dir } = input;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/dt=${day}/`;
     // What Redshift COPYs goes under this run's prefix (removed below, or by the next run if this one
@@ -118,7 +115,7 @@ export class RedshiftRollup implements RollupEngine {
       let viewers: WarehouseRollup['viewers'] = null;
       if (settings.viewerKey) {
         const local = join(dir, 'viewer-secret.parquet');
-        await db.run(`COPY (SELECT ${sqlString(settings.viewerKey.secret)}::VARCHAR AS secret) TO ${sqlString(local)} (FORMAT parquet)`);
+        await this.files.valueParquet('secret', settings.viewerKey.secret, local);
         const secret = await upload('viewer-secret.parquet', local, true);
         viewers = { keyId: settings.viewerKey.id, secretKey: secret.key, secretSize: secret.size };
       }
@@ -126,41 +123,39 @@ export class RedshiftRollup implements RollupEngine {
       const catalog = input.catalog ? await upload('episode-catalog.parquet', input.catalog.file) : null;
       await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, catalogOnly: settings.catalogOnly ?? null,
         runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix });
-      const outputs: OutputFile[] = [];
-      // Which tables must have no rows: the viewer tables without a key; every table but the audit on
-      // a day with no ping; the audit on a day with no record.
-      const counts = Object.values(input.outcomes).flatMap((o) => Object.entries(o));
-      const stagedPings = counts.reduce((n, [outcome, k]) => n + (outcome === 'ping' ? k : 0), 0);
-      // The automated traffic's table has rows when the day's audit (UNLOADed before it) counts some.
-      let invalidRecords = 0;
-      const mustBeEmpty = (t: TableName): boolean => (t === 'daily_ingest_audit' ? counts.every(([, k]) => k === 0)
-        : t === 'daily_invalid_traffic' ? invalidRecords === 0 : stagedPings === 0 || (!viewers && VIEWER_TABLES.includes(t)));
-      for (const table of TABLES) {
-        if (table === 'daily_invalid_traffic') {
-          const audit = outputs.find((o) => o.table === 'daily_ingest_audit')!.local;
-          const [row] = await queryRows<{ n: bigint | null }>(db, `SELECT sum(records) AS n FROM read_parquet(${sqlString(audit)}) WHERE outcome = 'invalid_traffic'`);
-          invalidRecords = Number(row?.n ?? 0n);
-        }
-        // None for a table that must be empty; none for any other is a failed UNLOAD, never published as an empty day.
-        const local = join(dir, `${table}.parquet`);
-        const rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `${table} for ${day}`, mustBeEmpty(table) ? table : null);
-        outputs.push({ table, key: outputKey(table, day), rows, bytes: (await stat(local)).size, local });
-      }
-      const file = (t: TableName): string => sqlString(outputs.find((o) => o.table === t)!.local);
-      const [{ pings }] = (await queryRows<{ pings: bigint | null }>(db, `SELECT sum(pings) AS pings FROM read_parquet(${file('daily_episode_stats')})`)) as [{ pings: bigint | null }];
+      // The day's figures, as Redshift committed them (the run holds the day's lock): each table's rows,
+      // the pings counted, and the audit's duplicates and automated traffic by source.
+      const rows = new Map<string, number>();
+      let pings = 0;
       const duplicates: Record<string, number> = {};
-      for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'duplicate'`)) duplicates[r.source] = Number(r.records);
-      for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
       const invalid: Record<string, number> = {};
-      for (const r of await queryRows<{ source: string; records: bigint }>(db, `SELECT source, records FROM read_parquet(${file('daily_ingest_audit')}) WHERE outcome = 'invalid_traffic'`)) invalid[r.source] = Number(r.records);
-      // The records left out as automated traffic, each as its rejects line: UNLOADed from the session's `excluded`.
+      for (const r of await batches.query(dayFiguresSql(target.schema, day), `the figures of ${day}`)) {
+        const n = Number(r.n);
+        if (r.figure === 'rows') rows.set(String(r.name), n);
+        else if (r.figure === 'pings') pings = n;
+        else if (r.figure === 'duplicate') duplicates[String(r.name)] = n;
+        else if (r.figure === 'invalid_traffic') invalid[String(r.name)] = n;
+      }
+      for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
+      const outputs: OutputFile[] = [];
+      for (const table of TABLES) {
+        // No file is a table of no rows; else a failed UNLOAD, never published as an empty day. A file
+        // of other rows than the table's is one too.
+        const local = join(dir, `${table}.parquet`);
+        const want = rows.get(table) ?? 0;
+        const got = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `${table} for ${day}`, want === 0 ? table : null);
+        if (got !== want) throw new RedshiftRollupError(`the warehouse's UNLOAD of ${table} for ${day} wrote ${got} rows, the table has ${want}; run again`);
+        outputs.push({ table, key: outputKey(table, day), rows: want, bytes: (await stat(local)).size, local });
+      }
+      // The records left out as automated traffic, as rejects lines: UNLOADed from the session's `excluded`.
       let invalidRejects: string | null = null;
       if (Object.values(invalid).some((n) => n > 0)) {
         const local = join(dir, `${EXCLUDED_RECORDS}.parquet`);
         await this.fetchUnloaded(`${unloadPrefix}${EXCLUDED_RECORDS}/`, local, `the records ${day} left out as automated traffic`, null);
-        invalidRejects = await writeInvalidRejects(db, `read_parquet(${sqlString(local)})`, dir);
+        invalidRejects = join(dir, 'invalid-traffic.jsonl.gz');
+        await this.files.jsonLines(local, invalidRejects);
       }
-      return { pings: Number(pings ?? 0n), duplicates, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
+      return { pings, duplicates, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
       // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
@@ -251,7 +246,6 @@ export class RedshiftRollup implements RollupEngine {
    * into a temporary table and UNLOADed as one file in the DuckDB engine's order, in one batch.
    */
   async adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string, run: RunContext): Promise<OutputFile> {
-    const { db } = this;
     const { store, target, output, batches } = this.opts;
     const table = 'statement_adjustments';
     const local = join(dir, `${table}.parquet`);
@@ -259,7 +253,7 @@ export class RedshiftRollup implements RollupEngine {
     const s3 = s3In(output);
     try {
       let rows = 0;
-      if (pieces.length === 0) await emptyParquet(db, table, local);
+      if (pieces.length === 0) await this.files.emptyParquet(table, local);
       else {
         await this.opts.ensureTables();
         const manifest = (await this.manifest(unloadPrefix, 'pieces', pieces))!;
@@ -277,8 +271,29 @@ export class RedshiftRollup implements RollupEngine {
     }
   }
 
-  tooLate(ask: TooLateAsk): Promise<Record<string, number>> {
-    return this.opts.month.tooLate(ask);
+  /**
+   * A batch's pings of an expired day as too_late rejects lines, inside Redshift: its staged files
+   * COPYed into a temporary table and UNLOADed as the lines (rejects-lines.ts) in their order, in one
+   * batch; the file made rejects lines here.
+   */
+  async tooLate(ask: TooLateAsk, run: RunContext): Promise<void> {
+    const { store, target, output, batches } = this.opts;
+    const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/too-late=${ask.day}.${ask.batch}/`;
+    const s3 = s3In(output);
+    try {
+      const manifests = await this.stagedManifests(unloadPrefix, ask.staged);
+      const lines = tooLateLinesSql('too_late_staged', ask.batch, ask.reason);
+      await batches.batch([
+        ...RedshiftRollup.prepareStatements(target, output, manifests, 'too_late_staged'),
+        `UNLOAD ('${lines.replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}lines/`)} ${roleOf(target)} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+      ], `too-late records of ${ask.day} (batch ${ask.batch})`);
+      const local = join(ask.dir, 'too-late.parquet');
+      // The batch's staged pings are some: no file is a failed UNLOAD.
+      await this.fetchUnloaded(`${unloadPrefix}lines/`, local, `the too-late records of ${ask.day}`, null);
+      await this.files.jsonLines(local, ask.out);
+    } finally {
+      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+    }
   }
 
   /**
@@ -330,20 +345,19 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /**
-   * The one file an UNLOAD (PARALLEL OFF) wrote under `folder`, fetched to `local`; its rows. None
+   * The one file an UNLOAD (PARALLEL OFF) wrote under `folder`, fetched to `local`; its rows (as its footer says). None
    * written is an empty file of `empty`'s columns, made here, where the result may have no rows
    * (whether Redshift's UNLOAD of no rows writes a file is not documented); else a failed UNLOAD.
    */
-  private async fetchUnloaded(folder: string, local: string, what: string, empty: Parameters<typeof emptyParquet>[1] | null): Promise<number> {
+  private async fetchUnloaded(folder: string, local: string, what: string, empty: Parameters<LocalFiles['emptyParquet']>[0] | null): Promise<number> {
     const { store } = this.opts;
     const unloaded = (await store.list(folder)).filter((k) => !k.endsWith('/'));
     if (unloaded.length > 1 || (unloaded.length === 0 && empty === null)) {
       throw new RedshiftRollupError(`the warehouse's UNLOAD of ${what} wrote ${unloaded.length} files under ${store.url}${folder}, not one; run again`);
     }
-    if (unloaded.length === 0) await emptyParquet(this.db, empty!, local);
+    if (unloaded.length === 0) await this.files.emptyParquet(empty!, local);
     else await store.download(unloaded[0]!, local);
-    const [{ n }] = (await queryRows<{ n: bigint }>(this.db, `SELECT count(*) AS n FROM read_parquet(${sqlString(local)})`)) as [{ n: bigint }];
-    return Number(n);
+    return parquetRowCount(local);
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
@@ -445,7 +459,7 @@ export class RedshiftRollup implements RollupEngine {
       unload: [
         ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
         // The session's temporary table of the records left out as automated traffic: the day's rejects have them.
-        `UNLOAD ('${EXCLUDED_RECORD.replace(/'/g, "''")}') TO ${s3(`${input.unloadPrefix}${EXCLUDED_RECORDS}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        `UNLOAD ('${invalidTrafficLinesSql('excluded').replace(/'/g, "''")}') TO ${s3(`${input.unloadPrefix}${EXCLUDED_RECORDS}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
       ],
     };
   }
@@ -459,17 +473,4 @@ function s3In(output: S3Location): (key: string) => string {
 /** The role COPY and UNLOAD assume, as statements say it. */
 function roleOf(target: { iamRole: string }): string {
   return `IAM_ROLE '${target.iamRole}'`;
-}
-
-/**
- * An empty Parquet file of a table's columns (the registry's, made in a schema of the day's DuckDB
- * the first time), for a table the warehouse UNLOADed no file of.
- */
-async function emptyParquet(db: DuckDBConnection, table: TableName | typeof MONTH_TABLE | 'statement_adjustments', file: string): Promise<void> {
-  const [{ n }] = (await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM information_schema.schemata WHERE schema_name = 'unload_shapes'`)) as [{ n: bigint }];
-  if (n === 0n) {
-    await db.run('CREATE SCHEMA unload_shapes');
-    for (const d of DATASETS) await db.run(createTable(d, 'postgres', 'unload_shapes'));
-  }
-  await db.run(`COPY (SELECT * FROM unload_shapes.${table}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION ${PARQUET_CODEC})`);
 }

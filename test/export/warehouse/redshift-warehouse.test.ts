@@ -11,7 +11,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedshiftDataApi, RedshiftStatementError, RedshiftWarehouse } from '../../../export/warehouse/redshift/redshift-warehouse.js';
 import { warehouseStatements } from '../../../export/warehouse/sql/ddl.js';
-import { EXCLUDED_RECORD, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { invalidTrafficLinesSql } from '../../../rollup/rejects-lines.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import type { RedshiftConfig } from '../../../export/warehouse/redshift/redshift-config.js';
 import { memoryLog } from '../../../lib/log.js';
@@ -21,7 +22,6 @@ import { generateSample, objectBody, sampleEpisodeCatalog as generatedCatalog } 
 import { DATASETS } from '../../../datasets/registry.js';
 import { TABLES } from '../../../rollup/rules.js';
 import { RedshiftRollup } from '../../../rollup/engines/redshift/redshift-rollup.js';
-import { DuckDbRollup } from '../../../rollup/engines/duckdb/duckdb-rollup.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { query, rm, runDay, setEnv, tempDir } from '../../support/job-fixture.js';
 import { startMoto } from '../../support/moto.js';
@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { insertRows, PG_NAME, startPostgres } from '../../support/postgres.js';
 import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
-import { DuckDBInstance, lazyConnection, queryRows } from '../../../lib/duckdb-engine.js';
+import { DuckDBInstance, queryRows } from '../../../lib/duckdb-engine.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 const rs = mockClient(RedshiftDataClient);
@@ -95,9 +95,10 @@ describe('loading a day', () => {
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast);
     const wh = new RedshiftWarehouse(api, cfg(), output, put);
     // The Redshift engine (rollup/engines/redshift/): its COPY manifests go to the output through its store.
-    // runInWarehouse works in the warehouse only: a local connection it opened would fail the test.
-    const noLocal = lazyConnection(() => Promise.reject(new Error('runInWarehouse opened a local connection')));
-    const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init(), month: new DuckDbRollup(noLocal) }, noLocal);
+    // runInWarehouse works in the warehouse only: a local file it made would fail the test.
+    const noLocal = (): Promise<void> => Promise.reject(new Error('runInWarehouse made a local file'));
+    const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init() },
+      { emptyParquet: noLocal, valueParquet: noLocal, jsonLines: noLocal });
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
       { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
@@ -360,7 +361,7 @@ describe('make rollup with Redshift configured', () => {
       expect(unloads).toEqual([...TABLES.map((t) =>
         `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
         // The records left out as automated traffic, from the session's temporary table: for the day's rejects.
-        `UNLOAD ('${EXCLUDED_RECORD}') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/invalid_traffic_records/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`]);
+        `UNLOAD ('${invalidTrafficLinesSql('excluded').replace(/'/g, "''")}') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/invalid_traffic_records/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`]);
       // The day's rejects are the same lines either way, automated traffic among them, each with its rule.
       const rejectLines = async (st: { get(key: string): Promise<Buffer | null> }) => gunzipSync((await st.get('_runs/dt=2026-11-01/rejects.jsonl.gz'))!).toString().split('\n').filter(Boolean).sort();
       const [ours, reference] = [await rejectLines(store), await rejectLines(new S3ObjectStore(client, 'rollups', 'duckdb/'))];

@@ -11,7 +11,7 @@ import { DEFAULT_PLATFORMS } from '../../../ingest/ping-record.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { writeInvalidRejects } from '../../../rollup/invalid-rejects.js';
+import { writeInvalidRejects } from '../../../rollup/engines/duckdb/invalid-rejects.js';
 import type { CatalogOnly } from '../../../rollup/rules.js';
 
 const DAY = '2026-11-01';

@@ -13,6 +13,7 @@ import { makeS3Client } from '../../../infra/aws/s3-client.js';
 import { DuckDBInstance, sqlString } from '../../../lib/duckdb-engine.js';
 import { memoryLog } from '../../../lib/log.js';
 import { DuckDbRollup } from '../../../rollup/engines/duckdb/duckdb-rollup.js';
+import { duckdbLocalFiles } from '../../../rollup/engines/duckdb/local-files.js';
 import { RedshiftRollup } from '../../../rollup/engines/redshift/redshift-rollup.js';
 import type { IssuedStatement, StagedFile, StatementAsk } from '../../../rollup/engine.js';
 import type { RollupSettings } from '../../../rollup/rules.js';
@@ -84,7 +85,7 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 });
     const warehouse = new RedshiftWarehouse(api, cfg, output, (key, body) => store.put(key, body));
     await warehouse.init();
-    const redshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings, ensureTables: () => warehouse.init(), month: new DuckDbRollup(local) }, local);
+    const redshift = new RedshiftRollup({ batches: api, target: cfg, output, store, settings, ensureTables: () => warehouse.init() }, duckdbLocalFiles(local));
     return { store, sent, redshift, duckdb: new DuckDbRollup(local, settings), run: { id, fence: async () => {}, log: memoryLog() } };
   };
 

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, EXCLUDED_RECORD, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { invalidTrafficLinesSql } from '../../../rollup/rejects-lines.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
 import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
 import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
@@ -105,7 +106,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
     // The records left out, each as its rejects line has it.
-    const wantExcluded = normalized(await queryRows(c, EXCLUDED_RECORD));
+    const wantExcluded = normalized(await queryRows(c, invalidTrafficLinesSql('excluded')));
     expect(want.daily_episode_stats.length).toBeGreaterThan(10);
     expect(wantExcluded.length).toBe(want.daily_ingest_audit.filter((r) => r.outcome === 'invalid_traffic').reduce((n, r) => n + (r.records as number), 0));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
@@ -149,7 +150,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       expect(statements.join('\n')).not.toContain(KEY.secret);
       for (const sql of statements) await tx.exec(sql);
     });
-    expect(normalized((await pg.query<Record<string, unknown>>(EXCLUDED_RECORD)).rows), 'excluded').toEqual(wantExcluded);
+    expect(normalized((await pg.query<Record<string, unknown>>(invalidTrafficLinesSql('excluded'))).rows), 'excluded').toEqual(wantExcluded);
     // The temporary tables go with the session (Redshift's is the batch's); the seeds share this one.
     await pg.exec('DISCARD TEMP');
     for (const t of TABLES) {
