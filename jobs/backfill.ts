@@ -4,6 +4,7 @@
  * a time. Resumable: a day whose manifest names exactly the batches and scans it would read now is
  * skipped (unless `force`). One failed day does not stop the others.
  */
+import { withStage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import { inputsChanged, readManifest } from '../export/manifest.js';
@@ -12,12 +13,10 @@ import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tabl
 import type { Log } from '../lib/log.js';
 import { addDays, addMonths, daysFrom, dayNumber } from '../lib/utc-day.js';
 import { MONTH_TABLE, outputKey } from '../rollup/output-file.js';
-import type { Ledger } from '../state/ledger.js';
-import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Backends } from '../infra/backends.js';
 import { ConfigError, type Config } from '../infra/config.js';
 import { staleAmong, type JobOptions, type JobSummary } from './daily.js';
-import { withRun } from './run.js';
+import { withRun, type Run } from './run.js';
 import { ingest, refuseUnlisted, stagedByShards } from './stages/ingest.js';
 import { publishDay, publishMonth, settleStates } from './stages/publish.js';
 import { rollupDay, rollupMonth } from './stages/rollup.js';
@@ -78,7 +77,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
   return withRun(backends, { id: run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async (r) => {
-    const { ledger, publisher } = r;
+    const { publisher } = r;
     let days = range ?? [];
     if (opts.stale) {
       // The days ever published (in the range, if one was given); today's and later are still arriving.
@@ -97,13 +96,13 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
     // SHA-256), or kept to it otherwise (PINGROLL_CATALOG_ONLY). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
-    const ingested = await r.withEngine('ingest', config.memoryLimitMb, async (db) => {
-      const catalog = await r.episodeCatalog(db);
+    const ingested = await withStage({ config, backends, run: r }, 'ingest', async (stage) => {
+      const catalog = await r.episodeCatalog(stage.db);
       recatalog = opts.stale || !catalog ? null : catalogUse(catalog.sha256, config.catalogOnly);
       // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
       // days are listed if they never were); --stale for none: it lists what the schedule and the
       // window say, and republishes what that staged.
-      const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(config, backends, r, db, { ...opts, asked: range ?? [], tables: [...tables.values()] });
+      const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(stage, { ...opts, asked: range ?? [], tables: [...tables.values()] });
       await got.settle();
       // A range from what shards staged: every day of it was asked of them (--stale rolls up only days that were published, so listed).
       if (opts.noIngest && range && !opts.stale) refuseUnlisted(got.listed, range, opts.now ?? new Date());
@@ -134,15 +133,15 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
             summary.closed.push(day);
             return;
           }
-          if (!opts.force && await sameInputs(store, ledger, day, rekey, recatalog)) {
+          if (!opts.force && await sameInputs(r, day, { rekey, recatalog })) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
             summary.skipped.push(day);
             return;
           }
           // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
-          const published = await r.withEngine(day, Math.max(256, Math.floor(config.memoryLimitMb / parallel)), (db) =>
-            r.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(config, backends, r, db, dir, day, ingested))));
+          const published = await withStage({ config, backends, run: r }, day, (stage) =>
+            r.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(stage, dir, day, ingested))), Math.max(256, Math.floor(config.memoryLimitMb / parallel)));
           summary.pings += published.pings;
           summary.done.push(day);
         } catch (err) {
@@ -156,12 +155,12 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     }
     await queue.onIdle();
     if (summary.closed.length) log.info('day.closed', { days: summary.closed.sort(), reason: 'their months are closed: pings that arrived for them are reported as adjustments' });
-    await r.withEngine('adjust', config.memoryLimitMb, (db) => adjust(backends, r, db));
+    await withStage({ config, backends, run: r }, 'adjust', adjust);
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
     summary.settled = await r.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(store, ledger, day, null, null))) refusedStale.push(day);
+    for (const day of summary.refused) if (!(await sameInputs(r, day, { rekey: null, recatalog: null }))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -170,7 +169,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       for (const month of [...new Set(summary.done.map((d) => d.slice(0, 7)))].sort()) {
         if (addDays(addMonths(`${month}-01`, 1), -1) >= today) continue;
         if ((await store.size(outputKey(MONTH_TABLE, `${month}-01`))) === null) continue;
-        await r.withEngine(month, config.memoryLimitMb, (db) => r.withFolder(`month-${month}`, async (dir) => publishMonth(r, month, await rollupMonth(backends, r, db, dir, month))));
+        await withStage({ config, backends, run: r }, month, (stage) => r.withFolder(`month-${month}`, async (dir) => publishMonth(r, month, await rollupMonth(stage, dir, month))));
         summary.months.push(month);
       }
     }
@@ -188,7 +187,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
  * `rekey` (the set viewer key's id), its viewer datasets were made with that key, and with `recatalog`
  * (the set episode catalog's SHA-256), its completion with that catalog, or the day had no ping.
  */
-async function sameInputs(store: ObjectStore, ledger: Ledger, day: string, rekey: string | null, recatalog: string | null): Promise<boolean> {
+async function sameInputs({ store, ledger }: Pick<Run, 'store' | 'ledger'>, day: string, { rekey, recatalog }: { rekey: string | null; recatalog: string | null }): Promise<boolean> {
   const manifest = await readManifest(store, day);
   if (manifest === null || inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) return false;
   if (manifest.pings === 0) return true;

@@ -6,6 +6,7 @@
  *
  *   lock (run.ts) → adjustments (stages/adjust.ts) → close (stages/close.ts)
  */
+import { withStage, type Stage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { RUNS } from '../datasets/layout.js';
 import type { Log } from '../lib/log.js';
@@ -13,10 +14,9 @@ import { addMonths } from '../lib/utc-day.js';
 import { UTC } from '../lib/time-zone.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
-import { withRun, type Run } from './run.js';
+import { withRun } from './run.js';
 import { adjust } from './stages/adjust.js';
 import { CloseRefusedError, closeMonth, resumeReopens, type Closed } from './stages/close.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
 
 export interface CloseOptions { month: string; tz?: string; reopen?: string | null; log: Log; now?: Date; waitSeconds?: number }
 
@@ -25,10 +25,10 @@ export async function runClose(config: Config, backends: Backends, opts: CloseOp
   const tz = opts.tz ?? UTC;
   const what = `close ${opts.month}${tz === UTC ? '' : ` --tz ${tz}`}${opts.reopen ? ' --reopen' : ''}`;
   return withRun(backends, { id, command: what, kind: 'close', log: opts.log, waitSeconds: opts.waitSeconds, start: ['close.start', { run: id, month: opts.month, tz, reopen: opts.reopen ?? null }] }, (run) =>
-    run.withEngine('close', config.memoryLimitMb, async (db) => {
-      await adjust(backends, run, db);
-      await resumeReopens(config, backends, run, db, opts.now);
-      return { run: id, ...(await closeMonth(config, backends, run, db, { month: opts.month, tz, reopen: opts.reopen ?? null, now: opts.now })) };
+    withStage({ config, backends, run }, 'close', async (stage) => {
+      await adjust(stage);
+      await resumeReopens(stage, opts.now);
+      return { run: id, ...(await closeMonth(stage, { month: opts.month, tz, reopen: opts.reopen ?? null, now: opts.now })) };
     }));
 }
 
@@ -38,7 +38,8 @@ export async function runClose(config: Config, backends: Backends, opts: CloseOp
  * (`month.not_closed`, with the days) and tried again by the next run; the months after it wait, so
  * that adjustments are always reported on the next month.
  */
-export async function autoClose(config: Config, backends: Backends, run: Run, db: DuckDBConnection, now: Date): Promise<string[]> {
+export async function autoClose(stage: Stage, now: Date): Promise<string[]> {
+  const { config, backends, run } = stage;
   if (config.closeAfterDays === null) return [];
   const closed: string[] = [];
   const thisMonth = now.toISOString().slice(0, 7);
@@ -50,7 +51,7 @@ export async function autoClose(config: Config, backends: Backends, run: Run, db
     // A month of which no day was ever published is no month of this output's.
     if (!(await anyPublished(backends, month))) continue;
     try {
-      await closeMonth(config, backends, run, db, { month, tz: UTC, now });
+      await closeMonth(stage, { month, tz: UTC, now });
       // (The run's closes are as they are now: the next month's adjustments are reported after this one.)
       closed.push(month);
     } catch (err) {

@@ -7,6 +7,7 @@
  *   lock (run.ts) → ingest (stages/ingest.ts) → roll up (stages/rollup.ts) → publish (stages/publish.ts)
  *   → adjustments of closed months (stages/adjust.ts) → the months due to close (close.ts)
  */
+import { withStage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { dayManifestKey } from '../datasets/layout.js';
 import { readManifest } from '../export/manifest.js';
@@ -67,7 +68,8 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
   }
   return withRun(backends, { id, command: `rollup ${day}`, kind: 'run', log, waitSeconds: opts.waitSeconds, start: ['run.start', { run: id, day }] }, (run) =>
     // DuckDB is loaded at the engine's first use: a run that finds nothing new never loads it.
-    run.withEngine('day', config.memoryLimitMb, async (db) => {
+    withStage({ config, backends, run }, 'day', async (stage) => {
+      const { db } = stage;
       refuseClosed(run, day);
       // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
       // published with was checked then.
@@ -75,7 +77,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       const published = await readManifest(backends.store, day);
       if (published?.settings !== settings) await run.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
-        : await ingest(config, backends, run, db, { ...opts, asked: [day], tables });
+        : await ingest(stage, { ...opts, asked: [day], tables });
       if (opts.noIngest) refuseUnlisted(ingested.listed, [day], opts.now ?? new Date());
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
       Object.assign(summary, read);
@@ -84,22 +86,22 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       await allEnded([settle, async () => {
         // Nothing new for the day (no batch or scan, the same settings, state and unreadable objects):
         // it stays as published, and the check is recorded (status and the next publication say when).
-        const asIs = await publishedAsIs(run, published, day, { ...read, listed }, settings);
+        const asIs = await publishedAsIs(run, { day, manifest: published, settings }, { ...read, listed });
         if (asIs) {
           await recordCheck(backends.store, day, run.id);
           log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.publishedAt ?? asIs.finishedAt, pings: asIs.pings });
           Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: dayManifestKey(day) });
         } else {
-          const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { ...read, listed })));
+          const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { ...read, listed })));
           Object.assign(summary, rolled);
         }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
       }], 2);
       // What arrived for closed months: adjustments; a reopen a killed run left, completed; then the months due to close.
-      await adjust(backends, run, db);
-      await resumeReopens(config, backends, run, db, opts.now ?? new Date());
-      await autoClose(config, backends, run, db, opts.now ?? new Date());
+      await adjust(stage);
+      await resumeReopens(stage, opts.now ?? new Date());
+      await autoClose(stage, opts.now ?? new Date());
       await retain(config, backends, run, opts.now ?? new Date());
       if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
       log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(backends.store, touched, new Set([day])) });

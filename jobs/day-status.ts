@@ -44,7 +44,19 @@ export interface DayStatus {
   blocker: string | null;
 }
 
-export async function dayStatus(store: ObjectStore, ledger: Ledger, quarantine: Quarantine, listed: ListedDays, day: string, now: Date, closes?: Closes): Promise<DayStatus> {
+/** What a day's status is read from: the output's store, and its state as loaded (read only). */
+export interface StateSnapshot {
+  store: ObjectStore;
+  ledger: Ledger;
+  quarantine: Quarantine;
+  /** What the listers know of delivery days. */
+  listed: ListedDays;
+  /** The closed months; none: a day is never `closed`. */
+  closes?: Closes;
+}
+
+export async function dayStatus(state: StateSnapshot, day: string, now: Date): Promise<DayStatus> {
+  const { store, ledger, quarantine, listed, closes } = state;
   const manifest = await readManifest(store, day);
   const inputs = await ledger.inputsFor(day);
   const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest?.missingTables ?? [], listed.waitingFor(day), now.getTime());

@@ -14,6 +14,7 @@
  *
  *   lock (run.ts) → ingest (stages/ingest.ts) → the listing sealed
  */
+import { withStage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { tablesForDay, type MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { shardText, type Shard } from '../ingest/batch/shard.js';
@@ -54,8 +55,8 @@ export async function runIngestJob(config: Config, backends: Backends, opts: Ing
   const tables = new Map<string, MonthlyTable>();
   if (config.ddbTables) for (const d of asked) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
   return withRun(backends, { id, command: name ? `ingest --shard ${name}` : 'ingest', kind: 'ingest', log, waitSeconds: opts.waitSeconds, shard, start: ['ingest.start', { run: id, shard: name }] }, (run) =>
-    run.withEngine('ingest', config.memoryLimitMb, async (db) => {
-      const { settle, ...ingested } = await ingest(config, backends, run, db, { ...opts, asked, tables: [...tables.values()] });
+    withStage({ config, backends, run }, 'ingest', async (stage) => {
+      const { settle, ...ingested } = await ingest(stage, { ...opts, asked, tables: [...tables.values()] });
       await settle();
       return { run: id, ...ingested };
     }));

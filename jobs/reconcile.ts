@@ -7,6 +7,7 @@
  *
  *   lock (run.ts) → ingest, those days listed in full (stages/ingest.ts) → the listing sealed
  */
+import { withStage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { shardText, type Shard } from '../ingest/batch/shard.js';
 import type { Log } from '../lib/log.js';
@@ -44,8 +45,8 @@ export async function runReconcile(config: Config, backends: Backends, opts: Rec
   const name = shard ? shardText(shard) : null;
   return withRun(backends, { id, command: `reconcile ${opts.from}..${opts.to}${name ? ` --shard ${name}` : ''}`, kind: 'reconcile', log, waitSeconds: opts.waitSeconds, shard,
     start: ['reconcile.start', { run: id, from: opts.from, to: opts.to, shard: name }] }, (run) =>
-    run.withEngine('reconcile', config.memoryLimitMb, async (db) => {
-      const { settle, listed: _, batches: __, listedObjects: listed, ...out } = await ingest(config, backends, run, db, { now: opts.now, asked: [], listInFull: days, tables: [] });
+    withStage({ config, backends, run }, 'reconcile', async (stage) => {
+      const { settle, listed: _, batches: __, listedObjects: listed, ...out } = await ingest(stage, { now: opts.now, asked: [], listInFull: days, tables: [] });
       await settle();
       const stale: string[] = [];
       for (const d of out.touched) if ((await backends.store.size(dayManifestKey(d))) !== null) stale.push(d);

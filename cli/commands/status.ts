@@ -23,7 +23,7 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   await store.check();
   const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
   const statuses: DayStatus[] = [];
-  for (const day of daysBetween(from, to)) statuses.push(await dayStatus(store, ledger, quarantine, listed, day, now, closes));
+  for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ store, ledger, quarantine, listed, closes }, day, now));
   // A closed day is final: as good as complete.
   const final = (s: DayStatus): boolean => s.state === 'complete' || s.state === 'closed';
   const verdict = statuses.every(final) ? 'complete' : statuses.every((s) => final(s) || s.state === 'provisional') ? 'provisional' : 'attention';

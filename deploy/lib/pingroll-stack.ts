@@ -308,14 +308,15 @@ export class PingrollStack extends Stack {
     // The episode catalog, that one object read.
     if (props.episodeCatalogKey) jobRole.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [outputBucket.arnForObjects(props.episodeCatalogKey)] }));
     const workgroupArn = props.redshiftWorkgroupArn;
-    // The jobs send batches (loads, rollups, the warehouse's tables); they read no query's rows.
+    // The jobs send batches (loads, rollups, the warehouse's tables), and queries whose rows they read
+    // (a day's figures as its transaction committed them, what a statement's new version changed).
     jobRole.addToPolicy(new iam.PolicyStatement({
-      actions: ['redshift-data:BatchExecuteStatement', 'redshift-serverless:GetCredentials'],
+      actions: ['redshift-data:BatchExecuteStatement', 'redshift-data:ExecuteStatement', 'redshift-serverless:GetCredentials'],
       resources: [workgroupArn],
     }));
     // Statement ids are not resources: the Data API scopes these to the statements the caller ran.
     jobRole.addToPolicy(new iam.PolicyStatement({
-      actions: ['redshift-data:DescribeStatement', 'redshift-data:CancelStatement'],
+      actions: ['redshift-data:DescribeStatement', 'redshift-data:GetStatementResult', 'redshift-data:CancelStatement'],
       resources: ['*'],
     }));
     // A day rolled up inside Redshift is two batches in one Data API session; the second names the
@@ -326,7 +327,7 @@ export class PingrollStack extends Stack {
       resources: ['*'],
       conditions: { StringEquals: { 'redshift-data:session-owner-iam-userid': '${aws:userid}' } },
     }));
-    ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement and CancelStatement have no resource-level permissions (a statement id is not a resource; the Data API lets a caller see only the statements it ran), and a BatchExecuteStatement in an open session names no workgroup: it is allowed only in sessions this role opened (redshift-data:session-owner-iam-userid)');
+    ack(jobRole, 'AwsSolutions-IAM5[Resource::*]', 'redshift-data:DescribeStatement, GetStatementResult and CancelStatement have no resource-level permissions (a statement id is not a resource; the Data API lets a caller see only the statements it ran), and a BatchExecuteStatement in an open session names no workgroup: it is allowed only in sessions this role opened (redshift-data:session-owner-iam-userid)');
     // The legacy monthly tables, when named: read only (a Scan, and DescribeTable to find them).
     if (props.ddbTables) {
       const prefix = props.ddbTables.split('{')[0]!;

@@ -6,7 +6,6 @@
  */
 import { makeWorkDir } from '../../lib/work-dir.js';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../../lib/log.js';
 import { dayOf } from '../../lib/utc-day.js';

@@ -10,7 +10,6 @@
  * freezes them (jobs/close.ts) and clears its pieces.
  */
 import { createHash } from 'node:crypto';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import type { OutputFile } from '../../rollup/output-file.js';
 import type { StagedFile } from '../../rollup/engine.js';
@@ -19,31 +18,31 @@ import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
 import { readFile, stat } from 'node:fs/promises';
 import { gatherDay } from '../../state/day-inputs.js';
-import type { Backends } from '../../infra/backends.js';
-import type { Run } from '../run.js';
+import type { Stage } from './stage.js';
 
 /** What the stage did: the months whose adjustments it published, the closed days it read again, and the records it found too late. */
 export interface Adjusted { months: string[]; days: string[]; tooLate: number }
 
 /** Makes the pieces of the marked days, then publishes each reported month whose pieces changed. */
-export async function adjust(backends: Backends, run: Run, db: DuckDBConnection): Promise<Adjusted> {
-  const { store } = backends;
+export async function adjust(stage: Stage): Promise<Adjusted> {
+  const { run } = stage;
+  const { store } = stage.backends;
   const marked = await lateDays(store);
   const dirty = new Set<string>();
   let tooLate = 0;
   for (const day of marked) {
     // A day whose staged data expired cannot deduplicate anything: what came for it is too late.
     if (run.closes.covering(day).some((c) => c.days[day]!.expired)) {
-      tooLate += await tooLateDay(backends, run, db, day);
+      tooLate += await tooLateDay(stage, day);
       continue;
     }
     for (const close of run.closes.covering(day)) {
       const reported = run.closes.reportedIn(close.month, close.tz);
-      if (await makePiece(backends, run, db, close, reported, day)) dirty.add(reported);
+      if (await makePiece(stage, close, reported, day)) dirty.add(reported);
     }
   }
   const months = [...dirty].sort();
-  for (const month of months) await publishAdjustments(backends, run, db, month);
+  for (const month of months) await publishAdjustments(stage, month);
   // Only once every piece they asked for is made and published.
   for (const day of marked) await clearLate(store, day);
   if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months, tooLateRecords: tooLate });
@@ -56,7 +55,7 @@ export async function adjust(backends: Backends, run: Run, db: DuckDBConnection)
  * counts of the run that found them, `.json`), accounted in each close of the day, and their staging
  * removed. How many pings were too late.
  */
-async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, day: string): Promise<number> {
+async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<number> {
   const { store } = backends;
   const closes = run.closes.covering(day);
   const counted = new Set(closes.flatMap((c) => [...accounted(c.days[day]!)]));
@@ -103,7 +102,7 @@ async function tooLateDay(backends: Backends, run: Run, db: DuckDBConnection, da
 }
 
 /** The piece of one closed day; whether it changed (made, or removed for want of pending batches). */
-async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, close: Close, reported: string, day: string): Promise<boolean> {
+async function makePiece({ backends, run, db }: Stage, close: Close, reported: string, day: string): Promise<boolean> {
   const { store } = backends;
   const at: PieceOf = { reported, month: close.month, tz: close.tz, day };
   const inputs = await run.ledger.inputsFor(day);
@@ -127,10 +126,11 @@ async function makePiece(backends: Backends, run: Run, db: DuckDBConnection, clo
 }
 
 /** The month's statement_adjustments: every piece reported on it, published whole. */
-export async function publishAdjustments(backends: Backends, run: Run, db: DuckDBConnection, month: string): Promise<OutputFile> {
-  const { store } = backends;
+export async function publishAdjustments(stage: Stage, month: string): Promise<OutputFile> {
+  const { run } = stage;
+  const { store } = stage.backends;
   return run.withFolder(`adjustments-${month}`, async (dir) => {
-    const file = await adjustmentsFile(backends, run, db, { month, dir });
+    const file = await adjustmentsFile(stage, { month, dir });
     await run.publisher.publishAdjustments(month, file);
     run.log.info('adjustments.published', { run: run.id, reportedMonth: month, rows: file.rows, key: `${store.url}${file.key}` });
     return file;
@@ -138,7 +138,7 @@ export async function publishAdjustments(backends: Backends, run: Run, db: DuckD
 }
 
 /** The month's statement_adjustments as a local Parquet file, made by the engine from its pieces (fetched when it reads local files). */
-export async function adjustmentsFile(backends: Backends, run: Run, db: DuckDBConnection, at: { month: string; dir: string }): Promise<OutputFile> {
+export async function adjustmentsFile({ backends, run, db }: Stage, at: { month: string; dir: string }): Promise<OutputFile> {
   const { store } = backends;
   const engine = backends.rollup(db);
   const pieces: StagedFile[] = [];

@@ -6,7 +6,7 @@
  * zone), the adjustments reported on it that the close freezes, and the close itself, last; a run
  * killed in between is completed by the next one.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Stage } from './stage.js';
 import { join } from 'node:path';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { outputKey, type OutputFile } from '../../rollup/output-file.js';
@@ -18,10 +18,7 @@ import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordF
 export { CloseRefusedError, CloseUsageError };
 import { ListedDays } from '../../state/listing-state.js';
 import { versionLine } from '../../infra/version.js';
-import type { Backends } from '../../infra/backends.js';
-import type { Config } from '../../infra/config.js';
 import { dayStatus } from '../day-status.js';
-import type { Run } from '../run.js';
 import { adjustmentsFile, publishAdjustments } from './adjust.js';
 import { publishDay } from './publish.js';
 import { rollupDay, rollupMonth } from './rollup.js';
@@ -30,7 +27,8 @@ export interface CloseAsk { month: string; tz: string; reopen?: string | null; n
 
 export interface Closed { month: string; tz: string; version: number; closedAt: string; series: number; changed: number; adjustments: number }
 
-export async function closeMonth(config: Config, backends: Backends, run: Run, db: DuckDBConnection, ask: CloseAsk): Promise<Closed> {
+export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
+  const { config, backends, run } = stage;
   const { month, tz } = ask;
   const now = ask.now ?? new Date();
   const { store } = backends;
@@ -50,7 +48,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
   const listed = await ListedDays.load(store, config.schedule);
   const notReady: string[] = [];
   for (const day of checked) {
-    const s = await dayStatus(store, run.ledger, run.quarantine, listed, day, now, run.closes);
+    const s = await dayStatus({ store, ledger: run.ledger, quarantine: run.quarantine, listed, closes: run.closes }, day, now);
     // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
     const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
     if (!ok) notReady.push(`${day} (${s.state}: ${s.blocker ?? s.reason})`);
@@ -64,14 +62,14 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     await beginReopen(store, { month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
     // The days it froze again, from everything staged now.
     for (const day of frozen) {
-      await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(config, backends, run, db, dir, day, { scanned: [], missingTables: [], listed })));
+      await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { scanned: [], missingTables: [], listed })));
     }
   }
   const closedAt = now.toISOString();
   const version = (was?.version ?? 0) + 1;
   return run.withFolder(`close-${month}`, async (dir) => {
-    const monthly = (await rollupMonth(backends, run, db, dir, month, tz)).file;
-    const { file: statement, changed } = await issueStatement(backends, run, db, { month, tz, version, closedAt, monthly, dir });
+    const monthly = (await rollupMonth(stage, dir, month, tz)).file;
+    const { file: statement, changed } = await issueStatement(stage, { month, tz, version, closedAt, monthly, dir });
     // Each day's inputs as the figures counted them.
     const covered: Record<string, CoveredDay> = {};
     for (const day of days) {
@@ -99,7 +97,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
         }
         if (any) adjusted.push(next);
       }
-      tables.push(await adjustmentsFile(backends, run, db, { month, dir }));
+      tables.push(await adjustmentsFile(stage, { month, dir }));
     }
     await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
     if (ask.reopen) await finishReopen(store, month, tz);
@@ -108,7 +106,7 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
       const reported = run.closes.reportedIn(month, tz);
-      if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(backends, run, db, reported);
+      if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(stage, reported);
     }
     // The run's closes as they are now, for every holder (the next month's adjustments are reported after this one).
     await run.closes.reload();
@@ -122,7 +120,8 @@ export async function closeMonth(config: Config, backends: Backends, run: Run, d
  * Completes the reopens that runs killed midway left (their days published again, the new version
  * not yet): each is done again whole, with its reason. The months it completed.
  */
-export async function resumeReopens(config: Config, backends: Backends, run: Run, db: DuckDBConnection, now = new Date()): Promise<string[]> {
+export async function resumeReopens(stage: Stage, now = new Date()): Promise<string[]> {
+  const { backends, run } = stage;
   const done: string[] = [];
   for (const r of await unfinishedReopens(backends.store)) {
     const c = run.closes.get(r.month, r.tz);
@@ -132,14 +131,14 @@ export async function resumeReopens(config: Config, backends: Backends, run: Run
       continue;
     }
     run.log.warn('close.resume', { month: r.month, tz: r.tz, reason: r.reason, hint: 'a reopen was stopped midway; completing it' });
-    await closeMonth(config, backends, run, db, { month: r.month, tz: r.tz, reopen: r.reason, now });
+    await closeMonth(stage, { month: r.month, tz: r.tz, reopen: r.reason, now });
     done.push(r.month);
   }
   return done;
 }
 
 /** The month's monthly_statements (the versions issued before, every zone, and this one's rows), made by the engine; and what this version changed. */
-async function issueStatement(backends: Backends, run: Run, db: DuckDBConnection, ask: Omit<StatementAsk, 'before'>): Promise<IssuedStatement> {
+async function issueStatement({ backends, run, db }: Stage, ask: Omit<StatementAsk, 'before'>): Promise<IssuedStatement> {
   const engine = backends.rollup(db);
   const key = outputKey('monthly_statements', `${ask.month}-01`);
   const size = await backends.store.size(key);

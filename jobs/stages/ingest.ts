@@ -4,7 +4,7 @@
  * days it added records to, what the listers know of delivery days, and `settle`, which seals and
  * saves the listing (the job calls it once, and may roll up meanwhile).
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Stage } from './stage.js';
 import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { owns, type Shard } from '../../ingest/batch/shard.js';
@@ -63,7 +63,8 @@ export interface IngestAsk {
 }
 
 /** Parses every new log object, then reads the tables that need it. */
-export async function ingest(config: Config, backends: Backends, run: Run, db: DuckDBConnection, ask: IngestAsk): Promise<Ingested> {
+export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
+  const { config, backends, run, db } = stage;
   const { log, ledger, quarantine, shard } = run;
   const now = ask.now ?? new Date();
   const batch = await ingestNewObjects({

@@ -4,7 +4,6 @@
  * (rollup/engine.ts), and made ready to publish: its files, its rejects, its manifest. Nothing is
  * published here.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayRejectsKey } from '../../datasets/layout.js';
 import { dayRejects } from '../../export/day-rejects.js';
 import { dayManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
@@ -21,6 +20,7 @@ import type { ListedDays } from '../../state/listing-state.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Config } from '../../infra/config.js';
 import type { Run } from '../run.js';
+import type { Stage } from './stage.js';
 
 /** What the run's ingest said that a day's manifest and state need. */
 export interface IngestReport {
@@ -52,7 +52,8 @@ export async function settingsOf(config: Config, backends: Backends, run: Run): 
  * table scans, the same settings (daySettings), the same state and the same unreadable objects; else
  * null. Such a day is left as it is (no DuckDB, no warehouse load): the run says it checked it.
  */
-export async function publishedAsIs(run: Run, manifest: DayManifest | null, day: string, ingest: IngestReport, settings: string, now = new Date()): Promise<DayManifest | null> {
+export async function publishedAsIs(run: Run, published: { day: string; manifest: DayManifest | null; settings: string }, ingest: IngestReport, now = new Date()): Promise<DayManifest | null> {
+  const { day, manifest, settings } = published;
   if (!manifest || manifest.settings !== settings) return null;
   if (inputsChanged(manifest, (await run.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
   if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return null;
@@ -64,8 +65,9 @@ export async function publishedAsIs(run: Run, manifest: DayManifest | null, day:
   return manifest;
 }
 
-/** Rolls `day` up from everything staged for it; `db` is the day's own connection, `dir` its own folder (the files it hands on are there). */
-export async function rollupDay(config: Config, backends: Backends, run: Run, db: DuckDBConnection, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
+/** Rolls `day` up from everything staged for it, with the stage's own connection; `dir` is the day's own folder (the files it hands on are there). */
+export async function rollupDay(stage: Stage, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
+  const { config, backends, run, db } = stage;
   const settings = await settingsOf(config, backends, run);
   const { store } = backends;
   const rollup = backends.rollup(db);
@@ -94,7 +96,7 @@ export async function rollupDay(config: Config, backends: Backends, run: Run, db
 }
 
 /** Rolls a month of `tz` (`monthly_series_stats`) up from every UTC day that can hold it and has staged data. */
-export async function rollupMonth(backends: Backends, run: Run, db: DuckDBConnection, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
+export async function rollupMonth({ backends, run, db }: Stage, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
   const rollup = backends.rollup(db);
   const days: MonthDay[] = [];
   const { from, to } = utcDaysOfLocalMonth(month, tz);

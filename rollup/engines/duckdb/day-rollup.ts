@@ -16,7 +16,7 @@ import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
-import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
+import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 
 /**

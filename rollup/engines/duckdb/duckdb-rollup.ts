@@ -11,7 +11,6 @@ import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay } from './adjustments.js';
 import { ADJUSTMENTS_ORDER, adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
-import { emptyOf } from '../../output-file.js';
 import { writeInvalidRejects } from './invalid-rejects.js';
 
 /** A staged file's local path: the DuckDB engine reads local files only. */

@@ -23,7 +23,7 @@ import { monthRollupStatements } from './month-rollup-sql.js';
 import { adjustmentsSql, changesSql, statementSql } from './statement-sql.js';
 import { adjustStatements } from './adjust-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
-import { figureChanges, TABLES, VIEWER_TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
+import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
 import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
@@ -410,7 +410,7 @@ export class RedshiftRollup implements RollupEngine {
 
   /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (`statements`). */
   async runInWarehouse(day: string, input: WarehouseRollup): Promise<void> {
-    const { output, store, target } = this.opts;
+    const { output, target } = this.opts;
     await this.opts.ensureTables();
     // Each COPY's manifest, under unloadPrefix; none for no files.
     const prefix = input.unloadPrefix;
