@@ -16,7 +16,7 @@ import { MONTH_TABLE, outputKey } from '../rollup/output-file.js';
 import type { Backends } from '../infra/backends.js';
 import { ConfigError, type Config } from '../infra/config.js';
 import { staleAmong, type JobOptions, type JobSummary } from './daily.js';
-import { withRun, type Run } from './run.js';
+import { withRun, type RunState } from './run.js';
 import { ingest, refuseUnlisted, stagedByShards } from './stages/ingest.js';
 import { publishDay, publishMonth, settleStates } from './stages/publish.js';
 import { rollupDay, rollupMonth } from './stages/rollup.js';
@@ -97,7 +97,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     // SHA-256), or kept to it otherwise (PINGROLL_CATALOG_ONLY). A bad catalog stops the backfill here, before any work.
     let recatalog: string | null = null;
     const ingested = await withStage({ config, backends, run: r }, 'ingest', async (stage) => {
-      const catalog = await r.episodeCatalog(stage.db);
+      const catalog = await r.work.episodeCatalog(stage.db);
       recatalog = opts.stale || !catalog ? null : catalogUse(catalog.sha256, config.catalogOnly);
       // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
       // days are listed if they never were); --stale for none: it lists what the schedule and the
@@ -129,11 +129,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
         try {
           // A day a close holds (its UTC month's close, or one under which its data expired) keeps its
           // figures: what arrived for it is an adjustment (or too late).
-          if (r.closes.holding(day)) {
+          if (r.state.closes.holding(day)) {
             summary.closed.push(day);
             return;
           }
-          if (!opts.force && await sameInputs(r, day, { rekey, recatalog })) {
+          if (!opts.force && await sameInputs(r.state, day, { rekey, recatalog })) {
             // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
             await publisher.registerPartitions(day);
             summary.skipped.push(day);
@@ -141,7 +141,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
           }
           // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
           const published = await withStage({ config, backends, run: r }, day, (stage) =>
-            r.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(stage, dir, day, ingested))), Math.max(256, Math.floor(config.memoryLimitMb / parallel)));
+            r.work.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(stage, dir, day, ingested))), Math.max(256, Math.floor(config.memoryLimitMb / parallel)));
           summary.pings += published.pings;
           summary.done.push(day);
         } catch (err) {
@@ -157,10 +157,10 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     if (summary.closed.length) log.info('day.closed', { days: summary.closed.sort(), reason: 'their months are closed: pings that arrived for them are reported as adjustments' });
     await withStage({ config, backends, run: r }, 'adjust', adjust);
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
-    summary.settled = await r.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
+    summary.settled = await r.work.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(r, day, { rekey: null, recatalog: null }))) refusedStale.push(day);
+    for (const day of summary.refused) if (!(await sameInputs(r.state, day, { rekey: null, recatalog: null }))) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -169,7 +169,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       for (const month of [...new Set(summary.done.map((d) => d.slice(0, 7)))].sort()) {
         if (addDays(addMonths(`${month}-01`, 1), -1) >= today) continue;
         if ((await store.size(outputKey(MONTH_TABLE, `${month}-01`))) === null) continue;
-        await withStage({ config, backends, run: r }, month, (stage) => r.withFolder(`month-${month}`, async (dir) => publishMonth(r, month, await rollupMonth(stage, dir, month))));
+        await withStage({ config, backends, run: r }, month, (stage) => r.work.withFolder(`month-${month}`, async (dir) => publishMonth(r, month, await rollupMonth(stage, dir, month))));
         summary.months.push(month);
       }
     }
@@ -187,7 +187,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
  * `rekey` (the set viewer key's id), its viewer datasets were made with that key, and with `recatalog`
  * (the set episode catalog's SHA-256), its completion with that catalog, or the day had no ping.
  */
-async function sameInputs({ store, ledger }: Pick<Run, 'store' | 'ledger'>, day: string, { rekey, recatalog }: { rekey: string | null; recatalog: string | null }): Promise<boolean> {
+async function sameInputs({ store, ledger }: Pick<RunState, 'store' | 'ledger'>, day: string, { rekey, recatalog }: { rekey: string | null; recatalog: string | null }): Promise<boolean> {
   const manifest = await readManifest(store, day);
   if (manifest === null || inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) return false;
   if (manifest.pings === 0) return true;

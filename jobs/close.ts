@@ -45,7 +45,7 @@ export async function autoClose(stage: Stage, now: Date): Promise<string[]> {
   const thisMonth = now.toISOString().slice(0, 7);
   for (let back = 12; back >= 1; back--) {
     const month = addMonths(`${thisMonth}-01`, -back).slice(0, 7);
-    if (run.closes.get(month, UTC)) continue;
+    if (run.state.closes.get(month, UTC)) continue;
     const due = Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`) + config.closeAfterDays * 86_400_000;
     if (now.getTime() < due) break;
     // A month of which no day was ever published is no month of this output's.

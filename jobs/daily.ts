@@ -75,7 +75,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // published with was checked then.
       const settings = await settingsOf(config, backends, run);
       const published = await readManifest(backends.store, day);
-      if (published?.settings !== settings) await run.episodeCatalog(db);
+      if (published?.settings !== settings) await run.work.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
         : await ingest(stage, { ...opts, asked: [day], tables });
       if (opts.noIngest) refuseUnlisted(ingested.listed, [day], opts.now ?? new Date());
@@ -92,7 +92,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
           log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.publishedAt ?? asIs.finishedAt, pings: asIs.pings });
           Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: dayManifestKey(day) });
         } else {
-          const rolled = await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { ...read, listed })));
+          const rolled = await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { ...read, listed })));
           Object.assign(summary, rolled);
         }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
@@ -111,16 +111,16 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
 
 /** A day of a closed month is not rolled up again: its figures are its statement's (contract §9). */
 export function refuseClosed(run: Run, day: string): void {
-  const c = run.closes.holding(day);
+  const c = run.state.closes.holding(day);
   if (!c) return;
   if (c.days[day]?.expired) throw new ConfigError(`${day} cannot be rolled up again: it belongs to ${c.month}${c.tz === UTC ? '' : ` (${c.tz})`}, closed, and what it was counted from expired on ${c.days[day]!.expired!.slice(0, 10)} (PINGROLL_RETENTION_DAYS); its published rows and statement stay as they are`);
-  throw new ConfigError(`${day} belongs to ${c.month}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month} --reopen --reason "..."`);
+  throw new ConfigError(`${day} belongs to ${c.month}, closed (version ${c.version}, ${c.closedAt.slice(0, 10)}): its figures do not change, and pings that arrive for it are reported as adjustments on ${run.state.closes.reportedIn(c.month, c.tz)}; to change it: pingroll close --month ${c.month} --reopen --reason "..."`);
 }
 
 /** Retention (`PINGROLL_RETENTION_DAYS`): what days of closed months were counted from, deleted once they are that old (state/retention.ts). */
 export async function retain(config: Config, backends: Backends, run: Run, now: Date): Promise<void> {
   if (config.retentionDays === null) return;
-  const expired = await expireDays(backends.store, run.ledger, run.closes, now.toISOString().slice(0, 10), config.retentionDays, config.schedule.lateDays);
+  const expired = await expireDays(backends.store, run.state.ledger, run.state.closes, now.toISOString().slice(0, 10), config.retentionDays, config.schedule.lateDays);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
 }
 

@@ -30,11 +30,11 @@ export async function runMonthRollup(config: Config, backends: Backends, opts: M
   if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
   return withRun(backends, { id, command: `rollup --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}`, kind: 'month', log, waitSeconds: opts.waitSeconds, start: ['month.start', { run: id, month, tz }] }, (run) =>
     withStage({ config, backends, run }, 'month', async (stage) => {
-      const closed = run.closes.get(month, tz);
+      const closed = run.state.closes.get(month, tz);
       if (closed) throw new ConfigError(`${month}${tz === UTC ? '' : ` (${tz})`} is closed (version ${closed.version}, ${closed.closedAt.slice(0, 10)}): its figures are its statement's (pingroll report --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}); to change them: pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
       const { settle, ...ingested } = await ingest(stage, { now: opts.now, asked: days, tables: [...tables.values()] });
       await settle();
-      const published = await run.withFolder(`month-${month}`, async (dir) => publishMonth(run, month, await rollupMonth(stage, dir, month, tz)));
+      const published = await run.work.withFolder(`month-${month}`, async (dir) => publishMonth(run, month, await rollupMonth(stage, dir, month, tz)));
       return { run: id, ...ingested, ...published };
     }));
 }

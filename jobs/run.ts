@@ -24,31 +24,44 @@ import { acquireLock, acquireShardLock, type LockOptions } from '../state/run-lo
 import type { Backends } from '../infra/backends.js';
 import { codeVersion } from '../infra/version.js';
 
-/** What a job holds while it works. */
-export interface Run extends RunContext {
+/**
+ * The state a run loaded, each piece behind its owner's whole operations (state/): what its stages
+ * read, and record through. Loaded once a run, as the run lock was taken.
+ */
+export interface RunState {
   /** Where state and outputs are kept (PINGROLL_OUTPUT). */
-  store: ObjectStore;
-  ledger: Ledger;
-  quarantine: Quarantine;
+  readonly store: ObjectStore;
+  readonly ledger: Ledger;
+  readonly quarantine: Quarantine;
   /** The closed months: one object a run, which keeps itself as they are (state/closes.ts). */
   readonly closes: Closes;
-  /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
-  writer: BatchWriter;
-  publisher: DayPublisher;
-  /** The code's version, for manifests. */
-  version: string;
+}
+
+/** The run's local workspace: its folder, a folder or a DuckDB connection of a stage's own, the episode catalog as fetched once. */
+export interface Workspace {
   /** The run's local work folder. */
-  dir: string;
-  /** This run is a shard of a sharded ingest. */
-  shard: Shard | null;
-  /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
-  episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
-  /** The SHA-256 of the episode catalog's bytes, fetched but not checked (once a run); null without one. */
-  episodeCatalogSha(): Promise<string | null>;
+  readonly dir: string;
   /** `fn` with a folder of its own under the work folder, removed after. */
   withFolder<T>(name: string, fn: (dir: string) => Promise<T>): Promise<T>;
   /** `fn` with a DuckDB connection of its own (spilling under the work folder), closed after. */
   withEngine<T>(name: string, memoryLimitMb: number, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
+  episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
+  /** The SHA-256 of the episode catalog's bytes, fetched but not checked (once a run); null without one. */
+  episodeCatalogSha(): Promise<string | null>;
+}
+
+/** What a job holds while it works: its id, fence and log (RunContext), the state it loaded, its workspace, and what writes. */
+export interface Run extends RunContext {
+  readonly state: RunState;
+  readonly work: Workspace;
+  /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
+  readonly writer: BatchWriter;
+  readonly publisher: DayPublisher;
+  /** The code's version, for manifests. */
+  readonly version: string;
+  /** This run is a shard of a sharded ingest. */
+  readonly shard: Shard | null;
 }
 
 export interface RunOptions {
@@ -99,39 +112,43 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
       return file;
     })());
     return await fn({
-      id, log, fence, store, ledger, quarantine, closes, publisher, dir, shard, version: codeVersion(),
+      id, log, fence, publisher, shard, version: codeVersion(),
+      state: { store, ledger, quarantine, closes },
       writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined, closes),
-      episodeCatalog: (db) => {
-        const source = backends.episodes;
-        if (!source) return Promise.resolve(null);
-        // Checked from the copy fetched for its digest: one read of the catalog a run.
-        catalog ??= fetchedCatalog().then((file) => loadEpisodeCatalog(db, { url: source.url, fetch: (dest) => copyFile(file, dest) }, dir)).then((c) => {
-          log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
-          return c;
-        });
-        return catalog;
-      },
-      episodeCatalogSha: () => {
-        if (!backends.episodes) return Promise.resolve(null);
-        catalogSha ??= fetchedCatalog().then(sha256Of);
-        return catalogSha;
-      },
-      withFolder: async (name, work) => {
-        const folder = await mkdtemp(join(dir, `${name}-`));
-        try {
-          return await work(folder);
-        } finally {
-          await rm(folder, { recursive: true, force: true });
-        }
-      },
-      withEngine: async (name, memoryLimitMb, work) => {
-        // Opened at its first use: a run with nothing to do never loads DuckDB.
-        const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb }));
-        try {
-          return await work(db);
-        } finally {
-          db.closeSync();
-        }
+      work: {
+        dir,
+        episodeCatalog: (db) => {
+          const source = backends.episodes;
+          if (!source) return Promise.resolve(null);
+          // Checked from the copy fetched for its digest: one read of the catalog a run.
+          catalog ??= fetchedCatalog().then((file) => loadEpisodeCatalog(db, { url: source.url, fetch: (dest) => copyFile(file, dest) }, dir)).then((c) => {
+            log.info('episode_catalog.read', { url: c.url, episodes: c.episodes, sha256: c.sha256 });
+            return c;
+          });
+          return catalog;
+        },
+        episodeCatalogSha: () => {
+          if (!backends.episodes) return Promise.resolve(null);
+          catalogSha ??= fetchedCatalog().then(sha256Of);
+          return catalogSha;
+        },
+        withFolder: async (name, work) => {
+          const folder = await mkdtemp(join(dir, `${name}-`));
+          try {
+            return await work(folder);
+          } finally {
+            await rm(folder, { recursive: true, force: true });
+          }
+        },
+        withEngine: async (name, memoryLimitMb, work) => {
+          // Opened at its first use: a run with nothing to do never loads DuckDB.
+          const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb }));
+          try {
+            return await work(db);
+          } finally {
+            db.closeSync();
+          }
+        },
       },
     });
   } finally {

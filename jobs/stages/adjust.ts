@@ -32,12 +32,12 @@ export async function adjust(stage: Stage): Promise<Adjusted> {
   let tooLate = 0;
   for (const day of marked) {
     // A day whose staged data expired cannot deduplicate anything: what came for it is too late.
-    if (run.closes.covering(day).some((c) => c.days[day]!.expired)) {
+    if (run.state.closes.covering(day).some((c) => c.days[day]!.expired)) {
       tooLate += await tooLateDay(stage, day);
       continue;
     }
-    for (const close of run.closes.covering(day)) {
-      const reported = run.closes.reportedIn(close.month, close.tz);
+    for (const close of run.state.closes.covering(day)) {
+      const reported = run.state.closes.reportedIn(close.month, close.tz);
       if (await makePiece(stage, close, reported, day)) dirty.add(reported);
     }
   }
@@ -57,13 +57,13 @@ export async function adjust(stage: Stage): Promise<Adjusted> {
  */
 async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<number> {
   const { store } = backends;
-  const closes = run.closes.covering(day);
+  const closes = run.state.closes.covering(day);
   const counted = new Set(closes.flatMap((c) => [...accounted(c.days[day]!)]));
-  const pending = (await run.ledger.inputsFor(day)).filter((i) => i.table === null && !counted.has(i.id));
+  const pending = (await run.state.ledger.inputsFor(day)).filter((i) => i.table === null && !counted.has(i.id));
   let pings = 0;
   const engine = backends.rollup(db);
   for (const input of pending) {
-    await run.withFolder(`too-late-${day}`, async (dir) => {
+    await run.work.withFolder(`too-late-${day}`, async (dir) => {
       // Every staged ping of the batch's day is too late: how many, by source, is what its commit counted.
       const bySource = Object.fromEntries(Object.entries(input.staged.outcomes).flatMap(([source, o]) => (o?.ping ? [[source, o.ping]] : [])));
       const records = Object.fromEntries(Object.entries(bySource).map(([source, n]) => [source, { too_late: n }]));
@@ -95,8 +95,8 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
   }
   if (pending.length === 0) return 0;
   const ids = pending.map((i) => i.id);
-  await run.closes.recordTooLate(day, ids);
-  await run.ledger.dropDayInputs(day, pending);
+  await run.state.closes.recordTooLate(day, ids);
+  await run.state.ledger.dropDayInputs(day, pending);
   run.log.warn('records.too_late', { run: run.id, day, batches: ids, pings, reason: 'their day belongs to a closed month whose staged data expired: kept as rejects, counted nowhere', rejects: `${store.url}${TOO_LATE}dt=${day}/` });
   return pings;
 }
@@ -105,21 +105,21 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
 async function makePiece({ backends, run, db }: Stage, close: Close, reported: string, day: string): Promise<boolean> {
   const { store } = backends;
   const at: PieceOf = { reported, month: close.month, tz: close.tz, day };
-  const inputs = await run.ledger.inputsFor(day);
+  const inputs = await run.state.ledger.inputsFor(day);
   const pending = pendingInputs(close.days[day]!, inputs);
   const ids = pending.map((i) => i.id).sort();
   if (ids.length === 0) return removePiece(store, at);
   const digest = createHash('sha256').update(ids.join('\n')).digest('hex');
   if ((await pieceDigest(store, at)) === digest) return false;
-  return run.withFolder(`adjust-${day}`, async (dir) => {
+  return run.work.withFolder(`adjust-${day}`, async (dir) => {
     const engine = backends.rollup(db);
     // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
-    const all = await gatherDay(store, run.ledger, day, engine.readsLocalFiles ? dir : null);
+    const all = await gatherDay(store, run.state.ledger, day, engine.readsLocalFiles ? dir : null);
     // The staged files of each input, as gatherDay found them.
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): StagedFile[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => fileOf.get(k)!));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.episodeCatalog(db), run);
+    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.work.episodeCatalog(db), run);
     await putPiece(store, at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });
@@ -129,7 +129,7 @@ async function makePiece({ backends, run, db }: Stage, close: Close, reported: s
 export async function publishAdjustments(stage: Stage, month: string): Promise<OutputFile> {
   const { run } = stage;
   const { store } = stage.backends;
-  return run.withFolder(`adjustments-${month}`, async (dir) => {
+  return run.work.withFolder(`adjustments-${month}`, async (dir) => {
     const file = await adjustmentsFile(stage, { month, dir });
     await run.publisher.publishAdjustments(month, file);
     run.log.info('adjustments.published', { run: run.id, reportedMonth: month, rows: file.rows, key: `${store.url}${file.key}` });

@@ -32,7 +32,7 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
   const { month, tz } = ask;
   const now = ask.now ?? new Date();
   const { store } = backends;
-  const was = run.closes.get(month, tz);
+  const was = run.state.closes.get(month, tz);
   const where = `${month}${tz === UTC ? '' : ` (${tz})`}`;
   if (was && !ask.reopen) throw new CloseUsageError(`${where} is closed: version ${was.version}, issued ${was.closedAt}; a statement does not change: to issue the next version, pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
   if (!was && ask.reopen) throw new CloseUsageError(`${where} is not closed: there is nothing to reopen; close it with pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}`);
@@ -42,13 +42,13 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
   if (expired.length) throw new CloseUsageError(`${where} cannot be reopened: what its days ${expired[0]}${expired.length > 1 ? ` to ${expired.at(-1)}` : ''} were counted from expired (PINGROLL_RETENTION_DAYS); its statement stays version ${was!.version}`);
   // The days to be complete: those no other close holds (a UTC month's close freezes its days: they
   // are final). A zone's close freezes its statement, never a UTC day's rows (contract §9).
-  const checked = days.filter((d) => { const h = run.closes.holding(d); return h === null || h === was; });
+  const checked = days.filter((d) => { const h = run.state.closes.holding(d); return h === null || h === was; });
   // The days a reopen rolls up again: exactly those whose rows this close freezes (a UTC close's own days).
-  const frozen = days.filter((d) => was !== null && run.closes.freezing(d) === was);
+  const frozen = days.filter((d) => was !== null && run.state.closes.freezing(d) === was);
   const listed = await ListedDays.load(store, config.schedule);
   const notReady: string[] = [];
   for (const day of checked) {
-    const s = await dayStatus({ store, ledger: run.ledger, quarantine: run.quarantine, listed, closes: run.closes }, day, now);
+    const s = await dayStatus({ store, ledger: run.state.ledger, quarantine: run.state.quarantine, listed, closes: run.state.closes }, day, now);
     // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
     const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
     if (!ok) notReady.push(`${day} (${s.state}: ${s.blocker ?? s.reason})`);
@@ -62,18 +62,18 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
     await beginReopen(store, { month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
     // The days it froze again, from everything staged now.
     for (const day of frozen) {
-      await run.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { scanned: [], missingTables: [], listed })));
+      await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { scanned: [], missingTables: [], listed })));
     }
   }
   const closedAt = now.toISOString();
   const version = (was?.version ?? 0) + 1;
-  return run.withFolder(`close-${month}`, async (dir) => {
+  return run.work.withFolder(`close-${month}`, async (dir) => {
     const monthly = (await rollupMonth(stage, dir, month, tz)).file;
     const { file: statement, changed } = await issueStatement(stage, { month, tz, version, closedAt, monthly, dir });
     // Each day's inputs as the figures counted them.
     const covered: Record<string, CoveredDay> = {};
     for (const day of days) {
-      const ids = (await run.ledger.inputsFor(day)).map((i) => i.id);
+      const ids = (await run.state.ledger.inputsFor(day)).map((i) => i.id);
       covered[day] = was?.days[day] ? { ...was.days[day]!, closed: ids.filter((id) => !Object.values(was.days[day]!.reported).flat().includes(id) && !was.days[day]!.tooLate.includes(id)) } : { closed: ids, reported: {}, tooLate: [] };
     }
     const close: Close = {
@@ -84,12 +84,12 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
     const adjusted: Close[] = [];
     const tables: OutputFile[] = [monthly, statement];
     if (!was) {
-      for (const earlier of run.closes.list()) {
-        if (earlier.tz !== tz || earlier.month >= month || run.closes.reportedIn(earlier.month, tz) !== month) continue;
+      for (const earlier of run.state.closes.list()) {
+        if (earlier.tz !== tz || earlier.month >= month || run.state.closes.reportedIn(earlier.month, tz) !== month) continue;
         const next: Close = { ...earlier, days: { ...earlier.days } };
         let any = false;
         for (const [day, d] of Object.entries(earlier.days)) {
-          const pending = pendingInputs(d, await run.ledger.inputsFor(day)).map((i) => i.id);
+          const pending = pendingInputs(d, await run.state.ledger.inputsFor(day)).map((i) => i.id);
           if (pending.length) {
             next.days[day] = { ...d, reported: { ...d.reported, [month]: pending } };
             any = true;
@@ -105,11 +105,11 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
     if (!was) await clearAdjustments(store, month);
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
-      const reported = run.closes.reportedIn(month, tz);
+      const reported = run.state.closes.reportedIn(month, tz);
       if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(stage, reported);
     }
     // The run's closes as they are now, for every holder (the next month's adjustments are reported after this one).
-    await run.closes.reload();
+    await run.state.closes.reload();
     // The statement's series: this version's rows (the file holds every version of every zone).
     run.log.info('month.closed', { run: run.id, month, tz, version, series: monthly.rows, changed: changed.length, reason: ask.reopen ?? null });
     return { month, tz, version, closedAt, series: monthly.rows, changed: changed.length, adjustments: adjusted.length };
@@ -124,7 +124,7 @@ export async function resumeReopens(stage: Stage, now = new Date()): Promise<str
   const { backends, run } = stage;
   const done: string[] = [];
   for (const r of await unfinishedReopens(backends.store)) {
-    const c = run.closes.get(r.month, r.tz);
+    const c = run.state.closes.get(r.month, r.tz);
     // Its version published already (killed after the publication, before the intent went): nothing left to do.
     if (!c || c.version > r.from) {
       await finishReopen(backends.store, r.month, r.tz);

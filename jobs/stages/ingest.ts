@@ -65,7 +65,8 @@ export interface IngestAsk {
 /** Parses every new log object, then reads the tables that need it. */
 export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
   const { config, backends, run, db } = stage;
-  const { log, ledger, quarantine, shard } = run;
+  const { log, shard } = run;
+  const { ledger, quarantine } = run.state;
   const now = ask.now ?? new Date();
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, writer: run.writer, fence: run.fence, quarantine, shard,
@@ -114,13 +115,13 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
 
 /** After a sharded ingest (`--no-ingest`): no listing, no parsing, no table read; what the shards staged, and what they know of delivery days. */
 export async function stagedByShards(config: Config, backends: Backends, run: Run): Promise<Ingested> {
-  await settleQuarantine(run.quarantine, run.ledger, backends.store);
+  await settleQuarantine(run.state.quarantine, run.state.ledger, backends.store);
   // What a shard killed after its commit left of records of no day.
   sayUndated(run, await publishUndated(run));
   return {
     batches: [], touched: [], listedObjects: 0, listed: await ListedDays.load(backends.store, config.schedule),
     parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], skipped: 0,
-    unreadable: stillUnreadable(run.quarantine), settle: async () => {},
+    unreadable: stillUnreadable(run.state.quarantine), settle: async () => {},
   };
 }
 

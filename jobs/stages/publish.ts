@@ -42,10 +42,11 @@ export async function publishDay(run: Run, d: DayToPublish): Promise<PublishedDa
  * stale, and left to its next rollup (`make rollup-stale`). The days whose state changed.
  */
 export async function settleStates(run: Run, db: DuckDBConnection, listed: ListedDays): Promise<string[]> {
-  const { publisher, ledger, quarantine, log } = run;
+  const { publisher, log } = run;
+  const { ledger, quarantine } = run.state;
   const changed: string[] = [];
   for (const day of await publisher.unsettledDays()) {
-    const manifest = await readManifest(run.store, day);
+    const manifest = await readManifest(run.state.store, day);
     if (!manifest) {
       await publisher.forgetUnsettled(day);
       continue;
@@ -58,7 +59,7 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
       if (state.state === 'complete') await publisher.forgetUnsettled(day);
       continue;
     }
-    await run.withFolder(`state-${day}`, async (dir) => {
+    await run.work.withFolder(`state-${day}`, async (dir) => {
       const runs: OutputFile = await writeRunsParquet(db, {
         day, run: run.id, publishedAt: now, codeVersion: run.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,
         quarantinedObjects: held.quarantined.length, state: state.state,

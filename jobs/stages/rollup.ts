@@ -44,7 +44,7 @@ export function daySettings(config: Config, version: string, catalogSha: string 
 
 /** This run's daySettings. */
 export async function settingsOf(config: Config, backends: Backends, run: Run): Promise<string> {
-  return daySettings(config, run.version, await run.episodeCatalogSha(), backends.warehouse?.description ?? 'none');
+  return daySettings(config, run.version, await run.work.episodeCatalogSha(), backends.warehouse?.description ?? 'none');
 }
 
 /**
@@ -55,9 +55,9 @@ export async function settingsOf(config: Config, backends: Backends, run: Run): 
 export async function publishedAsIs(run: Run, published: { day: string; manifest: DayManifest | null; settings: string }, ingest: IngestReport, now = new Date()): Promise<DayManifest | null> {
   const { day, manifest, settings } = published;
   if (!manifest || manifest.settings !== settings) return null;
-  if (inputsChanged(manifest, (await run.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
+  if (inputsChanged(manifest, (await run.state.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
   if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return null;
-  const held = run.quarantine.forDay(day);
+  const held = run.state.quarantine.forDay(day);
   const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), now.getTime());
   if (state.state !== manifest.state || (state.finalAt ?? null) !== (manifest.finalAt ?? null)) return null;
   const q = manifestQuarantine(held);
@@ -72,16 +72,16 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
   const { store } = backends;
   const rollup = backends.rollup(db);
   const startedAt = new Date();
-  const inputs = await gatherDay(store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
+  const inputs = await gatherDay(store, run.state.ledger, day, rollup.readsLocalFiles ? dir : null);
   if (inputs.sources.batches.length === 0) run.log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
-  const held = run.quarantine.forDay(day);
+  const held = run.state.quarantine.forDay(day);
   const publishedAt = new Date();
   const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), publishedAt.getTime());
   const runs = await writeRunsParquet(db, {
     day, run: run.id, publishedAt, codeVersion: run.version, objectsRead: inputs.sources.objectCount, tablesRead: inputs.sources.tables.length,
     quarantinedObjects: held.quarantined.length, state: state.state,
   }, dir);
-  const catalog = await run.episodeCatalog(db);
+  const catalog = await run.work.episodeCatalog(db);
   const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
   const rejects = await dayRejects(store, inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
@@ -102,8 +102,8 @@ export async function rollupMonth({ backends, run, db }: Stage, dir: string, mon
   const { from, to } = utcDaysOfLocalMonth(month, tz);
   // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
   for (const day of daysFrom(from, to)) {
-    const inputs = await gatherDay(backends.store, run.ledger, day, rollup.readsLocalFiles ? dir : null);
+    const inputs = await gatherDay(backends.store, run.state.ledger, day, rollup.readsLocalFiles ? dir : null);
     if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
-  return { ...(await rollup.rollupMonth(month, tz, days, dir, run, await run.episodeCatalog(db))), days: days.length };
+  return { ...(await rollup.rollupMonth(month, tz, days, dir, run, await run.work.episodeCatalog(db))), days: days.length };
 }

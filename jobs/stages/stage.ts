@@ -16,5 +16,5 @@ export interface Stage {
 
 /** `fn` as a stage of `at.run` named `name`, with a DuckDB connection of its own (of `memoryLimitMb`: the configured limit unless said). */
 export function withStage<T>(at: Omit<Stage, 'db'>, name: string, fn: (stage: Stage) => Promise<T>, memoryLimitMb = at.config.memoryLimitMb): Promise<T> {
-  return at.run.withEngine(name, memoryLimitMb, (db) => fn({ ...at, db }));
+  return at.run.work.withEngine(name, memoryLimitMb, (db) => fn({ ...at, db }));
 }

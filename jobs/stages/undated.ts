@@ -28,7 +28,7 @@ export interface UndatedBatch {
 
 /** Publishes every committed batch's records of no day not yet published (`only`: of these batches); what it published. */
 export async function publishUndated(run: Run, only: ReadonlySet<string> | null = null): Promise<UndatedBatch[]> {
-  const { store, ledger } = run;
+  const { store, ledger } = run.state;
   const staged = (await ledger.batchesFor(UNDATED)).filter((b) => only === null || only.has(b));
   if (staged.length === 0) return [];
   const published = new Set((await store.list(UNDATED_REJECTS)).filter((k) => k.endsWith('.json')).map((k) => k.slice(UNDATED_REJECTS.length, -'.json'.length)));
@@ -40,7 +40,7 @@ export async function publishUndated(run: Run, only: ReadonlySet<string> | null 
     const rejects = input.staged.rejects ? `${UNDATED_REJECTS}${input.id}.jsonl.gz` : null;
     // Moved, not copied: a run killed midway finds the staged file gone and its copy in place, and goes on.
     if (input.staged.rejects && (await store.size(input.staged.rejects)) !== null) {
-      await run.withFolder('undated', async (dir) => {
+      await run.work.withFolder('undated', async (dir) => {
         const local = join(dir, 'rejects.jsonl.gz');
         await store.download(input.staged.rejects!, local);
         await store.put(rejects!, { file: local, move: true }, REJECTS_TAGS);
@@ -64,7 +64,7 @@ export function sayUndated(run: Run, batches: UndatedBatch[]): void {
   let records = 0;
   for (const b of batches) for (const bySource of Object.values(b.records)) for (const n of Object.values(bySource)) records += n;
   run.log.warn('records.undated', {
-    run: run.id, records, objectCount: objects.length, objects: objects.slice(0, NAMED), batches: batches.map((b) => b.batch), rejects: `${run.store.url}${UNDATED_REJECTS}`,
+    run: run.id, records, objectCount: objects.length, objects: objects.slice(0, NAMED), batches: batches.map((b) => b.batch), rejects: `${run.state.store.url}${UNDATED_REJECTS}`,
     reason: `log objects whose names hold no date had records with no time that can be trusted (files that are not access logs?): they belong to no day, and are rejected under ${UNDATED_REJECTS}, counted in each batch's .json there, in no day's audit`,
     hint: 'remove files that are not access logs from the log location (each object is parsed once: they are not read again)',
   });

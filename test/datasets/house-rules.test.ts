@@ -29,7 +29,7 @@ describe('the house rules', () => {
     const redshift = source.filter((f) => f.startsWith('rollup/engines/redshift/'));
     expect(redshift.length).toBeGreaterThan(3);
     for (const f of redshift) expect(imports(f).filter((i) => /duckdb/i.test(i) && !i.endsWith('lib/duckdb-engine.js')), f).toEqual([]);
-    // (lib/duckdb-engine.js lends the SQL quoting helpers, sqlString and idKey: no connection.)
+    // (lib/duckdb-engine.ts lends the SQL quoting helpers, sqlString and idKey: no connection.)
     for (const f of redshift) expect(readFileSync(f, 'utf8'), f).not.toMatch(/DuckDBConnection|queryRows|openEngine/);
   });
 
