@@ -179,6 +179,7 @@ export class RedshiftRollup implements RollupEngine {
     const table = 'statement_adjustments';
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjust=${a.reportedMonth}.${a.closedMonth}.${zoneSlug(a.tz)}.${a.day}/`;
     const s3 = s3In(output);
+    const unload = unloadTo(output, target);
     const role = roleOf(target);
     const local = join(dir, `${table}.parquet`);
     try {
@@ -198,13 +199,13 @@ export class RedshiftRollup implements RollupEngine {
         ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         `CREATE TEMP TABLE adj_out (LIKE ${target.schema}.${table})`,
         ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
-        `UNLOAD ('${adjustmentsSql('adj_out').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        unload(adjustmentsSql('adj_out'), `${unloadPrefix}${table}/`),
       ], `adjustments of ${a.day}`);
       // No row (nothing pending fell in the closed month) may be no file.
       const rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `the adjustments of ${a.day}`, table);
       return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
     } finally {
-      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+      await this.removeLeft(unloadPrefix);
     }
   }
 
@@ -215,10 +216,11 @@ export class RedshiftRollup implements RollupEngine {
    * one batch; what it changed, a query of the two versions there.
    */
   async statement(ask: StatementAsk, run: RunContext): Promise<IssuedStatement> {
-    const { store, target, output, batches } = this.opts;
+    const { target, output, batches } = this.opts;
     const { month, tz, version, dir } = ask;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/statement=${month}.${zoneSlug(tz)}.${version}/`;
     const s3 = s3In(output);
+    const unload = unloadTo(output, target);
     try {
       await this.opts.ensureTables();
       const sql = statementSql(target.schema, ask);
@@ -229,7 +231,7 @@ export class RedshiftRollup implements RollupEngine {
       await batches.batch([
         ...(before ? [`DELETE FROM ${target.schema}.monthly_statements WHERE month = CAST('${month}-01' AS DATE)`,
           `COPY ${target.schema}.monthly_statements FROM ${s3(before)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        `UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}statement/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        unload(sql, `${unloadPrefix}statement/`),
       ], `statement of ${month}`);
       const local = join(dir, 'monthly_statements.parquet');
       const rows = await this.fetchUnloaded(`${unloadPrefix}statement/`, local, `the statement of ${month}`, null);
@@ -237,7 +239,7 @@ export class RedshiftRollup implements RollupEngine {
       const changed = version > 1 ? figureChanges(await batches.query(changesSql(target.schema, ask), `what version ${version} of ${month}'s statement changed`)) : [];
       return { file, changed };
     } finally {
-      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+      await this.removeLeft(unloadPrefix);
     }
   }
 
@@ -246,11 +248,12 @@ export class RedshiftRollup implements RollupEngine {
    * into a temporary table and UNLOADed as one file in the DuckDB engine's order, in one batch.
    */
   async adjustments(reportedMonth: string, pieces: readonly StagedFile[], dir: string, run: RunContext): Promise<OutputFile> {
-    const { store, target, output, batches } = this.opts;
+    const { target, output, batches } = this.opts;
     const table = 'statement_adjustments';
     const local = join(dir, `${table}.parquet`);
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjustments=${reportedMonth}/`;
     const s3 = s3In(output);
+    const unload = unloadTo(output, target);
     try {
       let rows = 0;
       if (pieces.length === 0) await this.files.emptyParquet(table, local);
@@ -261,13 +264,13 @@ export class RedshiftRollup implements RollupEngine {
         await batches.batch([
           `CREATE TEMP TABLE adjustment_pieces (LIKE ${target.schema}.${table})`,
           `COPY adjustment_pieces FROM ${s3(manifest)} ${role} FORMAT AS PARQUET MANIFEST`,
-          `UNLOAD ('${adjustmentsSql('adjustment_pieces').replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}${table}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+          unload(adjustmentsSql('adjustment_pieces'), `${unloadPrefix}${table}/`),
         ], `adjustments reported on ${reportedMonth}`);
         rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `the adjustments reported on ${reportedMonth}`, null);
       }
       return { table, key: outputKey(table, `${reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
     } finally {
-      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+      await this.removeLeft(unloadPrefix);
     }
   }
 
@@ -277,22 +280,22 @@ export class RedshiftRollup implements RollupEngine {
    * batch; the file made rejects lines here.
    */
   async tooLate(ask: TooLateAsk, run: RunContext): Promise<void> {
-    const { store, target, output, batches } = this.opts;
+    const { target, output, batches } = this.opts;
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/too-late=${ask.day}.${ask.batch}/`;
-    const s3 = s3In(output);
+    const unload = unloadTo(output, target);
     try {
       const manifests = await this.stagedManifests(unloadPrefix, ask.staged);
       const lines = tooLateLinesSql('too_late_staged', ask.batch, ask.reason);
       await batches.batch([
         ...RedshiftRollup.prepareStatements(target, output, manifests, 'too_late_staged'),
-        `UNLOAD ('${lines.replace(/'/g, "''")}') TO ${s3(`${unloadPrefix}lines/`)} ${roleOf(target)} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        unload(lines, `${unloadPrefix}lines/`),
       ], `too-late records of ${ask.day} (batch ${ask.batch})`);
       const local = join(ask.dir, 'too-late.parquet');
       // The batch's staged pings are some: no file is a failed UNLOAD.
       await this.fetchUnloaded(`${unloadPrefix}lines/`, local, `the too-late records of ${ask.day}`, null);
       await this.files.jsonLines(local, ask.out);
     } finally {
-      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+      await this.removeLeft(unloadPrefix);
     }
   }
 
@@ -327,9 +330,10 @@ export class RedshiftRollup implements RollupEngine {
         start = end;
       }
       const s3 = s3In(output);
+      const unload = unloadTo(output, target);
       const statements = [
         ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays, catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
-        `UNLOAD ('SELECT * FROM ${table} WHERE month = ''${month}-01'' AND COALESCE(tz, ''UTC'') = ''${tz}''') TO ${s3(`${unloadPrefix}${MONTH_TABLE}/`)} ${roleOf(target)} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        unload(`SELECT * FROM ${table} WHERE month = '${month}-01' AND COALESCE(tz, 'UTC') = '${tz}'`, `${unloadPrefix}${MONTH_TABLE}/`),
       ];
       const prepare = [
         ...RedshiftRollup.prepareStatements(target, output, manifests),
@@ -340,7 +344,7 @@ export class RedshiftRollup implements RollupEngine {
       const rows = await this.fetchUnloaded(`${unloadPrefix}${MONTH_TABLE}/`, local, `${MONTH_TABLE} for ${month}`, MONTH_TABLE);
       return { file: { table: MONTH_TABLE, key: outputKey(MONTH_TABLE, `${month}-01`, tz), rows, bytes: (await stat(local)).size, local, dateColumn: 'month', zone: tz }, loaded: true };
     } finally {
-      for (const key of await store.list(unloadPrefix).catch(() => [])) await store.delete(key).catch(() => {});
+      await this.removeLeft(unloadPrefix);
     }
   }
 
@@ -358,6 +362,15 @@ export class RedshiftRollup implements RollupEngine {
     if (unloaded.length === 0) await this.files.emptyParquet(empty!, local);
     else await store.download(unloaded[0]!, local);
     return parquetRowCount(local);
+  }
+
+  /**
+   * Removes what a statement's files left under `prefix` (manifests, inputs, UNLOADed files), each key
+   * whatever failed before it: what stays goes with the next run's leftovers, or by the bucket's lifecycle rule.
+   */
+  private async removeLeft(prefix: string): Promise<void> {
+    const { store } = this.opts;
+    for (const key of await store.list(prefix).catch(() => [])) await store.delete(key).catch(() => {});
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
@@ -440,6 +453,7 @@ export class RedshiftRollup implements RollupEngine {
    */
   static statements(target: { schema: string; iamRole: string }, output: S3Location, day: string, input: Omit<WarehouseRollup, 'staged'>, manifests: RollupManifests): { prepare: string[]; rollup: string[]; unload: string[] } {
     const s3 = s3In(output);
+    const unload = unloadTo(output, target);
     const role = roleOf(target);
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${target.schema}.${t}`])) as Record<TableName, string>;
     const catalog = manifests.catalog ? 'episode_catalog' : null;
@@ -457,9 +471,9 @@ export class RedshiftRollup implements RollupEngine {
         `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
       ],
       unload: [
-        ...TABLES.map((t) => `UNLOAD ('SELECT * FROM ${tables[t]} WHERE day = ''${day}''') TO ${s3(`${input.unloadPrefix}${t}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
+        ...TABLES.map((t) => unload(`SELECT * FROM ${tables[t]} WHERE day = '${day}'`, `${input.unloadPrefix}${t}/`)),
         // The session's temporary table of the records left out as automated traffic: the day's rejects have them.
-        `UNLOAD ('${invalidTrafficLinesSql('excluded').replace(/'/g, "''")}') TO ${s3(`${input.unloadPrefix}${EXCLUDED_RECORDS}/`)} ${role} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        unload(invalidTrafficLinesSql('excluded'), `${input.unloadPrefix}${EXCLUDED_RECORDS}/`),
       ],
     };
   }
@@ -468,6 +482,15 @@ export class RedshiftRollup implements RollupEngine {
 /** How statements name an output key: its quoted S3 URL. */
 function s3In(output: S3Location): (key: string) => string {
   return (key) => `'s3://${output.bucket}/${output.prefix}${key}'`;
+}
+
+/**
+ * An UNLOAD of a query's rows as one Parquet file (PARALLEL OFF: sorted as the query says) under an
+ * output key, the query quoted as UNLOAD takes it.
+ */
+function unloadTo(output: S3Location, target: { iamRole: string }): (sql: string, key: string) => string {
+  const s3 = s3In(output);
+  return (sql, key) => `UNLOAD ('${sql.replace(/'/g, "''")}') TO ${s3(key)} ${roleOf(target)} FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`;
 }
 
 /** The role COPY and UNLOAD assume, as statements say it. */
