@@ -53,7 +53,7 @@ export async function rechunkedLogDir(baseDir: string, objects: number): Promise
   if (existsSync(`${dir}.ready`)) return dir;
   const { readdir, rm } = await import('node:fs/promises');
   const { dayInObjectName } = await import('../ingest/object-source/object-source.js');
-  const { nameStamp } = await import('../state/listing-window.js');
+  const { nameStamp } = await import('../ingest/listing/listing-window.js');
   const { DAY_MS, dayStartMs } = await import('../lib/utc-day.js');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });

@@ -21,10 +21,11 @@ import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { BATCHES, dayEntriesPrefix, INTENTS, LISTING_KEY, LOCK_PREFIX, PARSED, PUBLISH_PREFIX, QUARANTINE_KEY, SCANS, STATE, stagingPrefix } from '../datasets/layout.js';
 import { migrate, type StagedDay } from '../state/ledger.js';
 import { DirectoryObjectStore } from '../state/object-store/directory-object-store.js';
-import { nameStamp } from '../state/listing-window.js';
+import { nameStamp } from '../ingest/listing/listing-window.js';
 import { DirectoryObjectSource } from '../ingest/object-source/directory-object-source.js';
 import { BENCH_DIR } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
+import { LISTER_RULES } from '../ingest/listing/lister.js';
 
 const DAY = '2026-11-01';
 const PER_DAY = 10_000;
@@ -71,7 +72,7 @@ async function makeHistory(n: number): Promise<string> {
   await put(dir, LISTING_KEY, listing);
   // Written as format 1 (a file of keys per day and batch, inputs inline), then brought to the
   // present format by the ledger's own migration, as a real output of that age would be once.
-  await migrate(new DirectoryObjectStore(join(dir, 'out')));
+  await migrate(new DirectoryObjectStore(join(dir, 'out')), LISTER_RULES);
   await writeFile(join(dir, 'ready-format-2'), '');
   return dir;
 }

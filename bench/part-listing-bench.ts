@@ -1,5 +1,5 @@
 /**
- * What listing an event-time day's 256 parts as key ranges costs (state/slices.ts, `partRange`):
+ * What listing an event-time day's 256 parts as key ranges costs (ingest/listing/slices.ts, `partRange`):
  * the ListObjectsV2 requests one full listing of the day takes, against the least any listing of
  * the same parts could take (a request per 1,000 names of each part, at least one). The day is the
  * synthetic S3 endpoint's (test/support/synthetic-s3.ts, PartitionedPrefix by EventTime, S3's
@@ -14,7 +14,7 @@ import type { ListObjectsV2CommandInput } from '@aws-sdk/client-s3';
 import { makeS3Client } from '../infra/aws/s3-client.js';
 import { S3ObjectSource } from '../ingest/object-source/s3-object-source.js';
 import { DAY_MS } from '../lib/utc-day.js';
-import { EVENT_PARTS, eventPrefix, partOf, partRange } from '../state/slices.js';
+import { EVENT_PARTS, eventPrefix, partOf, partRange } from '../ingest/listing/slices.js';
 import { startSyntheticS3 } from '../test/support/synthetic-s3.js';
 
 const size = Number(process.argv[2] ?? 1_000_000);

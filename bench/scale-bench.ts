@@ -22,7 +22,7 @@
  *
  * Both of the layouts S3 names access logs in (BENCH_SCALE_LAYOUT): SimplePrefix (`simple`, names by
  * delivery time), and PartitionedPrefix by EventTime (`event`, the stack's own: every name of a day at
- * 00-00-00, spread over the day's 256 parts by its unique part, state/slices.ts).
+ * 00-00-00, spread over the day's 256 parts by its unique part, ingest/listing/slices.ts).
  *
  * Environment: BENCH_SCALE_SIZES (default 200000,1000000,4000000,16000000), BENCH_SCALE_SHARDS
  * (1,8,64), BENCH_SCALE_LAYOUT (simple,event), BENCH_SCALE_DAYS (ten-day run: objects a day, default
@@ -39,17 +39,18 @@ import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { DAY_MS } from '../lib/utc-day.js';
 import { LISTING_KEY, SEALS, stagingPrefix } from '../datasets/layout.js';
 import { Ledger, type BatchCommit, type InputObject } from '../state/ledger.js';
-import { saveListing } from '../state/listing-state.js';
-import { firstDateFolder } from '../state/listing-window.js';
+import { saveListing } from '../ingest/listing/listing-state.js';
+import { firstDateFolder } from '../ingest/listing/listing-window.js';
 import { S3ObjectStore } from '../state/object-store/s3-object-store.js';
-import { Seals, sliceStart, tally, type SliceTally } from '../state/seals.js';
-import { EVENT_PARTS, PARTITION_LATE_DAYS, partSlice, SLICE_MS } from '../state/slices.js';
+import { Seals, sliceStart, tally, type SliceTally } from '../ingest/listing/seals.js';
+import { EVENT_PARTS, PARTITION_LATE_DAYS, partSlice, SLICE_MS } from '../ingest/listing/slices.js';
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
 import { gitRevision } from '../infra/version.js';
 import { availableParallelism } from 'node:os';
 import { EVENT_FOLDERS, eventUnique, recordsAMinute, type LogLayout, type Stats } from '../test/support/synthetic-s3.js';
+import { LISTER_RULES } from '../ingest/listing/lister.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DAY = '2026-11-01';
@@ -176,7 +177,7 @@ let objectBytes = 0;
 async function synthesize(e: Endpoint, out: string, count: number, visible: number): Promise<void> {
   const client = new S3Client({ endpoint: e.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   const store = new S3ObjectStore(client, 'out', `${out}/`);
-  const ledger = await Ledger.load(store, { migrate: true });
+  const ledger = await Ledger.load(store, LISTER_RULES, { migrate: true });
   const dir = join(WORK, 'synth');
   await mkdir(dir, { recursive: true });
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 2048 });
@@ -243,7 +244,7 @@ function clockAfter(count: number, visible: number): number {
 async function stateOf(e: Endpoint, out: string): Promise<unknown> {
   const client = new S3Client({ endpoint: e.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   const store = new S3ObjectStore(client, 'out', `${out}/`);
-  const ledger = await Ledger.load(store);
+  const ledger = await Ledger.load(store, LISTER_RULES);
   const keys = createHash('sha256');
   let parsedKeys = 0;
   const slices = [...Array.from({ length: 144 }, (_, k) => `${String(Math.floor(k / 6)).padStart(2, '0')}-${k % 6}0`), ...Array.from({ length: EVENT_PARTS }, (_, p) => partSlice(p))];
@@ -300,7 +301,7 @@ function foldersListed(pass: Measured[]): number {
   return new Set(pass.flatMap(daysListed).filter((d) => first === null || d < first)).size;
 }
 
-/** The date folders a window from `sinceMs` to `clockMs` lists by their parts: those it lists whole before its first midnight (state/listing-window.ts), and each midnight's. */
+/** The date folders a window from `sinceMs` to `clockMs` lists by their parts: those it lists whole before its first midnight (ingest/listing/listing-window.ts), and each midnight's. */
 function eventFolders(sinceMs: number, clockMs: number): number {
   return Math.ceil(sinceMs / DAY_MS) - (Math.floor(sinceMs / DAY_MS) - PARTITION_LATE_DAYS) + Math.floor(clockMs / DAY_MS) - Math.ceil(sinceMs / DAY_MS) + 1;
 }
@@ -347,7 +348,7 @@ async function incremental(size: number, n: number, firstDir: string, first: str
     const since = sliceStart(objectOf(size, visible - 1).nameMs - MARGIN_MIN * 60_000);
     // And a slice for each slice of a delivery day it listed in full (144 a day): a shard lists its own by
     // prefix. An event-time day's 00:00 slice is listed as its 256 parts: for each midnight the window
-    // holds and each date folder it lists whole before its first (state/listing-window.ts), and each
+    // holds and each date folder it lists whole before its first (ingest/listing/listing-window.ts), and each
     // day listed in full; and the event-time day's names, which say nothing of when they were
     // delivered, once whole (a request per 1,000 names of a part, a part's first counted already).
     const full = [...new Set(runs.flatMap(daysListed))];

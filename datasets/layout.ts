@@ -55,11 +55,11 @@ export function dayEntriesPrefix(day: string): string {
 
 // What the listers know of the logs.
 
-/** A lister's state: where its next listing starts, which delivery days it follows (state/listing-state.ts). */
+/** A lister's state: where its next listing starts, which delivery days it follows (ingest/listing/listing-state.ts). */
 export const LISTING_KEY = '_state/listing.json';
-/** Each shard's listing state, `<I>-of-<N>.json` (state/listing-state.ts, which drops them when the ledger's migration from format 1 asks). */
+/** Each shard's listing state, `<I>-of-<N>.json` (ingest/listing/listing-state.ts, which drops them when the ledger's migration from format 1 asks). */
 export const LISTING_SHARDS = '_state/listing-shards/';
-/** Seals of slices the listing window has left, `<day>/<slice>.<count>.<digest>` (state/seals.ts; retention removes expired days'). */
+/** Seals of slices the listing window has left, `<day>/<slice>.<count>.<digest>` (ingest/listing/seals.ts; retention removes expired days'). */
 export const SEALS = '_state/seals/';
 /** The delivery days whose parsed keys and seals retention deleted: never listed or read again (state/retention.ts). */
 export const EXPIRED_DELIVERY_DAYS = '_state/expired-delivery-days.json';

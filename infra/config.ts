@@ -14,7 +14,7 @@ import type { Location } from '../lib/location.js';
 import { addDays } from '../lib/utc-day.js';
 import type { RedshiftConfig } from '../export/warehouse/redshift/redshift-config.js';
 import { MAX_SHARDS, type Shard } from '../ingest/batch/shard.js';
-import { DEFAULT_SCHEDULE, type ReconcileSchedule } from '../state/delivery-days.js';
+import { DEFAULT_SCHEDULE, type ReconcileSchedule } from '../ingest/listing/delivery-days.js';
 
 export class ConfigError extends Error {}
 
@@ -56,7 +56,7 @@ export interface Config {
    * When each delivery day is listed in full after it ends (`PINGROLL_RECONCILE_AFTER`, default 2h,1d,3d;
    * the last is its final listing), and how many delivery days after a day can hold its records
    * (`PINGROLL_LATE_DAYS`, default 2): a day is complete once D to D + late days have had their final
-   * listing (state/delivery-days.ts).
+   * listing (ingest/listing/delivery-days.ts).
    */
   schedule: ReconcileSchedule;
   /** Parallel Scan segments per table (`--segments`). */

@@ -20,7 +20,8 @@ import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { dryRun } from './dry-run.js';
 import { withRun, type Run } from './run.js';
-import { expireDays } from '../state/retention.js';
+import { doneExpiring, expireDays } from '../state/retention.js';
+import { expireDeliveryDay } from '../ingest/listing/lister.js';
 import { adjust } from './stages/adjust.js';
 import { autoClose } from './close.js';
 import { resumeReopens } from './stages/close.js';
@@ -120,7 +121,9 @@ export function refuseClosed(run: Run, day: string): void {
 /** Retention (`PINGROLL_RETENTION_DAYS`): what days of closed months were counted from, deleted once they are that old (state/retention.ts). */
 export async function retain(config: Config, backends: Backends, run: Run, now: Date): Promise<void> {
   if (config.retentionDays === null) return;
-  const expired = await expireDays(backends.store, run.state.ledger, run.state.closes, now.toISOString().slice(0, 10), config.retentionDays, config.schedule.lateDays);
+  const expired = await expireDays(backends.store, run.state.ledger, run.state.closes, { today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
+  for (const day of expired.deliveryDays) expired.files += await expireDeliveryDay(backends.store, run.state.ledger, day);
+  await doneExpiring(backends.store, expired.days);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
 }
 

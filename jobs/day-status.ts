@@ -9,7 +9,7 @@
  * - `incomplete`: quarantined log objects may hold records of it, a table that should hold it was
  *   missing, or a delivery day that can hold it is listed by no run;
  * - `provisional`: a delivery day that can hold its records (D to D + late days) is still to have its
- *   final full listing (state/delivery-days.ts), or it has had it and the day's state is still to be
+ *   final full listing (ingest/listing/delivery-days.ts), or it has had it and the day's state is still to be
  *   published as complete (the next run that rolls up does it);
  * - `closed`: its UTC month is closed (contract §9): its figures are the statement's, and what arrives
  *   for it is an adjustment (a zone's close freezes its own statement, never a UTC day's rows);
@@ -20,7 +20,7 @@ import { dayManifestKey, RUNS } from '../datasets/layout.js';
 import { inputsChanged, readManifest } from '../export/manifest.js';
 import { completeness } from '../state/completeness.js';
 import type { Ledger } from '../state/ledger.js';
-import type { ListedDays } from '../state/listing-state.js';
+import type { ListedDays } from '../ingest/listing/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { Quarantine } from '../state/quarantine.js';
 import type { Closes } from '../state/closes.js';

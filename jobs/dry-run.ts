@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dayManifestKey } from '../datasets/layout.js';
-import { listNewObjects } from '../ingest/batch/ingest-batch.js';
+import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import type { MonthlyTable } from '../ingest/dynamodb/monthly-tables.js';
 import { openEngine } from '../lib/duckdb-engine.js';
 import type { Log } from '../lib/log.js';
@@ -16,7 +16,7 @@ import { loadEpisodeCatalog } from '../rollup/episode-catalog.js';
 import { outputKey } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
 import { Ledger } from '../state/ledger.js';
-import { ListingCursor } from '../state/listing-cursor.js';
+import { Lister, LISTER_RULES } from '../ingest/listing/lister.js';
 import { Quarantine } from '../state/quarantine.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
@@ -37,17 +37,16 @@ export async function dryRun(config: Config, backends: Backends, opts: { day: st
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const ledger = await Ledger.load(store);
+  const ledger = await Ledger.load(store, LISTER_RULES);
   const todo = { objects: 0, bytes: 0 };
   let listedDays: readonly string[] = [];
   if (!opts.noIngest) {
-    const cursor = await ListingCursor.open(store, { marginMs: config.listMarginMs, schedule: config.schedule, shard: null });
-    const plan = cursor.plan([day], (opts.now ?? new Date()).getTime());
-    listedDays = plan.days;
-    await listNewObjects(logs, ledger, await Quarantine.load(store), cursor, plan, null, async (refs) => {
+    const lister = await Lister.open(store, { marginMs: config.listMarginMs, schedule: config.schedule, shard: null });
+    const found = await lister.newObjects(logs, { asked: [day], nowMs: (opts.now ?? new Date()).getTime(), known: { ledger, quarantine: await Quarantine.load(store) }, chunk: MAX_BATCH_OBJECTS }, async (refs) => {
       todo.objects += refs.length;
       todo.bytes += refs.reduce((n, o) => n + o.size, 0);
     });
+    listedDays = found.days;
   }
   const staged = await ledger.inputsFor(day);
   log.info('dry-run', {

@@ -16,6 +16,7 @@ import type { RunContext } from '../rollup/engine.js';
 import { loadEpisodeCatalog, sha256Of, type EpisodeCatalog } from '../rollup/episode-catalog.js';
 import { BatchWriter } from '../state/batch-writer.js';
 import { Closes } from '../state/closes.js';
+import { LISTER_RULES } from '../ingest/listing/lister.js';
 import { Ledger } from '../state/ledger.js';
 import { removeLeftovers } from '../state/leftovers.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
@@ -93,7 +94,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
   const dir = await makeWorkDir(opts.kind);
   try {
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
-    const ledger = await Ledger.load(store, { migrate: true });
+    const ledger = await Ledger.load(store, LISTER_RULES, { migrate: true });
     const quarantine = await Quarantine.load(store);
     const closes = await Closes.load(store);
     const fence = (): Promise<void> => lock.assertHeld();

@@ -5,12 +5,9 @@
  * the commit, and the batch folded into the day indexes (Ledger.compact). A commit that fails takes
  * its staging back at once, so that retries never pile it up.
  */
-import { batchKey, scanCommitKey, stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
+import { stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { markLate, type Closes } from './closes.js';
-
-/** Puts a batch's staged files under `stagingPrefix(id)` (datasets/layout.ts); nothing is put before `intent` is written. */
-export type Stage = (intent: Promise<void>) => Promise<Record<string, StagedDay>>;
 
 export class BatchWriter {
   /**
@@ -29,15 +26,16 @@ export class BatchWriter {
     for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await markLate(this.store, day);
   }
 
-  /** Stages a batch of parsed log objects and commits it. The intent is written while `stage` makes its last part. */
-  async commitBatch(batch: string, objects: InputObject[], stage: Stage): Promise<BatchCommit> {
-    const intent = this.ledger.intend(batch, batchKey(batch), this.owner);
-    let days: Record<string, StagedDay>;
-    try {
-      days = await stage(intent);
-    } finally {
-      await intent.catch(() => {});
-    }
+  /**
+   * Begins a batch or a table's read (`id`), to be committed as `commitKey`: its intent is written,
+   * and nothing of it may be staged before that resolves (the batch's last part is made meanwhile).
+   */
+  begin(id: string, commitKey: string): Promise<void> {
+    return this.ledger.intend(id, commitKey, this.owner);
+  }
+
+  /** Commits a batch of parsed log objects whose staging (`days`) is done, then folds it into the indexes. */
+  async commitBatch(batch: string, objects: InputObject[], days: Record<string, StagedDay>): Promise<BatchCommit> {
     const commit: BatchCommit = { batch, committedAt: new Date().toISOString(), objects, days };
     try {
       await this.markLate(days);
@@ -52,10 +50,8 @@ export class BatchWriter {
     return commit;
   }
 
-  /** Stages a table's read and commits it as the table's latest (`read` makes the commit of what was staged). */
-  async commitScan(scan: string, table: string, stage: Stage, read: (days: Record<string, StagedDay>) => TableScanCommit): Promise<TableScanCommit> {
-    await this.ledger.intend(scan, scanCommitKey(table, scan));
-    const commit = read(await stage(Promise.resolve()));
+  /** Commits a table's read whose staging is done as the table's latest. */
+  async commitScan(commit: TableScanCommit): Promise<TableScanCommit> {
     await this.fence();
     commit.committedAt = new Date().toISOString();
     await this.ledger.commitScan(commit);

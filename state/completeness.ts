@@ -9,7 +9,7 @@ export type PublishedState = 'complete' | 'provisional' | 'incomplete';
 /** A day's completeness: its state, why it is not complete, and when a provisional day expects to be final (ISO). */
 export interface Completeness { state: PublishedState; reason: string; finalAt: string | null }
 
-/** A delivery day whose final full listing is still to come (state/listing-state.ts, ListedDays.waitingFor). */
+/** A delivery day whose final full listing is still to come (ingest/listing/listing-state.ts, ListedDays.waitingFor). */
 export interface Waiting { day: string; dueMs: number; followed: boolean }
 
 /**

@@ -12,7 +12,7 @@
  * A run never reads the whole history, nor a whole day. Right after its commit, a batch is compacted
  * into two indexes, so that a run reads only the slices it lists and the days it rolls up:
  * - PARSED `<delivery day>/<batch>.<slices>.keys`: the keys the batch parsed on that day, a
- *   section a slice (ten minutes of delivery time, state/slices.ts), sorted, gzip; the name says which
+ *   section a slice (ten minutes of delivery time, ingest/listing/slices.ts), sorted, gzip; the name says which
  *   slices the file holds (`putParsedFile`). Whether an object was parsed is asked of its slice only,
  *   read in ranges, so a process holds one slice's keys at a time, never a day's.
  * - DAYS `dt=<day>/<batch>.json`: what the batch staged for a day of records, with a count of
@@ -29,9 +29,7 @@ import { promisify } from 'node:util';
 import { gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import { removeUnder, type ObjectStore } from './object-store/object-store.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../lib/all-ended.js';
-import { decodeKeys, encodeKeys, formerSliceOf, sliceOf } from './slices.js';
 import { BATCHES, dayEntriesPrefix, DAYS, FORMAT_KEY, INTENTS, PARSED, SCANS, SEALS, stagingPrefix } from '../datasets/layout.js';
-import { dropShardListings } from './listing-state.js';
 
 /** The ledger's layout version (written to FORMAT_KEY); an output without it is format 1 (`migrate`). */
 export const FORMAT = 3;
@@ -140,6 +138,18 @@ interface Intent { id: string; commit: string; at: string; owner?: string }
 /** What tidying removed: staged files of dead batches and superseded scans. */
 export interface Tidied { staged: number; compacted: number }
 
+/**
+ * What the ledger takes of the lister (ingest/listing/lister.ts, `LISTER_RULES`), which owns the
+ * logs' naming: where a log object's parsed key is kept (its delivery day and slice), where a former
+ * format kept it, and how to have every shard list in full once (keys changed owner in a migration).
+ */
+export interface ListerRules {
+  sliceOf(key: string): { day: string; slice: string; part: number | null };
+  /** Where the key was kept before it was in `now`'s slice; null: there. */
+  formerSliceOf(key: string, now: { day: string; slice: string; part: number | null }): { day: string; slice: string } | null;
+  forgetShardListings(store: ObjectStore): Promise<void>;
+}
+
 export class Ledger {
   /** Parsed keys by slice (`<day>/<slice>`), loaded as asked for, the least recently asked dropped past PARSED_SLICES_CACHED. */
   private readonly parsedSlices = new Map<string, Set<string>>();
@@ -152,7 +162,7 @@ export class Ledger {
   /** Days' index entries read so far; a compaction forgets the days it wrote. */
   private readonly dayEntries = new Map<string, Promise<DayEntry[]>>();
 
-  private constructor(private readonly store: ObjectStore, private readonly pending: BatchCommit[],
+  private constructor(private readonly store: ObjectStore, private readonly rules: ListerRules, private readonly pending: BatchCommit[],
     private readonly scans: Map<string, TableScanCommit[]>, private readonly superseded: TableScanCommit[]) {
     for (const c of pending) for (const o of c.objects) this.pendingKeys.add(o.key);
   }
@@ -161,8 +171,8 @@ export class Ledger {
    * Reads the scans and any commit not yet compacted; nothing else until asked. Writes nothing, but
    * with `migrate` (a run that holds its lock) brings an output of an earlier format to this one first.
    */
-  static async load(store: ObjectStore, opts: { migrate?: boolean } = {}): Promise<Ledger> {
-    if (opts.migrate) await migrate(store);
+  static async load(store: ObjectStore, rules: ListerRules, opts: { migrate?: boolean } = {}): Promise<Ledger> {
+    if (opts.migrate) await migrate(store, rules);
     else if ((await formatOf(store)) < FORMAT && (await store.list(PARSED)).length + (await store.list(DAYS)).length > 0) {
       throw new Error(`the output ${store.url} keeps its state in an earlier format: run pingroll rollup (or make rollup) once, which brings it to this one, then this again`);
     }
@@ -187,7 +197,7 @@ export class Ledger {
       pending.push(commit);
     }
     pending.sort((a, b) => (a.batch < b.batch ? -1 : 1));
-    return new Ledger(store, pending, scans, superseded);
+    return new Ledger(store, rules, pending, scans, superseded);
   }
 
   /** The reads that make a table's latest complete reading (one whole read, or one part of each of a division), if any. */
@@ -270,9 +280,9 @@ export class Ledger {
    */
   async hasParsed(key: string): Promise<boolean> {
     if (this.pendingKeys.has(key)) return true;
-    const now = sliceOf(key);
+    const now = this.rules.sliceOf(key);
     if ((await this.parsedIn(now.day, now.slice)).has(key)) return true;
-    const was = formerSliceOf(key, now);
+    const was = this.rules.formerSliceOf(key, now);
     return was !== null && (await this.parsedIn(was.day, was.slice)).has(key);
   }
 
@@ -362,7 +372,7 @@ export class Ledger {
   /** A batch's parsed keys: one file a delivery day, a section a slice. */
   private async writeParsed(batch: string, keys: string[]): Promise<void> {
     // A file a delivery day, put side by side.
-    await allEnded([...byDaySlice(keys)].map(([day, slices]) => async () => {
+    await allEnded([...byDaySlice(keys, this.rules)].map(([day, slices]) => async () => {
       const key = await putParsedFile(this.store, day, batch, slices);
       this.parsedDays.get(day)?.push({ key, head: null });
       for (const [slice, inSlice] of slices) {
@@ -630,7 +640,7 @@ function sliceIndex(slice: string): number {
   return Number(slice.slice(0, 2)) * 6 + Number(slice[3]);
 }
 
-/** `00-00-00-XX`: a part's slice name (state/slices.ts). */
+/** `00-00-00-XX`: a part's slice name (ingest/listing/slices.ts). */
 const PART_SLICE_CHARS = 11;
 
 /** Whether a parsed-index file's name says it holds the slice at `index` (its map: 64 hex digits, or 128 with parts). */
@@ -644,10 +654,10 @@ function holdsSlice(file: string, index: number): boolean {
 const PARSED_NAME = /\.((?:[0-9a-f]{64}){1,2})\.keys$/;
 
 /** Keys grouped by delivery day, then slice. */
-function byDaySlice(keys: string[]): Map<string, Map<string, string[]>> {
+function byDaySlice(keys: string[], rules: ListerRules): Map<string, Map<string, string[]>> {
   const out = new Map<string, Map<string, string[]>>();
   for (const key of keys) {
-    const { day, slice } = sliceOf(key);
+    const { day, slice } = rules.sliceOf(key);
     let slices = out.get(day);
     if (!slices) out.set(day, (slices = new Map()));
     const list = slices.get(slice);
@@ -672,7 +682,7 @@ const PARSED_FILE = new RegExp(String.raw`^${PARSED}([^/]+)/([^/.]+)\.[0-9a-f]{6
  * dropped (shards own keys by slice now): each shard lists in full once.
  *
  * Format 2 to parts: format 2 kept an event-time day's names (`.../YYYY/MM/DD/YYYY-MM-DD-00-00-00-*`)
- * in its 00:00 slice, where this format keeps them in parts (state/slices.ts). Each parsed-index file
+ * in its 00:00 slice, where this format keeps them in parts (ingest/listing/slices.ts). Each parsed-index file
  * that holds a 00:00 slice is read (one GET: at most a batch's keys), and rewritten by part when that
  * slice holds such names; every other file stays as it is (a delivery-time day's, but for the names
  * delivered at 00:00:00 exactly). The 00:00 slice's seal no longer matches what a listing sees of it,
@@ -683,7 +693,7 @@ const PARSED_FILE = new RegExp(String.raw`^${PARSED}([^/]+)/([^/.]+)\.[0-9a-f]{6
  * file another has rewritten is gone, and passed over). Reads the history of the indexes, once; every
  * later run reads one GET here.
  */
-export async function migrate(store: ObjectStore): Promise<boolean> {
+export async function migrate(store: ObjectStore, rules: ListerRules): Promise<boolean> {
   const format = await formatOf(store);
   if (format >= FORMAT) return false;
   let migrated = false;
@@ -691,7 +701,7 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
     for (const file of await store.list(PARSED)) {
       if (!PARSED_V1.test(file)) continue;
       const entry = await readJson<{ batch: string; keys: string[] }>(store, file);
-      if (entry) for (const [day, slices] of byDaySlice(entry.keys)) await putParsedFile(store, day, entry.batch, slices);
+      if (entry) for (const [day, slices] of byDaySlice(entry.keys, rules)) await putParsedFile(store, day, entry.batch, slices);
       await store.delete(file);
       migrated = true;
     }
@@ -704,15 +714,15 @@ export async function migrate(store: ObjectStore): Promise<boolean> {
       await store.put(file, Buffer.from(JSON.stringify({ batch: old.batch, staged: old.staged, objectCount: old.objects.length, ...list } satisfies DayEntry)));
       migrated = true;
     }
-    if (migrated) await dropShardListings(store);
+    if (migrated) await rules.forgetShardListings(store);
   }
-  if (await splitEventTimeSlices(store)) migrated = true;
+  if (await splitEventTimeSlices(store, rules)) migrated = true;
   await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: FORMAT, since: new Date().toISOString() }) + '\n'));
   return migrated;
 }
 
 /** Format 2 to parts (`migrate`): rewrites the parsed-index files whose 00:00 slice holds event-time names; how many. */
-async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
+async function splitEventTimeSlices(store: ObjectStore, rules: ListerRules): Promise<number> {
   let rewritten = 0;
   for (const file of await store.list(PARSED)) {
     const m = PARSED_FILE.exec(file);
@@ -726,11 +736,11 @@ async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
       return decodeKeys(gunzipSync(body.subarray(4 + length + at, 4 + length + at + n)).toString('utf8'));
     };
     const midnight = slices['00-00'] ? keysOf('00-00') : [];
-    if (!midnight.some((k) => sliceOf(k).part !== null)) continue;
+    if (!midnight.some((k) => rules.sliceOf(k).part !== null)) continue;
     const bySlice = new Map<string, string[]>();
     for (const slice of Object.keys(slices)) {
       for (const key of slice === '00-00' ? midnight : keysOf(slice)) {
-        const s = slice === '00-00' ? sliceOf(key).slice : slice;
+        const s = slice === '00-00' ? rules.sliceOf(key).slice : slice;
         const list = bySlice.get(s);
         if (list) list.push(key);
         else bySlice.set(s, [key]);
@@ -746,4 +756,17 @@ async function splitEventTimeSlices(store: ObjectStore): Promise<number> {
 /** The files an input staged of its day: its pings and its rejects. */
 function stagedKeysOf(input: DayInput): string[] {
   return [...(input.staged.pings ?? []), ...(input.staged.rejects ? [input.staged.rejects] : [])];
+}
+
+/**
+ * A parsed-key list as stored: sorted keys, one a line. A key holding a line break or starting with
+ * `%` is written `%` + its percent-encoding, so that every key, whatever its bytes, reads back as it was.
+ */
+function encodeKeys(keys: readonly string[]): string {
+  return keys.map((k) => (/[\n\r]/.test(k) || k.startsWith('%') ? `%${encodeURIComponent(k)}` : k)).join('\n');
+}
+
+function decodeKeys(text: string): string[] {
+  if (text === '') return [];
+  return text.split('\n').map((l) => (l.startsWith('%') ? decodeURIComponent(l.slice(1)) : l));
 }

@@ -7,29 +7,25 @@
  * closes first (a ping that arrives for it after that is `too_late`), then its files go; a run killed
  * in between leaves its mark (`dt=<day>` in EXPIRING), and the next run finishes it.
  */
-import { EXPIRED_DELIVERY_DAYS, EXPIRING } from '../datasets/layout.js';
-import { dropSeals } from './seals.js';
+import { EXPIRING } from '../datasets/layout.js';
 import { addDays } from '../lib/utc-day.js';
 import type { Closes } from './closes.js';
 import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { forgetCheck } from './checks.js';
 
-/** The delivery days whose parsed keys and seals retention deleted (EXPIRED_DELIVERY_DAYS): their log objects are never listed or read again. */
-export async function expiredDeliveryDays(store: ObjectStore): Promise<Set<string>> {
-  const body = await store.get(EXPIRED_DELIVERY_DAYS);
-  return new Set(body ? (JSON.parse(body.toString('utf8')) as { days: string[] }).days : []);
-}
-
-export interface Expired { days: string[]; files: number }
+/** Days being expired: what went of them, and the delivery days whose parsed keys and seals may go now (the lister's to end: ingest/listing/lister.ts). */
+export interface Expiring { days: string[]; files: number; deliveryDays: string[] }
 
 /**
- * Expires the covered days of closed months older than `retentionDays` before `today`, and finishes
- * what a run killed while expiring left. `lateDays`: a delivery day's parsed keys and seals go only
- * once it and the days before it whose records it can hold are all expired.
+ * Expires the covered days of closed months older than `retentionDays` before `today`, and takes up
+ * what a run killed while expiring left: each day is marked (`dt=<day>` in EXPIRING), its closes say
+ * so, and what the ledger keeps of it goes. The marks stay until `doneExpiring`, after the lister has
+ * ended the delivery days this returns: those whose every day of records (the day and the `lateDays`
+ * before it) is expired.
  */
-export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Closes, today: string, retentionDays: number, lateDays: number): Promise<Expired> {
-  const cutoff = addDays(today, -retentionDays);
+export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Closes, ask: { today: string; retentionDays: number; lateDays: number }): Promise<Expiring> {
+  const cutoff = addDays(ask.today, -ask.retentionDays);
   const due = new Set<string>();
   for (const c of closes.list()) for (const [day, d] of Object.entries(c.days)) if (day < cutoff && !d.expired) due.add(day);
   const days = [...due].sort();
@@ -40,21 +36,20 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   const expiring = (await store.list(EXPIRING)).map((k) => k.slice(EXPIRING.length).replace(/^dt=/, '')).sort();
   const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
   let files = 0;
+  const deliveryDays: string[] = [];
   for (const day of expiring) {
     files += await ledger.dropExpiredDay(day);
     // No run looks at the day again: when one last did goes too.
     await forgetCheck(store, day);
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
     let held = true;
-    for (let back = 0; back <= lateDays; back++) held &&= isExpired(addDays(day, -back));
-    if (held) {
-      // Recorded first: a listing that found the day's objects with no parsed keys would read them all again.
-      const known = await expiredDeliveryDays(store);
-      if (!known.has(day)) await store.put(EXPIRED_DELIVERY_DAYS, Buffer.from(JSON.stringify({ days: [...known, day].sort() }) + '\n'));
-      files += await ledger.dropParsedDay(day);
-      files += await dropSeals(store, day);
-    }
-    await store.delete(`${EXPIRING}dt=${day}`);
+    for (let back = 0; back <= ask.lateDays; back++) held &&= isExpired(addDays(day, -back));
+    if (held) deliveryDays.push(day);
   }
-  return { days: expiring, files };
+  return { days: expiring, files, deliveryDays };
+}
+
+/** The days' marks go: what `expireDays` and the lister had to do for them is done. */
+export async function doneExpiring(store: ObjectStore, days: readonly string[]): Promise<void> {
+  for (const day of days) await store.delete(`${EXPIRING}dt=${day}`);
 }

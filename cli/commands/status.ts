@@ -2,9 +2,10 @@ import { ConfigError, parseDay, type Config } from '../../infra/config.js';
 import { objectStoreAt } from '../../infra/backends.js';
 import { dayStatus, type DayStatus } from '../../jobs/day-status.js';
 import { daysBetween } from '../../jobs/backfill.js';
+import { LISTER_RULES } from '../../ingest/listing/lister.js';
 import { Ledger } from '../../state/ledger.js';
 import { Quarantine } from '../../state/quarantine.js';
-import { ListedDays } from '../../state/listing-state.js';
+import { ListedDays } from '../../ingest/listing/listing-state.js';
 import { Closes } from '../../state/closes.js';
 import { addDays } from '../../lib/utc-day.js';
 
@@ -21,7 +22,7 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   if (to < from) throw new ConfigError(`--from=${from} is after --to=${to}`);
   const store = await objectStoreAt(config.output, config);
   await store.check();
-  const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
+  const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store, LISTER_RULES), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
   const statuses: DayStatus[] = [];
   for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ store, ledger, quarantine, listed, closes }, day, now));
   // A closed day is final: as good as complete.

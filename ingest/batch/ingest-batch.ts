@@ -11,18 +11,15 @@ import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { dayInObjectName, type ListPlan, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
+import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
 import { stagedCodec } from '../../lib/parquet-codec.js';
 import type { ParsedObject, ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
-import type { BatchCommit, InputObject, Ledger } from '../../state/ledger.js';
+import { batchKey, type BatchCommit, type InputObject, type Ledger, type StagedDay } from '../../state/ledger.js';
 import type { BatchWriter } from '../../state/batch-writer.js';
-import { ListingCursor } from '../../state/listing-cursor.js';
-import type { ListingState } from '../../state/listing-state.js';
-import type { ReconcileSchedule } from '../../state/delivery-days.js';
-import { tally, type SliceTallies, type SliceTally } from '../../state/seals.js';
-import { reachOf, sliceOf, type Reach } from '../../state/slices.js';
+import { Lister, type Listed, type ListingAsk } from '../listing/lister.js';
+import type { ReconcileSchedule } from '../listing/delivery-days.js';
 import { owns, shardName, type Shard } from './shard.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { OUTCOMES } from '../ping-record.js';
@@ -49,8 +46,6 @@ export interface IngestOptions {
   onParsed?: (objects: number, records: number) => void;
   /** Commits each batch (state/batch-writer.ts). */
   writer: BatchWriter;
-  /** Throws when the run may no longer write (it lost the run lock): before the listing's state is saved. */
-  fence?: () => Promise<void>;
   /** Unreadable objects are recorded here (and accepted-lost ones skipped); saved after the batch when it changed. */
   quarantine: Quarantine;
   /** Called for each object that could not be read. */
@@ -71,13 +66,6 @@ export interface IngestResult {
   batches: Array<{ batch: string; days: string[] }>;
   objects: number;
   records: number;
-  /**
-   * Seals the slices the listing saw whole (state/seals.ts) and saves the listing state; resolves to
-   * how many slices were sealed anew. Everything the listing found is committed or quarantined when
-   * it is returned: the caller calls it once, and may roll up meanwhile (a put a seal: 288 for a day's
-   * two delivery days).
-   */
-  settle: () => Promise<number>;
   /** Sealed slices found unchanged (their parsed keys not read). */
   sealedUnchanged: number;
   /**
@@ -86,8 +74,12 @@ export interface IngestResult {
    * days no run asked for).
    */
   listed?: { objects: number; days: string[]; newest: string | null; passedOver: Listed['passedOver']; late: number; windowFrom: string | null };
-  /** The lister's state as this listing leaves it (saved by `settle`): where its state is kept, and the state. */
-  lister: { key: string; state: ListingState };
+  /**
+   * The lister, its listing made: `commit` seals the slices it saw whole and saves its state. Everything
+   * the listing found is committed or quarantined when it is returned: the caller commits it once, and
+   * may roll up meanwhile (a put a seal: 288 for a day's two delivery days).
+   */
+  lister: Lister;
 }
 
 /**
@@ -96,119 +88,6 @@ export interface IngestResult {
  * follows this, not the day (a day can hold 16M objects).
  */
 export const MAX_BATCH_OBJECTS = 100_000;
-
-/** What a listing found: how many objects it returned, and what to seal once all it found is committed. */
-export interface Listed {
-  /** Objects the listing returned (new or not). */
-  listed: number;
-  /** The delivery days it listed in full (besides the window's). */
-  days: readonly string[];
-  /** The latest delivery time a returned key named, ISO; null when none named one. */
-  newest: string | null;
-  /** Slices it saw whole: to seal once all it found is committed (ListingCursor.toSeal). */
-  toSeal: SliceTally[];
-  /** Sealed slices found as sealed: their parsed keys were not read. */
-  sealedUnchanged: number;
-  /** Objects of delivery days no run has asked for and the lister does not follow (a directory's), passed over: how many, and their days. */
-  passedOver: { objects: number; days: string[] };
-  /** New objects of the delivery days listed in full (found there, not by the window: they appeared after it had passed their names). */
-  late: number;
-}
-
-/** Objects of one sealed slice a listing holds while it compares them with the seal; past this they are checked one by one. */
-const MAX_HELD = 250_000;
-
-/** Days of passed-over objects a listing names; past this it counts them. */
-const MAX_PASSED_OVER_DAYS = 31;
-
-/**
- * Lists the log objects no committed batch has parsed and no operator has accepted as lost, as the
- * cursor planned (`cursor.plan` first): the window, the delivery days due a full listing, a shard's
- * own slices (state/slices.ts). They are handed to `take` in chunks of at most `chunk`, each in key
- * order, as the listing goes. A source with no plan of its own (a directory) is listed whole, and its
- * objects of days the cursor does not want passed over.
- *
- * The objects of each sealed slice (state/seals.ts) are held until the slice's keys end, and the
- * ledger asked about them only when they are not what the seal says: a full listing of a delivery day
- * reads the parsed keys of the slices that changed, not of the whole day.
- */
-export async function listNewObjects(source: ObjectSource, ledger: Ledger, quarantine: Quarantine, cursor: ListingCursor, plan: ListPlan, shard: Shard | null | undefined,
-  take: (refs: ObjectRef[]) => Promise<void>, chunk = MAX_BATCH_OBJECTS): Promise<Listed> {
-  const whole = source.listing === 'whole';
-  const refs = source.listPlanned(plan);
-  const seals = cursor.seals;
-  const tallies: SliceTallies = new Map();
-  let todo: ObjectRef[] = [];
-  let listed = 0, sealedUnchanged = 0, late = 0;
-  const inFull = new Set(plan.days);
-  const passedOver = { objects: 0, days: new Set<string>() };
-  const flush = async (): Promise<void> => {
-    // In key order, each key once (a key two parts of a plan both listed is parsed once).
-    todo.sort(byKey);
-    await take(todo.filter((r, i) => i === 0 || r.key !== todo[i - 1]!.key));
-    todo = [];
-  };
-  const consider = async (ref: ObjectRef): Promise<void> => {
-    if ((await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) return;
-    if (inFull.has(sliceOf(ref.key).day)) late++;
-    todo.push(ref);
-    if (todo.length >= chunk) await flush();
-  };
-  // The sealed slice whose objects are held, and the slices whose run of keys ended.
-  let held: { tally: SliceTally; refs: ObjectRef[] | null } | null = null;
-  const ended = new Set<SliceTally>();
-  const release = async (): Promise<void> => {
-    const h = held!;
-    held = null;
-    ended.add(h.tally);
-    if (h.refs === null) return;
-    if (await seals.matches(h.tally)) sealedUnchanged++;
-    else for (const ref of h.refs) await consider(ref);
-  };
-  for await (const ref of refs) {
-    listed++;
-    cursor.saw(ref.key);
-    // Which listing reaches the key (state/slices.ts): its owner, and whether a slice's listing is the
-    // one; worked out once, and for one process only for what it tallies.
-    let reach: Reach | null | undefined;
-    if (shard && !owns(shard, ref.key, (reach = reachOf(ref.key)))) continue;
-    const s = sliceOf(ref.key);
-    // Objects of a delivery day retention expired are read never again (their records' days are closed and gone).
-    if (cursor.isExpired(s.day)) continue;
-    if (!cursor.wants(s.day)) {
-      passedOver.objects++;
-      if (passedOver.days.size < MAX_PASSED_OVER_DAYS) passedOver.days.add(s.day);
-      continue;
-    }
-    // A stray is not its slice's listing's to tally: a walk found it.
-    const t = (reach === undefined ? reachOf(ref.key) : reach)?.stray ? null : tally(tallies, ref.key, ref.etag, s);
-    if (t) {
-      if (held && held.tally !== t) await release();
-      if (!held && !ended.has(t) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };
-      if (held?.tally === t) {
-        if (held.refs === null) await consider(ref);
-        else if (held.refs.push(ref) > MAX_HELD) {
-          // Too many to hold: checked one by one, as an unsealed slice's are.
-          for (const r of held.refs) await consider(r);
-          held.refs = null;
-        }
-        continue;
-      }
-    }
-    await consider(ref);
-  }
-  if (held) await release();
-  if (todo.length) await flush();
-  return {
-    listed, days: plan.days, sealedUnchanged, late, toSeal: cursor.toSeal(tallies.values(), whole),
-    newest: Number.isFinite(cursor.newestMs) ? new Date(cursor.newestMs).toISOString() : null,
-    passedOver: { objects: passedOver.objects, days: [...passedOver.days].sort() },
-  };
-}
-
-function byKey(a: ObjectRef, b: ObjectRef): number {
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-}
 
 /**
  * Drops from the quarantine what a committed batch parsed (a run killed between its commit and the
@@ -219,16 +98,10 @@ export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, s
   if (quarantine.mustSave(shard !== null)) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
 }
 
-/** How a run lists: the margin for late-visible objects, the schedule of full listings, the days it is asked for, its clock, and days to list in full whatever the schedule. */
-export interface Listing {
+/** How a run lists: the margin for late-visible objects, the schedule of full listings, and what it asks (lister.ts). */
+export interface Listing extends ListingAsk {
   marginMs: number;
   schedule: ReconcileSchedule;
-  /** Days whose records the run wants (their delivery days, D to D + lateDays, are listed if never listed). */
-  asked: readonly string[];
-  /** The run's clock, ms. */
-  nowMs: number;
-  /** Delivery days listed in full whatever the schedule (`pingroll reconcile`). */
-  force?: readonly string[];
 }
 
 export function batchId(now = new Date()): string {
@@ -243,7 +116,7 @@ export function batchId(now = new Date()): string {
 export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResult> {
   const quarantine = opts.quarantine;
   const shard = opts.shard ?? null;
-  const result: Omit<IngestResult, 'settle' | 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
+  const result: Omit<IngestResult, 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   const parseChunk = async (todo: ObjectRef[]): Promise<void> => {
@@ -261,21 +134,17 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   };
   // A shard with no state of its own (the first run with this many shards) starts where the shards
   // before it, all of them, had listed.
-  const cursor = await ListingCursor.open(opts.store, { marginMs: opts.listing.marginMs, schedule: opts.listing.schedule, shard });
-  const plan = cursor.plan(opts.listing.asked, opts.listing.nowMs, opts.listing.force);
-  const found = await listNewObjects(opts.source, opts.ledger, quarantine, cursor, plan, shard, parseChunk, opts.batchObjects);
+  const lister = await Lister.open(opts.store, { marginMs: opts.listing.marginMs, schedule: opts.listing.schedule, shard });
+  const found = await lister.newObjects(opts.source, { ...opts.listing, known: opts, chunk: opts.batchObjects ?? MAX_BATCH_OBJECTS }, parseChunk);
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
   const retry: ObjectRef[] = [];
   for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
-  if (retry.length) await parseChunk(retry.sort(byKey));
+  if (retry.length) await parseChunk(retry.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
   await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
-  // Only now is everything the listing found committed or quarantined: the next listing may start
-  // after it, the days it listed in full are recorded, and the slices it saw whole are sealed.
-  const settle = (): Promise<number> => cursor.settle(found.toSeal, opts.fence);
+  // Only now is everything the listing found committed or quarantined: the lister may commit.
   return {
-    ...result, settle, sealedUnchanged: found.sealedUnchanged,
-    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late, windowFrom: plan.sinceMs === null ? null : new Date(plan.sinceMs).toISOString() },
-    lister: { key: cursor.key, state: cursor.next() },
+    ...result, lister, sealedUnchanged: found.sealedUnchanged,
+    listed: { objects: found.listed, days: [...found.days], newest: found.newest, passedOver: found.passedOver, late: found.late, windowFrom: found.windowFrom },
   };
 }
 
@@ -365,7 +234,14 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     if (objects.length === 0) return { commit: null, records: 0, failures };
     // The intent names the staging to remove should the run die before its commit (Ledger.tidy); it is
     // written while the last part is made Parquet.
-    const commit = await opts.writer.commitBatch(batch, objects, (intent) => spool.stage(opts.store, batch, intent));
+    const intent = opts.writer.begin(batch, batchKey(batch));
+    let days: Record<string, StagedDay>;
+    try {
+      days = await spool.stage(opts.store, batch, intent);
+    } finally {
+      await intent.catch(() => {});
+    }
+    const commit = await opts.writer.commitBatch(batch, objects, days);
     return { commit, records: total, failures };
   } finally {
     await pool.close();

@@ -10,7 +10,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Log } from '../../lib/log.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import type { Ledger, TableScanCommit } from '../../state/ledger.js';
+import { scanCommitKey, type Ledger, type TableScanCommit } from '../../state/ledger.js';
 import type { BatchWriter } from '../../state/batch-writer.js';
 import { classifyItem, type Item } from '../dynamodb/item-rules.js';
 import type { ItemSource, TableItemSources } from '../dynamodb/item-source.js';
@@ -54,12 +54,14 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
         }
       }
     });
-    return await opts.writer.commitScan(scan, opts.table.name, (intent) => spool.stage(opts.store, scan, intent), (days) => ({
+    await opts.writer.begin(scan, scanCommitKey(opts.table.name, scan));
+    const days = await spool.stage(opts.store, scan);
+    return await opts.writer.commitScan({
       scan, table: opts.table.name, month: opts.table.month, scannedAt: now.toISOString(), closed: isClosed(opts.table, now),
       items: result.items, pages: result.pages, consumedCapacity: result.consumedCapacity, throttledRetries: result.throttledRetries, days,
       ...(opts.source.exportArn ? { export: opts.source.exportArn } : {}),
       ...(opts.source.part ? { part: opts.source.part } : {}),
-    }));
+    });
   } finally {
     await spool.discard();
     await rm(dir, { recursive: true, force: true });

@@ -1,21 +1,21 @@
 /**
  * A shard of an ingest: `pingroll ingest --shard I/N` parses the new log objects of the slices it owns
- * (the ten minutes of delivery time whose number is I modulo N, state/slices.ts) and commits them as its
+ * (the ten minutes of delivery time whose number is I modulo N, ingest/listing/slices.ts) and commits them as its
  * own batches. N shards of one ingest share nothing but the output's state: each lists only its own
- * slices, reads only their state, and saves its own listing state (state/listing-state.ts) and
+ * slices, reads only their state, and saves its own listing state (ingest/listing/listing-state.ts) and
  * quarantine (state/quarantine.ts), so that one shard that fails costs the others nothing.
  *
  * I and N come from the flag or from the environment of the engine running the shards (infra/config.ts,
  * `shardFrom`).
  */
-import { shardOfKey, type Reach, type Shard } from '../../state/slices.js';
+import { shardOfKey, type Reach, type Shard } from '../listing/slices.js';
 
 export type { Shard };
 
 /** At most this many shards (AWS Batch's largest array). */
 export const MAX_SHARDS = 10_000;
 
-/** The shard a log object's key belongs to among `count`: the owner of its slice (state/slices.ts). */
+/** The shard a log object's key belongs to among `count`: the owner of its slice (ingest/listing/slices.ts). */
 export const shardOf = shardOfKey;
 
 /** Whether `shard` owns `key`; `reach`, when the caller has it (`reachOf`), is not worked out again. */

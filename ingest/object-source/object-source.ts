@@ -1,5 +1,5 @@
 /** Where access-log objects come from: an S3 prefix or a local directory. */
-import { NAME_STAMP, type ListPlan } from '../../state/listing-window.js';
+import { NAME_STAMP, type ListPlan } from '../listing/listing-window.js';
 
 export type { ListPlan };
 

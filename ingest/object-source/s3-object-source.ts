@@ -1,8 +1,8 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkBucket } from '../../lib/s3-bucket.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
-import { firstDateFolder, isAccountFolder, nameStamp } from '../../state/listing-window.js';
-import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, sliceOwner, type Shard } from '../../state/slices.js';
+import { firstDateFolder, isAccountFolder, nameStamp } from '../listing/listing-window.js';
+import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, sliceOwner, type Shard } from '../listing/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, watch } from './s3-lean-get.js';
 
@@ -17,7 +17,7 @@ interface Layout { simple: string[]; accounts: string[] }
 /** Folders below the prefix that discovery follows; deeper ones are listed whole. */
 const MAX_DEPTH = 6;
 
-/** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (state/slices.ts). */
+/** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (ingest/listing/slices.ts). */
 function slicePrefix(n: number): string {
   return nameStamp(n * SLICE_MS).slice(0, SLICE_PREFIX_CHARS);
 }
@@ -28,7 +28,7 @@ const DAY_SLICES = DAY_MS / SLICE_MS;
 /**
  * One ListObjectsV2 listing's Prefix (and where it starts), relative to the source's prefix; for a
  * part of an event-time day, which part, and where its day's names start (`head`, ending in
- * `YYYY-MM-DD-00-00-00-`): the listing keeps that part's names only (state/slices.ts, `partRange`).
+ * `YYYY-MM-DD-00-00-00-`): the listing keeps that part's names only (ingest/listing/slices.ts, `partRange`).
  */
 interface Range { prefix: string; startAfter?: string; part?: { head: string; part: number } }
 
@@ -41,7 +41,7 @@ function folderDay(folder: string): string | null {
 /**
  * What a shard lists of slice `n` in `folder`: the slice's Prefix when it owns it, and, for a day's
  * 00:00 slice in that day's date folder, each part of the event-time names it owns (every name under
- * `YYYY-MM-DD-00-00-00-`, state/slices.ts). The 00:00 slice's own listing then starts after the
+ * `YYYY-MM-DD-00-00-00-`, ingest/listing/slices.ts). The 00:00 slice's own listing then starts after the
  * parts' names (StartAfter `YYYY-MM-DD-00-00-00.`, `.` the character after `-`): its owner does not
  * list an event-time day. (The names it passes over, `YYYY-MM-DD-00-00-00.` itself and those before
  * that are not a part's, are strays: the folder's walk lists them, `strays`.)
@@ -55,7 +55,7 @@ function shardRanges(folder: string, n: number, shard: Shard): Range[] {
   return out;
 }
 
-/** The listings of `parts` of an event-time day in its date folder `folder`: a key range each (state/slices.ts, `partRange`). */
+/** The listings of `parts` of an event-time day in its date folder `folder`: a key range each (ingest/listing/slices.ts, `partRange`). */
 function partRanges(folder: string, day: string, parts: readonly number[]): Range[] {
   const head = folder + eventPrefix(day);
   return parts.map((part) => {
@@ -67,7 +67,7 @@ function partRanges(folder: string, day: string, parts: readonly number[]): Rang
   });
 }
 
-/** Whether a shard walks the date folders of `day` for strays (state/slices.ts, `reachOf`): the owner of the day's 00:00 slice. */
+/** Whether a shard walks the date folders of `day` for strays (ingest/listing/slices.ts, `reachOf`): the owner of the day's 00:00 slice. */
 function walker(day: string, shard: Shard): boolean {
   return sliceOwner(dayStartMs(day) / SLICE_MS, shard.count) === shard.index;
 }
@@ -158,7 +158,7 @@ export class S3ObjectSource implements ObjectSource {
         if (shard) {
           yield* this.bucketSlices(b, slices, shard);
           // The date folders one process lists whole before the window's first midnight: records of
-          // their event days still arrive, all of them in parts (state/slices.ts). Their ten-minute
+          // their event days still arrive, all of them in parts (ingest/listing/slices.ts). Their ten-minute
           // slices are the window's to list, as for one process's delivery-time names.
           for (let day = first; dayStartMs(day) < sinceMs; day = addDays(day, 1)) {
             const n = dayStartMs(day) / SLICE_MS;
@@ -277,7 +277,7 @@ export class S3ObjectSource implements ObjectSource {
   }
 
   /**
-   * A date folder's strays (state/slices.ts, `reachOf`): the keys no slice's or part's listing of it
+   * A date folder's strays (ingest/listing/slices.ts, `reachOf`): the keys no slice's or part's listing of it
    * reaches. Found with the Delimiter `-`, a run of names at a time: a run that holds names a listing
    * reaches (`2026-`, `2026-11-`, `2026-11-01-`, `2026-11-01-13-`, of the folder's day and the
    * PARTITION_LATE_DAYS after it) is gone into; one that a listing reaches whole (`2026-11-01-13-2x-`,

@@ -16,7 +16,7 @@ import { clearAdjustments, clearClosedMonth } from '../../state/adjustments.js';
 import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
-import { ListedDays } from '../../state/listing-state.js';
+import { ListedDays } from '../../ingest/listing/listing-state.js';
 import { versionLine } from '../../infra/version.js';
 import { dayStatus } from '../day-status.js';
 import { adjustmentsFile, publishAdjustments } from './adjust.js';

@@ -9,7 +9,7 @@ import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-ba
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { owns, type Shard } from '../../ingest/batch/shard.js';
 import type { MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
-import { ListedDays } from '../../state/listing-state.js';
+import { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { QUARANTINE_KEY } from '../../datasets/layout.js';
 import type { Backends } from '../../infra/backends.js';
@@ -46,7 +46,7 @@ export interface Ingested extends IngestSummary {
 }
 
 export interface IngestAsk {
-  /** The days whose records the run wants: their delivery days are listed if they never were (state/delivery-days.ts). */
+  /** The days whose records the run wants: their delivery days are listed if they never were (ingest/listing/delivery-days.ts). */
   asked: readonly string[];
   /** The legacy tables to read (those that can hold the asked days). */
   tables: readonly MonthlyTable[];
@@ -69,7 +69,7 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
   const { ledger, quarantine } = run.state;
   const now = ask.now ?? new Date();
   const batch = await ingestNewObjects({
-    source: backends.logs, store: backends.store, ledger, writer: run.writer, fence: run.fence, quarantine, shard,
+    source: backends.logs, store: backends.store, ledger, writer: run.writer, quarantine, shard,
     pingKeys: config.pingKeys, privacy: config.privacy, geoipDb: config.geoipDb, engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
@@ -99,15 +99,15 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
     }
   } catch (err) {
     // What the listing found is committed: its state is saved all the same.
-    await batch.settle().catch(() => {});
+    await batch.lister.commit(run.fence).catch(() => {});
     throw err;
   }
   return {
-    batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await ListedDays.load(backends.store, config.schedule, batch.lister),
+    batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await ListedDays.load(backends.store, config.schedule, batch.lister.own),
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: tables.scanned, missingTables: tables.missing, skipped: skipped.count,
     unreadable: stillUnreadable(quarantine, shard),
     settle: async () => {
-      const sealed = await batch.settle();
+      const sealed = await batch.lister.commit(run.fence);
       if (sealed > 0) log.info('ingest.sealed', { slicesSealed: sealed });
     },
   };

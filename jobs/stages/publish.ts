@@ -9,7 +9,7 @@ import type { DayToPublish } from '../../export/publisher.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { OutputFile } from '../../rollup/output-file.js';
 import { completeness } from '../../state/completeness.js';
-import type { ListedDays } from '../../state/listing-state.js';
+import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Run } from '../run.js';
 
 /** What a published day comes to. */

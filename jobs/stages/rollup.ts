@@ -16,7 +16,7 @@ import { rolledUpOutcomes } from '../../rollup/rules.js';
 import { geoDatabase } from '../../ingest/audience/geo-lookup.js';
 import { completeness } from '../../state/completeness.js';
 import { gatherDay } from '../../state/day-inputs.js';
-import type { ListedDays } from '../../state/listing-state.js';
+import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Backends } from '../../infra/backends.js';
 import type { Config } from '../../infra/config.js';
 import type { Run } from '../run.js';

@@ -23,7 +23,7 @@ export interface ObjectStore {
   /** `tags`: S3 object tags (what a lifecycle rule can select by); a directory has none. */
   put(key: string, body: Buffer | LocalFile, tags?: Record<string, string>): Promise<void>;
   /**
-   * An empty object whose loss costs nothing but time (a seal, state/seals.ts), made where it goes
+   * An empty object whose loss costs nothing but time (a seal, ingest/listing/seals.ts), made where it goes
    * without waiting for the disk: a directory creates the file and syncs nothing; S3 puts it as any object.
    */
   putMarker(key: string): Promise<void>;

@@ -4,7 +4,9 @@
  * - the rollup engine's interface (rollup/engine.ts) imports nothing of an engine, and the Redshift
  *   engine nothing of DuckDB (every figure of a Redshift run is Redshift's);
  * - no function of the jobs (jobs/) takes more than four arguments: what a stage works with is one
- *   `Stage` (jobs/stages/stage.ts), what a day's status is read from one `StateSnapshot`.
+ *   `Stage` (jobs/stages/stage.ts), what a day's status is read from one `StateSnapshot`;
+ * - the state (state/) imports nothing of the ingest: the lister's naming of the logs
+ *   (ingest/listing/) reaches the ledger as `ListerRules`, and no seal or listing state is written from state/.
  */
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -31,6 +33,13 @@ describe('the house rules', () => {
     for (const f of redshift) expect(imports(f).filter((i) => /duckdb/i.test(i) && !i.endsWith('lib/duckdb-engine.js')), f).toEqual([]);
     // (lib/duckdb-engine.ts lends the SQL quoting helpers, sqlString and idKey: no connection.)
     for (const f of redshift) expect(readFileSync(f, 'utf8'), f).not.toMatch(/DuckDBConnection|queryRows|openEngine/);
+  });
+
+  it('keeps the state free of the ingest: the lister is one module above it', () => {
+    const climbing = source.filter((f) => f.startsWith('state/')).flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/^import [^;]*? from '([^']+)'/gm)].map((m) => m[1]!).filter((i) => /(^|\/)ingest\//.test(i)).map((i) => `${f}: ${i}`));
+    expect(climbing).toEqual([]);
+    expect(source.filter((f) => f.startsWith('ingest/listing/')).length).toBeGreaterThanOrEqual(7);
   });
 
   it('gives no function of the jobs more than four arguments', () => {

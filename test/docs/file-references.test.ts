@@ -1,5 +1,5 @@
 /**
- * Comments that name a file of the project name one that exists: a path (`state/seals.ts`,
+ * Comments that name a file of the project name one that exists: a path (`ingest/listing/seals.ts`,
  * `docs/how-it-works.md`) from the project's root, from the commenting file's folder, or as the end of
  * a path in the tree; a bare file name (`ledger.ts`) as some file's name. Paths under the output
  * (`_state/...`), of what a run makes (`dist/`, `.bench/`) or with placeholders are not the project's.

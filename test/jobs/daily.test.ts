@@ -13,13 +13,14 @@ import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSample, sampleEpisodeCatalog, sampleEpisodes, type LogObject, type Sample } from '../../tools/sample/access-log-generator.js';
 import { EpisodeCatalogError } from '../../rollup/episode-catalog.js';
-import { sliceOf } from '../../state/slices.js';
+import { sliceOf } from '../../ingest/listing/slices.js';
 import { memoryLog } from '../../lib/log.js';
 import type { Backends } from '../../infra/backends.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../state/run-lock.js';
 import { catalogDurations, expectedCompletion, expectedCountries, expectedDay, expectedDevices, expectedHourly, expectedInvalid, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../support/oracle.js';
 import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { LISTER_RULES } from '../../ingest/listing/lister.js';
 
 const DAY = '2026-11-01';
 let sample: Sample;
@@ -520,7 +521,7 @@ describe('the daily job over a directory', () => {
     expect(await store.list('_warehouse-rollup/')).toEqual([]);
     // A shard (which runs beside others, one of which may be rolling up) leaves that prefix alone.
     await store.put(`${rolling}staged.manifest`, Buffer.from('x'));
-    expect((await removeLeftovers(store, await Ledger.load(store), '0/2')).warehouseRollup).toBe(0);
+    expect((await removeLeftovers(store, await Ledger.load(store, LISTER_RULES), '0/2')).warehouseRollup).toBe(0);
     expect(await store.list('_warehouse-rollup/')).toEqual([`${rolling}staged.manifest`]);
     await store.delete(`${rolling}staged.manifest`);
     expect((await store.list(STAGING)).sort()).toEqual(committed);

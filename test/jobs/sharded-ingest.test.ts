@@ -234,7 +234,7 @@ describe('sharded ingest', () => {
   it('splits an event-time layout on S3 (PartitionedPrefix by EventTime, every name at 00-00-00): 4 shards against moto, each its share within 1.5x of the mean, a stray in a date folder once, then rollup --no-ingest, give one process\'s tables', async () => {
     const days = [DAY, '2026-11-02'];
     const event = days.flatMap((day, i) => generateSample({ date: day, sessions: 100, seed: 91 + i, truth: true, recordsPerObject: 40, lateShare: 0 }).objects.map((o, n) => inEventTimeFolder(o, day, n)));
-    // A copy under a name no slice or part reaches, in the day's date folder: the folder's walker lists it (a stray, state/slices.ts).
+    // A copy under a name no slice or part reaches, in the day's date folder: the folder's walker lists it (a stray, ingest/listing/slices.ts).
     const copied = event.findIndex((o) => o.key.includes(`/${DAY}-00-00-00-`));
     event[copied] = { ...event[copied]!, key: event[copied]!.key.replace(/[^/]+$/, (name) => `copy of ${name}`) };
     const moto = await startMoto(['logs', 'out']);

@@ -17,6 +17,7 @@ import { DirectoryObjectStore } from '../../state/object-store/directory-object-
 import { generateSample } from '../../tools/sample/access-log-generator.js';
 import { expectedDay } from '../support/oracle.js';
 import { crashingStore, dirConfig, inEventTimeFolder, readDay, runDay, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { LISTER_RULES } from '../../ingest/listing/lister.js';
 
 const DAY = '2026-11-01';
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'format-1-output', 'out');
@@ -39,7 +40,7 @@ describe('an output of format 1', () => {
     const before = await readDay(join(r, 'out'), DAY);
     expect(before).toEqual(expectedDay(sample.truth, DAY));
     // A read-only look (status, a dry run) does not migrate: it says what to do.
-    await expect(Ledger.load(store)).rejects.toThrow(/earlier format: run pingroll rollup .* once/);
+    await expect(Ledger.load(store, LISTER_RULES)).rejects.toThrow(/earlier format: run pingroll rollup .* once/);
 
     const first = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
     expect(first.parsedObjects).toBe(0);
@@ -50,7 +51,7 @@ describe('an output of format 1', () => {
     expect(state.filter((k) => k.endsWith('.keys')).length).toBeGreaterThan(3);
     expect(await store.list('_state/listing-shards/')).toEqual([]);
     // Every object the fixture's batches parsed is known, by slice, to a fresh ledger.
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, LISTER_RULES);
     for (const o of sample.objects) expect(await ledger.hasParsed(o.key)).toBe(true);
 
     await writeObjects(join(r, 'logs'), more.objects);
@@ -104,14 +105,14 @@ describe('an output of format 2 that holds an event-time day', () => {
     for (const key of files) await asFormatTwo(store, key);
     for (const key of await store.list('_state/seals/')) await store.delete(key);
     await store.put(FORMAT_KEY, Buffer.from(JSON.stringify({ format: 2 })));
-    await expect(Ledger.load(store)).rejects.toThrow(/earlier format: run pingroll rollup .* once/);
+    await expect(Ledger.load(store, LISTER_RULES)).rejects.toThrow(/earlier format: run pingroll rollup .* once/);
 
     const again = await runDay(dirConfig(r), { day: days[0]!, log: memoryLog() });
     expect(again.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), days[0]!)).toEqual(want);
     expect(JSON.parse(await readFile(join(r, 'out', FORMAT_KEY), 'utf8'))).toMatchObject({ format: FORMAT });
     expect((await store.list(PARSED)).filter((k) => /\.[0-9a-f]{64}\.keys$/.test(k))).toEqual([]);
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, LISTER_RULES);
     for (const o of objects) expect(await ledger.hasParsed(o.key)).toBe(true);
   });
 });
@@ -189,7 +190,7 @@ describe('an output of format 3 that parsed event-time names S3 does not write b
     expect((await store.list(`${PARSED}undated/`)).length).toBe(1);
     for (const key of await store.list('_state/seals/')) await store.delete(key);
 
-    const ledger = await Ledger.load(store);
+    const ledger = await Ledger.load(store, LISTER_RULES);
     for (const o of objects) expect(await ledger.hasParsed(o.key), o.key).toBe(true);
     const again = await runDay(dirConfig(r), { day, log: memoryLog() });
     expect(again.parsedObjects).toBe(0);

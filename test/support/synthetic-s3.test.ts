@@ -16,7 +16,7 @@ import { EVENT_FOLDERS, startSyntheticS3, type SyntheticS3 } from './synthetic-s
 import { s3ClientConfig } from '../../infra/aws/s3-client.js';
 import { O_PING } from '../../ingest/access-log/outcome-codes.js';
 import { ObjectParser } from '../../ingest/batch/object-parser.js';
-import { nameStamp } from '../../state/listing-window.js';
+import { nameStamp } from '../../ingest/listing/listing-window.js';
 import { projectFile } from '../../lib/project-file.js';
 import { OUTCOMES } from '../../ingest/ping-record.js';
 import { parseStagedRow } from '../../ingest/staged-ping.js';
@@ -371,7 +371,7 @@ describe('the synthetic S3 endpoint, event layout (PartitionedPrefix by EventTim
     s3.setVisible('2026-11-01', 1500);
     const folder = `logs/${EVENT_FOLDERS}2026/11/01/`;
     for (const [prefix, delimiter, startAfter] of [['logs/', '/', ''], [`logs/${EVENT_FOLDERS}`, '/', ''], [folder, '', ''], [`${folder}2026-11-01-00-00-00-A7`, '', ''],
-      // A part as a key range (state/slices.ts, partRange: 9F, A9), and the 00:00 slice after the parts.
+      // A part as a key range (ingest/listing/slices.ts, partRange: 9F, A9), and the 00:00 slice after the parts.
       [`${folder}2026-11-01-00-00-00-`, '', `${folder}2026-11-01-00-00-00-9E~`], [`${folder}2026-11-01-00-00-00-A`, '', `${folder}2026-11-01-00-00-00-A8~`],
       [`${folder}2026-11-01-00-0`, '', `${folder}2026-11-01-00-00-00.`], [`logs/${EVENT_FOLDERS}2026/11/`, '/', `logs/${EVENT_FOLDERS}2026/11/01/~`]] as const) {
       const got = await listAll(client, { Bucket: 'logs', Prefix: prefix, Delimiter: delimiter || undefined, StartAfter: startAfter || undefined, MaxKeys: 97 });

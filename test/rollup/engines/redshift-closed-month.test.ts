@@ -30,6 +30,7 @@ import { startMoto, type Moto } from '../../support/moto.js';
 import { insertRows, PG_NAME, startPostgres, type Postgres } from '../../support/postgres.js';
 import { redshiftOnPostgres } from '../../support/redshift-on-postgres.js';
 import type { DuckDBConnection, DuckDBInstance as Instance } from '@duckdb/node-api';
+import { LISTER_RULES } from '../../../ingest/listing/lister.js';
 
 const ENV = {
   PINGROLL_WAREHOUSE: 'redshift', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_REDSHIFT_WORKGROUP: 'analytics',
@@ -140,7 +141,7 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
     const [first, second] = [sample.objects.filter((_, i) => i % 2 === 0), sample.objects.filter((_, i) => i % 2 === 1)];
     const copies = first.filter((_, i) => i % 3 === 0).map((o) => ({ ...o, key: `${o.key}-again` }));
     const out = new DirectoryObjectStore(join(r, 'out'));
-    const inputsNow = async () => (await Ledger.load(out)).inputsFor('2026-11-01');
+    const inputsNow = async () => (await Ledger.load(out, LISTER_RULES)).inputsFor('2026-11-01');
     await writeObjects(join(r, 'logs'), first);
     await runDay(dirConfig(r, { PINGROLL_WAREHOUSE: 'none' }), { day: '2026-11-01', log: memoryLog() });
     const closedWith = new Set((await inputsNow()).map((i) => i.id));

@@ -24,6 +24,7 @@ import { SHA256_HEX, viewerKey } from '../../../rollup/viewer-key.js';
 import { viewerKeyFor } from '../../support/oracle.js';
 import { dirConfig, runDay, tempRoots, writeObjects } from '../../support/job-fixture.js';
 import { insertRows, PG_NAME, startPostgres, type Postgres } from '../../support/postgres.js';
+import { LISTER_RULES } from '../../../ingest/listing/lister.js';
 
 const root = tempRoots();
 const KEY = viewerKey('test-viewer-key-0123456789');
@@ -57,7 +58,7 @@ async function stagedDay(seed: number, day: string): Promise<{ files: string[]; 
   const store = new DirectoryObjectStore(join(r, 'out'));
   const files: string[] = [];
   const outcomes: Record<string, Record<string, number>> = {};
-  for (const input of await (await Ledger.load(store)).inputsFor(day)) {
+  for (const input of await (await Ledger.load(store, LISTER_RULES)).inputsFor(day)) {
     for (const key of input.staged.pings ?? []) files.push(store.localFile!(key)!);
     for (const [src, counts] of Object.entries(input.staged.outcomes)) {
       for (const [o, n] of Object.entries(counts)) (outcomes[src] ??= {})[o] = ((outcomes[src] ??= {})[o] ?? 0) + (n ?? 0);

@@ -41,7 +41,7 @@
  * `formerSliceOf` says where such a name's parsed key may be kept.
  */
 import { hash } from 'node:crypto';
-import { DAY_MS } from '../lib/utc-day.js';
+import { DAY_MS } from '../../lib/utc-day.js';
 
 /** One slice's length: ten minutes of delivery time. */
 export const SLICE_MS = 600_000;
@@ -204,7 +204,7 @@ export function partRange(part: number): PartRange {
  * in the slice its base name says (`.../2026-11-01-00-00-00-ab12` in the 00:00 slice, a unique part
  * with a `/` mostly undated). The ledger looks there too, so that none of them is parsed twice.
  */
-export function formerSliceOf(key: string, now: SliceOf = sliceOf(key)): SliceOf | null {
+export function formerSliceOf(key: string, now: Pick<SliceOf, 'day' | 'slice' | 'part'> = sliceOf(key)): SliceOf | null {
   if (now.part === null) return null;
   const base = key.slice(key.lastIndexOf('/') + 1);
   const at = key.length - base.length;
@@ -343,17 +343,4 @@ export function* ownedSlices(fromMs: number, toMs: number, index: number, count:
   let m = Math.floor(fromMs / SLICE_MS);
   if (count > 1) m += (((index - m) % count) + count) % count;
   for (; m <= last; m += count) yield m;
-}
-
-/**
- * A parsed-key list as stored: sorted keys, one a line. A key holding a line break or starting with
- * `%` is written `%` + its percent-encoding, so that every key, whatever its bytes, reads back as it was.
- */
-export function encodeKeys(keys: readonly string[]): string {
-  return keys.map((k) => (/[\n\r]/.test(k) || k.startsWith('%') ? `%${encodeURIComponent(k)}` : k)).join('\n');
-}
-
-export function decodeKeys(text: string): string[] {
-  if (text === '') return [];
-  return text.split('\n').map((l) => (l.startsWith('%') ? decodeURIComponent(l.slice(1)) : l));
 }

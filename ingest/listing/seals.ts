@@ -1,5 +1,5 @@
 /**
- * Seals: what a listing saw of a slice (state/slices.ts) when the slice left the listing window for
+ * Seals: what a listing saw of a slice (ingest/listing/slices.ts) when the slice left the listing window for
  * good. A run lists the slices that can still receive objects (those after its window's start, the
  * latest delivery time seen less the margin); once a slice falls before the next window, no listing
  * but a reconciliation sees it again. Its seal records how many objects it held and a digest of them
@@ -12,9 +12,9 @@
  * the old; a slice found with two names is treated as unsealed (read in full) and sealed again.
  */
 import { hash } from 'node:crypto';
-import { SEALS } from '../datasets/layout.js';
-import { allEnded } from '../lib/all-ended.js';
-import { removeUnder, type ObjectStore } from './object-store/object-store.js';
+import { SEALS } from '../../datasets/layout.js';
+import { allEnded } from '../../lib/all-ended.js';
+import { removeUnder, type ObjectStore } from '../../state/object-store/object-store.js';
 import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 
 
@@ -22,7 +22,7 @@ import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 export interface SliceTally {
   day: string;
   slice: string;
-  /** Slices since 1970 (a part of an event-time day: its 00:00 slice's, state/slices.ts). */
+  /** Slices since 1970 (a part of an event-time day: its 00:00 slice's, ingest/listing/slices.ts). */
   number: number;
   count: number;
   /** 32 bytes: the XOR of each object's SHA-256. */

@@ -7,9 +7,9 @@
  *   may be the records' event day (then every name in it is `YYYY-MM-DD-00-00-00-...`), so late objects
  *   land in folders up to PARTITION_LATE_DAYS old: the window lists those folders whole.
  * An object that appears later than the window under an older name is found by the full listing of
- * its delivery day (state/delivery-days.ts), which a run makes on a schedule: the plan's `days`.
+ * its delivery day (ingest/listing/delivery-days.ts), which a run makes on a schedule: the plan's `days`.
  */
-import { DAY_MS, dayName } from '../lib/utc-day.js';
+import { DAY_MS, dayName } from '../../lib/utc-day.js';
 import { PARTITION_LATE_DAYS, type Shard } from './slices.js';
 
 export { PARTITION_LATE_DAYS };
@@ -24,7 +24,7 @@ export interface ListPlan {
   sinceMs: number | null;
   /** Delivery days listed in full (`YYYY-MM-DD`): of each, what the window does not list. */
   days: readonly string[];
-  /** A shard of several lists only the slices it owns (state/slices.ts). */
+  /** A shard of several lists only the slices it owns (ingest/listing/slices.ts). */
   shard: Shard | null;
   /** The listing's own time: a shard's window reaches the slice that holds it. */
   untilMs: number;

@@ -1,13 +1,13 @@
 /**
  * What a lister remembers of the logs (LISTING_KEY, or a shard's own in LISTING_SHARDS): where its next
- * incremental listing starts (state/listing-window.ts) and which delivery days it
- * follows and has listed in full (state/delivery-days.ts). Saved after the batches that parsed what a
+ * incremental listing starts (ingest/listing/listing-window.ts) and which delivery days it
+ * follows and has listed in full (ingest/listing/delivery-days.ts). Saved after the batches that parsed what a
  * listing found are committed: a crash before leaves the old state, and the next run lists that
  * stretch again (the ledger knows what it parsed).
  */
-import { LISTING_KEY, LISTING_SHARDS } from '../datasets/layout.js';
-import type { ObjectStore } from './object-store/object-store.js';
-import { addDays, DAY_MS, dayName } from '../lib/utc-day.js';
+import { LISTING_KEY, LISTING_SHARDS } from '../../datasets/layout.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
+import { addDays, DAY_MS, dayName } from '../../lib/utc-day.js';
 import { finalDueMs, follows, isFinal, NO_DELIVERY_DAYS, together, type DeliveryDays, type ReconcileSchedule } from './delivery-days.js';
 
 /**

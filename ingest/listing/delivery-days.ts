@@ -19,7 +19,7 @@
  *
  * Everything here is pure: days are `YYYY-MM-DD`, instants epoch ms.
  */
-import { addDays, DAY_MS, dayName, dayNumber, dayStartMs } from '../lib/utc-day.js';
+import { addDays, DAY_MS, dayName, dayNumber, dayStartMs } from '../../lib/utc-day.js';
 
 export interface ReconcileSchedule {
   /** When each delivery day is listed in full, after it ends, ascending (ms); the last is its final listing. */

@@ -1,13 +1,13 @@
 /**
  * What a lister remembers of the logs: which delivery days it follows and has listed in full, on the
- * schedule (state/delivery-days.ts); where a shard with no state of its own starts; a state written
+ * schedule (ingest/listing/delivery-days.ts); where a shard with no state of its own starts; a state written
  * before delivery days were followed; what the listers know together.
  */
 import { describe, expect, it } from 'vitest';
-import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
-import { inheritedListing, ListedDays, listingKey, loadListing, NO_LISTING, saveListing, type ListingState } from '../../state/listing-state.js';
-import { daysToList, DEFAULT_SCHEDULE, followFrom, isFinal, listingDue, mergeRanges, recordListed, together, type DeliveryDays } from '../../state/delivery-days.js';
-import { tempRoots } from '../support/job-fixture.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { inheritedListing, ListedDays, listingKey, loadListing, NO_LISTING, saveListing, type ListingState } from '../../../ingest/listing/listing-state.js';
+import { daysToList, DEFAULT_SCHEDULE, followFrom, isFinal, listingDue, mergeRanges, recordListed, together, type DeliveryDays } from '../../../ingest/listing/delivery-days.js';
+import { tempRoots } from '../../support/job-fixture.js';
 
 const root = tempRoots();
 const S = DEFAULT_SCHEDULE;

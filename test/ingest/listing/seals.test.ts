@@ -1,9 +1,9 @@
 /** Seals made many at once: each slice's, the day's seals listed once, a reseal replacing the old name. */
 import { describe, expect, it } from 'vitest';
-import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
-import { SEALS } from '../../datasets/layout.js';
-import { Seals, tally, type SliceTally } from '../../state/seals.js';
-import { tempRoots } from '../support/job-fixture.js';
+import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
+import { SEALS } from '../../../datasets/layout.js';
+import { Seals, tally, type SliceTally } from '../../../ingest/listing/seals.js';
+import { tempRoots } from '../../support/job-fixture.js';
 
 const root = tempRoots();
 

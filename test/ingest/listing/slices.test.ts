@@ -1,11 +1,11 @@
 /**
- * A key's slice (state/slices.ts), worked out anew for every key here: sliceOf keeps the last dated
+ * A key's slice (ingest/listing/slices.ts), worked out anew for every key here: sliceOf keeps the last dated
  * name's slice for the keys after it, and must give what a fresh reading of each name gives, whatever
  * came before it.
  */
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { EVENT_PARTS, eventPrefix, formerSliceOf, partOf, partRange, partSlice, reachOf, shardOfKey, SLICE_MS, sliceOf } from '../../state/slices.js';
+import { EVENT_PARTS, eventPrefix, formerSliceOf, partOf, partRange, partSlice, reachOf, shardOfKey, SLICE_MS, sliceOf } from '../../../ingest/listing/slices.js';
 
 /** The contract's reading of a name, on its own: `YYYY-MM-DD-hh-mm-ss-` starts a dated base name. */
 function expected(key: string): { day: string; slice: string; number: number } | 'undated' {

@@ -10,16 +10,16 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeS3Client } from '../../infra/aws/s3-client.js';
-import { DirectoryObjectSource } from '../../ingest/object-source/directory-object-source.js';
-import { ListingTracker, nameStamp, windowStart } from '../../state/listing-window.js';
-import type { ListPlan, ObjectSource } from '../../ingest/object-source/object-source.js';
-import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
-import { DAY_MS } from '../../lib/utc-day.js';
-import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, reachOf, shardOfKey, SLICE_MS } from '../../state/slices.js';
-import { rm, setEnv, tempDir } from '../support/job-fixture.js';
-import { startMoto, type Moto } from '../support/moto.js';
-import { startSyntheticS3, type SyntheticS3 } from '../support/synthetic-s3.js';
+import { makeS3Client } from '../../../infra/aws/s3-client.js';
+import { DirectoryObjectSource } from '../../../ingest/object-source/directory-object-source.js';
+import { ListingTracker, nameStamp, windowStart } from '../../../ingest/listing/listing-window.js';
+import type { ListPlan, ObjectSource } from '../../../ingest/object-source/object-source.js';
+import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
+import { DAY_MS } from '../../../lib/utc-day.js';
+import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, reachOf, shardOfKey, SLICE_MS } from '../../../ingest/listing/slices.js';
+import { rm, setEnv, tempDir } from '../../support/job-fixture.js';
+import { startMoto, type Moto } from '../../support/moto.js';
+import { startSyntheticS3, type SyntheticS3 } from '../../support/synthetic-s3.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 const HOUR = 3_600_000;
@@ -255,7 +255,7 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
       seen.push(...got);
       // Discovery (the top, jumping its year of names, then the account's region and bucket folders),
       // one request a slice at the top, and each slice in the three date folders that can hold it; and
-      // its quarter of the 256 event-time parts (state/slices.ts) of the new day's date folder and of
+      // its quarter of the 256 event-time parts (ingest/listing/slices.ts) of the new day's date folder and of
       // the three the window lists whole before it (the window's day and the two before).
       const owned = [...ownedSlices(since, until, index, 4)].length;
       expect(lists).toBe(2 + 2 + owned + 3 * owned + 4 * EVENT_PARTS / 4);

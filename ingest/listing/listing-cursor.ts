@@ -1,19 +1,18 @@
 /**
  * A lister's cursor over the logs: what its next listing reads (the incremental window and the
- * delivery days due a full listing, state/listing-window.ts and delivery-days.ts), and,
+ * delivery days due a full listing, ingest/listing/listing-window.ts and delivery-days.ts), and,
  * once everything that listing found is committed, the seals of the slices it saw whole and its saved
- * state. Two whole operations, `plan` before the listing and `settle` after the commits; a crash in
+ * state. Two whole operations, `plan` before the listing and `settle` after the commits (lister.ts drives both); a crash in
  * between leaves the state as it was, and the next run lists the same again (the ledger knows what it
  * parsed).
  */
-import { dayName, dayStartMs, DAY_MS } from '../lib/utc-day.js';
+import { dayName, dayStartMs, DAY_MS } from '../../lib/utc-day.js';
 import { firstWholeDay, ListingTracker, nameTimeMs, windowStart, type ListPlan } from './listing-window.js';
 import { daysToList, follows, followFrom, neededDays, recordListed, type ReconcileSchedule } from './delivery-days.js';
 import { inheritedListing, listingKey, loadListing, saveListing, type ListingState } from './listing-state.js';
-import type { ObjectStore } from './object-store/object-store.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { Seals, type SliceTally } from './seals.js';
 import { SLICE_MS, type Shard } from './slices.js';
-import { expiredDeliveryDays } from './retention.js';
 
 export interface CursorOptions {
   /** How far before the latest delivery time seen the next window starts. */
@@ -37,21 +36,21 @@ export class ListingCursor {
   private planned: { plan: CursorPlan; following: ListingState; wanted: Set<string> } | null = null;
 
   private constructor(private readonly store: ObjectStore, readonly key: string, private readonly state: ListingState, private readonly opts: CursorOptions,
-    private readonly expired: ReadonlySet<string> = new Set()) {
+    private readonly expired: ReadonlySet<string>) {
     this.seals = new Seals(store);
   }
 
-  /** Whether a delivery day's parsed keys expired with the days it holds (state/retention.ts): its objects are never read again. */
+  /** Whether a delivery day's parsed keys expired with the days it holds (lister.ts, `expireDeliveryDay`): its objects are never read again. */
   isExpired(day: string): boolean {
     return this.expired.has(day);
   }
 
   /** The lister's saved state; a shard with none of its own (the first run after the shard count changed) starts where a complete set of earlier listers left off. */
-  static async open(store: ObjectStore, opts: CursorOptions): Promise<ListingCursor> {
+  static async open(store: ObjectStore, opts: CursorOptions, expired: ReadonlySet<string>): Promise<ListingCursor> {
     const key = listingKey(opts.shard && `${opts.shard.index}-of-${opts.shard.count}`);
     const own = await store.get(key);
     const state = own ? await loadListing(store, opts.schedule, key) : opts.shard ? await inheritedListing(store, opts.schedule) : await loadListing(store, opts.schedule, key);
-    return new ListingCursor(store, key, state, opts, await expiredDeliveryDays(store));
+    return new ListingCursor(store, key, state, opts, expired);
   }
 
   /** The state as loaded. */
