@@ -94,6 +94,8 @@ export class DayPublisher {
   /** Publishes a day's state alone, its data unchanged: its `daily_runs` row and its manifest. */
   async publishState(day: string, runs: OutputFile, manifest: DayManifest): Promise<void> {
     const { store, run } = this.opts;
+    // A state that is not complete (an object quarantined since) is marked first, as publishDay does.
+    if (manifest.state !== 'complete') await store.putMarker(unsettledKey(day));
     await publishWhole(store, { run, day, tables: [runs], others: [{ key: dayManifestKey(day), body: manifestBody(manifest) }] }, this.loadWarehouse, this.opts.fence);
     if (manifest.state === 'complete') await store.delete(unsettledKey(day));
   }

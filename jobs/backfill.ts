@@ -18,8 +18,9 @@ import { ConfigError, type Config } from '../infra/config.js';
 import { staleAmong, type JobOptions, type JobSummary } from './daily.js';
 import { withRun, type RunState } from './run.js';
 import { ingest, refuseUnlisted, stagedByShards } from './stages/ingest.js';
-import { publishDay, publishMonth, settleStates } from './stages/publish.js';
-import { rollupDay, rollupMonth } from './stages/rollup.js';
+import { publishMonth, settleStates } from './stages/publish.js';
+import { rollupMonth } from './stages/rollup.js';
+import { dayThrough } from './stages/day.js';
 import { adjust } from './stages/adjust.js';
 
 export interface BackfillOptions extends Omit<JobOptions, 'day' | 'dryRun'> {
@@ -77,7 +78,6 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   const what = opts.stale ? `backfill --stale${range ? ` ${opts.from}..${opts.to}` : ''}` : `backfill ${opts.from}..${opts.to}`;
   return withRun(backends, { id: run, command: what, kind: 'backfill', log, waitSeconds: opts.waitSeconds,
     start: ['backfill.start', { run, from: opts.from ?? null, to: opts.to ?? null, stale: opts.stale ?? false }] }, async (r) => {
-    const { publisher } = r;
     let days = range ?? [];
     if (opts.stale) {
       // The days ever published (in the range, if one was given); today's and later are still arriving.
@@ -87,22 +87,19 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       days = published.filter((d) => d < today);
     }
     summary.days = days.length;
-    // A range's backfill also rolls up again the days whose viewer datasets were made with another
-    // key, or none, than the one set (what `pingroll uniques` says to do). Not --stale (the days late
-    // records changed, no more), and never without a key: that would empty keyed days' viewer rows.
-    const rekey = !opts.stale && config.viewerKey ? config.viewerKey.id : null;
+    // Each day goes through the one rule (stages/day.ts): a range's backfill also rolls up again the
+    // days made with another viewer key or episode catalog than the one set, or another version or
+    // setting; never for a setting left unset (a backfill without the key would empty keyed days'
+    // viewer rows). --stale: the days whose staged data changed, no more.
     const tables = new Map<string, MonthlyTable>();
     if (config.ddbTables) for (const d of days) for (const t of tablesForDay(config.ddbTables, d)) tables.set(t.name, t);
-    // Likewise the days rolled up with another episode catalog, or none, than the one set (its bytes'
-    // SHA-256), or kept to it otherwise (PINGROLL_CATALOG_ONLY). A bad catalog stops the backfill here, before any work.
-    let recatalog: string | null = null;
+    // A bad catalog stops the backfill here, before any work.
     const ingested = await withStage({ config, backends, run: r }, 'ingest', async (stage) => {
-      const catalog = await r.work.episodeCatalog(stage.db);
-      recatalog = opts.stale || !catalog ? null : catalogUse(catalog.sha256, config.catalogOnly);
+      await r.work.episodeCatalog(stage.db);
       // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
       // days are listed if they never were); --stale for none: it lists what the schedule and the
       // window say, and republishes what that staged.
-      const got = opts.noIngest ? await stagedByShards(config, backends, r) : await ingest(stage, { ...opts, asked: range ?? [], tables: [...tables.values()] });
+      const got = opts.noIngest ? await stagedByShards(stage) : await ingest(stage, { ...opts, asked: range ?? [], tables: [...tables.values()] });
       await got.settle();
       // A range from what shards staged: every day of it was asked of them (--stale rolls up only days that were published, so listed).
       if (opts.noIngest && range && !opts.stale) refuseUnlisted(got.listed, range, opts.now ?? new Date());
@@ -133,17 +130,21 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
             summary.closed.push(day);
             return;
           }
-          if (!opts.force && await sameInputs(r.state, day, { rekey, recatalog })) {
-            // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
-            await publisher.registerPartitions(day);
+          // --stale: the published days whose staged data changed, no more.
+          if (opts.stale && !(await inputsDiffer(r.state, day))) {
             summary.skipped.push(day);
             return;
           }
           // One engine a day: its temporary tables are its own; the memory limit is shared out among them.
-          const published = await withStage({ config, backends, run: r }, day, (stage) =>
-            r.work.withFolder(`day-${day}`, async (dir) => publishDay(r, await rollupDay(stage, dir, day, ingested))), Math.max(256, Math.floor(config.memoryLimitMb / parallel)));
-          summary.pings += published.pings;
-          summary.done.push(day);
+          const through = await withStage({ config, backends, run: r }, day, (stage) => dayThrough(stage, day, { ingest: ingested, force: opts.force }),
+            Math.max(256, Math.floor(config.memoryLimitMb / parallel)));
+          if (through.kind === 'published') {
+            summary.pings += through.published.pings;
+            summary.done.push(day);
+          } else {
+            summary.skipped.push(day);
+            if (through.kind === 'settled') summary.settled.push(day);
+          }
         } catch (err) {
           summary.failed.push({ day, error: (err as Error).message.split('\n')[0]! });
           log.warn('day.failed', { day, error: (err as Error).message.split('\n')[0] });
@@ -157,10 +158,11 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     if (summary.closed.length) log.info('day.closed', { days: summary.closed.sort(), reason: 'their months are closed: pings that arrived for them are reported as adjustments' });
     await withStage({ config, backends, run: r }, 'adjust', adjust);
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
-    summary.settled = await r.work.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed));
+    summary.settled.push(...await r.work.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed)));
+    summary.settled.sort();
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];
-    for (const day of summary.refused) if (!(await sameInputs(r.state, day, { rekey: null, recatalog: null }))) refusedStale.push(day);
+    for (const day of summary.refused) if (await inputsDiffer(r.state, day)) refusedStale.push(day);
     summary.refused = refusedStale;
     if (refusedStale.length) log.warn('day.refused', { days: refusedStale, reason: 'today or later: its logs are still arriving; it is published once the day is over' });
     if (opts.stale) {
@@ -182,19 +184,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
   });
 }
 
-/**
- * Whether the day's manifest names exactly the batches and scans the day would read now, and, with
- * `rekey` (the set viewer key's id), its viewer datasets were made with that key, and with `recatalog`
- * (the set episode catalog's SHA-256), its completion with that catalog, or the day had no ping.
- */
-async function sameInputs({ store, ledger }: Pick<RunState, 'store' | 'ledger'>, day: string, { rekey, recatalog }: { rekey: string | null; recatalog: string | null }): Promise<boolean> {
+/** Whether what a published day would be made from now is not what its manifest names (a day never published: not). */
+async function inputsDiffer({ store, ledger }: Pick<RunState, 'store' | 'ledger'>, day: string): Promise<boolean> {
   const manifest = await readManifest(store, day);
-  if (manifest === null || inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) return false;
-  if (manifest.pings === 0) return true;
-  return (rekey === null || (manifest.viewerKey ?? null) === rekey) && (recatalog === null || (manifest.episodeCatalog ? catalogUse(manifest.episodeCatalog.sha256, manifest.episodeCatalog.only ?? null) : null) === recatalog);
-}
-
-/** A catalog as a day was rolled up with it: its bytes' SHA-256, and what PINGROLL_CATALOG_ONLY kept pings to. */
-function catalogUse(sha256: string, only: string | null): string {
-  return only ? `${sha256} only ${only}` : sha256;
+  return manifest !== null && inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null;
 }

@@ -7,11 +7,10 @@
  *   lock (run.ts) → ingest (stages/ingest.ts) → roll up (stages/rollup.ts) → publish (stages/publish.ts)
  *   → adjustments of closed months (stages/adjust.ts) → the months due to close (close.ts)
  */
-import { withStage } from './stages/stage.js';
+import { withStage, type Stage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { dayManifestKey } from '../datasets/layout.js';
 import { readManifest } from '../export/manifest.js';
-import { recordCheck } from '../state/checks.js';
 import { expireRejects } from '../export/rejects-retention.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { allEnded } from '../lib/all-ended.js';
@@ -28,8 +27,9 @@ import { resumeReopens } from './stages/close.js';
 import { ConfigError } from '../infra/config.js';
 import { UTC } from '../lib/time-zone.js';
 import { ingest, refuseUnlisted, stagedByShards, type IngestSummary } from './stages/ingest.js';
-import { publishDay, settleStates, type PublishedDay } from './stages/publish.js';
-import { publishedAsIs, rollupDay, settingsOf } from './stages/rollup.js';
+import { settleStates, type PublishedDay } from './stages/publish.js';
+import { settingsOf } from './stages/rollup.js';
+import { dayThrough } from './stages/day.js';
 
 export interface JobOptions {
   day: string;
@@ -74,10 +74,10 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       refuseClosed(run, day);
       // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
       // published with was checked then.
-      const settings = await settingsOf(config, backends, run);
-      const published = await readManifest(backends.store, day);
+      const settings = await settingsOf(stage);
+      const published = await readManifest(run.state.store, day);
       if (published?.settings !== settings) await run.work.episodeCatalog(db);
-      const ingested = opts.noIngest ? await stagedByShards(config, backends, run)
+      const ingested = opts.noIngest ? await stagedByShards(stage)
         : await ingest(stage, { ...opts, asked: [day], tables });
       if (opts.noIngest) refuseUnlisted(ingested.listed, [day], opts.now ?? new Date());
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
@@ -85,16 +85,16 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // The listing's seals are written (a put each: 288 for a day's two delivery days) while the day
       // is rolled up and published; the run ends when both have.
       await allEnded([settle, async () => {
-        // Nothing new for the day (no batch or scan, the same settings, state and unreadable objects):
-        // it stays as published, and the check is recorded (status and the next publication say when).
-        const asIs = await publishedAsIs(run, { day, manifest: published, settings }, { ...read, listed });
-        if (asIs) {
-          await recordCheck(backends.store, day, run.id);
-          log.info('day.unchanged', { run: id, day, state: asIs.state, publishedBy: asIs.run, publishedAt: asIs.publishedAt ?? asIs.finishedAt, pings: asIs.pings });
-          Object.assign(summary, { pings: asIs.pings, outputs: asIs.outputs, manifest: dayManifestKey(day) });
+        // One rule for every job (stages/day.ts): nothing new for the day (no batch or scan, the same
+        // settings, state and unreadable objects) leaves it as published, and the check is recorded
+        // (status and the next publication say when); a new state alone is published alone.
+        const through = await dayThrough(stage, day, { ingest: { ...read, listed }, published });
+        if (through.kind === 'published') {
+          Object.assign(summary, through.published);
         } else {
-          const rolled = await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { ...read, listed })));
-          Object.assign(summary, rolled);
+          const m = through.manifest;
+          if (through.kind === 'unchanged') log.info('day.unchanged', { run: id, day, state: m.state, publishedBy: m.run, publishedAt: m.publishedAt ?? m.finishedAt, pings: m.pings });
+          Object.assign(summary, { pings: m.pings, outputs: m.outputs, manifest: dayManifestKey(day) });
         }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
@@ -103,9 +103,9 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       await adjust(stage);
       await resumeReopens(stage, opts.now ?? new Date());
       await autoClose(stage, opts.now ?? new Date());
-      await retain(config, backends, run, opts.now ?? new Date());
-      if (config.rejectsRetentionDays !== null) await expireRejects(backends.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
-      log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(backends.store, touched, new Set([day])) });
+      await retain(stage, opts.now ?? new Date());
+      if (config.rejectsRetentionDays !== null) await expireRejects(run.state.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
+      log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(run.state.store, touched, new Set([day])) });
       return summary;
     }));
 }
@@ -119,11 +119,12 @@ export function refuseClosed(run: Run, day: string): void {
 }
 
 /** Retention (`PINGROLL_RETENTION_DAYS`): what days of closed months were counted from, deleted once they are that old (state/retention.ts). */
-export async function retain(config: Config, backends: Backends, run: Run, now: Date): Promise<void> {
+export async function retain({ config, run }: Stage, now: Date): Promise<void> {
   if (config.retentionDays === null) return;
-  const expired = await expireDays(backends.store, run.state.ledger, run.state.closes, { today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
-  for (const day of expired.deliveryDays) expired.files += await expireDeliveryDay(backends.store, run.state.ledger, day);
-  await doneExpiring(backends.store, expired.days);
+  const { store } = run.state;
+  const expired = await expireDays(store, run.state.ledger, run.state.closes, { today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
+  for (const day of expired.deliveryDays) expired.files += await expireDeliveryDay(store, run.state.ledger, day);
+  await doneExpiring(store, expired.days);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
 }
 

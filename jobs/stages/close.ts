@@ -20,8 +20,8 @@ import { ListedDays } from '../../ingest/listing/listing-state.js';
 import { versionLine } from '../../infra/version.js';
 import { dayStatus } from '../day-status.js';
 import { adjustmentsFile, publishAdjustments } from './adjust.js';
-import { publishDay } from './publish.js';
-import { rollupDay, rollupMonth } from './rollup.js';
+import { rollupMonth } from './rollup.js';
+import { dayThrough } from './day.js';
 
 export interface CloseAsk { month: string; tz: string; reopen?: string | null; now?: Date }
 
@@ -60,10 +60,9 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
     // Said first: a run killed while the days are published again (before the new version is) is
     // completed by the next run that holds the lock (resumeReopens), with the same reason.
     await beginReopen(store, { month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
-    // The days it froze again, from everything staged now.
-    for (const day of frozen) {
-      await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, { scanned: [], missingTables: [], listed })));
-    }
+    // The days it froze again, from everything staged now, through the one rule (day.ts): a day
+    // nothing arrived for since stays as published.
+    for (const day of frozen) await dayThrough(stage, day, { ingest: { scanned: [], missingTables: [], listed } });
   }
   const closedAt = now.toISOString();
   const version = (was?.version ?? 0) + 1;

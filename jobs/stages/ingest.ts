@@ -12,9 +12,7 @@ import type { MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
 import { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Quarantine } from '../../state/quarantine.js';
 import { QUARANTINE_KEY } from '../../datasets/layout.js';
-import type { Backends } from '../../infra/backends.js';
-import { ConfigError, type Config } from '../../infra/config.js';
-import type { Run } from '../run.js';
+import { ConfigError } from '../../infra/config.js';
 import { UNDATED } from '../../ingest/ping-record.js';
 import { publishUndated, sayUndated } from './undated.js';
 
@@ -114,7 +112,7 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
 }
 
 /** After a sharded ingest (`--no-ingest`): no listing, no parsing, no table read; what the shards staged, and what they know of delivery days. */
-export async function stagedByShards(config: Config, backends: Backends, run: Run): Promise<Ingested> {
+export async function stagedByShards({ config, backends, run }: Stage): Promise<Ingested> {
   await settleQuarantine(run.state.quarantine, run.state.ledger, backends.store);
   // What a shard killed after its commit left of records of no day.
   sayUndated(run, await publishUndated(run));

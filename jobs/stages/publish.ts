@@ -42,7 +42,7 @@ export async function publishDay(run: Run, d: DayToPublish): Promise<PublishedDa
  * stale, and left to its next rollup (`make rollup-stale`). The days whose state changed.
  */
 export async function settleStates(run: Run, db: DuckDBConnection, listed: ListedDays): Promise<string[]> {
-  const { publisher, log } = run;
+  const { publisher } = run;
   const { ledger, quarantine } = run.state;
   const changed: string[] = [];
   for (const day of await publisher.unsettledDays()) {
@@ -53,22 +53,12 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
     }
     if (inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) continue;
     const held = quarantine.forDay(day);
-    const now = new Date();
-    const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
+    const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), Date.now());
     if (state.state === manifest.state) {
       if (state.state === 'complete') await publisher.forgetUnsettled(day);
       continue;
     }
-    await run.work.withFolder(`state-${day}`, async (dir) => {
-      const runs: OutputFile = await writeRunsParquet(db, {
-        day, run: run.id, publishedAt: now, codeVersion: run.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,
-        quarantinedObjects: held.quarantined.length, state: state.state,
-      }, dir);
-      const next: DayManifest = { ...manifest, ...manifestQuarantine(held), state: state.state, finalAt: state.finalAt, publishedAt: now.toISOString(), stateSetBy: { run: run.id, at: now.toISOString() },
-        outputs: manifest.outputs.map((o) => (o.table === runs.table ? { table: runs.table, key: runs.key, rows: runs.rows, bytes: runs.bytes } : o)) };
-      await publisher.publishState(day, runs, next);
-    });
-    log.info('day.settled', { run: run.id, day, was: manifest.state ?? null, state: state.state, ...(state.finalAt ? { finalAt: state.finalAt } : {}) });
+    await publishState(run, db, { day, manifest, listed });
     changed.push(day);
   }
   return changed;
@@ -79,4 +69,28 @@ export async function publishMonth(run: Run, month: string, rolled: { file: Outp
   await run.publisher.publishMonth(month, rolled.file, rolled.loaded);
   run.log.info('month.done', { run: run.id, month, series: rolled.file.rows, days: rolled.days });
   return { series: rolled.file.rows, days: rolled.days };
+}
+
+/**
+ * Publishes a day's state alone, as it is now (its completeness, its unreadable objects), when nothing
+ * staged for it changed: its `daily_runs` row and manifest, so that `daily_runs`, the manifest and
+ * `pingroll status` say the same. The manifest published.
+ */
+export async function publishState(run: Run, db: DuckDBConnection, at: { day: string; manifest: DayManifest; listed: ListedDays }): Promise<DayManifest> {
+  const { day, manifest, listed } = at;
+  const held = run.state.quarantine.forDay(day);
+  const now = new Date();
+  const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
+  const next = await run.work.withFolder(`state-${day}`, async (dir) => {
+    const runs: OutputFile = await writeRunsParquet(db, {
+      day, run: run.id, publishedAt: now, codeVersion: run.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,
+      quarantinedObjects: held.quarantined.length, state: state.state,
+    }, dir);
+    const next: DayManifest = { ...manifest, ...manifestQuarantine(held), state: state.state, finalAt: state.finalAt, publishedAt: now.toISOString(), stateSetBy: { run: run.id, at: now.toISOString() },
+      outputs: manifest.outputs.map((o) => (o.table === runs.table ? { table: runs.table, key: runs.key, rows: runs.rows, bytes: runs.bytes } : o)) };
+    await run.publisher.publishState(day, runs, next);
+    return next;
+  });
+  run.log.info('day.settled', { run: run.id, day, was: manifest.state ?? null, state: state.state, ...(state.finalAt ? { finalAt: state.finalAt } : {}) });
+  return next;
 }

@@ -6,7 +6,7 @@
  */
 import { dayRejectsKey } from '../../datasets/layout.js';
 import { dayRejects } from '../../export/day-rejects.js';
-import { dayManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
+import { dayManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
 import { UTC, utcDaysOfLocalMonth } from '../../lib/time-zone.js';
@@ -17,9 +17,7 @@ import { geoDatabase } from '../../ingest/audience/geo-lookup.js';
 import { completeness } from '../../state/completeness.js';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
-import type { Backends } from '../../infra/backends.js';
 import type { Config } from '../../infra/config.js';
-import type { Run } from '../run.js';
 import type { Stage } from './stage.js';
 
 /** What the run's ingest said that a day's manifest and state need. */
@@ -43,32 +41,14 @@ export function daySettings(config: Config, version: string, catalogSha: string 
 }
 
 /** This run's daySettings. */
-export async function settingsOf(config: Config, backends: Backends, run: Run): Promise<string> {
+export async function settingsOf({ config, backends, run }: Omit<Stage, 'db'>): Promise<string> {
   return daySettings(config, run.version, await run.work.episodeCatalogSha(), backends.warehouse?.description ?? 'none');
-}
-
-/**
- * The day's manifest when rolling it up again would publish what it published: the same batches and
- * table scans, the same settings (daySettings), the same state and the same unreadable objects; else
- * null. Such a day is left as it is (no DuckDB, no warehouse load): the run says it checked it.
- */
-export async function publishedAsIs(run: Run, published: { day: string; manifest: DayManifest | null; settings: string }, ingest: IngestReport, now = new Date()): Promise<DayManifest | null> {
-  const { day, manifest, settings } = published;
-  if (!manifest || manifest.settings !== settings) return null;
-  if (inputsChanged(manifest, (await run.state.ledger.inputsFor(day)).map((i) => i.id)) !== null) return null;
-  if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return null;
-  const held = run.state.quarantine.forDay(day);
-  const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), now.getTime());
-  if (state.state !== manifest.state || (state.finalAt ?? null) !== (manifest.finalAt ?? null)) return null;
-  const q = manifestQuarantine(held);
-  if (JSON.stringify(q.quarantined) !== JSON.stringify(manifest.quarantined ?? []) || JSON.stringify(q.acceptedLost) !== JSON.stringify(manifest.acceptedLost ?? [])) return null;
-  return manifest;
 }
 
 /** Rolls `day` up from everything staged for it, with the stage's own connection; `dir` is the day's own folder (the files it hands on are there). */
 export async function rollupDay(stage: Stage, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
   const { config, backends, run, db } = stage;
-  const settings = await settingsOf(config, backends, run);
+  const settings = await settingsOf(stage);
   const { store } = backends;
   const rollup = backends.rollup(db);
   const startedAt = new Date();

@@ -4,6 +4,7 @@
  * every ping minus what was closed (an independent recomputation, test/support/oracle.ts); a reopen
  * issues the next version with what changed; the daily job closes a month itself when told to.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -174,8 +175,13 @@ describe('closing a month', () => {
     expect((await pg.query<{ n: number }>('SELECT sum(pings)::int AS n FROM pingroll.statement_adjustments')).rows).toEqual([{ n: pings(wantAdjusted) }]);
 
     // A reopen: the day again, and version 2 from every ping, with what changed; the late pings are no adjustment any more.
+    const manifestOf = (day: string): string => (readFileSync(join(r, 'out', '_runs', `dt=${day}`, 'manifest.json'), 'utf8'));
+    const [day1Before, day15Before] = [manifestOf('2026-10-01'), manifestOf('2026-10-15')];
     const reopened = await runCloseMonth(config, { month: '2026-10', reopen: 'late objects of the 15th re-delivered', log, now: NOV_12 }, wrap);
     expect(reopened.version).toBe(2);
+    // Only the day something arrived for is rolled up again (the one rule, jobs/stages/day.ts); the 1st stays as published.
+    expect(manifestOf('2026-10-01')).toBe(day1Before);
+    expect(manifestOf('2026-10-15')).not.toBe(day15Before);
     // In Redshift too: both versions of the statement, and no adjustment left.
     await sameOnBoth();
     expect((await pg.query('SELECT version, count(*)::int AS n FROM pingroll.monthly_statements GROUP BY version ORDER BY version')).rows).toEqual([{ version: 1, n: want.length }, { version: 2, n: all.length }]);

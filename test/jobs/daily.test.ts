@@ -89,6 +89,9 @@ describe('the daily job over a directory', () => {
     const withCatalog = { PINGROLL_EPISODE_CATALOG: join(r, 'episodes.csv') };
     expect((await backfill(withCatalog)).skipped).toEqual([DAY]);
     expect((await backfill({})).skipped).toEqual([DAY]);
+    // The one rule (jobs/stages/day.ts): another setting this run sets (the platforms counted by name) rolls the day up again.
+    expect((await backfill({ ...withCatalog, PINGROLL_PLATFORMS: 'web,ios' })).done).toEqual([DAY]);
+    expect((await backfill({ ...withCatalog, PINGROLL_PLATFORMS: 'web,ios' })).skipped).toEqual([DAY]);
     await writeFile(join(r, 'episodes.csv'), csv.replace(/^(s1000,.*,e1,)\d+$/m, '$1' + '60'));
     expect((await backfill(withCatalog, { stale: true })).done).toEqual([]);
     expect((await backfill(withCatalog)).done).toEqual([DAY]);
