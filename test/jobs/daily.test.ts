@@ -27,7 +27,7 @@ let sample: Sample;
 const root = tempRoots();
 
 beforeAll(() => {
-  sample = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 500, lateShare: 0.2 });
+  sample = generateSample({ date: DAY, sessions: 400, seed: 11, truth: true, recordsPerObject: 500, lateShare: 0.2, bursts: 4 });
 });
 describe('the daily job over a directory', () => {
   it('with an episode catalog, counts how far sessions got into each episode exactly (positions past the duration, or not staged, ignored; episodes it lacks NULL); a bad catalog stops the run before any work', async () => {
@@ -156,6 +156,10 @@ describe('the daily job over a directory', () => {
     expect(left.map((x) => `${x.natural_key} ${x.rule}`).sort()).toEqual(bots.map((t) => `${t.naturalKey} ${t.rule}`).sort());
     expect(new Set(left.map((x) => x.rule))).toEqual(new Set(['bot_list', 'session_rate']));
     expect(left.every((x) => x.reason.length > 20)).toBe(true);
+    // Bursts inside normal viewing, decided minute by minute (more pings than minutes + 5 in a block,
+    // fewer than 5 a minute watched): one minute of 6 is caught, 3 a minute is not.
+    const bursts = sample.truth.filter((t) => t.day === DAY && t.session?.startsWith('burst-'));
+    expect(new Set(bursts.map((t) => `${Number(t.session!.split('-')[2]) % 2 === 0 ? 'caught' : 'held'} ${t.outcome}`))).toEqual(new Set(['caught invalid_traffic', 'held ping']));
 
     const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
     // The manifest names inputs, counts and outputs.

@@ -40,6 +40,13 @@ export interface SampleOptions {
   truth?: boolean;
   /** Sessions of automated traffic (contract §10): every fifth a player in a loop, the rest scripts and crawlers; one per 50 viewing sessions when not given. */
   automated?: number;
+  /**
+   * Viewing sessions that send bursts (contract §10's `session_rate` judged minute by minute): each
+   * twelve minutes long in one 64-minute block, with more pings than minutes + 5 and fewer than 5 a
+   * minute on the whole, so that only its minutes decide. Every other one has one minute of 6 distinct
+   * pings (invalid traffic); the rest 3 a minute for five minutes (pings). None when not given.
+   */
+  bursts?: number;
 }
 
 export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item' | 'invalid_traffic';
@@ -384,6 +391,32 @@ export function generateSample(opts: SampleOptions): Sample {
             outcome: 'invalid_traffic', rule: loop ? 'session_rate' : 'bot_list', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at),
             series: seriesName(seriesRaw), episode: 'e1', session, user: null, naturalKey: `r:${reqId}`, dedupeKey: pingId, platform: null, pos: null, country,
           } : undefined,
+        });
+      }
+    }
+  }
+
+  // ---- bursts inside normal viewing (`bursts`): from the automated generator's draws, after its own.
+  for (let b = 0; b < (opts.bursts ?? 0); b++) {
+    const caught = b % 2 === 0;
+    const agent = AGENTS[1 + (b % 3)]!;
+    const session = `burst-${opts.seed ?? 1}-${b}`;
+    const seriesRaw = seriesIds[b % nSeries]!;
+    const [from, country] = ADDRESSES[(b + 3) % ADDRESSES.length]!;
+    // A start that keeps its twelve minutes in one 64-minute block of the day.
+    const block = Math.floor(botRand() * 20);
+    let t = dayStart + (block * 64 + Math.floor(botRand() * 40)) * 60_000;
+    for (let m = 0; m < 12; m++, t += 60_000) {
+      const perMinute = caught ? (m === 6 ? 6 : 1) : (m < 5 ? 3 : 1);
+      for (let k = 0; k < perMinute; k++) {
+        const at = t + k * 7000 + Math.floor(botRand() * 1000);
+        const reqId = requestId();
+        const pingId = `${session}-${m}-${k}`;
+        const q = `x-series=${seriesRaw}&x-episode=e1&x-session=${session}&x-ping=${pingId}&x-ts=${at}`;
+        const line = record(at, '-', reqId, 'REST.GET.OBJECT', pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`, 200, '-', '43', '"-"', agent, from);
+        const common = { eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw), episode: 'e1', session, user: null, naturalKey: `r:${reqId}`, dedupeKey: pingId, platform: null, pos: null, country };
+        pending.push({
+          line, eventMs: at, truth: wantTruth ? (caught ? { outcome: 'invalid_traffic', rule: 'session_rate', ...common } : { outcome: 'ping', ...common, ...AGENT_DEVICES[agent]! }) : undefined,
         });
       }
     }

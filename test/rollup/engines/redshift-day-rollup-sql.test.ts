@@ -50,8 +50,9 @@ function normalized(rows: Array<Record<string, unknown>>): Row[] {
 
 async function stagedDay(seed: number, day: string): Promise<{ files: string[]; outcomes: Record<string, Record<string, number>> }> {
   const r = root();
-  // Five sessions of automated traffic: four on the bot list, one in a loop (contract §10).
-  const sample = generateSample({ date: day, sessions: 150, seed, recordsPerObject: 300, lateShare: 0.3, automated: 5 });
+  // Five sessions of automated traffic: four on the bot list, one in a loop (contract §10); and four
+  // viewing sessions with bursts, two of them caught minute by minute.
+  const sample = generateSample({ date: day, sessions: 150, seed, recordsPerObject: 300, lateShare: 0.3, automated: 5, bursts: 4 });
   const twice = sample.objects.filter((_, i) => i % 4 === 1).map((o) => redeliver(o, o.deliveredMs + 3_600_000));
   await writeObjects(join(r, 'logs'), [...sample.objects, ...twice]);
   await runDay(dirConfig(r), { day, log: memoryLog() });
@@ -115,10 +116,11 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     expect(want.daily_episode_stats.some((r) => (r.dynamodb_pings as number) > 0)).toBe(true);
     // The viewer datasets: one key per distinct viewer of each series (and episode), from the staged
     // rows of the day (a duplicate has the series and viewer of the ping it copies) and the documented
-    // key; a row a user agent on the bot list sent is no viewer's, nor is any of the session in a loop.
+    // key; a row a user agent on the bot list sent is no viewer's, nor is any of the session in a loop,
+    // nor of a session with a minute of 6 pings (the caught bursts).
     const start = Date.parse(`${day}T00:00:00Z`);
     const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer
-      FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true) WHERE event_ms >= ${start} AND event_ms < ${start + 86_400_000} AND agent_rule IS NULL AND session <> 'bot-${seed}-4'`);
+      FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true) WHERE event_ms >= ${start} AND event_ms < ${start + 86_400_000} AND agent_rule IS NULL AND session NOT IN ('bot-${seed}-4', 'burst-${seed}-0', 'burst-${seed}-2')`);
     expect(new Set(want.daily_invalid_traffic.map((r) => r.rule))).toEqual(new Set(['bot_list', 'session_rate', ...(catalogOnly ? ['not_in_catalog'] : [])]));
     if (!catalogOnly) expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
     expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
