@@ -18,6 +18,7 @@ import { expectedDay } from '../test/support/oracle.js';
 import { readDay } from '../test/support/job-fixture.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT, type Measured } from './cold-run.js';
+import { CHDB_VERSION, ensureChdb } from './chdb.js';
 
 const DAY = '2026-11-01';
 const node = (script: string): string => join(ROOT, script);
@@ -91,16 +92,22 @@ function catFloor(dir: string): number {
 async function smallDay(passes: number): Promise<{ lines: string[]; exact: boolean }> {
   const { dir: shards, records } = await benchLogDir(SMALL.records);
   const dir = await rechunkedLogDir(shards, SMALL.objects);
-  const runs: Array<{ ours: Measured; base: Measured; cat: number }> = [];
+  const runs: Array<{ ours: Measured; base: Measured; clickhouse: Measured; cat: number }> = [];
   let exact = true;
+  await ensureChdb();
   for (let p = 0; p < passes; p++) {
     const cat = catFloor(dir);
-    runs.push({ ...pass(dir), cat });
+    runs.push({ ...pass(dir), clickhouse: clickhousePass(dir), cat });
     if (p === 0) {
       const got = await readDay(join(BENCH_DIR, 'job-out', 'out'), DAY);
       const want = await expectedTables(shards, records);
       exact = (['episodes', 'series', 'audit'] as const).every((t) => isDeepStrictEqual(got[t], want[t]));
       if (!exact) process.stderr.write('the small-object day: pingroll\'s tables differ from the truth\n');
+      // The two peers do the same job: their episodes must be the same, or a ratio against them means nothing.
+      if (!(await peersAgree())) {
+        exact = false;
+        process.stderr.write('the small-object day: the DuckDB and ClickHouse baselines counted different episodes\n');
+      }
     }
     process.stderr.write(`small-object day: pass ${p + 1}/${passes}\n`);
   }
@@ -114,7 +121,8 @@ async function smallDay(passes: number): Promise<{ lines: string[]; exact: boole
       '',
       '| job | wall s | peak RSS MiB | ratio |',
       '|---|---:|---:|---|',
-      `| \`make rollup\`, cold | ${med((r) => r.ours.seconds).toFixed(2)} | ${Math.round(med((r) => r.ours.maxRssMiB))} | ${med((r) => r.base.seconds / r.ours.seconds).toFixed(2)}x the baseline's speed (target >= 5x); ${med((r) => r.ours.seconds / r.cat).toFixed(2)}x the cat floor's time (target <= 6x) |`,
+      `| \`make rollup\`, cold | ${med((r) => r.ours.seconds).toFixed(2)} | ${Math.round(med((r) => r.ours.maxRssMiB))} | ${med((r) => r.clickhouse.seconds / r.ours.seconds).toFixed(2)}x ClickHouse's speed (target >= 2x); ${med((r) => r.base.seconds / r.ours.seconds).toFixed(2)}x DuckDB's (target >= 5x); ${med((r) => r.ours.seconds / r.cat).toFixed(2)}x the cat floor's time (target <= 6x) |`,
+      `| ClickHouse (chDB ${CHDB_VERSION}, in-process): Regexp input format with the Athena regex, the same dedupe and rules, each episode | ${med((r) => r.clickhouse.seconds).toFixed(2)} | ${Math.round(med((r) => r.clickhouse.maxRssMiB))} | ${med((r) => r.base.seconds / r.clickhouse.seconds).toFixed(2)}x DuckDB's speed |`,
       `| DuckDB: Athena regex + the same dedupe and rollup SQL | ${med((r) => r.base.seconds).toFixed(2)} | ${Math.round(med((r) => r.base.maxRssMiB))} | |`,
       `| \`cat\` of the same files to /dev/null (the floor) | ${med((r) => r.cat).toFixed(2)} | | |`,
     ],
@@ -137,6 +145,27 @@ function pass(dir: string): { ours: Measured; base: Measured } {
   spawnSync('rm', ['-rf', join(BENCH_DIR, 'baseline-out')]);
   const base = measure('node', [node('dist/bench/duckdb-regex-baseline.js'), dir, DAY, join(BENCH_DIR, 'baseline-out')]);
   return { ours, base };
+}
+
+/** ClickHouse (chDB) over the same files, in its own process (clickhouse-baseline.ts). */
+function clickhousePass(dir: string): Measured {
+  spawnSync('rm', ['-rf', join(BENCH_DIR, 'clickhouse-out')]);
+  return measure('node', [node('dist/bench/clickhouse-baseline.js'), dir, DAY, join(BENCH_DIR, 'clickhouse-out')]);
+}
+
+/** Whether the two peers counted the same episodes (series, episode, pings, sessions, viewers, minutes watched), from their last runs' files. */
+async function peersAgree(): Promise<boolean> {
+  const { openEngine, queryRows, sqlString } = await import('../lib/duckdb-engine.js');
+  const engine = await openEngine({ tempDir: join(BENCH_DIR, 'peers-spill'), memoryLimitMb: 512 });
+  const cols = 'series_id, episode_id, pings::BIGINT AS pings, sessions::BIGINT AS sessions, viewers::BIGINT AS viewers, minutes_watched::BIGINT AS minutes_watched';
+  const rows = async (from: string): Promise<string[]> => (await queryRows(engine, `SELECT ${cols} FROM ${from} ORDER BY ALL`)).map((r) => JSON.stringify(r, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)));
+  try {
+    const duckdb = await rows(`read_parquet(${sqlString(join(BENCH_DIR, 'baseline-out', 'daily_episode_stats.parquet'))})`);
+    const clickhouse = await rows(`read_json(${sqlString(join(BENCH_DIR, 'clickhouse-out', 'daily_episode_stats.jsonl'))}, format = 'newline_delimited')`);
+    return duckdb.length > 0 && isDeepStrictEqual(duckdb, clickhouse);
+  } finally {
+    engine.closeSync();
+  }
 }
 
 const SHAPE = 3000;
