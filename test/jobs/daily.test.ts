@@ -122,6 +122,25 @@ describe('the daily job over a directory', () => {
     expect(() => dirConfig(r, { ...withCatalog, PINGROLL_CATALOG_ONLY: 'yes' })).toThrow(/PINGROLL_CATALOG_ONLY=yes is not one of series, episodes/);
   });
 
+  it('counts each country and device exactly when viewers come as real traffic: an address of each session\'s own, IPv4 and IPv6, and hundreds of user agents', async () => {
+    const r = root();
+    const traffic = generateSample({ date: DAY, sessions: 600, seed: 57, truth: true, recordsPerObject: 500, audience: 'traffic' });
+    const pings = traffic.truth.filter((t) => t.day === DAY && t.outcome === 'ping');
+    const sessions = new Set(pings.map((t) => t.session));
+    // The fixture is what the test claims: about an address a session, both families, many countries and agents.
+    const addresses = new Set(traffic.objects.flatMap((o) => [...o.text.matchAll(/\] (\S+) /g)].map((m) => m[1]!)));
+    expect(addresses.size).toBeGreaterThan(sessions.size * 0.9);
+    expect([...addresses].some((a) => a.includes(':'))).toBe(true);
+    expect(new Set(pings.map((t) => t.country)).size).toBeGreaterThan(20);
+    expect(new Set(traffic.objects.flatMap((o) => [...o.text.matchAll(/"([^"]*(?:Chrome|iPhone|ExoPlayer|Roku|AppleCoreMedia)[^"]*)"/g)].map((m) => m[1]!))).size).toBeGreaterThan(100);
+    await writeObjects(join(r, 'logs'), traffic.objects);
+    await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    const file = (t: string): string => `read_parquet('${join(r, 'out', t, `dt=${DAY}`, 'part-00000.parquet')}', hive_partitioning = false)`;
+    expect(await query(`SELECT day::VARCHAR AS day, series_id, country, pings, sessions, viewers, minutes_watched FROM ${file('daily_country_stats')} ORDER BY series_id, country`)).toEqual(expectedCountries(traffic.truth, DAY));
+    expect(await query(`SELECT day::VARCHAR AS day, series_id, os, device_type, browser, pings, sessions, viewers, minutes_watched FROM ${file('daily_device_stats')} ORDER BY series_id, os, device_type, browser`)).toEqual(expectedDevices(traffic.truth, DAY));
+    expect((await readDay(join(r, 'out'), DAY)).episodes).toEqual(expectedDay(traffic.truth, DAY).episodes);
+  });
+
   it('produces exactly the rollups of the contract in Parquet and in the warehouse', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);

@@ -12,6 +12,7 @@
  */
 import { defaultConfig } from '../../infra/config.js';
 import { DAY_MS } from '../../lib/utc-day.js';
+import { trafficAddress, trafficAgent } from './traffic-audience.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -47,6 +48,12 @@ export interface SampleOptions {
    * pings (invalid traffic); the rest 3 a minute for five minutes (pings). None when not given.
    */
   bursts?: number;
+  /**
+   * Where viewers come from: `few` (the default), one of nine known addresses and six user agents;
+   * `traffic`, as real traffic has them: an address of each session's own across the address space,
+   * IPv4 and IPv6, and user agents from hundreds (tools/sample/traffic-audience.ts).
+   */
+  audience?: 'few' | 'traffic';
 }
 
 export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item' | 'invalid_traffic';
@@ -259,6 +266,9 @@ export function generateSample(opts: SampleOptions): Sample {
   const seriesName = (raw: string): string => raw.replace(/\+/g, ' ');
 
   // ---- viewing sessions and their pings
+  // The audience of `traffic` from draws of its own: the rest of the sample is as `few` makes it.
+  const traffic = opts.audience === 'traffic';
+  const audienceRand = rng((opts.seed ?? 1) * 104_729 + 3);
   for (let s = 0; s < opts.sessions; s++) {
     const seriesRaw = seriesIds[Math.min(nSeries - 1, Math.floor(Math.pow(rand(), 2) * nSeries))]!;
     const episode = `e${1 + Math.floor(Math.pow(rand(), 1.5) * nEpisodes)}`;
@@ -266,7 +276,7 @@ export function generateSample(opts: SampleOptions): Sample {
     const user = rand() < 0.7 ? `u${Math.floor(rand() * opts.sessions * 0.6)}` : null;
     const legacyClient = rand() < 0.1; // bare aliases, no ping ids
     const platform = pick(PLATFORMS);
-    const agent = pick(AGENTS);
+    const drawnAgent = pick(AGENTS);
     const viaWebsite = rand() < 0.05;
     const viaCloudFront = rand() < 0.05;
     const minutes = 1 + Math.floor(-Math.log(1 - rand()) * 25);
@@ -275,7 +285,8 @@ export function generateSample(opts: SampleOptions): Sample {
     // past any episode's end.
     const h = Number.parseInt(session.slice(0, 4), 16);
     const startPos = h % 5 === 0 ? (h % 20) * 60 : 0;
-    const [from, country] = ADDRESSES[Number.parseInt(session.slice(4, 8), 16) % ADDRESSES.length]!;
+    const [from, country] = traffic ? trafficAddress(audienceRand) : ADDRESSES[Number.parseInt(session.slice(4, 8), 16) % ADDRESSES.length]!;
+    const [agent, device] = traffic ? trafficAgent(audienceRand) : [drawnAgent, AGENT_DEVICES[drawnAgent]!];
     const playhead = (m: number): [string, number | null] => {
       if (m === 2 && (h >> 4) % 23 === 0) return ['-60', null];
       if (m === 3 && (h >> 4) % 29 === 0) return ['1e3', null];
@@ -302,7 +313,7 @@ export function generateSample(opts: SampleOptions): Sample {
           ? {
             outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw),
             episode, session, user, naturalKey: `r:${reqId}`, dedupeKey: pingId ?? `r:${reqId}`, platform: platform.replace(/\+/g, ' ') || null, pos,
-            country, ...AGENT_DEVICES[agent]!,
+            country, ...device,
           }
           : undefined;
         pending.push({ line, eventMs: at, truth });
