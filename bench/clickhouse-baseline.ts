@@ -2,7 +2,7 @@
  * The second peer of the end-to-end bench: ClickHouse in-process (chDB), doing the day's job the way
  * one would with it: read every log object through its Regexp input format with the regex AWS
  * documents for Athena (bench/athena-regex.ts), keep ping-key GETs with an OK status, pull the ping
- * parameters out of the request-URI by regexp and decode them, then the same dedupe and rules as the
+ * parameters out of the request-URI (extractURLParameter) and decode them, then the same dedupe and rules as the
  * DuckDB baseline (duckdb-regex-baseline.ts, which runs pingroll's own rollup SQL): one survivor per
  * ping id (else request), the earliest; a session with more than 5 pings in a minute left out; each
  * episode's pings, sessions, viewers and minutes watched. The two baselines' episodes are checked
@@ -35,8 +35,10 @@ export function episodesSql(logDir: string, day: string): string {
   const day0 = Date.parse(`${day}T00:00:00Z`);
   const structure = FIELD_NAMES.map((n) => `${n} String`).join(', ');
   // A parameter as the DuckDB baseline takes it: `x-name`, else `name`; '+' as a space, then decoded.
+  // By extractURLParameter, ClickHouse's own (0.82x the time of the same by regexp, 3 runs each on
+  // the small-object day of real traffic: the fastest a ClickHouse user would write).
   const param = (name: string): string =>
-    `coalesce(decodeURLFormComponent(nullIf(extract(q, ${lit(`(?:^|&)x-${name}=([^&]*)`)}), '')), decodeURLFormComponent(nullIf(extract(q, ${lit(`(?:^|&)${name}=([^&]*)`)}), '')))`;
+    `coalesce(decodeURLFormComponent(nullIf(extractURLParameter(url, ${lit(`x-${name}`)}), '')), decodeURLFormComponent(nullIf(extractURLParameter(url, ${lit(name)}), '')))`;
   return `
     WITH
     parsed AS (
@@ -46,7 +48,7 @@ export function episodesSql(logDir: string, day: string): string {
     ),
     requests AS (
       SELECT request_id, toInt64(toUnixTimestamp(parseDateTime(trim(BOTH '[]' FROM time), '%d/%b/%Y:%H:%i:%s %z'))) * 1000 AS event_ms,
-             extract(request_uri, '\\\\?([^ ]*)') AS q
+             concat('?', extract(request_uri, '\\\\?([^ ]*)')) AS url
       FROM parsed
       WHERE operation IN ('REST.GET.OBJECT', 'WEBSITE.GET.OBJECT') AND key = 'p.gif' AND http_status IN ('200', '204', '206', '304')
     ),
