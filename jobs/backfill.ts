@@ -130,8 +130,8 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
             summary.closed.push(day);
             return;
           }
-          // --stale: the published days whose staged data changed, no more.
-          if (opts.stale && !(await inputsDiffer(r.state, day))) {
+          // --stale: the published days whose staged data changed, no more (with --force, every one).
+          if (opts.stale && !opts.force && !(await inputsDiffer(r.state, day))) {
             summary.skipped.push(day);
             return;
           }
