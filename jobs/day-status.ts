@@ -18,7 +18,7 @@
  */
 import { dayManifestKey, RUNS } from '../datasets/layout.js';
 import { inputsChanged, readManifest } from '../export/manifest.js';
-import { completeness } from '../state/completeness.js';
+import { dayState } from '../state/completeness.js';
 import type { Ledger } from '../state/ledger.js';
 import type { ListedDays } from '../ingest/listing/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
@@ -59,7 +59,7 @@ export async function dayStatus(state: StateSnapshot, day: string, now: Date): P
   const { store, ledger, quarantine, listed, closes } = state;
   const manifest = await readManifest(store, day);
   const inputs = await ledger.inputsFor(day);
-  const c = completeness(quarantine.forDay(day).quarantined.map((o) => o.key), manifest?.missingTables ?? [], listed.waitingFor(day), now.getTime());
+  const c = dayState(quarantine, day, { missingTables: manifest?.missingTables ?? [], listed, atMs: now.getTime() }).state;
   const check = manifest ? await lastCheck(store, day) : null;
   const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
   const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };

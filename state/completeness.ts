@@ -2,6 +2,7 @@
  * How complete a day is (contract §8): the one rule that a day's `daily_runs` state (as it is
  * published) and `pingroll status` (at any time) both follow.
  */
+import type { HeldObjects, Quarantine } from './quarantine.js';
 
 /** What a day is as it is published (contract §8): its `daily_runs` state. */
 export type PublishedState = 'complete' | 'provisional' | 'incomplete';
@@ -37,4 +38,14 @@ export function completeness(quarantinedKeys: string[], missingTables: string[],
       ? `waiting for the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days}, due ${at.slice(0, 16)}Z (the first run after it makes it)`
       : `the final full listing of delivery day${waiting.length > 1 ? 's' : ''} ${days} was due ${at.slice(0, 16)}Z: the next run makes it`,
   };
+}
+
+/**
+ * A day's state as it is now: what the quarantine holds of it, and its completeness from those
+ * objects, the tables missing and the delivery days still to come (`listed.waitingFor`). The one way
+ * the rollup, the rule for an unchanged day, the state published alone and `status` work it out.
+ */
+export function dayState(quarantine: Pick<Quarantine, 'forDay'>, day: string, now: { missingTables: readonly string[]; listed: { waitingFor(day: string): readonly Waiting[] }; atMs: number }): { held: HeldObjects; state: Completeness } {
+  const held = quarantine.forDay(day);
+  return { held, state: completeness(held.quarantined.map((o) => o.key), [...now.missingTables], now.listed.waitingFor(day), now.atMs) };
 }

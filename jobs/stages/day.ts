@@ -9,7 +9,7 @@
  */
 import { readManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
 import { recordCheck } from '../../state/checks.js';
-import { completeness } from '../../state/completeness.js';
+import { dayState } from '../../state/completeness.js';
 import type { RunState } from '../run.js';
 import { publishDay, publishState, type PublishedDay } from './publish.js';
 import { rollupDay, settingsOf, type IngestReport } from './rollup.js';
@@ -45,8 +45,7 @@ export async function dayChange(state: Pick<RunState, 'ledger' | 'quarantine'>, 
   if (inputsChanged(manifest, (await state.ledger.inputsFor(day)).map((i) => i.id)) !== null) return 'inputs';
   if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return 'inputs';
   if (settingsChanged(manifest, now.settings)) return 'settings';
-  const held = state.quarantine.forDay(day);
-  const s = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), at.getTime());
+  const { held, state: s } = dayState(state.quarantine, day, { missingTables: ingest.missingTables, listed: ingest.listed, atMs: at.getTime() });
   if (s.state !== manifest.state || (s.finalAt ?? null) !== (manifest.finalAt ?? null)) return 'state';
   const q = manifestQuarantine(held);
   if (JSON.stringify(q.quarantined) !== JSON.stringify(manifest.quarantined ?? []) || JSON.stringify(q.acceptedLost) !== JSON.stringify(manifest.acceptedLost ?? [])) return 'state';

@@ -8,7 +8,7 @@ import { inputsChanged, manifestQuarantine, readManifest, type DayManifest } fro
 import type { DayToPublish } from '../../export/publisher.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { OutputFile } from '../../rollup/output-file.js';
-import { completeness } from '../../state/completeness.js';
+import { dayState } from '../../state/completeness.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Run } from '../run.js';
 
@@ -52,8 +52,7 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
       continue;
     }
     if (inputsChanged(manifest, (await ledger.inputsFor(day)).map((i) => i.id)) !== null) continue;
-    const held = quarantine.forDay(day);
-    const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), Date.now());
+    const { state } = dayState(quarantine, day, { missingTables: manifest.missingTables ?? [], listed, atMs: Date.now() });
     if (state.state === manifest.state) {
       if (state.state === 'complete') await publisher.forgetUnsettled(day);
       continue;
@@ -78,9 +77,8 @@ export async function publishMonth(run: Run, month: string, rolled: { file: Outp
  */
 export async function publishState(run: Run, db: DuckDBConnection, at: { day: string; manifest: DayManifest; listed: ListedDays }): Promise<DayManifest> {
   const { day, manifest, listed } = at;
-  const held = run.state.quarantine.forDay(day);
   const now = new Date();
-  const state = completeness(held.quarantined.map((o) => o.key), manifest.missingTables ?? [], listed.waitingFor(day), now.getTime());
+  const { held, state } = dayState(run.state.quarantine, day, { missingTables: manifest.missingTables ?? [], listed, atMs: now.getTime() });
   const next = await run.work.withFolder(`state-${day}`, async (dir) => {
     const runs: OutputFile = await writeRunsParquet(db, {
       day, run: run.id, publishedAt: now, codeVersion: run.version, objectsRead: manifest.inputs.objectCount, tablesRead: manifest.inputs.tables.length,

@@ -14,7 +14,7 @@ import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { MonthDay, RolledUpMonth } from '../../rollup/engine.js';
 import { rolledUpOutcomes } from '../../rollup/rules.js';
 import { geoDatabase } from '../../ingest/audience/geo-lookup.js';
-import { completeness } from '../../state/completeness.js';
+import { dayState } from '../../state/completeness.js';
 import { gatherDay } from '../../state/day-inputs.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Config } from '../../infra/config.js';
@@ -54,9 +54,8 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
   const startedAt = new Date();
   const inputs = await gatherDay(store, run.state.ledger, day, rollup.readsLocalFiles ? dir : null);
   if (inputs.sources.batches.length === 0) run.log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
-  const held = run.state.quarantine.forDay(day);
   const publishedAt = new Date();
-  const state = completeness(held.quarantined.map((o) => o.key), ingest.missingTables, ingest.listed.waitingFor(day), publishedAt.getTime());
+  const { held, state } = dayState(run.state.quarantine, day, { missingTables: ingest.missingTables, listed: ingest.listed, atMs: publishedAt.getTime() });
   const runs = await writeRunsParquet(db, {
     day, run: run.id, publishedAt, codeVersion: run.version, objectsRead: inputs.sources.objectCount, tablesRead: inputs.sources.tables.length,
     quarantinedObjects: held.quarantined.length, state: state.state,
