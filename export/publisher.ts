@@ -11,8 +11,10 @@ import type { ObjectStore } from '../state/object-store/object-store.js';
 import type { OutputFile } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
 import type { PartitionCatalog } from './catalog/glue-partitions.js';
-import type { DayManifest } from './manifest.js';
+import { dayRejects } from './day-rejects.js';
+import { readManifest, type DayManifest } from './manifest.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
+import { expireRejects } from './rejects-retention.js';
 import type { Warehouse } from './warehouse/warehouse.js';
 
 /** The marker of a day published not yet complete (provisional or incomplete), until the day is published complete. */
@@ -70,6 +72,21 @@ export class DayPublisher {
   }
 
   /** Registers a published day's partitions again (a day skipped as unchanged, whose registration may have failed before); nothing without a catalog. */
+  /** The manifest `day` was last published with; null: never published. */
+  published(day: string): Promise<DayManifest | null> {
+    return readManifest(this.opts.store, day);
+  }
+
+  /** The day's rejects, from the staged rejects files `staged` and then `rolledUp`, as one local gzip file to publish with it (day-rejects.ts); null: none. */
+  dayRejects(staged: readonly string[], dir: string, rolledUp: string | null): Promise<{ file: string; bytes: number } | null> {
+    return dayRejects(this.opts.store, staged, dir, rolledUp);
+  }
+
+  /** Removes the rejects published more than `days` days before `now` (rejects-retention.ts); how many went. */
+  expireRejects(days: number, now: Date): Promise<number> {
+    return expireRejects(this.opts.store, days, now, this.opts.log);
+  }
+
   async registerPartitions(day: string): Promise<void> {
     await this.opts.catalog?.register([...TABLES, 'daily_runs'].map((table) => ({ table, dt: day })));
   }

@@ -10,8 +10,6 @@
 import { withStage, type Stage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { dayManifestKey } from '../datasets/layout.js';
-import { readManifest } from '../export/manifest.js';
-import { expireRejects } from '../export/rejects-retention.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { allEnded } from '../lib/all-ended.js';
 import type { Log } from '../lib/log.js';
@@ -19,7 +17,6 @@ import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 import { dryRun } from './dry-run.js';
 import { withRun, type Run } from './run.js';
-import { doneExpiring, expireDays } from '../state/retention.js';
 import { expireDeliveryDay } from '../ingest/listing/lister.js';
 import { adjust } from './stages/adjust.js';
 import { autoClose } from './close.js';
@@ -75,7 +72,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
       // published with was checked then.
       const settings = await settingsOf(stage);
-      const published = await readManifest(run.state.store, day);
+      const published = await run.publisher.published(day);
       if (published?.settings !== settings) await run.work.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(stage)
         : await ingest(stage, { ...opts, asked: [day], tables });
@@ -104,7 +101,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       await resumeReopens(stage, opts.now ?? new Date());
       await autoClose(stage, opts.now ?? new Date());
       await retain(stage, opts.now ?? new Date());
-      if (config.rejectsRetentionDays !== null) await expireRejects(run.state.store, config.rejectsRetentionDays, opts.now ?? new Date(), log);
+      if (config.rejectsRetentionDays !== null) await run.publisher.expireRejects(config.rejectsRetentionDays, opts.now ?? new Date());
       log.info('run.done', { run: id, day, pings: summary.pings, parsedObjects: summary.parsedObjects, scanned: summary.scanned.map((t) => t.table), unreadable: summary.unreadable.length, staleDays: await staleAmong(run.state.store, touched, new Set([day])) });
       return summary;
     }));
@@ -122,9 +119,9 @@ export function refuseClosed(run: Run, day: string): void {
 export async function retain({ config, run }: Stage, now: Date): Promise<void> {
   if (config.retentionDays === null) return;
   const { store } = run.state;
-  const expired = await expireDays(store, run.state.ledger, run.state.closes, { today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
+  const expired = await run.state.expireDays({ today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
   for (const day of expired.deliveryDays) expired.files += await expireDeliveryDay(store, run.state.ledger, day);
-  await doneExpiring(store, expired.days);
+  await run.state.doneExpiring(expired.days);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });
 }
 

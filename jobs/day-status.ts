@@ -19,12 +19,9 @@
 import { dayManifestKey, RUNS } from '../datasets/layout.js';
 import { inputsChanged, readManifest } from '../export/manifest.js';
 import { dayState } from '../state/completeness.js';
-import type { Ledger } from '../state/ledger.js';
 import type { ListedDays } from '../ingest/listing/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
-import type { Quarantine } from '../state/quarantine.js';
-import type { Closes } from '../state/closes.js';
-import { lastCheck } from '../state/checks.js';
+import type { RunState } from '../state/run-state.js';
 
 export type DayState = 'complete' | 'provisional' | 'stale' | 'incomplete' | 'closed' | 'never run';
 
@@ -44,28 +41,23 @@ export interface DayStatus {
   blocker: string | null;
 }
 
-/** What a day's status is read from: the output's store, and its state as loaded (read only). */
+/** What a day's status is read from: the output's state as loaded (read only), and what the listers know of delivery days. */
 export interface StateSnapshot {
-  store: ObjectStore;
-  ledger: Ledger;
-  quarantine: Quarantine;
-  /** What the listers know of delivery days. */
+  state: Pick<RunState, 'store' | 'ledger' | 'quarantine' | 'closes' | 'checks'>;
   listed: ListedDays;
-  /** The closed months; none: a day is never `closed`. */
-  closes?: Closes;
 }
 
 export async function dayStatus(state: StateSnapshot, day: string, now: Date): Promise<DayStatus> {
-  const { store, ledger, quarantine, listed, closes } = state;
+  const { state: { store, ledger, quarantine, closes, checks }, listed } = state;
   const manifest = await readManifest(store, day);
   const inputs = await ledger.inputsFor(day);
   const c = dayState(quarantine, day, { missingTables: manifest?.missingTables ?? [], listed, atMs: now.getTime() }).state;
-  const check = manifest ? await lastCheck(store, day) : null;
+  const check = manifest ? await checks.last(day) : null;
   const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
   const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
   // A day of a closed UTC month is what its statement says: late pings of it are adjustments. A
   // zone's close freezes its statement, not the UTC day's rows (contract §9): such a day goes on as any.
-  const closed = closes?.holding(day) ?? null;
+  const closed = closes.holding(day);
   if (closed) {
     const expired = closed.days[day]?.expired;
     return { ...base, state: 'closed', reason: `its month is closed: ${closed.month}${closed.tz === 'UTC' ? '' : ` (${closed.tz})`}, version ${closed.version} of ${closed.closedAt.slice(0, 10)}; `

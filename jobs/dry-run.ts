@@ -15,9 +15,8 @@ import { makeWorkDir } from '../lib/work-dir.js';
 import { loadEpisodeCatalog } from '../rollup/episode-catalog.js';
 import { outputKey } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
-import { Ledger } from '../state/ledger.js';
+import { RunState } from '../state/run-state.js';
 import { Lister, LISTER_RULES } from '../ingest/listing/lister.js';
-import { Quarantine } from '../state/quarantine.js';
 import type { Backends } from '../infra/backends.js';
 import type { Config } from '../infra/config.js';
 
@@ -37,12 +36,12 @@ export async function dryRun(config: Config, backends: Backends, opts: { day: st
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const ledger = await Ledger.load(store, LISTER_RULES);
+  const { ledger, quarantine } = await RunState.load(store, LISTER_RULES);
   const todo = { objects: 0, bytes: 0 };
   let listedDays: readonly string[] = [];
   if (!opts.noIngest) {
     const lister = await Lister.open(store, { marginMs: config.listMarginMs, schedule: config.schedule, shard: null });
-    const found = await lister.newObjects(logs, { asked: [day], nowMs: (opts.now ?? new Date()).getTime(), known: { ledger, quarantine: await Quarantine.load(store) }, chunk: MAX_BATCH_OBJECTS }, async (refs) => {
+    const found = await lister.newObjects(logs, { asked: [day], nowMs: (opts.now ?? new Date()).getTime(), known: { ledger, quarantine }, chunk: MAX_BATCH_OBJECTS }, async (refs) => {
       todo.objects += refs.length;
       todo.bytes += refs.reduce((n, o) => n + o.size, 0);
     });

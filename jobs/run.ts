@@ -14,29 +14,12 @@ import type { Log } from '../lib/log.js';
 import { makeWorkDir } from '../lib/work-dir.js';
 import type { RunContext } from '../rollup/engine.js';
 import { loadEpisodeCatalog, sha256Of, type EpisodeCatalog } from '../rollup/episode-catalog.js';
-import { BatchWriter } from '../state/batch-writer.js';
-import { Closes } from '../state/closes.js';
 import { LISTER_RULES } from '../ingest/listing/lister.js';
-import { Ledger } from '../state/ledger.js';
-import { removeLeftovers } from '../state/leftovers.js';
-import type { ObjectStore } from '../state/object-store/object-store.js';
-import { Quarantine } from '../state/quarantine.js';
-import { acquireLock, acquireShardLock, type LockOptions } from '../state/run-lock.js';
+import type { BatchWriter } from '../state/batch-writer.js';
+import { acquireRunLock, type LockOptions } from '../state/run-lock.js';
+import { RunState } from '../state/run-state.js';
 import type { Backends } from '../infra/backends.js';
 import { codeVersion } from '../infra/version.js';
-
-/**
- * The state a run loaded, each piece behind its owner's whole operations (state/): what its stages
- * read, and record through. Loaded once a run, as the run lock was taken.
- */
-export interface RunState {
-  /** Where state and outputs are kept (PINGROLL_OUTPUT). */
-  readonly store: ObjectStore;
-  readonly ledger: Ledger;
-  readonly quarantine: Quarantine;
-  /** The closed months: one object a run, which keeps itself as they are (state/closes.ts). */
-  readonly closes: Closes;
-}
 
 /** The run's local workspace: its folder, a folder or a DuckDB connection of a stage's own, the episode catalog as fetched once. */
 export interface Workspace {
@@ -90,18 +73,16 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
   await store.checkWritable();
   // A shard of a sharded ingest runs beside its fellow shards; every other run, alone.
   const waiting = lockOptions(log, opts.waitSeconds);
-  const lock = shard === null ? await acquireLock(store, id, opts.command, waiting) : await acquireShardLock(store, id, opts.command, shardName(shard), waiting);
+  const lock = await acquireRunLock(store, id, opts.command, shard && shardName(shard), waiting);
   const dir = await makeWorkDir(opts.kind);
   try {
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
-    const ledger = await Ledger.load(store, LISTER_RULES, { migrate: true });
-    const quarantine = await Quarantine.load(store);
-    const closes = await Closes.load(store);
+    const state = await RunState.load(store, LISTER_RULES, { migrate: true });
     const fence = (): Promise<void> => lock.assertHeld();
     const publisher = new DayPublisher({ run: id, store, warehouse, workDir: dir, log, fence, catalog: backends.catalog ?? null });
     // A day a killed run left half published is completed by the next run that holds the output alone.
     if (shard === null) await publisher.recover();
-    const leftovers = await removeLeftovers(store, ledger, shard ? shardName(shard) : undefined);
+    const leftovers = await state.removeLeftovers(shard ? shardName(shard) : undefined);
     if (Object.values(leftovers).some((n) => n > 0)) log.info('leftovers.removed', { ...leftovers });
     let catalog: Promise<EpisodeCatalog | null> | null = null;
     let catalogSha: Promise<string | null> | null = null;
@@ -114,8 +95,8 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
     })());
     return await fn({
       id, log, fence, publisher, shard, version: codeVersion(),
-      state: { store, ledger, quarantine, closes },
-      writer: new BatchWriter(store, ledger, fence, shard ? shardName(shard) : undefined, closes),
+      state,
+      writer: state.writer(fence, shard ? shardName(shard) : undefined),
       work: {
         dir,
         episodeCatalog: (db) => {

@@ -20,45 +20,50 @@ function pieceKey(p: PieceOf): string {
   return `${ADJUSTMENTS}${p.reported}/${p.month}.${zoneSlug(p.tz)}/dt=${p.day}`;
 }
 
-/** The digest of the batches a piece was made from, or null when it has not been made. */
-export async function pieceDigest(store: ObjectStore, p: PieceOf): Promise<string | null> {
-  const was = await store.get(`${pieceKey(p)}.json`);
-  return was ? (JSON.parse(was.toString('utf8')) as { sha256: string }).sha256 : null;
-}
+/** The pieces of adjustments, in ADJUSTMENTS of the store they were loaded with (RunState). */
+export class Adjustments {
+  constructor(private readonly store: ObjectStore) {}
 
-/**
- * Puts a piece: the Parquet file `local` first, then its record, which says it is made. A run killed
- * in between leaves no record (or the one before), and the next run makes the piece again.
- */
-export async function putPiece(store: ObjectStore, p: PieceOf, local: string, record: PieceRecord): Promise<void> {
-  await store.put(`${pieceKey(p)}.parquet`, { file: local });
-  await store.put(`${pieceKey(p)}.json`, Buffer.from(JSON.stringify(record)));
-}
+  /** The digest of the batches a piece was made from, or null when it has not been made. */
+  async digest(p: PieceOf): Promise<string | null> {
+    const was = await this.store.get(`${pieceKey(p)}.json`);
+    return was ? (JSON.parse(was.toString('utf8')) as { sha256: string }).sha256 : null;
+  }
 
-/** Removes a piece that was made (its Parquet, then its record); whether there was one. */
-export async function removePiece(store: ObjectStore, p: PieceOf): Promise<boolean> {
-  if (!(await store.get(`${pieceKey(p)}.json`))) return false;
-  await store.delete(`${pieceKey(p)}.parquet`);
-  await store.delete(`${pieceKey(p)}.json`);
-  return true;
-}
+  /**
+   * Puts a piece: the Parquet file `local` first, then its record, which says it is made. A run killed
+   * in between leaves no record (or the one before), and the next run makes the piece again.
+   */
+  async put(p: PieceOf, local: string, record: PieceRecord): Promise<void> {
+    await this.store.put(`${pieceKey(p)}.parquet`, { file: local });
+    await this.store.put(`${pieceKey(p)}.json`, Buffer.from(JSON.stringify(record)));
+  }
 
-/** The Parquet pieces reported on `month`: what its statement_adjustments are made of. */
-export async function pieceFiles(store: ObjectStore, month: string): Promise<string[]> {
-  return (await store.list(`${ADJUSTMENTS}${month}/`)).filter((k) => k.endsWith('.parquet'));
-}
+  /** Removes a piece that was made (its Parquet, then its record); whether there was one. */
+  async remove(p: PieceOf): Promise<boolean> {
+    if (!(await this.store.get(`${pieceKey(p)}.json`))) return false;
+    await this.store.delete(`${pieceKey(p)}.parquet`);
+    await this.store.delete(`${pieceKey(p)}.json`);
+    return true;
+  }
 
-/** Removes every piece reported on `month`: its close has frozen them in its statement. */
-export async function clearAdjustments(store: ObjectStore, month: string): Promise<void> {
-  for (const key of await store.list(`${ADJUSTMENTS}${month}/`)) await store.delete(key);
-}
+  /** The Parquet pieces reported on `month`: what its statement_adjustments are made of. */
+  async files(month: string): Promise<string[]> {
+    return (await this.store.list(`${ADJUSTMENTS}${month}/`)).filter((k) => k.endsWith('.parquet'));
+  }
 
-/**
- * Removes the pieces of `month` closed in `tz` that are reported on `reported` (a reopen of `month`
- * counts every batch its days have now); how many files went.
- */
-export async function clearClosedMonth(store: ObjectStore, reported: string, month: string, tz: string): Promise<number> {
-  const stale = await store.list(`${ADJUSTMENTS}${reported}/${month}.${zoneSlug(tz)}/`);
-  for (const key of stale) await store.delete(key);
-  return stale.length;
+  /** Removes every piece reported on `month`: its close has frozen them in its statement. */
+  async clear(month: string): Promise<void> {
+    for (const key of await this.store.list(`${ADJUSTMENTS}${month}/`)) await this.store.delete(key);
+  }
+
+  /**
+   * Removes the pieces of `month` closed in `tz` that are reported on `reported` (a reopen of `month`
+   * counts every batch its days have now); how many files went.
+   */
+  async clearClosedMonth(reported: string, month: string, tz: string): Promise<number> {
+    const stale = await this.store.list(`${ADJUSTMENTS}${reported}/${month}.${zoneSlug(tz)}/`);
+    for (const key of stale) await this.store.delete(key);
+    return stale.length;
+  }
 }

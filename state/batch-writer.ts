@@ -7,7 +7,7 @@
  */
 import { stagedFiles, type BatchCommit, type InputObject, type Ledger, type StagedDay, type TableScanCommit } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
-import { markLate, type Closes } from './closes.js';
+import type { Closes } from './closes.js';
 
 export class BatchWriter {
   /**
@@ -18,12 +18,12 @@ export class BatchWriter {
     private readonly closes?: Closes) {}
 
   /**
-   * Days of closed months the batch staged records for are marked first (closes.ts's `markLate`), so
+   * Days of closed months the batch staged records for are marked first (Closes.markLate), so
    * that their adjustments are made even if the run dies right after its commit; a batch that never
    * commits leaves a mark that finds nothing.
    */
   private async markLate(days: Record<string, StagedDay>): Promise<void> {
-    for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await markLate(this.store, day);
+    for (const day of Object.keys(days)) if (this.closes?.covering(day).length) await this.closes.markLate(day);
   }
 
   /**

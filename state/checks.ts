@@ -13,26 +13,31 @@ function checkKey(day: string): string {
   return `${CHECKS}dt=${day}.json`;
 }
 
-/**
- * Not waited onto the disk (a sync took 3-18 ms of a 0.12 s run with nothing to do here: issue #42):
- * a check a power cut takes is said again by the next run, and until then `status` shows the one before.
- */
-export async function recordCheck(store: ObjectStore, day: string, run: string, at = new Date()): Promise<void> {
-  await store.putUnsynced(checkKey(day), Buffer.from(JSON.stringify({ run, at: at.toISOString() } satisfies DayCheck) + '\n'));
-}
+/** When each day was last checked, in CHECKS of the store it was loaded with (RunState). */
+export class Checks {
+  constructor(private readonly store: ObjectStore) {}
 
-/** Forgets the day's check: retention's, for a day that can never be rolled up again. */
-export async function forgetCheck(store: ObjectStore, day: string): Promise<void> {
-  await store.delete(checkKey(day));
-}
+  /**
+   * Not waited onto the disk (a sync took 3-18 ms of a 0.12 s run with nothing to do here: issue #42):
+   * a check a power cut takes is said again by the next run, and until then `status` shows the one before.
+   */
+  async record(day: string, run: string, at = new Date()): Promise<void> {
+    await this.store.putUnsynced(checkKey(day), Buffer.from(JSON.stringify({ run, at: at.toISOString() } satisfies DayCheck) + '\n'));
+  }
 
-/** The day's last check with nothing new; null: none since it was published (or never). */
-export async function lastCheck(store: ObjectStore, day: string): Promise<DayCheck | null> {
-  const body = await store.get(checkKey(day));
-  if (!body) return null;
-  try {
-    return JSON.parse(body.toString()) as DayCheck;
-  } catch {
-    return null;
+  /** Forgets the day's check: retention's, for a day that can never be rolled up again. */
+  async forget(day: string): Promise<void> {
+    await this.store.delete(checkKey(day));
+  }
+
+  /** The day's last check with nothing new; null: none since it was published (or never). */
+  async last(day: string): Promise<DayCheck | null> {
+    const body = await this.store.get(checkKey(day));
+    if (!body) return null;
+    try {
+      return JSON.parse(body.toString()) as DayCheck;
+    } catch {
+      return null;
+    }
   }
 }

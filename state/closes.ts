@@ -9,7 +9,7 @@
  * close is in place whole, with its statement, or not at all. Two operations rewrite a record in place
  * later, changing no statement: retention marks its days expired (`recordExpired`), and the
  * adjustments stage accounts the batches it found too late (`recordTooLate`). So are the marks of
- * late days (LATE): `markLate`, `lateDays`, `clearLate`.
+ * late days (LATE): `Closes.markLate`, `lateDays`, `clearLate`.
  *
  * The inputs of a covered day are accounted in exactly one place: `closed` (counted by the figures
  * the month was closed with), `reported[R]` (counted as adjustments on the closed statement of month
@@ -35,21 +35,6 @@ export class CloseUsageError extends Error {}
 /** The mark of a day of a closed month that a batch staged records for since its adjustments were last made: empty. */
 function lateKey(day: string): string {
   return `${LATE}dt=${day}`;
-}
-
-/** Marks `day` late: a batch is about to commit records for it, and a close covers it (state/batch-writer.ts, before the commit). */
-export async function markLate(store: ObjectStore, day: string): Promise<void> {
-  await store.put(lateKey(day), Buffer.alloc(0));
-}
-
-/** The days marked late, sorted: those whose adjustments are to be made again. */
-export async function lateDays(store: ObjectStore): Promise<string[]> {
-  return (await store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
-}
-
-/** Lets go of `day`'s mark: only once every piece of adjustments it asked for is made and published. */
-export async function clearLate(store: ObjectStore, day: string): Promise<void> {
-  await store.delete(lateKey(day));
 }
 
 /** One version of a statement: when it was issued, why (a reopen), and what changed from the one before. */
@@ -104,6 +89,21 @@ export class Closes {
 
   static async load(store: ObjectStore): Promise<Closes> {
     return new Closes(store, await readAll(store));
+  }
+
+  /** Marks `day` late: a batch is about to commit records for it, and a close covers it (state/batch-writer.ts, before the commit). */
+  async markLate(day: string): Promise<void> {
+    await this.store.put(lateKey(day), Buffer.alloc(0));
+  }
+
+  /** The days marked late, sorted: those whose adjustments are to be made again. */
+  async lateDays(): Promise<string[]> {
+    return (await this.store.list(LATE)).map((k) => k.slice(LATE.length).replace(/^dt=/, '')).sort();
+  }
+
+  /** Lets go of `day`'s mark: only once every piece of adjustments it asked for is made and published. */
+  async clearLate(day: string): Promise<void> {
+    await this.store.delete(lateKey(day));
   }
 
   /** Reads every close again (after a close or reopen was published). */

@@ -14,6 +14,7 @@
  */
 import { QUARANTINE_KEY, QUARANTINE_SHARDS } from '../datasets/layout.js';
 import { addDays } from '../lib/utc-day.js';
+import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
 /** Records are delivered up to two days late (more than that is rare, 0.001%): an object names its delivery day. */
@@ -40,7 +41,7 @@ export class Quarantine {
   /** Whether anything changed since it was loaded (or saved): a run that changed nothing writes nothing. */
   changed = false;
 
-  private constructor(private readonly objects: Map<string, QuarantinedObject>, private readonly shardFiles: string[]) {}
+  private constructor(private readonly store: ObjectStore, private readonly objects: Map<string, QuarantinedObject>, private readonly shardFiles: string[]) {}
 
   /**
    * Whether `save` has something to write: a change; or, for a run that holds the output alone,
@@ -66,7 +67,16 @@ export class Quarantine {
         objects.set(o.key, acceptedLostAt ? { ...later, acceptedLostAt } : later);
       }
     }
-    return new Quarantine(objects, shardFiles);
+    return new Quarantine(store, objects, shardFiles);
+  }
+
+  /**
+   * Drops what a committed batch parsed (a run killed between its commit and the quarantine's save;
+   * another shard's object), and saves the quarantine if anything changed: a shard its own file.
+   */
+  async settle(ledger: Pick<Ledger, 'hasParsed'>, shard?: { name: string; owns: (key: string) => boolean }): Promise<void> {
+    for (const o of this.all()) if (await ledger.hasParsed(o.key)) this.parsed(o.key);
+    if (this.mustSave(shard !== undefined)) await this.save(shard);
   }
 
   /**
@@ -74,13 +84,13 @@ export class Quarantine {
    * removes the shards' files it folded in; a shard (`shard`: its name and the keys it owns) writes
    * its own file, with the objects it owns.
    */
-  async save(store: ObjectStore, shard?: { name: string; owns: (key: string) => boolean }): Promise<void> {
+  async save(shard?: { name: string; owns: (key: string) => boolean }): Promise<void> {
     if (shard) {
       const objects = this.all().filter((o) => shard.owns(o.key));
-      await store.put(`${QUARANTINE_SHARDS}${shard.name}.json`, Buffer.from(JSON.stringify({ objects }, null, 2) + '\n'));
+      await this.store.put(`${QUARANTINE_SHARDS}${shard.name}.json`, Buffer.from(JSON.stringify({ objects }, null, 2) + '\n'));
     } else {
-      await store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
-      for (const key of this.shardFiles.splice(0)) await store.delete(key);
+      await this.store.put(QUARANTINE_KEY, Buffer.from(JSON.stringify({ objects: this.all() }, null, 2) + '\n'));
+      for (const key of this.shardFiles.splice(0)) await this.store.delete(key);
     }
     this.changed = false;
   }

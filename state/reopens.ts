@@ -15,23 +15,28 @@ function reopenKey(month: string, tz: string): string {
   return `${REOPENING}${month}.${zoneSlug(tz)}.json`;
 }
 
-/** Says a reopen has begun: before any of its days is published again, so that a run killed after that finds it. */
-export async function beginReopen(store: ObjectStore, r: Reopen): Promise<void> {
-  const { month, tz, reason, from, at } = r;
-  await store.put(reopenKey(month, tz), Buffer.from(JSON.stringify({ month, tz, reason, from, at }) + '\n'));
-}
+/** The reopens under way, in REOPENING of the store they were loaded with (RunState). */
+export class Reopens {
+  constructor(private readonly store: ObjectStore) {}
 
-/** Lets go of the reopen of `month` in `tz`: only once its version is published. */
-export async function finishReopen(store: ObjectStore, month: string, tz: string): Promise<void> {
-  await store.delete(reopenKey(month, tz));
-}
-
-/** The reopens that have begun and not finished: what runs killed midway left. */
-export async function unfinishedReopens(store: ObjectStore): Promise<Reopen[]> {
-  const out: Reopen[] = [];
-  for (const key of await store.list(REOPENING)) {
-    const body = await store.get(key);
-    if (body) out.push(JSON.parse(body.toString('utf8')) as Reopen);
+  /** Says a reopen has begun: before any of its days is published again, so that a run killed after that finds it. */
+  async begin(r: Reopen): Promise<void> {
+    const { month, tz, reason, from, at } = r;
+    await this.store.put(reopenKey(month, tz), Buffer.from(JSON.stringify({ month, tz, reason, from, at }) + '\n'));
   }
-  return out;
+
+  /** Lets go of the reopen of `month` in `tz`: only once its version is published. */
+  async finish(month: string, tz: string): Promise<void> {
+    await this.store.delete(reopenKey(month, tz));
+  }
+
+  /** The reopens that have begun and not finished: what runs killed midway left. */
+  async unfinished(): Promise<Reopen[]> {
+    const out: Reopen[] = [];
+    for (const key of await this.store.list(REOPENING)) {
+      const body = await this.store.get(key);
+      if (body) out.push(JSON.parse(body.toString('utf8')) as Reopen);
+    }
+    return out;
+  }
 }

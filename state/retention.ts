@@ -12,7 +12,7 @@ import { addDays } from '../lib/utc-day.js';
 import type { Closes } from './closes.js';
 import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
-import { forgetCheck } from './checks.js';
+import { Checks } from './checks.js';
 
 /** Days being expired: what went of them, and the delivery days whose parsed keys and seals may go now (the lister's to end: ingest/listing/lister.ts). */
 export interface Expiring { days: string[]; files: number; deliveryDays: string[] }
@@ -40,7 +40,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   for (const day of expiring) {
     files += await ledger.dropExpiredDay(day);
     // No run looks at the day again: when one last did goes too.
-    await forgetCheck(store, day);
+    await new Checks(store).forget(day);
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
     let held = true;
     for (let back = 0; back <= ask.lateDays; back++) held &&= isExpired(addDays(day, -back));

@@ -275,3 +275,8 @@ function encode(h: Holder): Buffer {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The lock of a run: a shard's (`shard`, beside its fellow shards) or, with none, the output's alone. */
+export function acquireRunLock(store: ObjectStore, run: string, command: string, shard: string | null, opts: LockOptions = {}): Promise<RunLock> {
+  return shard === null ? acquireLock(store, run, command, opts) : acquireShardLock(store, run, command, shard, opts);
+}

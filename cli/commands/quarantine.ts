@@ -31,7 +31,7 @@ export async function quarantineCommand(config: Config, action: string, key: str
     const accepted = q.accept(opts.all ? null : key!);
     if (accepted.length === 0) throw new ConfigError(`${key ?? 'nothing'} is not a quarantined log object; see pingroll quarantine list`);
     await lock.assertHeld();
-    await q.save(store);
+    await q.save();
     return accepted.map((o) => `accepted as lost: ${o.key}; runs skip it from now on, and the manifests of the days it may hold say so\n`).join('');
   } finally {
     await lock.release();

@@ -3,10 +3,8 @@ import { objectStoreAt } from '../../infra/backends.js';
 import { dayStatus, type DayStatus } from '../../jobs/day-status.js';
 import { daysBetween } from '../../jobs/backfill.js';
 import { LISTER_RULES } from '../../ingest/listing/lister.js';
-import { Ledger } from '../../state/ledger.js';
-import { Quarantine } from '../../state/quarantine.js';
+import { RunState } from '../../state/run-state.js';
 import { ListedDays } from '../../ingest/listing/listing-state.js';
-import { Closes } from '../../state/closes.js';
 import { addDays } from '../../lib/utc-day.js';
 
 /**
@@ -22,9 +20,9 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   if (to < from) throw new ConfigError(`--from=${from} is after --to=${to}`);
   const store = await objectStoreAt(config.output, config);
   await store.check();
-  const [ledger, quarantine, listed, closes] = await Promise.all([Ledger.load(store, LISTER_RULES), Quarantine.load(store), ListedDays.load(store, config.schedule), Closes.load(store)]);
+  const [state, listed] = await Promise.all([RunState.load(store, LISTER_RULES), ListedDays.load(store, config.schedule)]);
   const statuses: DayStatus[] = [];
-  for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ store, ledger, quarantine, listed, closes }, day, now));
+  for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ state, listed }, day, now));
   // A closed day is final: as good as complete.
   const final = (s: DayStatus): boolean => s.state === 'complete' || s.state === 'closed';
   const verdict = statuses.every(final) ? 'complete' : statuses.every((s) => final(s) || s.state === 'provisional') ? 'provisional' : 'attention';

@@ -89,15 +89,6 @@ export interface IngestResult {
  */
 export const MAX_BATCH_OBJECTS = 100_000;
 
-/**
- * Drops from the quarantine what a committed batch parsed (a run killed between its commit and the
- * quarantine's save; another shard's object), and saves it if anything changed: a shard its own file.
- */
-export async function settleQuarantine(quarantine: Quarantine, ledger: Ledger, store: ObjectStore, shard: Shard | null = null): Promise<void> {
-  for (const o of quarantine.all()) if (await ledger.hasParsed(o.key)) quarantine.parsed(o.key);
-  if (quarantine.mustSave(shard !== null)) await quarantine.save(store, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
-}
-
 /** How a run lists: the margin for late-visible objects, the schedule of full listings, and what it asks (lister.ts). */
 export interface Listing extends ListingAsk {
   marginMs: number;
@@ -140,7 +131,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const retry: ObjectRef[] = [];
   for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
   if (retry.length) await parseChunk(retry.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
-  await settleQuarantine(quarantine, opts.ledger, opts.store, shard);
+  await quarantine.settle(opts.ledger, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
   // Only now is everything the listing found committed or quarantined: the lister may commit.
   return {
     ...result, lister, sealedUnchanged: found.sealedUnchanged,

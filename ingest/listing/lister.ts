@@ -15,7 +15,7 @@ import type { Ledger, ListerRules } from '../../state/ledger.js';
 import type { ListPlan, ObjectRef, ObjectSource } from '../object-source/object-source.js';
 import { owns } from '../batch/shard.js';
 import { ListingCursor, type CursorOptions } from './listing-cursor.js';
-import { dropShardListings, type ListingState } from './listing-state.js';
+import { dropShardListings, ListedDays } from './listing-state.js';
 import { dropSeals, tally, type SliceTallies, type SliceTally } from './seals.js';
 import { formerSliceOf, reachOf, sliceOf, type Reach } from './slices.js';
 
@@ -66,11 +66,11 @@ export class Lister {
   /** What the listing saw whole, to seal at `commit`; null before a listing. */
   private toSeal: SliceTally[] | null = null;
 
-  private constructor(private readonly cursor: ListingCursor, private readonly opts: CursorOptions) {}
+  private constructor(private readonly store: ObjectStore, private readonly cursor: ListingCursor, private readonly opts: CursorOptions) {}
 
   /** The lister's saved state; a shard with none of its own (the first run after the shard count changed) starts where a complete set of earlier listers left off. */
   static async open(store: ObjectStore, opts: CursorOptions): Promise<Lister> {
-    return new Lister(await ListingCursor.open(store, opts, await expiredDeliveryDays(store)), opts);
+    return new Lister(store, await ListingCursor.open(store, opts, await expiredDeliveryDays(store)), opts);
   }
 
   /**
@@ -172,9 +172,9 @@ export class Lister {
     return this.cursor.settle(this.toSeal, fence);
   }
 
-  /** Where this lister's state is kept, and the state its listing leaves (saved by `commit`): what the listers know of delivery days counts it. */
-  get own(): { key: string; state: ListingState } {
-    return { key: this.cursor.key, state: this.cursor.next() };
+  /** What the listers know of delivery days, this lister's counted as its listing leaves it (saved by `commit`, which may still be under way). */
+  listedDays(): Promise<ListedDays> {
+    return ListedDays.load(this.store, this.opts.schedule, { key: this.cursor.key, state: this.cursor.next() });
   }
 }
 

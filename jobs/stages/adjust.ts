@@ -13,11 +13,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { OutputFile } from '../../rollup/output-file.js';
 import type { StagedFile } from '../../rollup/engine.js';
-import { accounted, clearLate, lateDays, pendingInputs, type Close } from '../../state/closes.js';
+import { accounted, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
-import { pieceDigest, pieceFiles, putPiece, removePiece, type PieceOf } from '../../state/adjustments.js';
+import type { PieceOf } from '../../state/adjustments.js';
 import { readFile, stat } from 'node:fs/promises';
-import { gatherDay } from '../../state/day-inputs.js';
 import type { Stage } from './stage.js';
 
 /** What the stage did: the months whose adjustments it published, the closed days it read again, and the records it found too late. */
@@ -26,8 +25,7 @@ export interface Adjusted { months: string[]; days: string[]; tooLate: number }
 /** Makes the pieces of the marked days, then publishes each reported month whose pieces changed. */
 export async function adjust(stage: Stage): Promise<Adjusted> {
   const { run } = stage;
-  const { store } = stage.backends;
-  const marked = await lateDays(store);
+  const marked = await run.state.closes.lateDays();
   const dirty = new Set<string>();
   let tooLate = 0;
   for (const day of marked) {
@@ -44,7 +42,7 @@ export async function adjust(stage: Stage): Promise<Adjusted> {
   const months = [...dirty].sort();
   for (const month of months) await publishAdjustments(stage, month);
   // Only once every piece they asked for is made and published.
-  for (const day of marked) await clearLate(store, day);
+  for (const day of marked) await run.state.closes.clearLate(day);
   if (marked.length) run.log.info('adjustments.done', { run: run.id, days: marked, reportedMonths: months, tooLateRecords: tooLate });
   return { months, days: marked, tooLate };
 }
@@ -103,24 +101,23 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
 
 /** The piece of one closed day; whether it changed (made, or removed for want of pending batches). */
 async function makePiece({ backends, run, db }: Stage, close: Close, reported: string, day: string): Promise<boolean> {
-  const { store } = backends;
   const at: PieceOf = { reported, month: close.month, tz: close.tz, day };
   const inputs = await run.state.ledger.inputsFor(day);
   const pending = pendingInputs(close.days[day]!, inputs);
   const ids = pending.map((i) => i.id).sort();
-  if (ids.length === 0) return removePiece(store, at);
+  if (ids.length === 0) return run.state.adjustments.remove(at);
   const digest = createHash('sha256').update(ids.join('\n')).digest('hex');
-  if ((await pieceDigest(store, at)) === digest) return false;
+  if ((await run.state.adjustments.digest(at)) === digest) return false;
   return run.work.withFolder(`adjust-${day}`, async (dir) => {
     const engine = backends.rollup(db);
     // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
-    const all = await gatherDay(store, run.state.ledger, day, engine.readsLocalFiles ? dir : null);
+    const all = await run.state.gatherDay(day, engine.readsLocalFiles ? dir : null);
     // The staged files of each input, as gatherDay found them.
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): StagedFile[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => fileOf.get(k)!));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
     const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.work.episodeCatalog(db), run);
-    await putPiece(store, at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
+    await run.state.adjustments.put(at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });
 }
@@ -142,7 +139,7 @@ export async function adjustmentsFile({ backends, run, db }: Stage, at: { month:
   const { store } = backends;
   const engine = backends.rollup(db);
   const pieces: StagedFile[] = [];
-  for (const [i, key] of (await pieceFiles(store, at.month)).entries()) {
+  for (const [i, key] of (await run.state.adjustments.files(at.month)).entries()) {
     const local = engine.readsLocalFiles ? join(at.dir, `piece-${i}.parquet`) : null;
     if (local) await store.download(key, local);
     // (Asked of the store only for a piece that stays there: a fetched one's is on this disk.)

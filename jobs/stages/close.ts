@@ -11,27 +11,24 @@ import { join } from 'node:path';
 import { localMonthMs, UTC, zoneSlug } from '../../lib/time-zone.js';
 import { outputKey, type OutputFile } from '../../rollup/output-file.js';
 import type { IssuedStatement, StatementAsk } from '../../rollup/engine.js';
-import { beginReopen, finishReopen, unfinishedReopens } from '../../state/reopens.js';
-import { clearAdjustments, clearClosedMonth } from '../../state/adjustments.js';
 import { CloseRefusedError, CloseUsageError, coveredDays, pendingInputs, recordFile, type Close, type CoveredDay, type StatementVersion } from '../../state/closes.js';
 
 export { CloseRefusedError, CloseUsageError };
-import { ListedDays } from '../../ingest/listing/listing-state.js';
 import { versionLine } from '../../infra/version.js';
 import { dayStatus } from '../day-status.js';
 import { adjustmentsFile, publishAdjustments } from './adjust.js';
 import { rollupMonth } from './rollup.js';
 import { dayThrough } from './day.js';
+import { listedDays } from './ingest.js';
 
 export interface CloseAsk { month: string; tz: string; reopen?: string | null; now?: Date }
 
 export interface Closed { month: string; tz: string; version: number; closedAt: string; series: number; changed: number; adjustments: number }
 
 export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
-  const { config, backends, run } = stage;
+  const { run } = stage;
   const { month, tz } = ask;
   const now = ask.now ?? new Date();
-  const { store } = backends;
   const was = run.state.closes.get(month, tz);
   const where = `${month}${tz === UTC ? '' : ` (${tz})`}`;
   if (was && !ask.reopen) throw new CloseUsageError(`${where} is closed: version ${was.version}, issued ${was.closedAt}; a statement does not change: to issue the next version, pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
@@ -45,10 +42,10 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
   const checked = days.filter((d) => { const h = run.state.closes.holding(d); return h === null || h === was; });
   // The days a reopen rolls up again: exactly those whose rows this close freezes (a UTC close's own days).
   const frozen = days.filter((d) => was !== null && run.state.closes.freezing(d) === was);
-  const listed = await ListedDays.load(store, config.schedule);
+  const listed = await listedDays(stage);
   const notReady: string[] = [];
   for (const day of checked) {
-    const s = await dayStatus({ store, ledger: run.state.ledger, quarantine: run.state.quarantine, listed, closes: run.state.closes }, day, now);
+    const s = await dayStatus({ state: run.state, listed }, day, now);
     // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
     const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
     if (!ok) notReady.push(`${day} (${s.state}: ${s.blocker ?? s.reason})`);
@@ -59,7 +56,7 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
   if (ask.reopen) {
     // Said first: a run killed while the days are published again (before the new version is) is
     // completed by the next run that holds the lock (resumeReopens), with the same reason.
-    await beginReopen(store, { month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
+    await run.state.reopens.begin({ month, tz, reason: ask.reopen, from: was!.version, at: now.toISOString() });
     // The days it froze again, from everything staged now, through the one rule (day.ts): a day
     // nothing arrived for since stays as published.
     for (const day of frozen) await dayThrough(stage, day, { ingest: { scanned: [], missingTables: [], listed } });
@@ -99,13 +96,13 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
       tables.push(await adjustmentsFile(stage, { month, dir }));
     }
     await run.publisher.publishClose(`${month}.${zoneSlug(tz)}`, tables, [...adjusted.map((c) => recordFile(c)), recordFile(close)]);
-    if (ask.reopen) await finishReopen(store, month, tz);
+    if (ask.reopen) await run.state.reopens.finish(month, tz);
     // The pieces of this month's adjustments are its statement's now.
-    if (!was) await clearAdjustments(store, month);
+    if (!was) await run.state.adjustments.clear(month);
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
       const reported = run.state.closes.reportedIn(month, tz);
-      if ((await clearClosedMonth(store, reported, month, tz)) > 0) await publishAdjustments(stage, reported);
+      if ((await run.state.adjustments.clearClosedMonth(reported, month, tz)) > 0) await publishAdjustments(stage, reported);
     }
     // The run's closes as they are now, for every holder (the next month's adjustments are reported after this one).
     await run.state.closes.reload();
@@ -120,13 +117,13 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
  * not yet): each is done again whole, with its reason. The months it completed.
  */
 export async function resumeReopens(stage: Stage, now = new Date()): Promise<string[]> {
-  const { backends, run } = stage;
+  const { run } = stage;
   const done: string[] = [];
-  for (const r of await unfinishedReopens(backends.store)) {
+  for (const r of await run.state.reopens.unfinished()) {
     const c = run.state.closes.get(r.month, r.tz);
     // Its version published already (killed after the publication, before the intent went): nothing left to do.
     if (!c || c.version > r.from) {
-      await finishReopen(backends.store, r.month, r.tz);
+      await run.state.reopens.finish(r.month, r.tz);
       continue;
     }
     run.log.warn('close.resume', { month: r.month, tz: r.tz, reason: r.reason, hint: 'a reopen was stopped midway; completing it' });

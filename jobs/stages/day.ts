@@ -7,10 +7,9 @@
  *
  * `dayChange` is that rule; `dayThrough` runs it.
  */
-import { readManifest, inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
-import { recordCheck } from '../../state/checks.js';
+import { inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
 import { dayState } from '../../state/completeness.js';
-import type { RunState } from '../run.js';
+import type { RunState } from '../../state/run-state.js';
 import { publishDay, publishState, type PublishedDay } from './publish.js';
 import { rollupDay, settingsOf, type IngestReport } from './rollup.js';
 import type { Stage } from './stage.js';
@@ -74,13 +73,13 @@ export type DayOutcome = { kind: 'published'; published: PublishedDay } | { kind
  * did, else left as it is and the check recorded (status and the next publication say when).
  */
 export async function dayThrough(stage: Stage, day: string, ask: { ingest: IngestReport; force?: boolean | undefined; published?: DayManifest | null }): Promise<DayOutcome> {
-  const { backends, run, db } = stage;
+  const { run, db } = stage;
   // `published`: the manifest as the run read it, holding its lock (no other run publishes meanwhile).
-  const manifest = ask.published !== undefined ? ask.published : await readManifest(backends.store, day);
+  const manifest = ask.published !== undefined ? ask.published : await run.publisher.published(day);
   const settings = await settingsOf(stage);
   const change = ask.force ? 'inputs' : await dayChange(run.state, { day, manifest, settings, ingest: ask.ingest });
   if (change === null) {
-    await recordCheck(backends.store, day, run.id);
+    await run.state.checks.record(day, run.id);
     // Unchanged, but its partitions may not be in the catalog yet (a registration that failed after it was published).
     await run.publisher.registerPartitions(day);
     return { kind: 'unchanged', manifest: manifest! };

@@ -5,7 +5,7 @@
  * saves the listing (the job calls it once, and may roll up meanwhile).
  */
 import type { Stage } from './stage.js';
-import { ingestNewObjects, settleQuarantine } from '../../ingest/batch/ingest-batch.js';
+import { ingestNewObjects } from '../../ingest/batch/ingest-batch.js';
 import { scanTables, type TableRead } from '../../ingest/batch/scan-batch.js';
 import { owns, type Shard } from '../../ingest/batch/shard.js';
 import type { MonthlyTable } from '../../ingest/dynamodb/monthly-tables.js';
@@ -101,7 +101,7 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
     throw err;
   }
   return {
-    batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await ListedDays.load(backends.store, config.schedule, batch.lister.own),
+    batches, touched, listedObjects: batch.listed?.objects ?? 0, listed: await batch.lister.listedDays(),
     parsedObjects: batch.objects, parsedRecords: batch.records, scanned: tables.scanned, missingTables: tables.missing, skipped: skipped.count,
     unreadable: stillUnreadable(quarantine, shard),
     settle: async () => {
@@ -111,13 +111,19 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
   };
 }
 
+/** What the listers know of delivery days, as they saved it. */
+export function listedDays({ config, run }: Stage): Promise<ListedDays> {
+  return ListedDays.load(run.state.store, config.schedule);
+}
+
 /** After a sharded ingest (`--no-ingest`): no listing, no parsing, no table read; what the shards staged, and what they know of delivery days. */
-export async function stagedByShards({ config, backends, run }: Stage): Promise<Ingested> {
-  await settleQuarantine(run.state.quarantine, run.state.ledger, backends.store);
+export async function stagedByShards(stage: Stage): Promise<Ingested> {
+  const { run } = stage;
+  await run.state.quarantine.settle(run.state.ledger);
   // What a shard killed after its commit left of records of no day.
   sayUndated(run, await publishUndated(run));
   return {
-    batches: [], touched: [], listedObjects: 0, listed: await ListedDays.load(backends.store, config.schedule),
+    batches: [], touched: [], listedObjects: 0, listed: await listedDays(stage),
     parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], skipped: 0,
     unreadable: stillUnreadable(run.state.quarantine), settle: async () => {},
   };

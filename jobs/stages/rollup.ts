@@ -5,7 +5,6 @@
  * published here.
  */
 import { dayRejectsKey } from '../../datasets/layout.js';
-import { dayRejects } from '../../export/day-rejects.js';
 import { dayManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { daysFrom } from '../../lib/utc-day.js';
@@ -15,7 +14,6 @@ import type { MonthDay, RolledUpMonth } from '../../rollup/engine.js';
 import { rolledUpOutcomes } from '../../rollup/rules.js';
 import { geoDatabase } from '../../ingest/audience/geo-lookup.js';
 import { dayState } from '../../state/completeness.js';
-import { gatherDay } from '../../state/day-inputs.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Config } from '../../infra/config.js';
 import type { Stage } from './stage.js';
@@ -49,10 +47,9 @@ export async function settingsOf({ config, backends, run }: Omit<Stage, 'db'>): 
 export async function rollupDay(stage: Stage, dir: string, day: string, ingest: IngestReport): Promise<DayToPublish> {
   const { config, backends, run, db } = stage;
   const settings = await settingsOf(stage);
-  const { store } = backends;
   const rollup = backends.rollup(db);
   const startedAt = new Date();
-  const inputs = await gatherDay(store, run.state.ledger, day, rollup.readsLocalFiles ? dir : null);
+  const inputs = await run.state.gatherDay(day, rollup.readsLocalFiles ? dir : null);
   if (inputs.sources.batches.length === 0) run.log.warn('day.empty', { day, hint: 'no record of this day has been read; check PINGROLL_LOGS, PINGROLL_DDB_TABLES and the date' });
   const publishedAt = new Date();
   const { held, state } = dayState(run.state.quarantine, day, { missingTables: ingest.missingTables, listed: ingest.listed, atMs: publishedAt.getTime() });
@@ -62,7 +59,7 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
   }, dir);
   const catalog = await run.work.episodeCatalog(db);
   const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
-  const rejects = await dayRejects(store, inputs.rejects, dir, rolled.invalidRejects);
+  const rejects = await run.publisher.dayRejects(inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
     outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
@@ -81,7 +78,7 @@ export async function rollupMonth({ backends, run, db }: Stage, dir: string, mon
   const { from, to } = utcDaysOfLocalMonth(month, tz);
   // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
   for (const day of daysFrom(from, to)) {
-    const inputs = await gatherDay(backends.store, run.state.ledger, day, rollup.readsLocalFiles ? dir : null);
+    const inputs = await run.state.gatherDay(day, rollup.readsLocalFiles ? dir : null);
     if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
   return { ...(await rollup.rollupMonth(month, tz, days, dir, run, await run.work.episodeCatalog(db))), days: days.length };

@@ -6,12 +6,16 @@
  * - no function of the jobs (jobs/) takes more than four arguments: what a stage works with is one
  *   `Stage` (jobs/stages/stage.ts), what a day's status is read from one `StateSnapshot`;
  * - the state (state/) imports nothing of the ingest: the lister's naming of the logs
- *   (ingest/listing/) reaches the ledger as `ListerRules`, and no seal or listing state is written from state/.
+ *   (ingest/listing/) reaches the ledger as `ListerRules`, and no seal or listing state is written from state/;
+ * - the backends, followed from the daily job through every call that passes them on, cross between
+ *   top-level folders at most 15 times, never into a folder above (issue #55): each piece of state is
+ *   handed the store once (state/run-state.ts, the publisher, the lister) and offers whole operations.
  */
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { traceBackends } from '../support/backends-trace.js';
 
 const tracked = (...globs: string[]): string[] => execFileSync('git', ['ls-files', ...globs], { encoding: 'utf8' }).split('\n').filter(Boolean);
 /** The product's source: not its tests, benchmarks or tools. */
@@ -56,4 +60,14 @@ describe('the house rules', () => {
     }
     expect(wide).toEqual([]);
   });
+
+  it('hands the backends on from the daily job across folders at most 15 times, never up', () => {
+    const { crossings, reached } = traceBackends(process.cwd(), { file: 'jobs/daily.ts', fn: 'runDailyJob' });
+    const said = crossings.map((c) => `${c.climbs ? 'UP ' : ''}${c.from} -> ${c.to} [${c.passed.join(', ')}] at ${c.at}`);
+    // The trace goes the whole way: the run, its stages, the ingest, retention.
+    for (const f of ['jobs/run.ts:withRun', 'jobs/stages/ingest.ts:ingest', 'jobs/stages/rollup.ts:rollupDay', 'jobs/stages/close.ts:closeMonth', 'jobs/daily.ts:retain']) expect(reached).toContain(f);
+    expect(said.filter((c) => c.startsWith('jobs/run.ts:withRun -> state/run-state.ts:RunState.load [Backends.store]'))).toHaveLength(1);
+    expect(crossings.filter((c) => c.climbs), said.join('\n')).toEqual([]);
+    expect(crossings.length, said.join('\n')).toBeLessThanOrEqual(15);
+  }, 60_000);
 });
