@@ -164,9 +164,10 @@ export class AccessLogRecordReader implements ScannedRecord {
     // A client value the module has not seen is described here, its fields written where it says.
     const describe = options.describeClient ?? clientDescriber(null);
     const describeClient = (kind: number, keyPtr: number, keyLen: number, outPtr: number, outCap: number): number => {
-      const fields = Buffer.from(describe(kind, this.b.toString('latin1', keyPtr, keyPtr + keyLen)), 'latin1');
+      // Written a character a byte (the fields are ASCII: client-describer.ts), with no buffer made for them.
+      const fields = describe(kind, this.u8, keyPtr, keyLen);
       if (fields.length > outCap) throw new Error(`a client value's fields are ${fields.length} bytes, more than ${outCap}: a bug in pingroll`);
-      this.u8.set(fields, outPtr);
+      for (let i = 0; i < fields.length; i++) this.u8[outPtr + i] = fields.charCodeAt(i);
       return fields.length;
     };
     const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort, describeClient } });

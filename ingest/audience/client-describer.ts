@@ -9,7 +9,8 @@ import { CLIENT_IP } from '../access-log/wasm-abi.js';
 import { describeAgent, type Agent } from './agent-lookup.js';
 import { geoLookup, UNKNOWN_COUNTRY } from './geo-lookup.js';
 
-export type ClientDescriber = (kind: number, value: string) => string;
+/** The fields of the client value of `kind` at [start, start + len) of `bytes` (the module's memory: read during the call only). */
+export type ClientDescriber = (kind: number, bytes: Uint8Array, start: number, len: number) => string;
 
 /** The fields of a user agent's description, in the staged order. */
 export function agentFields(a: Agent): string {
@@ -22,8 +23,10 @@ export function agentFields(a: Agent): string {
  */
 export function clientDescriber(geoipDb: string | null): ClientDescriber {
   const geo = geoLookup(geoipDb);
-  return (kind, value) => {
-    if (kind === CLIENT_IP) return value === '' ? UNKNOWN_COUNTRY : geo.country(value);
-    return agentFields(describeAgent(value === '' ? null : value));
+  return (kind, bytes, start, len) => {
+    if (len === 0) return kind === CLIENT_IP ? UNKNOWN_COUNTRY : agentFields(describeAgent(null));
+    // An address is read where it is: no string is made of it.
+    if (kind === CLIENT_IP) return geo.countryOf(bytes, start, len);
+    return agentFields(describeAgent(Buffer.from(bytes.buffer, bytes.byteOffset + start, len).toString('latin1')));
   };
 }

