@@ -59,7 +59,7 @@ type DayTables = Awaited<ReturnType<typeof readDay>>;
  * The bench day's three tables as the contract says they should be, from the generator's account of every
  * record it wrote (all shards at once: ids may repeat across shards), computed once (a minute) and kept.
  */
-async function expectedTables(dir: string, records: number, audience: Audience = 'traffic'): Promise<DayTables> {
+export async function expectedTables(dir: string, records: number, audience: Audience = 'traffic'): Promise<DayTables> {
   const file = dir + '.expected.json';
   if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DayTables;
   process.stderr.write('computing the bench day\'s expected tables from the generator\'s truth (once)\n');
