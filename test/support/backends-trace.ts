@@ -27,7 +27,8 @@ export interface Crossing {
 
 export function traceBackends(root: string, start: { file: string; fn: string }): { crossings: Crossing[]; reached: string[] } {
   const parsed = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
-  const own = (f: string): boolean => f.startsWith(root) && !f.includes('/node_modules/') && !/\/(test|bench|tools)\//.test(f) && !f.endsWith('.d.ts');
+  // The product's own files, by their path in the project (a clone may live under a folder named test).
+  const own = (f: string): boolean => f.startsWith(root) && !f.endsWith('.d.ts') && !/(^|\/)(node_modules|test|bench|tools)\//.test(relative(root, f));
   const program = ts.createProgram(parsed.fileNames.filter(own), { ...parsed.options, incremental: false, noEmit: true });
   const checker = program.getTypeChecker();
   const rel = (f: string): string => relative(root, f);
