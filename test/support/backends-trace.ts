@@ -33,14 +33,17 @@ export function traceBackends(root: string, start: { file: string; fn: string })
   const checker = program.getTypeChecker();
   const rel = (f: string): string => relative(root, f);
   const folder = (f: string): string => rel(f).split('/')[0]!;
-  const interfaceIn = (file: string, name: string): ts.Type => {
+  const interfaceIn = (file: string, name: string): ts.Type | undefined => {
     let found: ts.Type | undefined;
-    ts.forEachChild(program.getSourceFile(join(root, file))!, (n) => { if (ts.isInterfaceDeclaration(n) && n.name.text === name) found = checker.getTypeAtLocation(n); });
-    if (!found) throw new Error(`no interface ${name} in ${file}`);
+    const source = program.getSourceFile(join(root, file));
+    if (source) ts.forEachChild(source, (n) => { if (ts.isInterfaceDeclaration(n) && n.name.text === name) found = checker.getTypeAtLocation(n); });
     return found;
   };
   const backends = interfaceIn('infra/backends.ts', 'Backends');
-  const carriers: Array<[string, ts.Type]> = [['Backends', backends], ['Stage', interfaceIn('jobs/stages/stage.ts', 'Stage')]];
+  if (!backends) throw new Error('no interface Backends in infra/backends.ts');
+  // (A checkout from before the stages had a Stage traces the backends alone.)
+  const stage = interfaceIn('jobs/stages/stage.ts', 'Stage');
+  const carriers: Array<[string, ts.Type]> = [['Backends', backends], ...(stage ? [['Stage', stage] as [string, ts.Type]] : [])];
   for (const p of backends.getProperties()) {
     let t = checker.getNonNullableType(checker.getTypeOfSymbol(p));
     const call = t.getCallSignatures()[0];
