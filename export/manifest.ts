@@ -108,6 +108,16 @@ export function inputsChanged(manifest: DayManifest, now: string[]): string | nu
   return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
 }
 
+/** The days' manifests in the output: the store is handed over once (a job's publisher holds one; `pingroll status` makes its own). */
+export class Manifests {
+  constructor(private readonly store: ObjectStore) {}
+
+  /** The manifest `day` was last published with; null: never published (or unreadable). */
+  read(day: string): Promise<DayManifest | null> {
+    return readManifest(this.store, day);
+  }
+}
+
 /** The day's manifest, or null when the day was never published (or its manifest is unreadable). */
 export async function readManifest(store: ObjectStore, day: string): Promise<DayManifest | null> {
   const body = await store.get(dayManifestKey(day));

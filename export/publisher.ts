@@ -12,7 +12,7 @@ import type { OutputFile } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
 import type { PartitionCatalog } from './catalog/glue-partitions.js';
 import { dayRejects } from './day-rejects.js';
-import { readManifest, type DayManifest } from './manifest.js';
+import { Manifests, type DayManifest } from './manifest.js';
 import { publishWhole, recoverPublishes, type LoadWarehouse } from './publish-journal.js';
 import { expireRejects } from './rejects-retention.js';
 import type { Warehouse } from './warehouse/warehouse.js';
@@ -51,7 +51,12 @@ export class DayPublisher {
   /** Warehouse loads one at a time: one connection, one transaction at a time. */
   private warehouseQueue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly opts: PublisherOptions) {}
+  /** The days' manifests as published. */
+  readonly manifests: Manifests;
+
+  constructor(private readonly opts: PublisherOptions) {
+    this.manifests = new Manifests(opts.store);
+  }
 
   /** Loads a day into the warehouse, one load at a time; null without a warehouse. */
   private get loadWarehouse(): LoadWarehouse {
@@ -74,7 +79,7 @@ export class DayPublisher {
   /** Registers a published day's partitions again (a day skipped as unchanged, whose registration may have failed before); nothing without a catalog. */
   /** The manifest `day` was last published with; null: never published. */
   published(day: string): Promise<DayManifest | null> {
-    return readManifest(this.opts.store, day);
+    return this.manifests.read(day);
   }
 
   /** The day's rejects, from the staged rejects files `staged` and then `rolledUp`, as one local gzip file to publish with it (day-rejects.ts); null: none. */

@@ -17,7 +17,7 @@
  *   everything found parsed and published.
  */
 import { dayManifestKey, RUNS } from '../datasets/layout.js';
-import { inputsChanged, readManifest } from '../export/manifest.js';
+import { inputsChanged, type Manifests } from '../export/manifest.js';
 import { dayState } from '../state/completeness.js';
 import type { ListedDays } from '../ingest/listing/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
@@ -43,13 +43,14 @@ export interface DayStatus {
 
 /** What a day's status is read from: the output's state as loaded (read only), and what the listers know of delivery days. */
 export interface StateSnapshot {
-  state: Pick<RunState, 'store' | 'ledger' | 'quarantine' | 'closes' | 'checks'>;
+  state: Pick<RunState, 'ledger' | 'quarantine' | 'closes' | 'checks'>;
   listed: ListedDays;
+  manifests: Manifests;
 }
 
 export async function dayStatus(state: StateSnapshot, day: string, now: Date): Promise<DayStatus> {
-  const { state: { store, ledger, quarantine, closes, checks }, listed } = state;
-  const manifest = await readManifest(store, day);
+  const { state: { ledger, quarantine, closes, checks }, listed, manifests } = state;
+  const manifest = await manifests.read(day);
   const inputs = await ledger.inputsFor(day);
   const c = dayState(quarantine, day, { missingTables: manifest?.missingTables ?? [], listed, atMs: now.getTime() }).state;
   const check = manifest ? await checks.last(day) : null;

@@ -37,6 +37,8 @@ export interface Workspace {
 
 /** What a job holds while it works: its id, fence and log (RunContext), the state it loaded, its workspace, and what writes. */
 export interface Run extends RunContext {
+  /** The id, fence and log alone: what an engine is handed (none of the state, nor the store). */
+  readonly context: RunContext;
   readonly state: RunState;
   readonly work: Workspace;
   /** Stages and commits batches and table reads (intent, staging, fence, commit, compaction). */
@@ -94,7 +96,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
       return file;
     })());
     return await fn({
-      id, log, fence, publisher, shard, version: codeVersion(),
+      id, log, fence, context: { id, log, fence }, publisher, shard, version: codeVersion(),
       state,
       writer: state.writer(fence, shard ? shardName(shard) : undefined),
       work: {

@@ -4,6 +4,7 @@ import { dayStatus, type DayStatus } from '../../jobs/day-status.js';
 import { daysBetween } from '../../jobs/backfill.js';
 import { LISTER_RULES } from '../../ingest/listing/lister.js';
 import { RunState } from '../../state/run-state.js';
+import { Manifests } from '../../export/manifest.js';
 import { ListedDays } from '../../ingest/listing/listing-state.js';
 import { addDays } from '../../lib/utc-day.js';
 
@@ -21,8 +22,9 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   const store = await objectStoreAt(config.output, config);
   await store.check();
   const [state, listed] = await Promise.all([RunState.load(store, LISTER_RULES), ListedDays.load(store, config.schedule)]);
+  const manifests = new Manifests(store);
   const statuses: DayStatus[] = [];
-  for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ state, listed }, day, now));
+  for (const day of daysBetween(from, to)) statuses.push(await dayStatus({ state, listed, manifests }, day, now));
   // A closed day is final: as good as complete.
   const final = (s: DayStatus): boolean => s.state === 'complete' || s.state === 'closed';
   const verdict = statuses.every(final) ? 'complete' : statuses.every((s) => final(s) || s.state === 'provisional') ? 'provisional' : 'attention';

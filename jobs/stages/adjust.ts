@@ -77,7 +77,7 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
         }
         const out = join(dir, 'too-late.jsonl.gz');
         const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
-        await engine.tooLate({ batch: input.id, day, staged, reason, dir, out }, run);
+        await engine.tooLate({ batch: input.id, day, staged, reason, dir, out }, run.context);
         parts.push(await readFile(out));
       }
       // The batch's other records of the day (not pings) are its rejects, as staged.
@@ -116,7 +116,7 @@ async function makePiece({ backends, run, db }: Stage, close: Close, reported: s
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): StagedFile[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => fileOf.get(k)!));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.work.episodeCatalog(db), run);
+    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.work.episodeCatalog(db), run.context);
     await run.state.adjustments.put(at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });
@@ -145,5 +145,5 @@ export async function adjustmentsFile({ backends, run, db }: Stage, at: { month:
     // (Asked of the store only for a piece that stays there: a fetched one's is on this disk.)
     pieces.push({ key, size: local ? (await stat(local)).size : ((await store.size(key)) ?? 0), local });
   }
-  return engine.adjustments(at.month, pieces, at.dir, run);
+  return engine.adjustments(at.month, pieces, at.dir, run.context);
 }

@@ -45,7 +45,7 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
   const listed = await listedDays(stage);
   const notReady: string[] = [];
   for (const day of checked) {
-    const s = await dayStatus({ state: run.state, listed }, day, now);
+    const s = await dayStatus({ state: run.state, listed, manifests: run.publisher.manifests }, day, now);
     // A reopen rolls its days up again: what arrived since is welcome; what cannot be complete is not.
     const ok = s.state === 'complete' || (ask.reopen && (s.state === 'closed' || s.state === 'stale') && s.blocker === null);
     if (!ok) notReady.push(`${day} (${s.state}: ${s.blocker ?? s.reason})`);
@@ -141,5 +141,5 @@ async function issueStatement({ backends, run, db }: Stage, ask: Omit<StatementA
   // Fetched only for an engine that reads it here (Redshift's COPYs it where it is).
   const local = size !== null && engine.readsLocalFiles ? join(ask.dir, 'statements-before.parquet') : null;
   if (local) await backends.store.download(key, local);
-  return engine.statement({ ...ask, before: size === null ? null : { key, size, local } }, run);
+  return engine.statement({ ...ask, before: size === null ? null : { key, size, local } }, run.context);
 }

@@ -4,7 +4,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayManifestKey } from '../../datasets/layout.js';
-import { inputsChanged, manifestQuarantine, readManifest, type DayManifest } from '../../export/manifest.js';
+import { inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { OutputFile } from '../../rollup/output-file.js';
@@ -46,7 +46,7 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
   const { ledger, quarantine } = run.state;
   const changed: string[] = [];
   for (const day of await publisher.unsettledDays()) {
-    const manifest = await readManifest(run.state.store, day);
+    const manifest = await publisher.published(day);
     if (!manifest) {
       await publisher.forgetUnsettled(day);
       continue;

@@ -58,7 +58,7 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
     quarantinedObjects: held.quarantined.length, state: state.state,
   }, dir);
   const catalog = await run.work.episodeCatalog(db);
-  const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run);
+  const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run.context);
   const rejects = await run.publisher.dayRejects(inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
@@ -81,5 +81,5 @@ export async function rollupMonth({ backends, run, db }: Stage, dir: string, mon
     const inputs = await run.state.gatherDay(day, rollup.readsLocalFiles ? dir : null);
     if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
   }
-  return { ...(await rollup.rollupMonth(month, tz, days, dir, run, await run.work.episodeCatalog(db))), days: days.length };
+  return { ...(await rollup.rollupMonth(month, tz, days, dir, run.context, await run.work.episodeCatalog(db))), days: days.length };
 }

@@ -1,10 +1,11 @@
 /**
  * Follows the backends (infra/backends.ts) from one function of a job through every call that passes
  * them on, read by the TypeScript checker: a call passes them on when an argument is the `Backends`,
- * a `Stage` (which holds them), one of their members (the store, the logs, the warehouse, the items,
- * the catalog, the episode catalog, a rollup engine), or an object literal with one of those in it.
- * An owner that was handed the store once (the ledger, the publisher, RunState) and is passed on
- * does not count: it offers whole operations, not the store. A call of an interface's method is
+ * what holds them whole (a `Stage`, a `Run`, its `RunState`), one of their members (the store, the
+ * logs, the warehouse, the items, the catalog, the episode catalog, a rollup engine), or an object
+ * literal with one of those in it. An owner that was handed the store once and keeps it to itself
+ * (the ledger, the quarantine, the publisher, the lister) does not count when it is passed on: it
+ * offers whole operations, not the store. A call of an interface's method is
  * followed into every class that says it implements it. What it returns: each such call that crosses
  * between top-level folders, and whether it climbs (into a folder above the caller's: LAYERS).
  */
@@ -36,14 +37,19 @@ export function traceBackends(root: string, start: { file: string; fn: string })
   const interfaceIn = (file: string, name: string): ts.Type | undefined => {
     let found: ts.Type | undefined;
     const source = program.getSourceFile(join(root, file));
-    if (source) ts.forEachChild(source, (n) => { if (ts.isInterfaceDeclaration(n) && n.name.text === name) found = checker.getTypeAtLocation(n); });
+    if (source) ts.forEachChild(source, (n) => { if ((ts.isInterfaceDeclaration(n) || ts.isClassDeclaration(n)) && n.name?.text === name) found = checker.getTypeAtLocation(n); });
     return found;
   };
   const backends = interfaceIn('infra/backends.ts', 'Backends');
   if (!backends) throw new Error('no interface Backends in infra/backends.ts');
-  // (A checkout from before the stages had a Stage traces the backends alone.)
-  const stage = interfaceIn('jobs/stages/stage.ts', 'Stage');
-  const carriers: Array<[string, ts.Type]> = [['Backends', backends], ...(stage ? [['Stage', stage] as [string, ts.Type]] : [])];
+  // What holds them whole and hands them on too: a stage, a run (its state and publisher hold the
+  // store), the run's state. (A checkout from before one of these traces without it.)
+  const holders: Array<[string, string]> = [['jobs/stages/stage.ts', 'Stage'], ['jobs/run.ts', 'Run'], ['state/run-state.ts', 'RunState']];
+  const carriers: Array<[string, ts.Type]> = [['Backends', backends]];
+  for (const [file, name] of holders) {
+    const t = interfaceIn(file, name);
+    if (t) carriers.push([name, t]);
+  }
   for (const p of backends.getProperties()) {
     let t = checker.getNonNullableType(checker.getTypeOfSymbol(p));
     const call = t.getCallSignatures()[0];
