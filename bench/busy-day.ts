@@ -22,7 +22,7 @@ import { trafficAddress } from '../tools/sample/traffic-audience.js';
 const DAY = '2026-11-01';
 
 /** Copy `k` of one log object's text: its ids, addresses (through `addresses`, the copy's map) and user agents its own. */
-export function copyOf(text: string, k: number, addresses: Map<string, string>, rand: () => number): string {
+function copyOf(text: string, k: number, addresses: Map<string, string>, rand: () => number): string {
   const hex = k.toString(16).padStart(2, '0');
   let out = text
     // Ping and session ids, legacy clients' bare aliases too: a session left the same in every copy

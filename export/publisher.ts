@@ -76,12 +76,6 @@ export class DayPublisher {
     return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
   }
 
-  /** Registers a published day's partitions again (a day skipped as unchanged, whose registration may have failed before); nothing without a catalog. */
-  /** The manifest `day` was last published with; null: never published. */
-  published(day: string): Promise<DayManifest | null> {
-    return this.manifests.read(day);
-  }
-
   /** The day's rejects, from the staged rejects files `staged` and then `rolledUp`, as one local gzip file to publish with it (day-rejects.ts); null: none. */
   dayRejects(staged: readonly string[], dir: string, rolledUp: string | null): Promise<{ file: string; bytes: number } | null> {
     return dayRejects(this.opts.store, staged, dir, rolledUp);
@@ -92,6 +86,7 @@ export class DayPublisher {
     return expireRejects(this.opts.store, days, now, this.opts.log);
   }
 
+  /** Registers a published day's partitions again (a day skipped as unchanged, whose registration may have failed before); nothing without a catalog. */
   async registerPartitions(day: string): Promise<void> {
     await this.opts.catalog?.register([...TABLES, 'daily_runs'].map((table) => ({ table, dt: day })));
   }

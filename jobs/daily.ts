@@ -72,7 +72,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       // A bad episode catalog stops the run here, before any work; one whose bytes the day was last
       // published with was checked then.
       const settings = await settingsOf(stage);
-      const published = await run.publisher.published(day);
+      const published = await run.publisher.manifests.read(day);
       if (published?.settings !== settings) await run.work.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(stage)
         : await ingest(stage, { ...opts, asked: [day], tables });

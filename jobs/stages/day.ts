@@ -75,7 +75,7 @@ export type DayOutcome = { kind: 'published'; published: PublishedDay } | { kind
 export async function dayThrough(stage: Stage, day: string, ask: { ingest: IngestReport; force?: boolean | undefined; published?: DayManifest | null }): Promise<DayOutcome> {
   const { run, db } = stage;
   // `published`: the manifest as the run read it, holding its lock (no other run publishes meanwhile).
-  const manifest = ask.published !== undefined ? ask.published : await run.publisher.published(day);
+  const manifest = ask.published !== undefined ? ask.published : await run.publisher.manifests.read(day);
   const settings = await settingsOf(stage);
   const change = ask.force ? 'inputs' : await dayChange(run.state, { day, manifest, settings, ingest: ask.ingest });
   if (change === null) {

@@ -46,7 +46,7 @@ export async function settleStates(run: Run, db: DuckDBConnection, listed: Liste
   const { ledger, quarantine } = run.state;
   const changed: string[] = [];
   for (const day of await publisher.unsettledDays()) {
-    const manifest = await publisher.published(day);
+    const manifest = await publisher.manifests.read(day);
     if (!manifest) {
       await publisher.forgetUnsettled(day);
       continue;
