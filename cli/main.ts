@@ -207,6 +207,7 @@ export function program(): Command {
     .option('--seed <n>', 'random seed', '1')
     .option('--prefix <prefix>', 'key prefix of the log objects', '')
     .option('--catalog <file>', "also write the sample's episode catalog (CSV: PINGROLL_EPISODE_CATALOG)")
+    .option('--resends <share>', 'share of sessions (0 to 1) whose app resends a third of its pings, with their ids, hours to three weeks later (contract §4: repeat)', '0')
     .action(async (opts: GenerateOptions) => (await import('./commands/generate.js')).generateCommand(opts));
 
   withWarehouseOptions(p.command('sql')

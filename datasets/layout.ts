@@ -120,3 +120,10 @@ export const ADJUSTMENTS = '_state/adjustments/';
 export const TOO_LATE = '_runs/too_late/';
 /** Days of closed months being expired, `dt=<day>`, an empty marker each, until their files are gone (state/retention.ts). */
 export const EXPIRING = '_state/expiring/';
+
+// The ping-id window (contract §4, rollup/ping-window.ts).
+
+/** Each rolled-up day's ping ids, `dt=<day>/<run>.parquet`, the one its manifest names (state/ping-ids.ts: put before the manifest, the day's others removed after it). */
+export const PING_IDS = '_state/ping-ids/';
+/** Published days that another day's publication made stale (ping ids they hold were counted otherwise since), `dt=<day>.json` (state/ping-ids.ts). */
+export const WINDOW_STALE = '_state/window-stale/';

@@ -77,7 +77,7 @@ export const DATASETS = [
   {
     name: 'daily_ingest_audit', grain: ['day', 'source', 'outcome'], row: 'one row per day, source and outcome', by: 'day', producer: 'day-rollup', distKey: null,
     columns: [day, { name: 'source', type: 'text(16)', doc: '`s3` or `dynamodb`' },
-      { name: 'outcome', type: 'text(16)', doc: 'how the records ended: `ping` (before duplicates are removed), `duplicate`, `not_ping`, `http_error`, `bad_query`, `malformed`, `bad_item`, `invalid_traffic` (automated: `daily_invalid_traffic` says which rule)' },
+      { name: 'outcome', type: 'text(16)', doc: 'how the records ended: `ping` (before duplicates are removed), `duplicate`, `repeat` (a ping resent days later, counted on the day it was first sent), `not_ping`, `http_error`, `bad_query`, `malformed`, `bad_item`, `invalid_traffic` (automated: `daily_invalid_traffic` says which rule)' },
       { name: 'records', type: 'bigint', doc: 'records of the day, of that source, with that outcome' }],
   },
   {
@@ -181,7 +181,7 @@ export const DATASETS = [
       { ...sessions, doc: 'distinct sessions of those pings' }, { ...viewers, doc: 'distinct viewers of those pings' },
       { ...minutes, doc: '(session, UTC minute) pairs of those pings that the closed figures of the episode did not count' },
       { name: 'after_close_records', type: 'bigint', doc: 'valid pings that arrived for the closed month after it was closed (outcome `after_close`), duplicates included' },
-      { name: 'duplicates', type: 'bigint', doc: 'of `after_close_records`, how many were removed as duplicates (of each other, or of pings already counted)' }],
+      { name: 'duplicates', type: 'bigint', doc: 'of `after_close_records`, how many were removed as duplicates (of each other, or of pings already counted, on the day or, resent, on a day at most `PINGROLL_DEDUPE_DAYS` around it)' }],
   },
 ] as const satisfies readonly Dataset[];
 

@@ -28,6 +28,14 @@ export interface DayManifest {
   outcomes: Record<string, Record<string, number>>;
   pings: number;
   duplicates: Record<string, number>;
+  /** Survivors left out as repeats of pings counted on earlier days (contract §4), by source. Absent from manifests written before the window. */
+  repeats?: Record<string, number>;
+  /**
+   * The day's ping ids (rollup/ping-window.ts): what later days' windows read, the file and its rows
+   * (survivors with a ping id). Absent from manifests written before they were kept; null: the
+   * engine keeps none.
+   */
+  pingIds?: { key: string; rows: number; bytes: number } | null;
   outputs: Array<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null;
   warehouse: string;
@@ -81,14 +89,14 @@ export function manifestQuarantine({ quarantined, acceptedLost }: HeldObjects): 
 /** A day's manifest, from what its run read, rolled up and wrote. */
 export function dayManifest(d: {
   run: string; day: string; version: string; startedAt: Date; publishedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
-  outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
+  outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; repeats: Record<string, number>; pingIds: DayManifest['pingIds']; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;
   rejects: { key: string; bytes: number } | null; warehouse: string; viewerKey: string | null; episodeCatalog: DayManifest['episodeCatalog']; held: HeldObjects; state: Completeness;
   geoip: DayManifest['geoip']; settings: string;
 }): DayManifest {
   return {
     run: d.run, day: d.day, version: d.version, startedAt: d.startedAt.toISOString(), finishedAt: new Date().toISOString(), publishedAt: d.publishedAt.toISOString(),
     inputs: d.sources, scannedThisRun: d.scanned, missingTables: d.missingTables,
-    outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates,
+    outcomes: d.outcomes, pings: d.pings, duplicates: d.duplicates, repeats: d.repeats, pingIds: d.pingIds,
     outputs: d.outputs.map(({ table, key, rows, bytes }) => ({ table, key, rows, bytes })), rejects: d.rejects,
     warehouse: d.warehouse, viewerKey: d.viewerKey, episodeCatalog: d.episodeCatalog, ...(d.geoip ? { geoip: d.geoip } : {}), settings: d.settings,
     ...manifestQuarantine(d.held),

@@ -65,6 +65,12 @@ export interface Config {
   maxRcu: number | null;
   /** Days a backfill rolls up at once (`--days`). */
   parallelDays: number;
+  /**
+   * The ping-id window (`PINGROLL_DEDUPE_DAYS`, contract §4; default 30): a day's survivor is a
+   * `repeat` when a counted survivor with its ping id lies on an earlier day at most this many days
+   * before it by event time (rollup/ping-window.ts). 0: each day is deduplicated alone.
+   */
+  dedupeDays: number;
   /** Seconds a run waits for another run's lock before it exits 3 (`--wait`); 0: not at all. */
   waitSeconds: number;
   /** Stack traces with failures (`PINGROLL_DEBUG`). */
@@ -122,6 +128,7 @@ export const SETTINGS = {
   maxRcu: { env: 'PINGROLL_MAX_RCU', arg: '<n>', help: 'read capacity units per second for table scans, at most', on: 'run' },
   days: { env: 'PINGROLL_DAYS', arg: '<n>', help: 'days a backfill rolls up at once (default 2)', on: 'run' },
   wait: { env: 'PINGROLL_WAIT', arg: '<seconds>', help: "wait this long for another run's lock (default: fail at once)", on: 'run' },
+  dedupeDays: { env: 'PINGROLL_DEDUPE_DAYS', arg: '<days>', help: 'how far apart by event time two records with one ping id may be and still be one ping (default 30; 0: a day alone)', on: 'all' },
 } as const satisfies Record<string, { env: string; arg: string; help: string; on: 'all' | 'run' }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -147,6 +154,7 @@ export const DEFAULTS = {
   listMarginMinutes: 10,
   segments: 4,
   parallelDays: 2,
+  dedupeDays: 30,
 } as const;
 
 /** Every setting at its default: what tests and benchmarks run with. */
@@ -182,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     segments: number('segments', DEFAULTS.segments, 1, 1000),
     maxRcu: positiveOrNull(given('maxRcu'), said('maxRcu')),
     parallelDays: number('days', DEFAULTS.parallelDays, 1, 16),
+    dedupeDays: number('dedupeDays', DEFAULTS.dedupeDays, 0, 366),
     waitSeconds: seconds(given('wait'), said('wait')),
     debug: debugFrom(env),
     s3EndpointOverride: Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL),
@@ -216,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
   if (config.rollup === 'redshift' && config.warehouse.kind !== 'redshift') {
     throw new ConfigError('PINGROLL_ROLLUP=redshift needs PINGROLL_WAREHOUSE=redshift: the rollup runs inside the warehouse');
   }
+
   return config;
 }
 

@@ -111,7 +111,10 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     summary.scanned = ingested.scanned;
     summary.consumedCapacity = ingested.scanned.reduce((n, t) => n + t.consumedCapacity, 0);
 
-    const parallel = config.parallelDays;
+    // With the ping-id window (contract §4), a day's rollup reads the ping ids the days before it were
+    // published with, and its publication can make the days after it stale: days one at a time,
+    // oldest first, so that each reads its elders as they are now and a day it makes stale comes later.
+    const parallel = config.dedupeDays > 0 ? 1 : config.parallelDays;
     const queue = new PQueue({ concurrency: parallel });
     const started = Date.now();
     let finished = 0;
@@ -132,7 +135,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
             return;
           }
           // --stale: the published days whose staged data changed, no more (with --force, every one).
-          if (opts.stale && !opts.force && !(await inputsDiffer(r.state, day))) {
+          if (opts.stale && !opts.force && !(await inputsDiffer(r.state, day)) && !(await r.state.pingIds.staleMark(day))) {
             summary.skipped.push(day);
             return;
           }

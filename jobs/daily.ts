@@ -51,6 +51,8 @@ export interface JobSummary extends IngestSummary {
   run: string;
   dryRun: boolean;
   pings: number;
+  /** Survivors the day left out as repeats of pings counted on other days (contract §4). */
+  repeats: number;
   outputs: PublishedDay['outputs'];
   manifest: string | null;
 }
@@ -58,7 +60,7 @@ export interface JobSummary extends IngestSummary {
 export async function runDailyJob(config: Config, backends: Backends, opts: JobOptions): Promise<JobSummary> {
   const { day, log } = opts;
   const id = randomUUID();
-  const summary: JobSummary = { day, run: id, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], unreadable: [], skipped: 0, pings: 0, outputs: [], manifest: null };
+  const summary: JobSummary = { day, run: id, dryRun: Boolean(opts.dryRun), parsedObjects: 0, parsedRecords: 0, scanned: [], missingTables: [], unreadable: [], skipped: 0, pings: 0, repeats: 0, outputs: [], manifest: null };
   const tables = config.ddbTables ? tablesForDay(config.ddbTables, day) : [];
   if (opts.dryRun) {
     await dryRun(config, backends, { ...opts, tables });
@@ -91,7 +93,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         } else {
           const m = through.manifest;
           if (through.kind === 'unchanged') log.info('day.unchanged', { run: id, day, state: m.state, publishedBy: m.run, publishedAt: m.publishedAt ?? m.finishedAt, pings: m.pings });
-          Object.assign(summary, { pings: m.pings, outputs: m.outputs, manifest: dayManifestKey(day) });
+          Object.assign(summary, { pings: m.pings, repeats: Object.values(m.repeats ?? {}).reduce((n, v) => n + v, 0), outputs: m.outputs, manifest: dayManifestKey(day) });
         }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);
@@ -119,7 +121,7 @@ export function refuseClosed(run: Run, day: string): void {
 export async function retain({ config, run }: Stage, now: Date): Promise<void> {
   if (config.retentionDays === null) return;
   const { store } = run.state;
-  const expired = await run.state.expireDays({ today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays });
+  const expired = await run.state.expireDays({ today: now.toISOString().slice(0, 10), retentionDays: config.retentionDays, lateDays: config.schedule.lateDays, dedupeDays: config.dedupeDays });
   for (const day of expired.deliveryDays) expired.files += await expireDeliveryDay(store, run.state.ledger, day);
   await run.state.doneExpiring(expired.days);
   if (expired.days.length) run.log.info('days.expired', { run: run.id, days: expired.days, files: expired.files, retentionDays: config.retentionDays });

@@ -34,6 +34,8 @@ export interface DayStatus {
   /** When a run last looked at it: its publication, or a later run that found nothing new (state/checks.ts). */
   checkedAt: string | null;
   pings: number | null;
+  /** Survivors its publication left out as repeats of pings counted on other days (contract §4's ping-id window); null: never published, or before the window. */
+  repeats: number | null;
   /** When a provisional day expects its last full listing (ISO); null otherwise. */
   finalAt: string | null;
   reason: string;
@@ -43,19 +45,20 @@ export interface DayStatus {
 
 /** What a day's status is read from: the output's state as loaded (read only), and what the listers know of delivery days. */
 export interface StateSnapshot {
-  state: Pick<RunState, 'ledger' | 'quarantine' | 'closes' | 'checks'>;
+  state: Pick<RunState, 'ledger' | 'quarantine' | 'closes' | 'checks' | 'pingIds'>;
   listed: ListedDays;
   manifests: Manifests;
 }
 
 export async function dayStatus(state: StateSnapshot, day: string, now: Date): Promise<DayStatus> {
-  const { state: { ledger, quarantine, closes, checks }, listed, manifests } = state;
+  const { state: { ledger, quarantine, closes, checks, pingIds }, listed, manifests } = state;
   const manifest = await manifests.read(day);
   const inputs = await ledger.inputsFor(day);
   const c = dayState(quarantine, day, { missingTables: manifest?.missingTables ?? [], listed, atMs: now.getTime() }).state;
   const check = manifest ? await checks.last(day) : null;
   const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
-  const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
+  const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null,
+    repeats: manifest?.repeats ? Object.values(manifest.repeats).reduce((n, v) => n + v, 0) : null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
   // A day of a closed UTC month is what its statement says: late pings of it are adjustments. A
   // zone's close freezes its statement, not the UTC day's rows (contract §9): such a day goes on as any.
   const closed = closes.holding(day);
@@ -72,6 +75,10 @@ export async function dayStatus(state: StateSnapshot, day: string, now: Date): P
   }
   const arrived = inputsChanged(manifest, inputs.map((i) => i.id));
   if (arrived !== null) return { ...base, state: 'stale', reason: `${arrived}; run make rollup-stale (or make rollup DATE=${day})` };
+  const mark = await pingIds.staleMark(day);
+  if (mark) {
+    return { ...base, state: 'stale', reason: `${mark.ids} ping id${mark.ids === 1 ? '' : 's'} it holds ${mark.ids === 1 ? 'is' : 'are'} counted otherwise since ${mark.by} was published (${mark.at.slice(0, 16)}Z; the ping-id window, PINGROLL_DEDUPE_DAYS); run make rollup-stale (or make rollup DATE=${day})` };
+  }
   // Complete only once it is published so: its daily_runs row and manifest say the same as this.
   if (c.state === 'complete' && manifest.state !== undefined && manifest.state !== 'complete') {
     return { ...base, state: 'provisional', reason: `its final listings are done and found nothing more; the next run that rolls up (make rollup or make rollup-stale) publishes it as complete` };

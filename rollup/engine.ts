@@ -25,6 +25,13 @@ export interface DayAdjustment {
   counted: readonly StagedFile[];
   /** The day's pending staged files. */
   pending: readonly StagedFile[];
+  /**
+   * The ping-id window (contract §4, §9): W, the ping ids of the published days at most W days before
+   * and after it (a pending survivor whose id one of them counts, at most W days apart, is a repeat:
+   * what is counted stays counted), and the day's own as it was closed (its repeats are not in its
+   * closed figures). Fetched when the engine `readsLocalFiles`.
+   */
+  window: { days: number; around: readonly StagedFile[]; own: StagedFile | null };
 }
 
 /** A figure of a series that a statement's new version changed (kept with the version, state/closes.ts). */
@@ -68,7 +75,7 @@ export interface TooLateAsk {
  */
 export interface LocalFiles {
   /** An empty Parquet file of a table's columns (the registry's): a result the warehouse UNLOADed no file of. */
-  emptyParquet(table: TableName | 'monthly_series_stats' | 'statement_adjustments', file: string): Promise<void>;
+  emptyParquet(table: TableName | 'monthly_series_stats' | 'statement_adjustments' | 'ping_ids', file: string): Promise<void>;
   /** A one-row, one-column Parquet file holding `value` (VARCHAR): what a warehouse COPYs rather than read in a logged statement. */
   valueParquet(column: string, value: string, file: string): Promise<void>;
   /** A Parquet file's rows, in the file's order, as gzip JSON lines: each row an object of its columns. */
@@ -89,6 +96,13 @@ export interface DayInput {
   runs: OutputFile;
   /** The episode catalog as checked this run; null: completion figures are NULL. */
   catalog: EpisodeCatalog | null;
+  /**
+   * The ping-id window (contract §4, rollup/ping-window.ts): W days, and the ping-ids files of the
+   * published days of the W before this one, and of the days of closed months among the W after it
+   * (`closedAfter`: what they count stays counted, contract §9), fetched when the engine
+   * `readsLocalFiles`. The rollup leaves out the repeats and writes the day's own ping ids.
+   */
+  window: { days: number; history: readonly StagedFile[]; closedAfter: readonly StagedFile[] };
   /** A local folder of the day's own, for the files the rollup writes. */
   dir: string;
 }
@@ -98,6 +112,10 @@ export interface RolledUpDay {
   pings: number;
   /** Duplicates removed, by source. */
   duplicates: Record<string, number>;
+  /** Survivors left out as repeats of a ping counted on an earlier day (contract §4), by source. */
+  repeats: Record<string, number>;
+  /** The day's ping ids (rollup/ping-window.ts), a local Parquet file, and its rows; null: the engine keeps none (the window off). */
+  pingIds: { file: string; rows: number } | null;
   /** Records left out as automated traffic (outcome `invalid_traffic`, contract §10), by source: staged as pings, counted as these. */
   invalid: Record<string, number>;
   /** Every table of the day, `daily_runs` last, as local Parquet files. */
@@ -109,7 +127,13 @@ export interface RolledUpDay {
 }
 
 /** A day of a month, as the month's rollup reads it: its staged pings (fetched when the engine `readsLocalFiles`), and its counts. */
-export interface MonthDay { day: string; staged: readonly StagedFile[]; outcomes: Outcomes }
+export interface MonthDay {
+  day: string;
+  staged: readonly StagedFile[];
+  outcomes: Outcomes;
+  /** The day's ping ids as its rollup wrote them (its repeats are left out of the month as of the day); null: none kept. */
+  pingIds: StagedFile | null;
+}
 
 /** A rolled-up month: its file, and whether the engine loaded the warehouse itself. */
 export interface RolledUpMonth { file: OutputFile; loaded: boolean }

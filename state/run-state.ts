@@ -1,7 +1,7 @@
 /**
  * The durable state a run loaded as its lock was taken, each piece behind its owner's whole
  * operations: the ledger, the quarantine, the closes (and their late days), the checks, the reopens,
- * the adjustments, what a day is rolled up from, retention and leftovers. The store is handed here
+ * the adjustments, the days' ping ids, what a day is rolled up from, retention and leftovers. The store is handed here
  * once; a job asks the owners, and never builds a key of the state itself (datasets/layout.ts).
  */
 import { Adjustments } from './adjustments.js';
@@ -10,6 +10,7 @@ import { Checks } from './checks.js';
 import { Closes } from './closes.js';
 import { gatherDay, type DayInputs } from './day-inputs.js';
 import { Ledger, type ListerRules } from './ledger.js';
+import { PingIds } from './ping-ids.js';
 import { removeLeftovers, type Leftovers } from './leftovers.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { Quarantine } from './quarantine.js';
@@ -20,6 +21,8 @@ export class RunState {
   readonly checks: Checks;
   readonly reopens: Reopens;
   readonly adjustments: Adjustments;
+  /** The days' ping ids and the days the window made stale (contract §4). */
+  readonly pingIds: PingIds;
 
   private constructor(
     /** Where state and outputs are kept (PINGROLL_OUTPUT). */
@@ -32,6 +35,7 @@ export class RunState {
     this.checks = new Checks(store);
     this.reopens = new Reopens(store);
     this.adjustments = new Adjustments(store);
+    this.pingIds = new PingIds(store);
   }
 
   /** `migrate`: a ledger of an older format is migrated (a run that holds the lock); without, it is read as it is (a dry run, status). */
@@ -46,7 +50,7 @@ export class RunState {
   }
 
   /** Retention's first step (retention.ts): the days of closed months that old are expired; their marks stay until `doneExpiring`. */
-  expireDays(ask: { today: string; retentionDays: number; lateDays: number }): Promise<Expiring> {
+  expireDays(ask: { today: string; retentionDays: number; lateDays: number; dedupeDays: number }): Promise<Expiring> {
     return expireDays(this.store, this.ledger, this.closes, ask);
   }
 

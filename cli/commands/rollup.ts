@@ -25,7 +25,7 @@ export async function rollupCommand(config: Config, opts: RollupOptions): Promis
     runDailyJob(config, backends, { day, log, dryRun: opts.dryRun, waitSeconds: config.waitSeconds, rescan: opts.rescan, noIngest: opts.ingest === false }), { makeViewerKey: !opts.dryRun });
   if (!summary.dryRun) {
     const scanned = summary.scanned.map((t) => `${t.table} (${t.items} items, ${t.consumedCapacity} RCU)`).join(', ');
-    process.stdout.write(`${day}: ${summary.pings} pings from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
+    process.stdout.write(`${day}: ${summary.pings} pings${summary.repeats ? ` (and ${summary.repeats} resent with the id of a ping counted before: repeats, left out)` : ''} from ${summary.parsedObjects} newly parsed objects${scanned ? ` and scans of ${scanned}` : ''}; `
       + `${summary.outputs.map((o) => `${o.table} ${o.rows} rows`).join(', ')}${summary.skipped ? `; ${summary.skipped} entries of the log directory skipped (links or not regular files: see the log's object.skipped)` : ''}\n`);
     if (summary.unreadable.length) throw unreadableError(config.output.url, summary.unreadable);
   }

@@ -30,9 +30,10 @@ export async function statusCommand(config: Config, opts: { from?: string; to?: 
   const verdict = statuses.every(final) ? 'complete' : statuses.every((s) => final(s) || s.state === 'provisional') ? 'provisional' : 'attention';
   if (opts.json) return { text: statuses.map((s) => JSON.stringify(s)).join('\n') + '\n', verdict };
   const at = (t: string | null): string => (t?.slice(0, 19).replace('T', ' ') ?? '-').padEnd(20);
-  const lines = [`${'day'.padEnd(10)}  ${'state'.padEnd(10)}  ${'published at'.padEnd(20)}  ${'checked at'.padEnd(20)}  ${'pings'.padStart(10)}  reason`];
+  const count = (n: number | null, width: number): string => (n === null ? '-' : n.toLocaleString('en')).padStart(width);
+  const lines = [`${'day'.padEnd(10)}  ${'state'.padEnd(10)}  ${'published at'.padEnd(20)}  ${'checked at'.padEnd(20)}  ${'pings'.padStart(10)}  ${'repeats'.padStart(8)}  reason`];
   for (const s of statuses) {
-    lines.push(`${s.day}  ${s.state.padEnd(10)}  ${at(s.publishedAt)}  ${at(s.checkedAt)}  ${(s.pings === null ? '-' : s.pings.toLocaleString('en')).padStart(10)}  ${s.reason}`);
+    lines.push(`${s.day}  ${s.state.padEnd(10)}  ${at(s.publishedAt)}  ${at(s.checkedAt)}  ${count(s.pings, 10)}  ${count(s.repeats, 8)}  ${s.reason}`);
   }
   const counts = new Map<string, number>();
   for (const s of statuses) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);

@@ -45,6 +45,7 @@ export function emfLine(f: RunFigures, exitCode: number, nowMs: number): string 
     ['LateObjects', f.lateObjects, 'Count'],
     ['AdjustedDays', f.adjustedDays, 'Count'],
     ['TooLateRecords', f.tooLateRecords, 'Count'],
+    ['Repeats', f.repeats, 'Count'],
   ];
   const lag = f.lagSeconds(nowMs);
   if (lag !== null) values.push(['LagSeconds', lag, 'Seconds']);

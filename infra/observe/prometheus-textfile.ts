@@ -28,6 +28,7 @@ const SERIES: Series[] = [
   { name: 'pingroll_last_run_provisional_days', help: 'Days the last run published still provisional: waiting for the final full listing of a delivery day that can hold them (pingroll status says when).', value: (f) => f.provisionalDays },
   { name: 'pingroll_last_run_settled_days', help: 'Days published before whose state the last run published as complete (their final full listings done).', value: (f) => f.settledDays },
   { name: 'pingroll_last_run_adjusted_days', help: 'Days of closed months the last run found late pings for: made into adjustments on the next open month (or too late).', value: (f) => f.adjustedDays },
+  { name: 'pingroll_last_run_repeats', help: 'Pings the days the last run published left out as repeats: resent with the id of a ping counted on a day at most PINGROLL_DEDUPE_DAYS before (contract §4).', value: (f) => f.repeats },
   { name: 'pingroll_last_run_too_late_records', help: `Pings the last run found for days whose staged data had expired: counted nowhere but their rejects (${TOO_LATE}).`, value: (f) => f.tooLateRecords },
   { name: 'pingroll_last_run_late_objects', help: 'New log objects the last run found by full listings of delivery days: they appeared after the incremental listing had passed their names (replication lag, copies).', value: (f) => f.lateObjects },
   { name: 'pingroll_last_run_lag_seconds', help: 'Age of the newest log object the last run listed, by the delivery time in its name.', value: (f, _c, now) => f.lagSeconds(now) },

@@ -35,6 +35,8 @@ export class RunFigures {
   /** New log objects found by full listings of delivery days: objects that appeared after the incremental window had passed their names (replication lag, copies). */
   lateObjects = 0;
 
+  /** Survivors of the days published left out as repeats of pings counted on other days (contract §4's ping-id window). */
+  repeats = 0;
   /** Pings of days whose staged data expired (contract §9): counted nowhere but their rejects. */
   tooLateRecords = 0;
   /** Days of closed months whose late pings this run made into adjustments (or found too late). */
@@ -65,6 +67,7 @@ export class RunFigures {
         this.pings += n(fields.pings);
         this.rejects += n(fields.rejects);
         this.dayRecords += n(fields.records);
+        if (fields.repeats && typeof fields.repeats === 'object') for (const v of Object.values(fields.repeats)) this.repeats += n(v);
         break;
       case 'day.settled':
         if (fields.state === 'complete') this.settledDays++;

@@ -18,6 +18,7 @@ import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import type { PieceOf } from '../../state/adjustments.js';
 import { readFile, stat } from 'node:fs/promises';
 import type { Stage } from './stage.js';
+import { windowAround } from './window.js';
 
 /** What the stage did: the months whose adjustments it published, the closed days it read again, and the records it found too late. */
 export interface Adjusted { months: string[]; days: string[]; tooLate: number }
@@ -100,7 +101,8 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
 }
 
 /** The piece of one closed day; whether it changed (made, or removed for want of pending batches). */
-async function makePiece({ backends, run, db }: Stage, close: Close, reported: string, day: string): Promise<boolean> {
+async function makePiece(stage: Stage, close: Close, reported: string, day: string): Promise<boolean> {
+  const { backends, run, db } = stage;
   const at: PieceOf = { reported, month: close.month, tz: close.tz, day };
   const inputs = await run.state.ledger.inputsFor(day);
   const pending = pendingInputs(close.days[day]!, inputs);
@@ -116,7 +118,8 @@ async function makePiece({ backends, run, db }: Stage, close: Close, reported: s
     const fileOf = new Map(all.staged.map((f) => [f.key, f]));
     const filesOf = (picked: typeof inputs): StagedFile[] => picked.flatMap((i) => (i.staged.pings ?? []).map((k) => fileOf.get(k)!));
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
-    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending) }, dir, await run.work.episodeCatalog(db), run.context);
+    const window = await windowAround(stage, day, dir);
+    const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending), window }, dir, await run.work.episodeCatalog(db), run.context);
     await run.state.adjustments.put(at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });

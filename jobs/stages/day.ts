@@ -24,9 +24,11 @@ import type { Stage } from './stage.js';
  *   engine, the warehouse, what rejects keep). A setting the run leaves unset (no viewer key, no
  *   catalog) is no change: a run without the key must not empty a keyed day's viewer rows. Nor are
  *   key and catalog for a day of no ping: it is the same with any.
+ * - `window`: another day's publication changed how ping ids it holds are counted (contract §4,
+ *   stages/window.ts);
  * - `state`: only its completeness or its unreadable objects: its state is published alone.
  */
-export type DayChange = 'new' | 'inputs' | 'settings' | 'state' | null;
+export type DayChange = 'new' | 'inputs' | 'settings' | 'window' | 'state' | null;
 
 /** The day as published, and this run's settings and ingest: what `dayChange` compares. */
 export interface DayNow {
@@ -38,12 +40,13 @@ export interface DayNow {
 }
 
 /** The one rule for whether a day is unchanged, settled or rolled up again (see DayChange). */
-export async function dayChange(state: Pick<RunState, 'ledger' | 'quarantine'>, now: DayNow, at = new Date()): Promise<DayChange> {
+export async function dayChange(state: Pick<RunState, 'ledger' | 'quarantine' | 'pingIds'>, now: DayNow, at = new Date()): Promise<DayChange> {
   const { day, manifest, ingest } = now;
   if (!manifest) return 'new';
   if (inputsChanged(manifest, (await state.ledger.inputsFor(day)).map((i) => i.id)) !== null) return 'inputs';
   if (JSON.stringify(manifest.missingTables ?? []) !== JSON.stringify(ingest.missingTables)) return 'inputs';
   if (settingsChanged(manifest, now.settings)) return 'settings';
+  if (await state.pingIds.staleMark(day)) return 'window';
   const { held, state: s } = dayState(state.quarantine, day, { missingTables: ingest.missingTables, listed: ingest.listed, atMs: at.getTime() });
   if (s.state !== manifest.state || (s.finalAt ?? null) !== (manifest.finalAt ?? null)) return 'state';
   const q = manifestQuarantine(held);
@@ -86,5 +89,9 @@ export async function dayThrough(stage: Stage, day: string, ask: { ingest: Inges
   }
   if (change === 'state') return { kind: 'settled', manifest: await publishState(run, db, { day, manifest: manifest!, listed: ask.ingest.listed }) };
   // The catalog is fetched (and checked) once the day is to be rolled up with it.
-  return { kind: 'published', published: await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, ask.ingest))) };
+  const published = await run.work.withFolder(`day-${day}`, async (dir) => publishDay(run, await rollupDay(stage, dir, day, ask.ingest)));
+  // Published: the day's ping ids are the ones its manifest names now, and it is not stale by the window.
+  await run.state.pingIds.keepOnly(day, published.pingIds);
+  await run.state.pingIds.clearStale(day);
+  return { kind: 'published', published };
 }

@@ -15,6 +15,10 @@ import type { Run } from '../run.js';
 /** What a published day comes to. */
 export interface PublishedDay {
   pings: number;
+  /** Survivors left out as repeats of pings counted on other days (contract §4). */
+  repeats: number;
+  /** The key of the ping ids its manifest names (rollup/ping-window.ts); null: none. */
+  pingIds: string | null;
   outputs: DayManifest['outputs'];
   manifest: string;
 }
@@ -30,8 +34,8 @@ export async function publishDay(run: Run, d: DayToPublish): Promise<PublishedDa
       if (outcome !== 'ping') rejects += n;
     }
   }
-  run.log.info('day.done', { run: run.id, day: d.day, state: m.state, ...(m.finalAt ? { finalAt: m.finalAt } : {}), pings: m.pings, duplicates: m.duplicates, records, rejects, outputs: m.outputs.map((o) => `${o.table}:${o.rows}`) });
-  return { pings: m.pings, outputs: m.outputs, manifest: dayManifestKey(d.day) };
+  run.log.info('day.done', { run: run.id, day: d.day, state: m.state, ...(m.finalAt ? { finalAt: m.finalAt } : {}), pings: m.pings, duplicates: m.duplicates, repeats: m.repeats ?? {}, records, rejects, outputs: m.outputs.map((o) => `${o.table}:${o.rows}`) });
+  return { pings: m.pings, repeats: Object.values(m.repeats ?? {}).reduce((n, v) => n + v, 0), pingIds: m.pingIds?.key ?? null, outputs: m.outputs, manifest: dayManifestKey(d.day) };
 }
 
 /**

@@ -4,6 +4,7 @@
  * (rollup/engine.ts), and made ready to publish: its files, its rejects, its manifest. Nothing is
  * published here.
  */
+import { stat } from 'node:fs/promises';
 import { dayRejectsKey } from '../../datasets/layout.js';
 import { dayManifest, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
@@ -17,6 +18,7 @@ import { dayState } from '../../state/completeness.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Config } from '../../infra/config.js';
 import type { Stage } from './stage.js';
+import { markLaterDays, windowHistory } from './window.js';
 
 /** What the run's ingest said that a day's manifest and state need. */
 export interface IngestReport {
@@ -31,11 +33,11 @@ export interface IngestReport {
  * version, the viewer key's id, the episode catalog's bytes (`catalogSha`) and what pings are kept to
  * it, the platforms counted by name, the rollup engine, the warehouse and what rejects keep. (The
  * country and device are looked up when a ping is staged: an IP-to-country database set since changes
- * pings staged from then on, not the day's.)
+ * pings staged from then on, not the day's.) And the ping-id window's days (PINGROLL_DEDUPE_DAYS).)
  */
 export function daySettings(config: Config, version: string, catalogSha: string | null, warehouse: string): string {
   return JSON.stringify({ version, viewerKey: config.viewerKey?.id ?? null, catalog: catalogSha, catalogOnly: config.catalogOnly, platforms: config.platforms,
-    rollup: config.rollup, warehouse, privacy: config.privacy });
+    rollup: config.rollup, warehouse, privacy: config.privacy, dedupeDays: config.dedupeDays });
 }
 
 /** This run's daySettings. */
@@ -58,11 +60,20 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
     quarantinedObjects: held.quarantined.length, state: state.state,
   }, dir);
   const catalog = await run.work.episodeCatalog(db);
-  const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, dir }, run.context);
+  // The ping-id window (stages/window.ts): the ping ids of the days before it in, the day's own out;
+  // the published days after it whose ids it now counts otherwise are marked stale before it is published.
+  const window = { days: config.dedupeDays, ...(await windowHistory(stage, day, dir)) };
+  const rolled = await rollup.rollupDay({ day, staged: inputs.staged, outcomes: inputs.outcomes, runs, catalog, window, dir }, run.context);
+  let pingIds: DayManifest['pingIds'] = null;
+  if (rolled.pingIds) {
+    await markLaterDays(stage, day, { file: rolled.pingIds.file, before: await run.publisher.manifests.read(day) }, dir);
+    const bytes = (await stat(rolled.pingIds.file)).size;
+    pingIds = { key: await run.state.pingIds.save(day, run.id, rolled.pingIds.file), rows: rolled.pingIds.rows, bytes };
+  }
   const rejects = await run.publisher.dayRejects(inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({
     run: run.id, day, version: run.version, startedAt, publishedAt, sources: inputs.sources, scanned: ingest.scanned, missingTables: ingest.missingTables,
-    outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, outputs: rolled.outputs,
+    outcomes: rolledUpOutcomes(inputs.outcomes, rolled.invalid), pings: rolled.pings, duplicates: rolled.duplicates, repeats: rolled.repeats, pingIds, outputs: rolled.outputs,
     rejects: rejects ? { key: dayRejectsKey(day), bytes: rejects.bytes } : null,
     warehouse: backends.warehouse?.description ?? 'none', viewerKey: config.viewerKey?.id ?? null,
     episodeCatalog: catalog && { url: catalog.url, sha256: catalog.sha256, episodes: catalog.episodes, ...(config.catalogOnly ? { only: config.catalogOnly } : {}) }, held, state,
@@ -79,7 +90,11 @@ export async function rollupMonth({ backends, run, db }: Stage, dir: string, mon
   // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
   for (const day of daysFrom(from, to)) {
     const inputs = await run.state.gatherDay(day, rollup.readsLocalFiles ? dir : null);
-    if (inputs.sources.batches.length) days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes });
+    if (!inputs.sources.batches.length) continue;
+    // Its repeats (contract §4) are left out as the day's rollup left them out: by its ping ids.
+    const ids = (await run.publisher.manifests.read(day))?.pingIds ?? null;
+    const pingIds = ids ? (rollup.readsLocalFiles ? await run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null }) : null;
+    days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes, pingIds });
   }
   return { ...(await rollup.rollupMonth(month, tz, days, dir, run.context, await run.work.episodeCatalog(db))), days: days.length };
 }

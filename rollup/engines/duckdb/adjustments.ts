@@ -15,7 +15,10 @@ import { ruledRows, type CatalogRule } from '../../rules.js';
 import type { DayAdjustment } from '../../engine.js';
 
 /** A day's adjustment with its staged files as local paths. */
-export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending'> & { counted: readonly string[]; pending: readonly string[] };
+export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending' | 'window'> & {
+  counted: readonly string[]; pending: readonly string[];
+  window?: { days: number; around: readonly string[]; own: string | null };
+};
 
 /** The day's adjustment rows (the statement_adjustments columns) as temp table `into`, made anew. */
 export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, into: string, catalog: CatalogRule | null = null): Promise<void> {
@@ -41,9 +44,17 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
       SELECT r.*, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
       FROM adj_rows r SEMI JOIN fresh ON ${key} = fresh.k)
     WHERE rn = 1 AND event_ms // 60000 IN (SELECT m FROM adj_minutes)`);
+  // The ping-id window (contract §4, §9): a new survivor whose id a published day at most W days
+  // before or after it counts is a repeat (what is counted stays counted), never an adjustment.
+  const W = (a.window?.days ?? 0) * DAY_MS;
+  if (W > 0 && a.window!.around.length) {
+    await db.run(`DELETE FROM adj_new WHERE ping_id IN (
+      SELECT n.ping_id FROM adj_new n JOIN (SELECT ping_id, event_ms FROM read_parquet([${a.window!.around.map(sqlString).join(', ')}]) WHERE counted) h
+      ON h.ping_id = n.ping_id AND abs(n.event_ms - h.event_ms) <= ${W})`);
+  }
   // The closed figures' minutes, per episode (their survivors, in the month).
   const countedMinutes = a.counted.length
-    ? `SELECT DISTINCT series, episode, session, event_ms // 60000 AS minute FROM ${survivorsSql(counted, a.day, catalog)} WHERE event_ms // 60000 IN (SELECT m FROM adj_minutes)`
+    ? `SELECT DISTINCT series, episode, session, event_ms // 60000 AS minute FROM ${survivorsSql(counted, a.day, catalog, a.window?.own ?? null)} WHERE event_ms // 60000 IN (SELECT m FROM adj_minutes)`
     : `SELECT NULL::VARCHAR AS series, NULL::VARCHAR AS episode, NULL::VARCHAR AS session, NULL::BIGINT AS minute WHERE false`;
   const select = `
     WITH records AS (

@@ -18,6 +18,7 @@ import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
+import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
 
 /**
  * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
@@ -38,8 +39,10 @@ export function stagedRows(stagedFiles: readonly string[]): string {
  * not sent by automated traffic (contract §10: no user agent on the bot list, no series or episode
  * the catalog does not list when `catalog` is given, no session caught by SESSION_RATE_RULE), and of those the survivors of the day's dedupe (contract §4). The day's rollup
  * below gives the same rows its own, cheaper way; the month's rollup and adjustments read these.
+ * `pingIds`: the day's ping ids as its rollup wrote them (a local file, rollup/ping-window.ts): its
+ * repeats are left out as the rollup left them out, before the session rate is judged.
  */
-export function survivorsSql(files: string, day: string, catalog: CatalogRule | null = null): string {
+export function survivorsSql(files: string, day: string, catalog: CatalogRule | null = null, pingIds: string | null = null): string {
   const dayStart = dayStartMs(day);
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   const key = 'coalesce(ping_id, natural_key)';
@@ -50,7 +53,7 @@ export function survivorsSql(files: string, day: string, catalog: CatalogRule | 
         SELECT rowid, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
         FROM human AS s SEMI JOIN repeated ON hash(${key}) = repeated.h
       ) WHERE rn > 1),
-    survived AS (SELECT * FROM human AS s ANTI JOIN losers USING (rowid)),
+    survived AS (SELECT * FROM human AS s ANTI JOIN losers USING (rowid)${pingIds ? ` WHERE s.ping_id IS NULL OR s.ping_id NOT IN (SELECT ping_id FROM read_parquet(${sqlString(pingIds)}) WHERE "repeat")` : ''}),
     caught AS (SELECT DISTINCT session FROM survived GROUP BY session, (event_ms - ${dayStart}) // 60000 HAVING count(*) > ${MAX_PINGS_PER_SESSION_MINUTE})
     SELECT * FROM survived WHERE session NOT IN (SELECT session FROM caught))`;
 }
@@ -66,11 +69,27 @@ export function catalogRuleFor(only: CatalogOnly | null | undefined, catalogFile
   return { only, table: `read_parquet(${sqlString(catalogFile)})` };
 }
 
+/** The ping-id window as a day's rollup takes it (rollup/ping-window.ts): W, the earlier days' ping ids (local files), and where to write the day's own. */
+export interface DayWindow {
+  days: number;
+  history: readonly string[];
+  /** The ping ids of the days of closed months among the W after it: what they count stays counted (contract §9). */
+  closedAfter: readonly string[];
+  /** The day's ping ids, written here (PING_IDS_COLUMNS, sorted by id). */
+  out: string;
+  /** The day's ids a pass of the check holds at most (WINDOW_PASS_IDS unless said: tests make it small). */
+  passIds?: number;
+}
+
 export interface DayRollup {
   /** Temporary tables holding each output table's rows, in the contract's order. */
   tables: Record<TableName, string>;
   pings: number;
   duplicates: Record<string, number>;
+  /** Survivors left out as repeats of a ping counted on an earlier day (contract §4), by source. */
+  repeats: Record<string, number>;
+  /** The rows of the day's ping-ids file (window.out); 0 without a window. */
+  pingIdRows: number;
   /** Records left out as automated traffic, by source. */
   invalid: Record<string, number>;
   /** The temporary table of those records, each with its rule and staged columns (rollup/rejects-lines.ts). */
@@ -82,7 +101,7 @@ export interface DayRollup {
  * by source and outcome from the batch commits; the rollup adds `duplicate`.
  */
 export async function rollupDay(engine: DuckDBConnection, day: string, stagedFiles: string[],
-  outcomes: Record<string, Record<string, number>>, opts: RollupSettings & { catalogFile?: string | null } = {}): Promise<DayRollup> {
+  outcomes: Record<string, Record<string, number>>, opts: RollupSettings & { catalogFile?: string | null; window?: DayWindow | null } = {}): Promise<DayRollup> {
   const dayStart = dayStartMs(day);
   // Each staged row is known by its file and row number (`rowid`), so that the few losing duplicates
   // can be named and left out: one BIGINT, the file's place in the list above 2^40 rows, which joins
@@ -121,6 +140,47 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       SELECT rowid, source, row_number() OVER (PARTITION BY ${key} ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, natural_key) AS rn
       FROM ${human} AS s SEMI JOIN repeated ON hash(${key}) = repeated.h WHERE ${inDay}
     ) WHERE rn > 1`);
+  // The ping-id window (contract §4, rollup/ping-window.ts): the day's survivors with a ping id, and
+  // of those the repeats, a counted survivor of an earlier day holding their id at most W days before
+  // them by event time. Repeats are left out with the losers, before the session rate is judged (a
+  // player that resends what it could not deliver sends many pings in a minute).
+  const window = opts.window ?? null;
+  await engine.run(`
+    CREATE OR REPLACE TEMP TABLE day_ids AS
+    SELECT rowid, source, session, ping_id, event_ms FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+  // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
+  // with its id, at most W days before it, is the repeat.
+  const W = (window?.days ?? 0) * DAY_MS;
+  // In passes, each a range of ids: the day's ids of the range are hashed (at most WINDOW_PASS_IDS of
+  // them: what a pass holds is bounded, whatever the day), and only the row groups of the history
+  // whose ids fall in the range are read (each day's ping ids are sorted by id: their min/max say).
+  // The ranges are cut at a sample of the day's ids.
+  await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
+  const sources = window && W > 0 ? [
+    ...(window.history.length ? [{ files: window.history, from: dayStart - W, to: dayStart, within: `d.event_ms - h.event_ms <= ${W}` }] : []),
+    ...(window.closedAfter.length ? [{ files: window.closedAfter, from: dayStart + DAY_MS, to: dayStart + DAY_MS + W, within: `h.event_ms - d.event_ms <= ${W}` }] : []),
+  ] : [];
+  if (sources.length) {
+    const ids = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
+    const passes = Math.max(1, Math.ceil(ids / (window!.passIds ?? WINDOW_PASS_IDS)));
+    const cuts = passes === 1 ? [] : (await queryRows<{ ping_id: string }>(engine, `
+      SELECT ping_id FROM (SELECT ping_id, row_number() OVER (ORDER BY ping_id) AS k FROM (SELECT ping_id FROM day_ids USING SAMPLE reservoir(${passes * 64} ROWS) REPEATABLE (7)))
+      WHERE k % 64 = 0 ORDER BY ping_id`)).map((r) => r.ping_id);
+    const bounds = [null, ...new Set(cuts), null] as Array<string | null>;
+    for (let i = 0; i + 1 < bounds.length; i++) {
+      const lo = bounds[i] ?? null, hi = bounds[i + 1] ?? null;
+      const range = [lo === null ? null : `ping_id >= ${sqlString(lo)}`, hi === null ? null : `ping_id < ${sqlString(hi)}`].filter(Boolean).join(' AND ') || 'true';
+      for (const src of sources) {
+        await engine.run(`INSERT INTO repeat_rows
+          SELECT d.rowid FROM (SELECT rowid, ping_id, event_ms FROM day_ids WHERE ${range}) d
+          JOIN (SELECT ping_id, event_ms FROM read_parquet([${src.files.map(sqlString).join(', ')}]) WHERE ${range} AND counted AND event_ms >= ${src.from} AND event_ms < ${src.to}) h
+          ON h.ping_id = d.ping_id AND ${src.within}`);
+      }
+    }
+  }
+  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${sources.length
+    ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
+    : 'SELECT rowid, source, session FROM day_ids LIMIT 0'}`);
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
@@ -128,7 +188,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
            ${minuteOfDay} // 64 AS block,
            count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
            bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
-    FROM ${human} AS s ANTI JOIN losers USING (rowid)
+    FROM ${human} AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
     ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
     WHERE ${inDay}
     GROUP BY source, series, episode, session, user_id, ${dims}, block`);
@@ -154,7 +214,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     SELECT DISTINCT session FROM rate_blocks WHERE caught
     UNION
     SELECT DISTINCT session FROM (
-      SELECT session FROM suspect AS s ANTI JOIN losers USING (rowid)
+      SELECT session FROM suspect AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
       WHERE record_rule IS NULL AND session IN (SELECT session FROM rate_blocks WHERE NOT caught)
       GROUP BY session, minute HAVING count(*) > ${MAX})`);
   // The day's staged records by source, without another read: each is a record a rule caught on its
@@ -165,6 +225,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     SELECT source, sum(n)::BIGINT AS records FROM (
       SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source
       UNION ALL SELECT source, count(*) AS n FROM losers GROUP BY source
+      UNION ALL SELECT source, count(*) AS n FROM repeats GROUP BY source
       UNION ALL SELECT source, count(*) AS n FROM suspect WHERE record_rule IS NOT NULL GROUP BY source)
     GROUP BY source`);
   // Every record left out as automated traffic, duplicates included, with its rule and its staged
@@ -211,10 +272,23 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const staged = await queryRows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
   const kept = await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
   const invalid = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, count(*) AS n FROM excluded GROUP BY source')).map((r) => [r.source, Number(r.n)]));
+  // A repeat of a session caught as automated traffic is that (`invalid_traffic`), as its duplicates are.
+  const repeats = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine,
+    'SELECT source, count(*) AS n FROM repeats WHERE session NOT IN (SELECT session FROM caught_sessions) GROUP BY source')).map((r) => [r.source, Number(r.n)]));
+  let pingIdRows = 0;
+  if (window) {
+    // Every survivor with a ping id, sorted by it: whether it is a repeat, and whether the day counts it
+    // (neither a repeat nor of a caught session): what later days' windows read.
+    await engine.run(`COPY (
+      SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND d.session NOT IN (SELECT session FROM caught_sessions) AS counted
+      FROM day_ids d LEFT JOIN repeats r USING (rowid) ORDER BY d.ping_id)
+      TO ${sqlString(window.out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
+    pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
+  }
   const duplicates: Record<string, number> = {};
   for (const s of staged) {
     const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
-    duplicates[s.source] = Number(s.records) - (invalid[s.source] ?? 0) - survived;
+    duplicates[s.source] = Number(s.records) - (invalid[s.source] ?? 0) - survived - (repeats[s.source] ?? 0);
     // The staged pings are the pings the commits counted; anything else means a broken staging file.
     const counted = outcomes[s.source]?.ping ?? 0;
     if (counted !== Number(s.records)) {
@@ -231,6 +305,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     }
     if ((invalid[source] ?? 0) > 0) audit.push([source, 'invalid_traffic', invalid[source]!]);
     if ((duplicates[source] ?? 0) > 0) audit.push([source, 'duplicate', duplicates[source]!]);
+    if ((repeats[source] ?? 0) > 0) audit.push([source, 'repeat', repeats[source]!]);
   }
   audit.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
   const values = audit.map(([s, o, n]) => `(DATE ${sqlString(day)}, ${sqlString(s)}, ${sqlString(o)}, ${n}::BIGINT)`);
@@ -345,6 +420,6 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
       daily_platform_stats: 'out_platforms', daily_country_stats: 'out_countries', daily_device_stats: 'out_devices', daily_invalid_traffic: 'out_invalid',
       daily_episode_completion: 'out_completion' },
-    pings, duplicates, invalid, excluded: 'excluded',
+    pings, duplicates, repeats, pingIdRows, invalid, excluded: 'excluded',
   };
 }

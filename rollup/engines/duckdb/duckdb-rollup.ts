@@ -2,6 +2,7 @@
  * The DuckDB engine (the default): a day rolled up in this process from its staged files on this
  * machine (day-rollup.ts), larger than memory when it must be, and each table written as Parquet.
  */
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
@@ -29,16 +30,20 @@ export class DuckDbRollup implements RollupEngine {
   async rollupDay(input: DayInput): Promise<RolledUpDay> {
     const { db } = this;
     const files = input.staged.map((f) => local(input.day, f));
-    const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null });
+    const window = { days: input.window.days, history: input.window.history.map((f) => local(input.day, f)), closedAfter: input.window.closedAfter.map((f) => local(input.day, f)),
+      out: join(input.dir, 'ping-ids.parquet') };
+    const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
     const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;
-    return { pings: rollup.pings, duplicates: rollup.duplicates, invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
+    return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: { file: window.out, rows: rollup.pingIdRows },
+      invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 
   async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
     const { db } = this;
-    const files = { ...a, counted: a.counted.map((f) => local(a.day, f)), pending: a.pending.map((f) => local(a.day, f)) };
+    const files = { ...a, counted: a.counted.map((f) => local(a.day, f)), pending: a.pending.map((f) => local(a.day, f)),
+      window: { days: a.window.days, around: a.window.around.map((f) => local(a.day, f)), own: a.window.own && local(a.day, a.window.own) } };
     await adjustDay(db, files, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${a.day}`));
     return writeParquet(db, `SELECT * FROM adjustments ${ADJUSTMENTS_ORDER}`, 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
   }
@@ -57,7 +62,7 @@ export class DuckDbRollup implements RollupEngine {
 
   async rollupMonth(month: string, tz: string, days: MonthDay[], dir: string, _run: RunContext, catalog: EpisodeCatalog | null): Promise<RolledUpMonth> {
     const { db } = this;
-    const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)) })), tz, catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the rollup of ${month}`));
+    const table = await rollupMonth(db, month, days.map((d) => ({ day: d.day, files: d.staged.map((f) => local(d.day, f)), pingIds: d.pingIds && local(d.day, d.pingIds) })), tz, catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the rollup of ${month}`));
     return { file: await writeParquet(db, `SELECT * FROM ${table}`, MONTH_TABLE, `${month}-01`, dir, 'month', tz), loaded: false };
   }
 }

@@ -7,11 +7,16 @@ import { sqlString } from '../../../lib/duckdb-engine.js';
 import { PARQUET_CODEC } from '../../../lib/parquet-codec.js';
 import { createTable, DATASETS } from '../../../datasets/registry.js';
 import type { LocalFiles } from '../../engine.js';
+import { PING_IDS_COLUMNS } from '../../ping-window.js';
 
 export function duckdbLocalFiles(db: DuckDBConnection): LocalFiles {
   let shapes: Promise<void> | null = null;
   return {
     async emptyParquet(table, file) {
+      if (table === 'ping_ids') {
+        await db.run(`COPY (SELECT ${PING_IDS_COLUMNS.map((c) => `NULL::${c.type} AS "${c.name}"`).join(', ')} LIMIT 0) TO ${sqlString(file)} (FORMAT parquet)`);
+        return;
+      }
       // The registry's tables as the warehouse has them (its UNLOAD's types), made once a connection.
       await (shapes ??= (async () => {
         await db.run('CREATE SCHEMA IF NOT EXISTS unload_shapes');

@@ -20,13 +20,13 @@ import { stagedRows, survivorsSql } from './day-rollup.js';
 import type { CatalogRule } from '../../rules.js';
 
 /** Rolls up a month (of `tz`) from its days' staged files; returns the temporary table holding its rows. */
-export async function rollupMonth(engine: DuckDBConnection, month: string, days: ReadonlyArray<{ day: string; files: readonly string[] }>, tz = UTC, catalog: CatalogRule | null = null): Promise<string> {
+export async function rollupMonth(engine: DuckDBConnection, month: string, days: ReadonlyArray<{ day: string; files: readonly string[]; pingIds?: string | null }>, tz = UTC, catalog: CatalogRule | null = null): Promise<string> {
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_episodes (series VARCHAR, episode VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_sessions (series VARCHAR, session VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_viewers (series VARCHAR, viewer VARCHAR)`);
   await engine.run(`CREATE OR REPLACE TEMP TABLE month_days (series VARCHAR, day DATE, pings BIGINT, minutes BIGINT)`);
   for (const d of days) {
-    await engine.run(`CREATE OR REPLACE TEMP TABLE day_pings AS ${monthPingsSql(d.day, d.files, month, tz, catalog)}`);
+    await engine.run(`CREATE OR REPLACE TEMP TABLE day_pings AS ${monthPingsSql(d.day, d.files, month, tz, catalog, d.pingIds ?? null)}`);
     await engine.run(`INSERT INTO month_episodes SELECT DISTINCT series, episode FROM day_pings`);
     await engine.run(`INSERT INTO month_sessions SELECT DISTINCT series, session FROM day_pings`);
     await engine.run(`INSERT INTO month_viewers SELECT DISTINCT series, viewer FROM day_pings`);
@@ -51,8 +51,8 @@ export async function rollupMonth(engine: DuckDBConnection, month: string, days:
  * The survivors of UTC `day` that fall in `month` of `tz`: series, episode, session, viewer, UTC
  * minute (epoch minutes), the local day, and every staged column (for callers that need more).
  */
-export function monthPingsSql(day: string, files: readonly string[], month: string, tz: string, catalog: CatalogRule | null = null): string {
-  const survivors = survivorsSql(stagedRows(files), day, catalog);
+export function monthPingsSql(day: string, files: readonly string[], month: string, tz: string, catalog: CatalogRule | null = null, pingIds: string | null = null): string {
+  const survivors = survivorsSql(stagedRows(files), day, catalog, pingIds);
   const columns = `s.*, coalesce(s.user_id, 'session:' || s.session) AS viewer, s.event_ms // 60000 AS minute`;
   if (tz === UTC) return `SELECT ${columns}, DATE ${sqlString(day)} AS local_day FROM ${survivors} AS s`;
   const first = dayStartMs(day) / 60000;

@@ -24,10 +24,16 @@ export interface AdjustSql {
   /** The table the rows go into (statement_adjustments' columns). */
   into: string;
   catalog: CatalogRule | null;
+  /**
+   * The ping-id window (contract §4, §9): W, a table of the ping ids of the published days at most W
+   * days around the day (PING_IDS_TABLE_COLUMNS), and one of the day's own as closed; null: none.
+   */
+  window?: { days: number; around: string | null; own: string | null } | null;
 }
 
 /** The statements, in order, in one transaction. */
-export function adjustStatements({ day: a, counted, pending, into, catalog }: AdjustSql): string[] {
+export function adjustStatements({ day: a, counted, pending, into, catalog, window = null }: AdjustSql): string[] {
+  const W = (window?.days ?? 0) * DAY_MS;
   const start = dayStartMs(a.day);
   const month = localMonthMs(a.closedMonth, a.tz);
   const [fromMs, toMs] = [Math.max(start, month.startMs), Math.min(start + DAY_MS, month.endMs)];
@@ -51,12 +57,16 @@ export function adjustStatements({ day: a, counted, pending, into, catalog }: Ad
        SELECT r.*, ROW_NUMBER() OVER (PARTITION BY k ${survivorOrder}) AS rn
        FROM adj_rows r WHERE k IN (SELECT k FROM adj_rows GROUP BY k HAVING MIN(pending) = 1)) x
      WHERE rn = 1 AND ${inMonth}`,
+    // A new survivor whose id a published day at most W days around it counts is a repeat (contract
+    // §4, §9: what is counted stays counted), never an adjustment.
+    ...(W > 0 && window!.around ? [`DELETE FROM adj_new WHERE ping_id IS NOT NULL AND k IN (
+       SELECT n.k FROM adj_new n JOIN ${window!.around} h ON ${idKey('h.ping_id')} = n.k AND h.counted AND ABS(n.event_ms - h.event_ms) <= ${W})`] : []),
     // The closed figures' minutes per episode: the survivors of what they counted, less the sessions
     // the day leaves out for their rate, in the month.
     `CREATE TEMP TABLE adj_counted AS
      SELECT * FROM (
        SELECT r.*, ROW_NUMBER() OVER (PARTITION BY k ${survivorOrder}) AS rn FROM adj_rows r WHERE pending = 0) x
-     WHERE rn = 1`,
+     WHERE rn = 1${window?.own ? ` AND k NOT IN (SELECT ${idKey('ping_id')} FROM ${window.own} WHERE "repeat")` : ''}`,
     `CREATE TEMP TABLE adj_counted_minutes AS
      SELECT DISTINCT series_k, episode_k, session_k, minute FROM adj_counted
      WHERE ${inMonth} AND session_k NOT IN (

@@ -71,7 +71,17 @@ export interface DayRollupSql {
   catalogTable?: string | null;
   /** PINGROLL_CATALOG_ONLY: pings `catalogTable` does not list are left out (rules.ts CATALOG_RULE). */
   catalogOnly?: CatalogOnly | null;
+  /**
+   * The ping-id window (contract §4, rollup/ping-window.ts): W days, and tables of ping ids
+   * (PING_IDS_TABLE_COLUMNS) of the days before (`history`) and of the closed months' days after
+   * (`closedAfter`); null: none. The day's own go to the temporary table `day_ping_ids`. Without it
+   * (W = 0), no survivor is a repeat.
+   */
+  window?: { days: number; history: string | null; closedAfter: string | null } | null;
 }
+
+/** A day's ping-ids file (rollup/ping-window.ts PING_IDS_COLUMNS) as a Redshift (and Postgres) table. */
+export const PING_IDS_TABLE_COLUMNS = 'ping_id VARCHAR(1024), event_ms BIGINT, "repeat" BOOLEAN, counted BOOLEAN';
 
 /**
  * The day's figures as committed, one query (figure, name, n): each table's rows (`rows`, the table),
@@ -83,12 +93,12 @@ export function dayFiguresSql(schema: string, day: string): string {
   return [
     ...TABLES.map((t) => `SELECT CAST('rows' AS VARCHAR(16)) AS figure, CAST('${t}' AS VARCHAR(64)) AS name, CAST(COUNT(*) AS BIGINT) AS n FROM ${schema}.${t} WHERE day = ${date}`),
     `SELECT 'pings', '', CAST(COALESCE(SUM(pings), 0) AS BIGINT) FROM ${schema}.daily_episode_stats WHERE day = ${date}`,
-    `SELECT outcome, source, CAST(SUM(records) AS BIGINT) FROM ${schema}.daily_ingest_audit WHERE day = ${date} AND outcome IN ('duplicate', 'invalid_traffic') GROUP BY outcome, source`,
+    `SELECT outcome, source, CAST(SUM(records) AS BIGINT) FROM ${schema}.daily_ingest_audit WHERE day = ${date} AND outcome IN ('duplicate', 'invalid_traffic', 'repeat') GROUP BY outcome, source`,
   ].join('\n UNION ALL ');
 }
 
 /** The statements, in order; run them in one transaction. */
-export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null, catalogOnly = null }: DayRollupSql): string[] {
+export function dayRollupStatements({ day, staged, tables, outcomes, viewers: keyed = null, platforms, sha256Hex = SHA256_HEX.redshift, catalogTable = null, catalogOnly = null, window = null }: DayRollupSql): string[] {
   const start = dayStartMs(day);
   if (catalogOnly && !catalogTable) throw new Error(`the rollup of ${day} keeps pings to the episode catalog (PINGROLL_CATALOG_ONLY=${catalogOnly}) but was given none`);
   // Each staged row with the rule that leaves it out on its own (rules.ts ruledRows), or none.
@@ -104,6 +114,14 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
   const minutes = `COUNT(DISTINCT session_k || ':' || CAST(minute AS VARCHAR))`;
   const viewers = `COUNT(DISTINCT COALESCE(user_k, 'session:' || session_k))`;
   // The ledger's counts; its pings less those left out as automated traffic (`excluded`), which are `invalid_traffic`.
+  // The window's matches (see repeat_keys below): counted ids of the days before, and of closed days after.
+  const W = (window?.days ?? 0) * DAY_MS;
+  const countedIds = (table: string, from: number, to: number): string =>
+    `(SELECT ${idKey('ping_id')} AS ping_k, event_ms FROM ${table} WHERE counted AND event_ms >= ${from} AND event_ms < ${to})`;
+  const repeatKeys = W > 0 ? [
+    ...(window!.history ? [`SELECT s.ping_k FROM survivors s JOIN ${countedIds(window!.history, start - W, start)} h ON h.ping_k = s.ping_k AND s.event_ms - h.event_ms <= ${W}`] : []),
+    ...(window!.closedAfter ? [`SELECT s.ping_k FROM survivors s JOIN ${countedIds(window!.closedAfter, start + DAY_MS, start + DAY_MS + W)} h ON h.ping_k = s.ping_k AND h.event_ms - s.event_ms <= ${W}`] : []),
+  ] : [];
   const counted = Object.entries(outcomes).flatMap(([source, counts]) => Object.entries(counts).filter(([, n]) => n > 0)
     .map(([outcome, n]) => `SELECT ${sqlString(source)} AS source, ${sqlString(outcome)} AS outcome, CAST(${n} AS BIGINT)${outcome === 'ping' ? ` - (SELECT COUNT(*) FROM excluded WHERE source = ${sqlString(source)})` : ''} AS records`));
   return [
@@ -111,8 +129,8 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
     // earliest, then the smallest natural key. The survivor supplies every value.
     // Pings a user agent on the bot list sent (contract §10), and with PINGROLL_CATALOG_ONLY those the
     // catalog does not list, are left out first.
-    `CREATE TEMP TABLE human_pings AS
-     SELECT source, series, episode, session, user_id, event_ms, pos, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
+    `CREATE TEMP TABLE survivors AS
+     SELECT source, series, episode, session, user_id, event_ms, pos, ping_id, ${idKey('ping_id')} AS ping_k, CAST(FLOOR((event_ms - ${start}) / 60000.0) AS BIGINT) AS minute,
             ${platformSql('platform', platforms)} AS platform,
             ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
             ${idKey('series')} AS series_k, ${idKey('episode')} AS episode_k, ${idKey('session')} AS session_k, ${idKey('user_id')} AS user_k
@@ -121,10 +139,20 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
                                       ORDER BY CASE source WHEN 's3' THEN 0 ELSE 1 END, event_ms, ${idKey('natural_key')}) AS rn
        FROM ${ruled} s WHERE ${inDay} AND record_rule IS NULL) ranked
      WHERE rn = 1`,
+    // The ping-id window (contract §4): a survivor is a repeat when a counted survivor with its id lies
+    // on a day before it at most W days before it by event time (or on a closed month's day after it,
+    // at most W days after: what a closed day counts stays counted). Repeats are left out before the
+    // session rate is judged, as DuckDB's rollup leaves them out.
+    `CREATE TEMP TABLE repeat_keys AS
+     ${repeatKeys.length ? repeatKeys.join('\n     UNION\n     ') : `SELECT ping_k FROM survivors WHERE 1 = 0`}`,
+    `CREATE TEMP TABLE human_pings AS SELECT * FROM survivors WHERE ping_k IS NULL OR ping_k NOT IN (SELECT ping_k FROM repeat_keys)`,
     // Sessions with more pings in one minute than a player sends (rules.ts SESSION_RATE_RULE): all of their day left out.
     `CREATE TEMP TABLE caught_sessions AS
      SELECT DISTINCT session_k FROM human_pings GROUP BY session_k, minute HAVING COUNT(*) > ${MAX_PINGS_PER_SESSION_MINUTE}`,
     `CREATE TEMP TABLE day_pings AS SELECT * FROM human_pings WHERE session_k NOT IN (SELECT session_k FROM caught_sessions)`,
+    // The repeats the audit counts: those of a caught session are automated traffic, as its duplicates are.
+    `CREATE TEMP TABLE repeats AS SELECT source FROM survivors
+     WHERE ping_k IN (SELECT ping_k FROM repeat_keys) AND session_k NOT IN (SELECT session_k FROM caught_sessions)`,
     // Every record left out as automated traffic, duplicates included, with its rule and its staged
     // columns (its rejects line, rejects-lines.ts: UNLOADed after the transaction).
     `CREATE TEMP TABLE excluded AS
@@ -209,15 +237,23 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
       : `INSERT INTO ${tables.daily_episode_completion} (day, series_id, episode_id, sessions)
      SELECT ${date}, MIN(series), MIN(episode), COUNT(DISTINCT session_k) FROM day_pings GROUP BY series_k, episode_k`,
     // (No temporary table is dropped: they go with the session.)
+    // The day's ping ids, every survivor with one: whether a repeat, and whether counted (neither a
+    // repeat nor of a caught session). UNLOADed after the transaction, sorted by id.
+    `CREATE TEMP TABLE day_ping_ids AS
+     SELECT s.ping_id, s.event_ms, r.ping_k IS NOT NULL AS "repeat", r.ping_k IS NULL AND c.session_k IS NULL AS counted
+     FROM survivors s LEFT JOIN repeat_keys r ON r.ping_k = s.ping_k LEFT JOIN caught_sessions c ON c.session_k = s.session_k
+     WHERE s.ping_id IS NOT NULL`,
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)
      SELECT ${date}, source, outcome, records FROM (
        ${[...counted, `SELECT source, 'invalid_traffic' AS outcome, COUNT(*) AS records FROM excluded GROUP BY source`,
-    `SELECT s.source, 'duplicate' AS outcome, s.n - COALESCE(e.n, 0) - COALESCE(k.n, 0) AS records
+    `SELECT source, 'repeat' AS outcome, COUNT(*) AS records FROM repeats GROUP BY source`,
+    `SELECT s.source, 'duplicate' AS outcome, s.n - COALESCE(e.n, 0) - COALESCE(k.n, 0) - COALESCE(r.n, 0) AS records
        FROM (SELECT source, COUNT(*) AS n FROM ${staged} WHERE ${inDay} GROUP BY source) s
        LEFT JOIN (SELECT source, COUNT(*) AS n FROM excluded GROUP BY source) e ON e.source = s.source
-       LEFT JOIN (SELECT source, COUNT(*) AS n FROM day_pings GROUP BY source) k ON k.source = s.source`].join('\n       UNION ALL ')}) counts
+       LEFT JOIN (SELECT source, COUNT(*) AS n FROM day_pings GROUP BY source) k ON k.source = s.source
+       LEFT JOIN (SELECT source, COUNT(*) AS n FROM repeats GROUP BY source) r ON r.source = s.source`].join('\n       UNION ALL ')}) counts
      WHERE records > 0`,
   ];
 }

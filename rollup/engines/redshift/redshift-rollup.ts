@@ -26,7 +26,7 @@ import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -56,10 +56,16 @@ export interface WarehouseRollup {
   runsSize: number;
   /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; the COPY manifests are written there too. */
   unloadPrefix: string;
+  /** The ping-id window (contract §4): W, and the ping-ids files (output-relative keys, sizes) of the days before and of closed days after. */
+  window?: { days: number; history: ReadonlyArray<{ key: string; size: number }>; closedAfter: ReadonlyArray<{ key: string; size: number }> };
 }
 
 /** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
-export interface RollupManifests { staged: string | null; format1: string | null; format2: string | null; runs: string; secret: string | null; catalog: string | null }
+export interface RollupManifests {
+  staged: string | null; format1: string | null; format2: string | null; runs: string; secret: string | null; catalog: string | null;
+  /** The ping-ids files of the window's days before, and of closed days after (none: no such file). */
+  windowHistory?: string | null; windowClosedAfter?: string | null;
+}
 
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
@@ -67,6 +73,8 @@ const FORMAT_2_NAMES = STAGED_FORMAT_2_COLUMNS.map((c) => c.name).join(', ');
 
 /** Where the day's left-out records are UNLOADed, under the day's prefix. */
 const EXCLUDED_RECORDS = 'invalid_traffic_records';
+/** Where the day's ping ids are UNLOADed, under the day's prefix. */
+const PING_IDS_UNLOAD = 'ping_ids';
 
 /** How long the Data API keeps a day's session between its two batches (the second starts as soon as the first is seen finished). */
 const SESSION_KEEP_ALIVE_SECONDS = 600;
@@ -122,19 +130,21 @@ export class RedshiftRollup implements RollupEngine {
       // The episode catalog, as checked.
       const catalog = input.catalog ? await upload('episode-catalog.parquet', input.catalog.file) : null;
       await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, catalogOnly: settings.catalogOnly ?? null,
-        runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix });
+        runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix, window: input.window });
       // The day's figures, as Redshift committed them (the run holds the day's lock): each table's rows,
       // the pings counted, and the audit's duplicates and automated traffic by source.
       const rows = new Map<string, number>();
       let pings = 0;
       const duplicates: Record<string, number> = {};
       const invalid: Record<string, number> = {};
+      const repeats: Record<string, number> = {};
       for (const r of await batches.query(dayFiguresSql(target.schema, day), `the figures of ${day}`)) {
         const n = Number(r.n);
         if (r.figure === 'rows') rows.set(String(r.name), n);
         else if (r.figure === 'pings') pings = n;
         else if (r.figure === 'duplicate') duplicates[String(r.name)] = n;
         else if (r.figure === 'invalid_traffic') invalid[String(r.name)] = n;
+        else if (r.figure === 'repeat') repeats[String(r.name)] = n;
       }
       for (const source of Object.keys(input.outcomes)) duplicates[source] ??= 0;
       const outputs: OutputFile[] = [];
@@ -155,7 +165,10 @@ export class RedshiftRollup implements RollupEngine {
         invalidRejects = join(dir, 'invalid-traffic.jsonl.gz');
         await this.files.jsonLines(local, invalidRejects);
       }
-      return { pings, duplicates, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
+      // The day's ping ids (contract §4), as the rollup left them in the session: what later days' windows read.
+      const pingIds = join(dir, 'ping-ids.parquet');
+      const idRows = await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, pingIds, `the ping ids of ${day}`, 'ping_ids');
+      return { pings, duplicates, repeats, pingIds: { file: pingIds, rows: idRows }, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
       // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
@@ -193,12 +206,18 @@ export class RedshiftRollup implements RollupEngine {
         catalogManifest = await this.manifest(unloadPrefix, 'episode-catalog', [{ key, size: (await stat(catalog.file)).size }]);
       }
       const [counted, pending] = await Promise.all([this.stagedManifests(unloadPrefix, a.counted, 'counted'), this.stagedManifests(unloadPrefix, a.pending, 'pending')]);
+      // The ping ids of the days around it and its own (contract §4, §9).
+      const around = a.window.days > 0 ? await this.manifest(unloadPrefix, 'window-around', a.window.around) : null;
+      const own = a.window.own ? await this.manifest(unloadPrefix, 'window-own', [a.window.own]) : null;
       await batches.batch([
+        ...(around ? ['CREATE TEMP TABLE adj_around (' + PING_IDS_TABLE_COLUMNS + ')', `COPY adj_around FROM ${s3(around)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        ...(own ? ['CREATE TEMP TABLE adj_own (' + PING_IDS_TABLE_COLUMNS + ')', `COPY adj_own FROM ${s3(own)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         ...RedshiftRollup.prepareStatements(target, output, counted, 'adj_counted_staged'),
         ...RedshiftRollup.prepareStatements(target, output, pending, 'adj_pending_staged'),
         ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         `CREATE TEMP TABLE adj_out (LIKE ${target.schema}.${table})`,
-        ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
+        ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null,
+          window: { days: a.window.days, around: around ? 'adj_around' : null, own: own ? 'adj_own' : null } }),
         unload(adjustmentsSql('adj_out'), `${unloadPrefix}${table}/`),
       ], `adjustments of ${a.day}`);
       // No row (nothing pending fell in the closed month) may be no file.
@@ -312,6 +331,7 @@ export class RedshiftRollup implements RollupEngine {
       await this.opts.ensureTables();
       const staged = days.flatMap((d) => d.staged.map(({ key, size }) => ({ key, size })));
       const manifests = await this.stagedManifests(unloadPrefix, staged);
+      const idsManifest = await this.manifest(unloadPrefix, 'ping-ids', days.flatMap((d) => (d.pingIds ? [{ key: d.pingIds.key, size: d.pingIds.size }] : [])));
       // With PINGROLL_CATALOG_ONLY, the catalog as checked, COPYed as the day's rollup has it.
       const only = this.opts.settings.catalogOnly ?? null;
       if (only && !catalog) throw new RedshiftRollupError(`pings are kept to the episode catalog (PINGROLL_CATALOG_ONLY=${only}) but the rollup of ${month} was given none`);
@@ -332,11 +352,14 @@ export class RedshiftRollup implements RollupEngine {
       const s3 = s3In(output);
       const unload = unloadTo(output, target);
       const statements = [
-        ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays, catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null }),
+        ...monthRollupStatements({ month, tz, staged: 'staged_pings', table, utcDays: utcDaysOfLocalMonth(month, tz), localDays, catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null,
+          pingIds: idsManifest ? 'month_ping_ids' : null }),
         unload(`SELECT * FROM ${table} WHERE month = '${month}-01' AND COALESCE(tz, 'UTC') = '${tz}'`, `${unloadPrefix}${MONTH_TABLE}/`),
       ];
       const prepare = [
         ...RedshiftRollup.prepareStatements(target, output, manifests),
+        // The days' ping ids: each day's repeats (contract §4) are left out as its rollup left them out.
+        ...(idsManifest ? ['CREATE TEMP TABLE month_ping_ids (' + PING_IDS_TABLE_COLUMNS + ')', `COPY month_ping_ids FROM ${s3(idsManifest)} ${roleOf(target)} FORMAT AS PARQUET MANIFEST`] : []),
         ...(catalogManifest ? [`CREATE TEMP TABLE episode_catalog (${CATALOG_TABLE_COLUMNS})`, `COPY episode_catalog FROM ${s3(catalogManifest)} ${roleOf(target)} FORMAT AS PARQUET MANIFEST`] : []),
       ];
       await this.inSession(`rollup of ${month}${tz === 'UTC' ? '' : ` (${tz})`}`, prepare, statements);
@@ -432,6 +455,8 @@ export class RedshiftRollup implements RollupEngine {
       runs: (await this.manifest(prefix, 'daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
       secret: await this.manifest(prefix, 'viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
       catalog: await this.manifest(prefix, 'episode-catalog', input.catalog ? [input.catalog] : []),
+      windowHistory: await this.manifest(prefix, 'window-history', input.window?.history ?? []),
+      windowClosedAfter: await this.manifest(prefix, 'window-closed-after', input.window?.closedAfter ?? []),
     };
     const { prepare, rollup, unload } = RedshiftRollup.statements(target, output, day, input, manifests);
     await this.inSession(`rollup of ${day}`, prepare, rollup, unload);
@@ -463,10 +488,14 @@ export class RedshiftRollup implements RollupEngine {
         // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
         ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        // The ping ids of the window's days (contract §4): the days before, and closed days after.
+        ...(manifests.windowHistory ? ['CREATE TEMP TABLE window_history (' + PING_IDS_TABLE_COLUMNS + ')', `COPY window_history FROM ${s3(manifests.windowHistory)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        ...(manifests.windowClosedAfter ? ['CREATE TEMP TABLE window_closed_after (' + PING_IDS_TABLE_COLUMNS + ')', `COPY window_closed_after FROM ${s3(manifests.windowClosedAfter)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
       ],
       rollup: [
         ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null,
-          platforms: input.platforms, catalogTable: catalog, catalogOnly: input.catalogOnly ?? null }),
+          platforms: input.platforms, catalogTable: catalog, catalogOnly: input.catalogOnly ?? null,
+          window: { days: input.window?.days ?? 0, history: manifests.windowHistory ? 'window_history' : null, closedAfter: manifests.windowClosedAfter ? 'window_closed_after' : null } }),
         `DELETE FROM ${target.schema}.daily_runs WHERE day = '${day}'`,
         `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
       ],
@@ -474,6 +503,8 @@ export class RedshiftRollup implements RollupEngine {
         ...TABLES.map((t) => unload(`SELECT * FROM ${tables[t]} WHERE day = '${day}'`, `${input.unloadPrefix}${t}/`)),
         // The session's temporary table of the records left out as automated traffic: the day's rejects have them.
         unload(invalidTrafficLinesSql('excluded'), `${input.unloadPrefix}${EXCLUDED_RECORDS}/`),
+        // The session's temporary table of the day's ping ids, sorted by id (rollup/ping-window.ts).
+        unload('SELECT * FROM day_ping_ids ORDER BY ping_id', `${input.unloadPrefix}${PING_IDS_UNLOAD}/`),
       ],
     };
   }

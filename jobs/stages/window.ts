@@ -1,0 +1,115 @@
+/**
+ * The ping-id window in a run (contract §4, rollup/ping-window.ts): what a day's rollup reads of the
+ * days before it, and what its publication says to the published days after it.
+ *
+ *   history: the ping ids of the published days of the W before the day → the engine's rollup
+ *   → the day's ping ids put (state/ping-ids.ts), the later days they change marked stale
+ *   → the day published, its manifest naming them → its other ping-ids files and its stale mark gone
+ */
+import type { DayManifest } from '../../export/manifest.js';
+import { queryRows, sqlString } from '../../lib/duckdb-engine.js';
+import type { StagedFile } from '../../rollup/engine.js';
+import { historyDays, laterDays } from '../../rollup/ping-window.js';
+import type { Stage } from './stage.js';
+
+/**
+ * The ping-ids files of the published days of the W before `day`, and of the days of closed months
+ * among the W after it (fetched into `dir` when the engine reads local files). A day published before ping ids were kept (an older version) has none: it is
+ * named in the log, and its next rollup (a backfill rolls up again what another version made) keeps them.
+ */
+export async function windowHistory(stage: Stage, day: string, dir: string): Promise<{ history: StagedFile[]; closedAfter: StagedFile[] }> {
+  const { config, run, backends, db } = stage;
+  const out = { history: [] as StagedFile[], closedAfter: [] as StagedFile[] };
+  if (config.dedupeDays === 0) return out;
+  const local = backends.rollup(db).readsLocalFiles;
+  const without: string[] = [];
+  const ids = async (d: string, into: StagedFile[]): Promise<void> => {
+    const m = await run.publisher.manifests.read(d);
+    if (!m || (await gone(stage, d, m))) return;
+    if (!m.pingIds) {
+      if (m.pings > 0) without.push(d);
+      return;
+    }
+    into.push(local ? await run.state.pingIds.local(m.pingIds.key, dir) : { key: m.pingIds.key, size: m.pingIds.bytes, local: null });
+  };
+  for (const d of historyDays(day, config.dedupeDays)) await ids(d, out.history);
+  // What a closed month's day counts stays counted (contract §9): an earlier open day's record is the repeat.
+  for (const d of laterDays(day, config.dedupeDays)) if (run.state.closes.holding(d)) await ids(d, out.closedAfter);
+  if (without.length) {
+    run.log.warn('window.unkept', { day, days: without, hint: `these days were published before their ping ids were kept: a resend of one of their pings is counted again on ${day}; make backfill FROM=${without[0]} TO=${without[without.length - 1]} rolls them up with the window` });
+  }
+  return out;
+}
+
+/**
+ * Whether a day's ping ids went with retention (state/retention.ts: once no day that can read them can
+ * be counted again; a wider window set since cannot bring them back): a day of a closed month whose
+ * staged data expired, its ping ids no longer kept, is taken as holding none.
+ */
+async function gone({ run }: Stage, day: string, m: DayManifest): Promise<boolean> {
+  if (!m.pingIds || !run.state.closes.covering(day).some((c) => c.days[day]?.expired !== undefined)) return false;
+  return !(await run.state.pingIds.kept(m.pingIds.key));
+}
+
+/**
+ * What a closed day's adjustments dedupe against (contract §4, §9): the ping ids of the published days
+ * at most W before and after it, and its own as it was closed (fetched into `dir` when the engine
+ * reads local files).
+ */
+export async function windowAround(stage: Stage, day: string, dir: string): Promise<{ days: number; around: StagedFile[]; own: StagedFile | null }> {
+  const { config, run, backends, db } = stage;
+  const local = backends.rollup(db).readsLocalFiles;
+  const file = async (d: string): Promise<StagedFile | null> => {
+    const m = await run.publisher.manifests.read(d);
+    const ids = m?.pingIds;
+    if (!ids || (await gone(stage, d, m!))) return null;
+    return local ? run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null };
+  };
+  const around: StagedFile[] = [];
+  if (config.dedupeDays > 0) {
+    for (const d of [...historyDays(day, config.dedupeDays), ...laterDays(day, config.dedupeDays)]) {
+      const f = await file(d);
+      if (f) around.push(f);
+    }
+  }
+  return { days: config.dedupeDays, around, own: await file(day) };
+}
+
+/**
+ * Before `day` is published with the ping ids in `ids.file` (local): the ids whose counting changed
+ * from its last publication (`ids.before`; none: every id it counts now) are looked for in the
+ * published days of the W after it, and each day that holds one is marked stale, saying why. Marked
+ * before the publication: a run killed between the two leaves a mark, whose rollup gives the day as
+ * it is. `dir`: where ping ids of other days are fetched.
+ */
+export async function markLaterDays({ config, run, db }: Stage, day: string, ids: { file: string; before: DayManifest | null }, dir: string): Promise<string[]> {
+  const { file, before } = ids;
+  if (config.dedupeDays === 0) return [];
+  const later: Array<{ day: string; key: string }> = [];
+  for (const d of laterDays(day, config.dedupeDays)) {
+    // A closed month's day keeps its figures (contract §9): this day's rollup took its counted ids as given.
+    if (run.state.closes.holding(d)) continue;
+    const m = await run.publisher.manifests.read(d);
+    if (m?.pingIds) later.push({ day: d, key: m.pingIds.key });
+  }
+  if (later.length === 0) return [];
+  const counted = (f: string): string => `SELECT ping_id FROM read_parquet(${sqlString(f)}) WHERE counted`;
+  const was = before?.pingIds ? (await run.state.pingIds.local(before.pingIds.key, dir)).local : null;
+  await db.run(`CREATE OR REPLACE TEMP TABLE window_changed AS ${was
+    ? `(${counted(file)} EXCEPT ${counted(was)}) UNION ALL (${counted(was)} EXCEPT ${counted(file)})`
+    : counted(file)}`);
+  const changed = Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM window_changed'))[0]!.n);
+  const marked: string[] = [];
+  if (changed > 0) {
+    for (const l of later) {
+      const ids = await run.state.pingIds.local(l.key, dir);
+      const n = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM read_parquet(${sqlString(ids.local)}) SEMI JOIN window_changed USING (ping_id)`))[0]!.n);
+      if (n === 0) continue;
+      await run.state.pingIds.markStale(l.day, { by: day, run: run.id, at: new Date().toISOString(), ids: n });
+      marked.push(l.day);
+    }
+  }
+  await db.run('DROP TABLE IF EXISTS window_changed');
+  if (marked.length) run.log.info('window.stale', { run: run.id, day, changedIds: changed, stale: marked, hint: 'make rollup-stale publishes them again' });
+  return marked;
+}

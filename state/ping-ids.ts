@@ -1,0 +1,87 @@
+/**
+ * The ping-id window's state (contract §4, rollup/ping-window.ts): each rolled-up day's ping ids, a
+ * Parquet file the day's manifest names, and the published days that another day's publication made
+ * stale because ping ids they hold were counted otherwise since.
+ *
+ * A day's ping ids are put (`save`) before its manifest names them, under a name of the run's own:
+ * a run killed before the manifest leaves a file no manifest names, which the day's next publication
+ * removes (`keepOnly`). A stale mark is put before the publication that causes it, and removed once
+ * the day is published again (`clearStale`): a run killed between the two leaves a mark, whose
+ * rollup gives what the day would have anyway.
+ */
+import { join } from 'node:path';
+import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
+import type { ObjectStore } from './object-store/object-store.js';
+
+/** Why a published day is stale: the day whose publication changed the counting of ping ids it holds. */
+export interface WindowStaleMark { by: string; run: string; at: string; ids: number }
+
+function pingIdsKey(day: string, run: string): string {
+  return `${PING_IDS}dt=${day}/${run}.parquet`;
+}
+
+function staleKey(day: string): string {
+  return `${WINDOW_STALE}dt=${day}.json`;
+}
+
+export class PingIds {
+  constructor(private readonly store: ObjectStore) {}
+
+  /** Puts a day's ping ids (a local file, given up) under the run's name: the key its manifest names. */
+  async save(day: string, run: string, file: string): Promise<string> {
+    const key = pingIdsKey(day, run);
+    await this.store.put(key, { file, move: true });
+    return key;
+  }
+
+  /** A day's ping ids as a file on this machine: where the store keeps it, or fetched into `dir`. */
+  async local(key: string, dir: string): Promise<{ key: string; size: number; local: string }> {
+    const size = await this.store.size(key);
+    if (size === null) throw new Error(`the ping ids ${this.store.url}${key} are missing, though a day's manifest names them: roll that day up again (make backfill FROM=<day> TO=<day> FORCE=1)`);
+    const at = this.store.localFile(key);
+    if (at) return { key, size, local: at };
+    const local = join(dir, key.slice(PING_IDS.length).replace(/\//g, '_'));
+    await this.store.download(key, local);
+    return { key, size, local };
+  }
+
+  /** Whether a day's ping ids are still kept (retention removes them: `expire`). */
+  async kept(key: string): Promise<boolean> {
+    return (await this.store.size(key)) !== null;
+  }
+
+  /** Removes the day's ping-ids files but `keep` (the one its manifest names now). */
+  async keepOnly(day: string, keep: string | null): Promise<void> {
+    for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) if (key !== keep) await this.store.delete(key);
+  }
+
+  /** Retention's (state/retention.ts): the day's ping ids, once no day that can read them can be counted again; how many files went. */
+  async expire(day: string): Promise<number> {
+    const keys = await this.store.list(`${PING_IDS}dt=${day}/`);
+    for (const key of keys) await this.store.delete(key);
+    await this.store.prune(`${PING_IDS}dt=${day}/`);
+    return keys.length;
+  }
+
+  /** Marks a published day stale: ping ids it holds are counted otherwise since `mark.by` was published. */
+  async markStale(day: string, mark: WindowStaleMark): Promise<void> {
+    await this.store.put(staleKey(day), Buffer.from(JSON.stringify(mark) + '\n'));
+  }
+
+  /** Why the day is stale by the window; null: it is not. */
+  async staleMark(day: string): Promise<WindowStaleMark | null> {
+    const body = await this.store.get(staleKey(day));
+    if (!body) return null;
+    try {
+      return JSON.parse(body.toString()) as WindowStaleMark;
+    } catch {
+      // A mark is never rewritten in place: a damaged one still says the day is stale.
+      return { by: 'unknown', run: 'unknown', at: new Date(0).toISOString(), ids: 0 };
+    }
+  }
+
+  /** The day was published again: no longer stale by the window. */
+  async clearStale(day: string): Promise<void> {
+    await this.store.delete(staleKey(day));
+  }
+}
