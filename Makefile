@@ -12,6 +12,8 @@ NPM_STAMP := node_modules/.package-lock.json
 PINGROLL := node bin/pingroll.js
 BIN := node_modules/.bin
 DEMO_DATE ?= 2026-11-01
+# The day before it, whose players resend some pings on DEMO_DATE (repeats: contract §4).
+DEMO_BEFORE := $(shell date -u -d '$(DEMO_DATE) -1 day' +%F 2>/dev/null || echo 2026-10-31)
 FILE ?= -
 
 .PHONY: help install build test test-one test-lts test-setup demo rollup rollup-stale backfill parse bench bench-drift bench-scale busy-day soak docs clean
@@ -129,7 +131,9 @@ test-lts: test-setup $(NODE_LTS_STAMP)
 # catalog (completion figures): a key for the demo only, never for real viewers.
 DEMO_ENV := PINGROLL_VIEWER_KEY=$${PINGROLL_VIEWER_KEY:-demo-viewer-key-not-for-production} PINGROLL_EPISODE_CATALOG=$${PINGROLL_EPISODE_CATALOG:-data/episodes.csv}
 demo: $(BUILT)
-	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7 --catalog data/episodes.csv
+	$(PINGROLL) generate --out data/logs --date $(DEMO_BEFORE) --sessions 1000 --seed 6 --resends 0.2
+	$(PINGROLL) generate --out data/logs --date $(DEMO_DATE) --sessions 3000 --seed 7 --resends 0.05 --catalog data/episodes.csv
+	$(DEMO_ENV) $(PINGROLL) rollup --date $(DEMO_BEFORE)
 	$(DEMO_ENV) $(PINGROLL) rollup --date $(DEMO_DATE)
 	@$(PINGROLL) top --date $(DEMO_DATE)
 

@@ -54,6 +54,13 @@ export interface SampleOptions {
    * IPv4 and IPv6, and user agents from hundreds (tools/sample/traffic-audience.ts).
    */
   audience?: 'few' | 'traffic';
+  /**
+   * Share of viewing sessions (0 to 1) whose app resends pings it could not deliver (contract §4's
+   * `repeat`): when it is next opened, hours to three weeks later, a third of the session's pings
+   * with ids are sent again with those ids, a minute apart from then on (their own new time, often a
+   * later day's). Their first sending was logged too. None when not given.
+   */
+  resends?: number;
 }
 
 export type TruthOutcome = 'ping' | 'not_ping' | 'http_error' | 'bad_query' | 'malformed' | 'bad_item' | 'invalid_traffic';
@@ -243,6 +250,8 @@ export function generateSample(opts: SampleOptions): Sample {
   // Host IDs are opaque to pingroll: a pool keeps generation cheap.
   const hostIds = Array.from({ length: 256 }, () => hex(56) + '=');
   const pending: Pending[] = [];
+  /** Pings resent days later (`resends`): delivered in objects of their own hour (see below). */
+  const resent: Pending[] = [];
   const tail = (): string => {
     const r = rand();
     // Records from every era: the old 18-field format, today's 26 and 27, and one with a field AWS
@@ -269,6 +278,7 @@ export function generateSample(opts: SampleOptions): Sample {
   // The audience of `traffic` from draws of its own: the rest of the sample is as `few` makes it.
   const traffic = opts.audience === 'traffic';
   const audienceRand = rng((opts.seed ?? 1) * 104_729 + 3);
+  const resendRand = rng((opts.seed ?? 1) * 7_919 + 11);
   for (let s = 0; s < opts.sessions; s++) {
     const seriesRaw = seriesIds[Math.min(nSeries - 1, Math.floor(Math.pow(rand(), 2) * nSeries))]!;
     const episode = `e${1 + Math.floor(Math.pow(rand(), 1.5) * nEpisodes)}`;
@@ -294,8 +304,24 @@ export function generateSample(opts: SampleOptions): Sample {
       return [String(p), p];
     };
     let t = dayStart + Math.floor(rand() * DAY_MS);
+    // A session whose app resends (draws of their own: with no resends the sample is as it was): it is
+    // next opened this long after the session starts, and resends a third of its pings with ids.
+    const reopenedMs = opts.resends && resendRand() < opts.resends ? Math.floor(2 * 3600_000 * Math.pow(21 * 12, resendRand())) : null;
+    let resentOfSession = 0;
     for (let m = 0; m < minutes; m++, t += 60_000 + Math.floor((rand() - 0.5) * 4000)) {
       const pingId = legacyClient ? null : uuid();
+      if (reopenedMs !== null && pingId && resendRand() < 1 / 3) {
+        // Sent again on reopening, a minute after the one before: a new request, the same id, its own time.
+        const at = t - 60_000 * m + reopenedMs + 61_000 * resentOfSession++;
+        const reqId = requestId();
+        const q = `x-series=${seriesRaw}&x-episode=${episode}&x-session=${session}${user ? `&x-user=${user}` : ''}&x-ping=${pingId}&x-ts=${at}&x-platform=${platform}`;
+        const line = record(at, '-', reqId, 'REST.GET.OBJECT', pingKey, `"GET /${pingKey}?${q} HTTP/1.1"`, 200, '-', '43', '"-"', agent, from);
+        const truth: TruthRecord | undefined = wantTruth
+          ? { outcome: 'ping', eventTimeMs: Math.floor(at / 1000) * 1000, day: dayOf(at), series: seriesName(seriesRaw), episode, session, user, naturalKey: `r:${reqId}`,
+            dedupeKey: pingId, platform: platform.replace(/\+/g, ' ') || null, pos: null, country, ...device }
+          : undefined;
+        resent.push({ line, eventMs: at, truth });
+      }
       const tries = pingId && rand() < 0.03 ? 2 : 1;
       for (let attempt = 0; attempt < tries; attempt++) {
         const at = t + attempt * (1000 + Math.floor(rand() * 30_000));
@@ -478,7 +504,19 @@ export function generateSample(opts: SampleOptions): Sample {
     for (const p of batch) if (rand() < 0.003) duplicates.push(p);
     flush(batch, last + delay);
   }
+  // Two hours after the last record (with resends, after the last of those delivered twice: a resend
+  // weeks later must not hold back the day's copies).
   if (duplicates.length) flush(duplicates, pending[pending.length - 1]!.eventMs + 2 * 3600_000);
+  // The resends, spread over weeks: an object per hour that has some, delivered 5-60 minutes after its last.
+  const byHour = new Map<number, Pending[]>();
+  for (const p of resent) {
+    const hour = Math.floor(p.eventMs / 3600_000);
+    byHour.set(hour, [...(byHour.get(hour) ?? []), p]);
+  }
+  for (const [, batch] of [...byHour].sort((a, b) => a[0] - b[0])) {
+    batch.sort((a, b) => a.eventMs - b.eventMs);
+    flush(batch, batch[batch.length - 1]!.eventMs + 300_000 + Math.floor(rand() * 3300_000));
+  }
   objects.sort((a, b) => a.key.localeCompare(b.key));
   return { objects, records, bytes, truth };
 }
