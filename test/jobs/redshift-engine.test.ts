@@ -58,12 +58,21 @@ const LOCAL_FILES = [
   /^COPY \(SELECT \* FROM unload_shapes\.\w+\) TO '[^']+\.parquet' \(FORMAT parquet, COMPRESSION \w+\)$/,
   /^COPY \(SELECT '[^']*'::VARCHAR AS "secret"\) TO '[^']+' \(FORMAT parquet\)$/,
   /^COPY \(SELECT \* EXCLUDE \(file_row_number\) FROM read_parquet\('[^']+', file_row_number = true\) ORDER BY file_row_number\)\s+TO '[^']+' \(FORMAT json, COMPRESSION gzip\)$/,
+  // An empty ping-ids file (rollup/ping-window.ts): a day the UNLOAD wrote none of.
+  /^COPY \(SELECT NULL::VARCHAR AS "ping_id", NULL::BIGINT AS "event_ms", NULL::BOOLEAN AS "repeat", NULL::BOOLEAN AS "counted" LIMIT 0\) TO '[^']+' \(FORMAT parquet\)$/,
 ];
 
 /** What else a stage's connection does with the Redshift engine: no figure either. */
 const NOT_FIGURES = [
   // The day's daily_runs row (rollup/daily-runs.ts), of values the run knows.
   /^COPY \(SELECT "day", "run", [^()]* FROM \(SELECT DATE '[\d-]+' AS day, '[^']+' AS run,\s+make_timestamp\(\d+\) AS published_at, '[^']+' AS code_version,\s+\d+::BIGINT AS objects_read, \d+::BIGINT AS tables_read, \d+::BIGINT AS quarantined_objects,\s+'\w+' AS state\)\) TO '[^']+\/daily_runs\.parquet' \(FORMAT parquet, COMPRESSION \w+\)$/,
+  // Which published days a day's publication makes stale (jobs/stages/window.ts): the ping ids whose
+  // counting changed, looked for in the days after it. State, not a figure: the ids and their counting
+  // are the Redshift rollup's, as it UNLOADed them.
+  /^CREATE OR REPLACE TEMP TABLE window_changed AS (\(SELECT ping_id FROM read_parquet\('[^']+'\) WHERE counted EXCEPT SELECT ping_id FROM read_parquet\('[^']+'\) WHERE counted\) UNION ALL \(SELECT ping_id FROM read_parquet\('[^']+'\) WHERE counted EXCEPT SELECT ping_id FROM read_parquet\('[^']+'\) WHERE counted\)|SELECT ping_id FROM read_parquet\('[^']+'\) WHERE counted)$/,
+  /^SELECT count\(\*\) AS n FROM window_changed$/,
+  /^SELECT count\(\*\) AS n FROM read_parquet\('[^']+'\) SEMI JOIN window_changed USING \(ping_id\)$/,
+  /^DROP TABLE IF EXISTS window_changed$/,
   // Staging (ingest/batch/): the rows the parser wrote as CSV, to staged Parquet by day.
   /^COPY \(SELECT \*(, CAST\(FLOOR\(event_ms \/ 86400000\.0\) AS BIGINT\) AS day_number)? FROM read_csv\(\['[^']+\/rows-\d+\.csv'(, '[^']+\/rows-\d+\.csv')*\], header = false, [^()]*columns = \{[^}]*\}\)\)\s+TO '[^']+' \(FORMAT parquet, [^()]*(PARTITION_BY \(day_number\), )?[^()]*\)$/,
 ];

@@ -155,6 +155,27 @@ describe('sharded ingest', () => {
     }
   });
 
+  it('4 shards, then each day rolled up oldest first: pings resent days later with their ids are counted once (contract §4: the ping-id window), as the oracle counts them', async () => {
+    const r = root();
+    const logs = join(r, 'logs');
+    const days = ['2026-10-01', '2026-10-02', '2026-10-03', '2026-10-04'];
+    const samples = days.map((date, i) => generateSample({ date, sessions: 40, seed: 560 + i, truth: true, recordsPerObject: 80, lateShare: 0.2, resends: 0.5 }));
+    await writeObjects(logs, samples.flatMap((s) => s.objects));
+    const truth = samples.flatMap((s) => s.truth);
+    const env = cliEnv(logs, join(r, 'out'));
+    const shards = await Promise.all([0, 1, 2, 3].map((i) => cli(env, 'ingest', '--shard', `${i}/4`, '--date', days.join(','))));
+    for (const s of shards) expect(s.status, s.stderr).toBe(0);
+    let repeats = 0;
+    for (const day of days) {
+      const rolled = await cli(env, 'rollup', '--date', day, '--no-ingest');
+      expect(rolled.status, rolled.stderr).toBe(0);
+      const want = expectedDay(truth, day, 30);
+      repeats += want.audit.filter((a) => a.outcome === 'repeat').reduce((n, a) => n + a.records, 0);
+      expect(await readDay(join(r, 'out'), day), day).toEqual(want);
+    }
+    expect(repeats).toBeGreaterThan(10);
+  });
+
   it('quarantines an unreadable object in its shard\'s own file; the rollup after the shards names it, exits 4 and keeps it in the quarantine', async () => {
     const r = root();
     const logs = join(r, 'logs');

@@ -35,11 +35,49 @@ export function survivors(truth: TruthRecord[], day: string): TruthRecord[] {
   return [...kept.values()];
 }
 
+const DAY_MS = 86_400_000;
+const repeatsCache = new WeakMap<TruthRecord[], Map<number, Set<TruthRecord>>>();
+
+/** Whether a record's dedupe key is its ping id (the generator's natural keys are `r:` and `k:` ones). */
+const hasPingId = (r: TruthRecord): boolean => !/^[rk]:/.test(r.dedupeKey!);
+
+/**
+ * Contract §4's window over every day of `truth`: the days' survivors with a ping id, in event-time
+ * order; one is a repeat when the last counted one with its id is at most `w` days before it, else it
+ * is counted. (A repeat is never counted, so a third sending more than `w` days after the first is
+ * counted again.)
+ */
+export function windowRepeats(truth: TruthRecord[], w: number): Set<TruthRecord> {
+  const cached = repeatsCache.get(truth)?.get(w);
+  if (cached) return cached;
+  const out = new Set<TruthRecord>();
+  if (w > 0) {
+    const days = [...new Set(truth.filter((t) => t.outcome === 'ping').map((t) => t.day))].sort();
+    const all = days.flatMap((d) => survivors(truth, d)).filter(hasPingId).sort((a, b) => a.eventTimeMs - b.eventTimeMs);
+    const lastCounted = new Map<string, number>();
+    for (const p of all) {
+      const c = lastCounted.get(p.dedupeKey!);
+      if (c !== undefined && p.eventTimeMs - c <= w * DAY_MS) out.add(p);
+      else lastCounted.set(p.dedupeKey!, p.eventTimeMs);
+    }
+  }
+  const byW = repeatsCache.get(truth) ?? new Map<number, Set<TruthRecord>>();
+  byW.set(w, out);
+  repeatsCache.set(truth, byW);
+  return out;
+}
+
+/** The survivors of `day` that it counts: with the window of `w` days (contract §4), its repeats left out. */
+export function countedSurvivors(truth: TruthRecord[], day: string, w: number): TruthRecord[] {
+  const repeats = windowRepeats(truth, w);
+  return survivors(truth, day).filter((p) => !repeats.has(p));
+}
+
 export interface MonthRow { month: string; series_id: string; episodes: number; pings: number; sessions: number; viewers: number; minutes_watched: number; days_watched: number }
 
 /** The month's series figures (contract §8): every day's survivors, distinct counts over the whole month. */
-export function expectedMonth(truth: TruthRecord[], month: string): MonthRow[] {
-  return expectedMonthIn(truth, month, 'UTC').map(({ tz: _, ...row }) => row);
+export function expectedMonth(truth: TruthRecord[], month: string, w = 0): MonthRow[] {
+  return expectedMonthIn(truth, month, 'UTC', w).map(({ tz: _, ...row }) => row);
 }
 
 /** The local `YYYY-MM-DD` of an instant's minute in `tz`, by the runtime's own zone data (Intl), not pingroll's code. */
@@ -53,11 +91,11 @@ export function localDayOf(ms: number, tz: string): string {
  * A month's series figures in a time zone (contract §9): every UTC day's survivors (deduplicated per
  * UTC day), kept when their minute falls in the zone's local month; days watched are local days.
  */
-export function expectedMonthIn(truth: TruthRecord[], month: string, tz: string): Array<MonthRow & { tz: string }> {
+export function expectedMonthIn(truth: TruthRecord[], month: string, tz: string, w = 0): Array<MonthRow & { tz: string }> {
   const days = [...new Set(truth.map((t) => t.day))];
   const bySeries = new Map<string, Array<TruthRecord & { local: string }>>();
   for (const day of days) {
-    for (const p of survivors(truth, day)) {
+    for (const p of countedSurvivors(truth, day, w)) {
       const local = localDayOf(p.eventTimeMs, tz);
       if (local.slice(0, 7) === month) bySeries.set(p.series!, [...(bySeries.get(p.series!) ?? []), { ...p, local }]);
     }
@@ -74,15 +112,19 @@ export function expectedMonthIn(truth: TruthRecord[], month: string, tz: string)
   })).sort((a, b) => (a.series_id < b.series_id ? -1 : 1));
 }
 
-export function expectedDay(truth: TruthRecord[], day: string): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
+/** A day's expected rows; `w`: the ping-id window's days (contract §4; 0, the default: the day alone). */
+export function expectedDay(truth: TruthRecord[], day: string, w = 0): { episodes: EpisodeRow[]; series: SeriesRow[]; audit: AuditRow[] } {
   const records = truth.filter((t) => t.day === day);
   const counts = new Map<string, number>();
   for (const r of records) counts.set(`${src(r)}\u0000${r.outcome}`, (counts.get(`${src(r)}\u0000${r.outcome}`) ?? 0) + 1);
-  const pings = survivors(truth, day);
+  const all = survivors(truth, day);
+  const pings = countedSurvivors(truth, day, w);
   for (const source of ['s3', 'dynamodb']) {
     const read = counts.get(`${source}\u0000ping`) ?? 0;
-    const kept = pings.filter((p) => src(p) === source).length;
+    const kept = all.filter((p) => src(p) === source).length;
+    const repeats = kept - pings.filter((p) => src(p) === source).length;
     if (read > kept) counts.set(`${source}\u0000duplicate`, read - kept);
+    if (repeats > 0) counts.set(`${source}\u0000repeat`, repeats);
   }
   const audit: AuditRow[] = [...counts].map(([k, n]) => {
     const [source, outcome] = k.split('\u0000') as [string, string];

@@ -198,7 +198,7 @@ export function redshiftOnPostgres(rs: AwsStub<any, any, any>, pg: Postgres, sto
       WHERE ${schema ? "table_schema = 'pingroll'" : "table_schema LIKE 'pg_temp%'"} AND table_name = '${table}' ORDER BY ordinal_position`)).rows;
     // A column the query makes (a literal, a CASE of them) is text.
     const types = Object.keys(rows[0]!).map((name) => all.find((t) => t.column_name === name) ?? { column_name: name, data_type: 'text' });
-    const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : t.data_type === 'double precision' ? 'DOUBLE' : 'VARCHAR'}'`).join(', ');
+    const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : t.data_type === 'double precision' ? 'DOUBLE' : t.data_type === 'boolean' ? 'BOOLEAN' : 'VARCHAR'}'`).join(', ');
     const out = join(root, 'unload.parquet');
     await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);
     await store.put(`${key(url)}0000_part_00.parquet`, { file: out });

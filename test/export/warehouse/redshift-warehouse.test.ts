@@ -122,8 +122,8 @@ describe('loading a day', () => {
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
     expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
-    // Each table's, and the records left out as automated traffic (the day's rejects have them).
-    expect(unload).toHaveLength(TABLES.length + 1);
+    // Each table's, the records left out as automated traffic (the day's rejects have them), and the day's ping ids.
+    expect(unload).toHaveLength(TABLES.length + 2);
     expect(unload.every((q) => q.startsWith('UNLOAD'))).toBe(true);
     expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
@@ -361,7 +361,18 @@ describe('make rollup with Redshift configured', () => {
       expect(unloads).toEqual([...TABLES.map((t) =>
         `UNLOAD ('SELECT * FROM pingroll.${t} WHERE day = ''2026-11-01''') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/${t}/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`),
         // The records left out as automated traffic, from the session's temporary table: for the day's rejects.
-        `UNLOAD ('${invalidTrafficLinesSql('excluded').replace(/'/g, "''")}') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/invalid_traffic_records/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`]);
+        `UNLOAD ('${invalidTrafficLinesSql('excluded').replace(/'/g, "''")}') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/invalid_traffic_records/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`,
+        // The day's ping ids, sorted by id, from the session's temporary table: what later days' windows read (contract §4).
+        `UNLOAD ('SELECT * FROM day_ping_ids ORDER BY ping_id') TO 's3://rollups/pingroll/_warehouse-rollup/${summary.run}/dt=2026-11-01/ping_ids/' IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy' FORMAT AS PARQUET PARALLEL OFF ALLOWOVERWRITE`]);
+      // The day's ping ids are DuckDB's, id for id (the manifest names each).
+      const ids = await Promise.all([store, new S3ObjectStore(client, 'rollups', 'duckdb/')].map(async (st, i) => {
+        const m = JSON.parse((await st.get('_runs/dt=2026-11-01/manifest.json'))!.toString()) as { pingIds: { key: string; rows: number } };
+        const local = join(root, `ping-ids-${i}.parquet`);
+        await st.download(m.pingIds.key, local);
+        return { rows: m.pingIds.rows, got: await query(`SELECT * FROM read_parquet('${local}') ORDER BY ALL`) };
+      }));
+      expect(ids[0]!.rows).toBeGreaterThan(100);
+      expect(ids[0]).toEqual(ids[1]);
       // The day's rejects are the same lines either way, automated traffic among them, each with its rule.
       const rejectLines = async (st: { get(key: string): Promise<Buffer | null> }) => gunzipSync((await st.get('_runs/dt=2026-11-01/rejects.jsonl.gz'))!).toString().split('\n').filter(Boolean).sort();
       const [ours, reference] = [await rejectLines(store), await rejectLines(new S3ObjectStore(client, 'rollups', 'duckdb/'))];

@@ -103,6 +103,13 @@ describe('with DynamoDB Local', () => {
       add('pings_2026_11', ts, p.session!, { series: { S: p.series! }, episode: { S: p.episode! }, ping_id: { S: p.dedupeKey! }, ...(p.user ? { user_id: { S: p.user } } : {}) },
         { outcome: 'ping', eventTimeMs: Math.floor(p.eventTimeMs / 1000) * 1000 + 2000, day: DAY, series: p.series, episode: p.episode, session: p.session, user: p.user ?? null, dedupeKey: p.dedupeKey });
     });
+    // And resent a day later, in the legacy table, with their ids (contract §4's window: repeats on November 2).
+    s3Pings.slice(200, 230).forEach((p, i) => {
+      const at = Math.floor(p.eventTimeMs / 1000) * 1000 + 86_400_000;
+      const ts = `${at / 1000}r${i % 10}`;
+      add('pings_2026_11', ts, `${p.session!}-again`, { series: { S: p.series! }, episode: { S: p.episode! }, ping_id: { S: p.dedupeKey! } },
+        { outcome: 'ping', eventTimeMs: at, day: new Date(at).toISOString().slice(0, 10), series: p.series, episode: p.episode, session: `${p.session!}-again`, user: null, dedupeKey: p.dedupeKey });
+    });
     const day0 = Date.parse(`${DAY}T00:00:00Z`);
     for (let i = 0; i < 200; i++) {
       const t = day0 - 3 * 3600_000 + i * 97_000; // from Oct 31 21:00 into Nov 1
@@ -193,9 +200,24 @@ describe('with DynamoDB Local', () => {
     expect(fifth.scanned.map((s) => s.table)).toEqual(['pings_2026_10', 'pings_2026_11']);
   });
 
-  it('backfills across a month boundary: scans each table once, survives a failed day, resumes, then skips', async () => {
+  it('counts a ping resent a day later through the legacy table once, on the day it was first sent (contract §4: the ping-id window)', async () => {
     const r = root();
     const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}' });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    const s = await runDays(config, { from: '2026-10-30', to: '2026-11-02', log: memoryLog(), now: new Date('2026-12-05T04:00:00Z') });
+    expect(s.failed).toEqual([]);
+    const all = [...sample.truth, ...truth];
+    for (const day of ['2026-10-31', DAY, '2026-11-02']) expect(await readDay(join(r, 'out'), day), day).toEqual(expectedDay(all, day, 30));
+    // The items resent are November 2's repeats (as the oracle counts them: not vacuous).
+    const audit = (await readDay(join(r, 'out'), '2026-11-02')).audit as Array<{ outcome: string; source: string; records: number }>;
+    expect(audit.find((a) => a.outcome === 'repeat' && a.source === 'dynamodb')!.records).toBeGreaterThan(25);
+  });
+
+  it('backfills across a month boundary: scans each table once, survives a failed day, resumes, then skips', async () => {
+    const r = root();
+    // The day fails at every read of its manifest; with the ping-id window the days around it read it
+    // too (and would fail with it): the window is off here (test/jobs/ping-window.test.ts has it).
+    const config = dirConfig(r, { PINGROLL_DDB_TABLES: 'pings_{yyyy}_{mm}', PINGROLL_DEDUPE_DAYS: '0' });
     await writeObjects(join(r, 'logs'), sample.objects);
     const now = new Date('2026-12-05T04:00:00Z');
     // The day's run is interrupted where it starts, at the read of its manifest.

@@ -161,11 +161,23 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
     const rows = (file: string) => query(`SELECT * EXCLUDE (reported_month, closed_month, day), reported_month::VARCHAR AS reported_month, closed_month::VARCHAR AS closed_month, day::VARCHAR AS day FROM read_parquet('${file}')`);
     const late: Record<string, number> = {};
     let utcRows: Array<Record<string, unknown>> = [];
+    // The ping-id window (contract §4, §9): a published day two days before counts a third of the
+    // pending ids (a repeat, never an adjustment), and one 40 days before another third (too far: still new).
+    const aroundFile = join(r, 'around.parquet');
+    const pendingFiles = pending.map((f) => `'${f.local}'`).join(', ');
+    await local.run(`COPY (SELECT ping_id, event_ms - (CASE WHEN hash(ping_id) % 3 = 0 THEN 2 ELSE 40 END) * 86400000::BIGINT AS event_ms, false AS "repeat", true AS counted
+      FROM read_parquet([${pendingFiles}], union_by_name = true) WHERE ping_id IS NOT NULL AND hash(ping_id) % 3 <> 2) TO '${aroundFile}' (FORMAT parquet)`);
+    const aroundKey = '_state/ping-ids/dt=2026-10-30/test.parquet';
+    await store.put(aroundKey, { file: aroundFile });
+    const around = { key: aroundKey, size: (await stat(aroundFile)).size, local: aroundFile };
+    const window = { days: 30, around: [around], own: null };
+    const noWindow = { days: 30, around: [], own: null };
     for (const [tz, closedMonth, reportedMonth] of [['UTC', '2026-11', '2026-12'], ['Pacific/Honolulu', '2026-10', '2026-11']] as const) {
       const a = { reportedMonth, closedMonth, tz, day: '2026-11-01' };
       sent.splice(0);
-      const ours = await redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })) }, tempDir(), null, run);
-      const theirs = await duckdb.adjust({ ...a, counted, pending }, tempDir(), null);
+      const ours = await redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })), window: { ...window, around: [{ ...around, local: null }] } }, tempDir(), null, run);
+      const theirs = await duckdb.adjust({ ...a, counted, pending, window }, tempDir(), null);
+      const without = await rows((await duckdb.adjust({ ...a, counted, pending, window: noWindow }, tempDir(), null)).local);
       // One batch: the inputs COPYed, the day worked out, the piece UNLOADed.
       expect(sent).toHaveLength(1);
       expect(sent[0]!.at(-1)).toMatch(/^UNLOAD /);
@@ -181,6 +193,10 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
       expect(sum('minutes_watched'), tz).toBeGreaterThan(0);
       // (UTC's whole day: some new pings fell in minutes the closed figures had.)
       if (tz === 'UTC') expect(sum('minutes_watched')).toBeLessThan(sum('pings'));
+      // The repeats are no adjustment: fewer pings than without the window, as many records.
+      const sumOf = (rs: Array<Record<string, unknown>>, k: string) => rs.reduce((n, x) => n + Number(x[k]), 0);
+      expect(sum('pings'), tz).toBeLessThan(sumOf(without, 'pings'));
+      expect(sum('after_close_records'), tz).toBe(sumOf(without, 'after_close_records'));
       late[tz] = sum('after_close_records');
       if (tz === 'UTC') utcRows = reference;
     }
@@ -194,8 +210,8 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
     const kept = await engines('run-4', { catalogOnly: 'episodes' });
     const catalog = await loadEpisodeCatalog(local, { url: csv, fetch: (dest) => copyFile(csv, dest) }, tempDir());
     const a = { reportedMonth: '2026-12', closedMonth: '2026-11', tz: 'UTC', day: '2026-11-01' };
-    const ours = await kept.redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })) }, tempDir(), catalog, run);
-    const theirs = await kept.duckdb.adjust({ ...a, counted, pending }, tempDir(), catalog);
+    const ours = await kept.redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })), window: noWindow }, tempDir(), catalog, run);
+    const theirs = await kept.duckdb.adjust({ ...a, counted, pending, window: noWindow }, tempDir(), catalog);
     const [mine, reference] = [await rows(ours.local), await rows(theirs.local)];
     expect(mine).toEqual(reference);
     expect(reference.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidTrafficLinesSql } from '../../../rollup/rejects-lines.js';
-import { CATALOG_TABLE_COLUMNS, dayRollupStatements, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
 import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
 import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
@@ -92,24 +92,46 @@ async function stagedDay(seed: number, day: string): Promise<{ files: string[]; 
 }
 
 describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
-  it.each([[71, '2026-11-01', null], [72, '2026-12-31', null], [73, '2026-11-01', 'episodes']] as const)('equals DuckDB\'s rollup row for row (seed %i, %s, PINGROLL_CATALOG_ONLY=%s), and replaces the day in place', async (seed, day, catalogOnly) => {
+  it.each([[71, '2026-11-01', null, false], [72, '2026-12-31', null, false], [73, '2026-11-01', 'episodes', false], [74, '2026-11-01', null, true]] as const)('equals DuckDB\'s rollup row for row (seed %i, %s, PINGROLL_CATALOG_ONLY=%s, with earlier days\' ping ids: %s), and replaces the day in place', async (seed, day, catalogOnly, withWindow) => {
     const { files, outcomes } = await stagedDay(seed, day);
 
     // DuckDB's rollup, as the daily job runs it.
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
+    // The ping-id window (contract §4): ids of the day's records counted before (1, 5 and exactly 30
+    // days before; 30 days and a millisecond, too early; some not counted there), and on a closed day
+    // 3 days after; among them ids that differ from the day's only by a trailing blank, and ids of the
+    // session in a loop (its repeats are automated traffic). None of the bursts': a repeat is left out
+    // before the session rate is judged, and they would no longer be caught.
+    const idsDir = root();
+    // (A pass of the check at most 300 of the day's ids: the ranges, and their edges, are exercised.)
+    const window = withWindow ? { days: 30, history: [join(idsDir, 'history.parquet')], closedAfter: [join(idsDir, 'closed-after.parquet')], out: join(idsDir, 'day.parquet'), passIds: 300 } : null;
+    if (window) {
+      const staged = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
+      await c.run(`COPY (SELECT ping_id, event_ms - (CASE hash(ping_id) % 4 WHEN 0 THEN 86400000 WHEN 1 THEN 2592000000 WHEN 2 THEN 2592000001 ELSE 432000000 END) AS event_ms,
+          false AS "repeat", hash(ping_id) % 5 <> 0 AS counted FROM ${staged} WHERE ping_id IS NOT NULL AND hash(natural_key) % 6 = 0 AND session NOT LIKE 'burst-%') TO ${sqlString(window.history[0]!)} (FORMAT parquet)`);
+      await c.run(`COPY (SELECT ping_id, event_ms + 259200000 AS event_ms, false AS "repeat", true AS counted FROM ${staged} WHERE ping_id IS NOT NULL AND hash(natural_key) % 6 = 1)
+        TO ${sqlString(window.closedAfter[0]!)} (FORMAT parquet)`);
+    }
     // An episode catalog, and an episode whose ids differ from another's only by trailing blanks (a
     // checked catalog refuses such ids; the SQL must keep them apart all the same).
     const dir = root();
     const checked = await loadEpisodeCatalog(c, { url: 'test', fetch: (dest) => writeFile(dest, sampleEpisodeCatalog()) }, dir);
     const catalog = { ...checked, file: join(dir, 'c.parquet') };
     await c.run(`COPY (SELECT * FROM read_parquet(${sqlString(checked.file)}) UNION ALL SELECT 's1000 ', 'e1 ', 61) TO ${sqlString(catalog.file)} (FORMAT parquet)`);
-    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file, catalogOnly });
+    const rollup = await rollupDay(c, day, files, outcomes, { viewerKey: KEY, catalogFile: catalog.file, catalogOnly, window });
+    const wantIds = window ? normalized(await queryRows(c, `SELECT * FROM read_parquet(${sqlString(window.out)})`)) : [];
+    if (window) {
+      expect(rollup.repeats.s3).toBeGreaterThan(10);
+      // Repeats and counted survivors both.
+      for (const [repeat, counted] of [['true', 'false'], ['false', 'true']]) expect(wantIds.some((r) => r.repeat === repeat && r.counted === counted), `${repeat} ${counted}`).toBe(true);
+    }
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
     // The records left out, each as its rejects line has it.
     const wantExcluded = normalized(await queryRows(c, invalidTrafficLinesSql('excluded')));
     expect(want.daily_episode_stats.length).toBeGreaterThan(10);
+    if (window) expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'repeat' }));
     expect(wantExcluded.length).toBe(want.daily_ingest_audit.filter((r) => r.outcome === 'invalid_traffic').reduce((n, r) => n + (r.records as number), 0));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 'dynamodb', outcome: 'duplicate' }));
     expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'duplicate' }));
@@ -122,7 +144,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     const viewers = await queryRows<{ series: string; viewer: string }>(c, `SELECT DISTINCT series, coalesce(user_id, 'session:' || session) AS viewer
       FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true) WHERE event_ms >= ${start} AND event_ms < ${start + 86_400_000} AND agent_rule IS NULL AND session NOT IN ('bot-${seed}-4', 'burst-${seed}-0', 'burst-${seed}-2')`);
     expect(new Set(want.daily_invalid_traffic.map((r) => r.rule))).toEqual(new Set(['bot_list', 'session_rate', ...(catalogOnly ? ['not_in_catalog'] : [])]));
-    if (!catalogOnly) expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
+    if (!catalogOnly && !window) expect(want.daily_series_viewers).toEqual(normalized(viewers.map((v) => ({ day, series_id: v.series, viewer_key: viewerKeyFor(KEY.secret, v.viewer) }))));
     expect(want.daily_episode_viewers.length).toBeGreaterThan(want.daily_series_viewers.length);
     expect(want.daily_episode_completion.filter((r) => r.reached_50 !== null && (r.reached_50 as number) > 0).length).toBeGreaterThan(10);
     expect(want.daily_episode_completion.some((r) => r.series_id === 's1000 ' && r.episode_id === 'e1 ' && r.duration_seconds === 61)).toBe(true);
@@ -139,6 +161,18 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     await insertRows(pg, `${schema}.staged`, rows, [...STAGED_COLUMN_NAMES]);
     await pg.exec(`CREATE TABLE ${schema}.episode_catalog (${CATALOG_TABLE_COLUMNS})`);
     await insertRows(pg, `${schema}.episode_catalog`, catalogRows, [...CATALOG_COLUMNS]);
+    const idTables = window ? { history: `${schema}.window_history`, closedAfter: `${schema}.window_closed_after` } : null;
+    if (window && idTables) {
+      for (const [table, file] of [[idTables.history, window.history[0]!], [idTables.closedAfter, window.closedAfter[0]!]] as const) {
+        await pg.exec(`CREATE TABLE ${table} (${PING_IDS_TABLE_COLUMNS})`);
+        const d2 = await DuckDBInstance.create(':memory:');
+        const c2 = await d2.connect();
+        await insertRows(pg, table, await queryRows<Record<string, unknown>>(c2, `SELECT * FROM read_parquet(${sqlString(file)})`));
+        c2.closeSync();
+        d2.closeSync();
+      }
+    }
+    const windowSql = window && idTables ? { days: window.days, ...idTables } : null;
     // A day published before, and its neighbour: the day is replaced, the neighbour left alone.
     await pg.exec(`INSERT INTO ${schema}.daily_hourly_stats VALUES ('${day}', 3, 999), ('1999-01-01', 3, 7)`);
 
@@ -149,11 +183,12 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       // (One per seed: the seeds share a session, and a temporary table lives as long as it.)
       await tx.exec(`CREATE TEMP TABLE viewer_secret_${seed} (secret VARCHAR(256))`);
       await tx.exec(`INSERT INTO viewer_secret_${seed} VALUES ('${KEY.secret}')`);
-      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres, catalogTable: `${schema}.episode_catalog`, catalogOnly });
+      const statements = dayRollupStatements({ day, staged: `${schema}.staged`, tables, outcomes, viewers: { keyId: KEY.id, secretTable: `viewer_secret_${seed}` }, sha256Hex: SHA256_HEX.postgres, catalogTable: `${schema}.episode_catalog`, catalogOnly, window: windowSql });
       expect(statements.join('\n')).not.toContain(KEY.secret);
       for (const sql of statements) await tx.exec(sql);
     });
     expect(normalized((await pg.query<Record<string, unknown>>(invalidTrafficLinesSql('excluded'))).rows), 'excluded').toEqual(wantExcluded);
+    if (window) expect(normalized((await pg.query<Record<string, unknown>>('SELECT * FROM day_ping_ids')).rows), 'the day\'s ping ids').toEqual(wantIds);
     // The temporary tables go with the session (Redshift's is the batch's); the seeds share this one.
     await pg.exec('DISCARD TEMP');
     for (const t of TABLES) {
@@ -171,8 +206,14 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       const plain = Object.fromEntries(TABLES.map((t) => [t, t])) as Record<TableName, string>;
       await d.run(`CREATE TEMP TABLE viewer_secret AS SELECT '${KEY.secret}' AS secret`);
       await d.run(`CREATE TABLE episode_catalog AS SELECT * FROM read_parquet(${sqlString(catalog.file)})`);
-      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog', catalogOnly })) await d.run(sql);
+      if (window) {
+        await d.run(`CREATE TABLE window_history AS SELECT * FROM read_parquet(${sqlString(window.history[0]!)})`);
+        await d.run(`CREATE TABLE window_closed_after AS SELECT * FROM read_parquet(${sqlString(window.closedAfter[0]!)})`);
+      }
+      for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog', catalogOnly,
+        window: window ? { days: window.days, history: 'window_history', closedAfter: 'window_closed_after' } : null })) await d.run(sql);
       for (const t of TABLES) expect(normalized(await queryRows(d, `SELECT * FROM ${t}`)), `${t} on DuckDB`).toEqual(want[t]);
+      if (window) expect(normalized(await queryRows(d, 'SELECT * FROM day_ping_ids')), 'the day\'s ping ids on DuckDB').toEqual(wantIds);
     } finally {
       d.closeSync();
       duck.closeSync();
