@@ -1,0 +1,89 @@
+/**
+ * What the ping-id window (contract §4) costs the busy day (bench/busy-day.ts, `make busy-day` makes
+ * its logs): one `make rollup` as cron runs it, cold, with the window off (PINGROLL_DEDUPE_DAYS=0),
+ * then again on a fresh output that holds W days of published history (W = 30 unless said), each
+ * day's ping ids as many as the busy day's, a share of them the busy day's own (its resends: repeats).
+ * Wall time and peak RSS of each, and their ratio. (A script, not a test: it takes many minutes.)
+ *
+ * The history's days are one ping-ids file, made once from the first run's own ids (a share of them
+ * moved ten days back) and random UUIDs, sorted by id, and linked under each day's name: W files to
+ * read of the same size as W real ones, on a disk that has room for one. What is read from the page
+ * cache rather than the disk is the same for the days after the first.
+ *
+ * Usage: node dist/bench/window-cost.js [W, default 30] [repeat share, default 0.02]
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { link, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { BENCH_DIR } from './bench-data.js';
+import { measure } from './cold-run.js';
+import { dayManifestKey, PING_IDS } from '../datasets/layout.js';
+import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
+import { PING_IDS_ROW_GROUP } from '../rollup/ping-window.js';
+
+const DAY = '2026-11-01';
+
+async function main(): Promise<void> {
+  const w = Number(process.argv[2] ?? 30);
+  const share = Number(process.argv[3] ?? 0.02);
+  const logs = readdirSync(BENCH_DIR).find((d) => /^busy-day-\d+-copies-traffic$/.test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
+  if (!logs) throw new Error('no busy day\'s logs under .bench/: make busy-day makes them');
+  const dir = join(BENCH_DIR, logs);
+  const run = (out: string, env: Record<string, string>) => measure('make', ['-s', 'rollup', `DATE=${DAY}`],
+    { PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`, ...env }, { showStderr: false });
+  const pingsOf = (stdout: string): number => Number(/: (\d+) pings/.exec(stdout)?.[1]);
+  const repeatsOf = (stdout: string): number => Number(/and (\d+) resent/.exec(stdout)?.[1] ?? 0);
+
+  // The window off.
+  const off = join(BENCH_DIR, 'window-off-out');
+  await rm(off, { recursive: true, force: true });
+  const a = run(off, { PINGROLL_DEDUPE_DAYS: '0' });
+  const pings = pingsOf(a.stdout);
+  process.stderr.write(`window off: ${pings} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB)} MiB\n`);
+
+  // The history: one day's ids, linked under each of the W days before.
+  const idsDir = join(off, 'out', PING_IDS, `dt=${DAY}`);
+  const dayIds = join(idsDir, readdirSync(idsDir)[0]!);
+  const history = join(BENCH_DIR, `window-history-${share}.parquet`);
+  const db = await (await DuckDBInstance.create(':memory:', { memory_limit: '4GB', temp_directory: join(BENCH_DIR, 'window-spill') })).connect();
+  const rows = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dayIds}')`)).getRowObjectsJson())[0]!.n);
+  const back = dayStartMs(DAY) - 10 * DAY_MS;
+  await db.run(`COPY (
+      SELECT ping_id, event_ms, "repeat", counted FROM (
+        SELECT ping_id, ${back} + event_ms % ${DAY_MS} AS event_ms, false AS "repeat", true AS counted FROM read_parquet('${dayIds}') WHERE counted AND hash(ping_id) % 1000 < ${Math.round(share * 1000)}
+        UNION ALL
+        SELECT uuid()::VARCHAR, ${back} + (i * 1727) % ${DAY_MS}, false, true FROM range(${Math.round(rows * (1 - share))}) t(i))
+      ORDER BY ping_id)
+    TO '${history}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
+  const sampled = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dayIds}') WHERE counted AND hash(ping_id) % 1000 < ${Math.round(share * 1000)}`)).getRowObjectsJson())[0]!.n);
+  const historyRows = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${history}')`)).getRowObjectsJson())[0]!.n);
+  const bytes = (await stat(history)).size;
+  process.stderr.write(`history: ${w} days of ${historyRows} ids (${(bytes / 2 ** 20).toFixed(0)} MiB a day), ${sampled} of them the busy day's own\n`);
+
+  // The window on, over a fresh output holding the history as published days.
+  const on = join(BENCH_DIR, 'window-on-out');
+  await rm(on, { recursive: true, force: true });
+  for (let k = 1; k <= w; k++) {
+    const day = addDays(DAY, -k);
+    const key = `${PING_IDS}dt=${day}/bench.parquet`;
+    await mkdir(join(on, 'out', PING_IDS, `dt=${day}`), { recursive: true });
+    await link(resolve(history), join(on, 'out', key));
+    await mkdir(join(on, 'out', dayManifestKey(day), '..'), { recursive: true });
+    await writeFile(join(on, 'out', dayManifestKey(day)), JSON.stringify({ run: 'bench', day, pings: historyRows, pingIds: { key, rows: historyRows, bytes } }) + '\n');
+  }
+  const b = run(on, { PINGROLL_DEDUPE_DAYS: String(w) });
+  const pingsOn = pingsOf(b.stdout), repeats = repeatsOf(b.stdout);
+  const exact = pingsOn + repeats === pings && repeats === sampled;
+  process.stdout.write([
+    `the window's cost on the busy day (${readdirSync(dir).length.toLocaleString('en')} log objects), one \`make rollup\` each, cold, node ${process.version}`,
+    '',
+    `window off (PINGROLL_DEDUPE_DAYS=0): ${pings.toLocaleString('en')} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB).toLocaleString('en')} MiB`,
+    `window on (${w} days, ${(w * historyRows).toLocaleString('en')} history ids, ${(w * bytes / 2 ** 30).toFixed(1)} GiB): ${pingsOn.toLocaleString('en')} pings and ${repeats.toLocaleString('en')} repeats in ${b.seconds.toFixed(0)} s, peak RSS ${Math.round(b.maxRssMiB).toLocaleString('en')} MiB`,
+    `ratio: ${(b.seconds / a.seconds).toFixed(2)}x (target 1.15x), peak RSS ${(b.maxRssMiB / 1024).toFixed(2)} GiB (target 1.5 GiB)`,
+    exact ? `exact: every sampled id of the day a repeat, the rest counted` : `expected ${sampled} repeats and ${pings} pings in all: a bug`,
+  ].join('\n') + '\n');
+  if (!exact) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
