@@ -144,19 +144,23 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // of those the repeats, a counted survivor of an earlier day holding their id at most W days before
   // them by event time. Repeats are left out with the losers, before the session rate is judged (a
   // player that resends what it could not deliver sends many pings in a minute).
-  const window = opts.window ?? null;
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE day_ids AS
-    SELECT rowid, source, session, ping_id, event_ms FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+  // With W = 0 (the window off) no id is looked at, and none is kept: the day costs what it did
+  // before the window.
+  const W = (opts.window?.days ?? 0) * DAY_MS;
+  const window = W > 0 ? opts.window! : null;
+  if (window) {
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE day_ids AS
+      SELECT rowid, source, session, ping_id, event_ms FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+  }
   // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
   // with its id, at most W days before it, is the repeat.
-  const W = (window?.days ?? 0) * DAY_MS;
   // In passes, each a range of ids: the day's ids of the range are hashed (at most WINDOW_PASS_IDS of
   // them: what a pass holds is bounded, whatever the day), and only the row groups of the history
   // whose ids fall in the range are read (each day's ping ids are sorted by id: their min/max say).
   // The ranges are cut at a sample of the day's ids.
   await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
-  const sources = window && W > 0 ? [
+  const sources = window ? [
     ...(window.history.length ? [{ files: window.history, from: dayStart - W, to: dayStart, within: `d.event_ms - h.event_ms <= ${W}` }] : []),
     ...(window.closedAfter.length ? [{ files: window.closedAfter, from: dayStart + DAY_MS, to: dayStart + DAY_MS + W, within: `h.event_ms - d.event_ms <= ${W}` }] : []),
   ] : [];
@@ -180,7 +184,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   }
   await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${sources.length
     ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
-    : 'SELECT rowid, source, session FROM day_ids LIMIT 0'}`);
+    : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,

@@ -36,7 +36,7 @@ export class DuckDbRollup implements RollupEngine {
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
     const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;
-    return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: { file: window.out, rows: rollup.pingIdRows },
+    return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: window.days > 0 ? { file: window.out, rows: rollup.pingIdRows } : null,
       invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 

@@ -238,11 +238,12 @@ export function dayRollupStatements({ day, staged, tables, outcomes, viewers: ke
      SELECT ${date}, MIN(series), MIN(episode), COUNT(DISTINCT session_k) FROM day_pings GROUP BY series_k, episode_k`,
     // (No temporary table is dropped: they go with the session.)
     // The day's ping ids, every survivor with one: whether a repeat, and whether counted (neither a
-    // repeat nor of a caught session). UNLOADed after the transaction, sorted by id.
-    `CREATE TEMP TABLE day_ping_ids AS
+    // repeat nor of a caught session). UNLOADed after the transaction, sorted by id. With W = 0 none
+    // is kept.
+    ...(W > 0 ? [`CREATE TEMP TABLE day_ping_ids AS
      SELECT s.ping_id, s.event_ms, r.ping_k IS NOT NULL AS "repeat", r.ping_k IS NULL AND c.session_k IS NULL AS counted
      FROM survivors s LEFT JOIN repeat_keys r ON r.ping_k = s.ping_k LEFT JOIN caught_sessions c ON c.session_k = s.session_k
-     WHERE s.ping_id IS NOT NULL`,
+     WHERE s.ping_id IS NOT NULL`] : []),
     // The ledger's counts, and the duplicates: the day's staged pings less the survivors, by source.
     `DELETE FROM ${tables.daily_ingest_audit} WHERE day = ${date}`,
     `INSERT INTO ${tables.daily_ingest_audit} (day, source, outcome, records)

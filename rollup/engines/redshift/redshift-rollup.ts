@@ -166,9 +166,10 @@ export class RedshiftRollup implements RollupEngine {
         await this.files.jsonLines(local, invalidRejects);
       }
       // The day's ping ids (contract §4), as the rollup left them in the session: what later days' windows read.
+      // With W = 0 none is kept.
       const pingIds = join(dir, 'ping-ids.parquet');
-      const idRows = await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, pingIds, `the ping ids of ${day}`, 'ping_ids');
-      return { pings, duplicates, repeats, pingIds: { file: pingIds, rows: idRows }, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
+      const ids = input.window.days > 0 ? { file: pingIds, rows: await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, pingIds, `the ping ids of ${day}`, 'ping_ids') } : null;
+      return { pings, duplicates, repeats, pingIds: ids, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
       // the next run's leftovers, or after a day by the bucket's lifecycle rule (deploy/); said.
@@ -504,7 +505,7 @@ export class RedshiftRollup implements RollupEngine {
         // The session's temporary table of the records left out as automated traffic: the day's rejects have them.
         unload(invalidTrafficLinesSql('excluded'), `${input.unloadPrefix}${EXCLUDED_RECORDS}/`),
         // The session's temporary table of the day's ping ids, sorted by id (rollup/ping-window.ts).
-        unload('SELECT * FROM day_ping_ids ORDER BY ping_id', `${input.unloadPrefix}${PING_IDS_UNLOAD}/`),
+        ...((input.window?.days ?? 0) > 0 ? [unload('SELECT * FROM day_ping_ids ORDER BY ping_id', `${input.unloadPrefix}${PING_IDS_UNLOAD}/`)] : []),
       ],
     };
   }
