@@ -1,11 +1,13 @@
 /**
  * What the ping-id window (contract §4) costs the busy day (bench/busy-day.ts, `make busy-day` makes
- * its logs): one `make rollup` as cron runs it, cold, with the window off (PINGROLL_DEDUPE_DAYS=0),
- * then again on a fresh output that holds W days of published history (W = 30 unless said), each
- * day's ping ids as many as the busy day's, a share of them the busy day's own (its resends: repeats).
- * Wall time and peak RSS of each, and their ratio. (A script, not a test: it takes many minutes.)
+ * its logs): `make rollup` as cron runs it, cold, three times, each into a fresh output: with the
+ * window off (PINGROLL_DEDUPE_DAYS=0: no id looked at or kept), with the window on and no day before
+ * it (the day's ids kept, none checked), and with the window on over W days of published history
+ * (W = 30 unless said), each day's ping ids as many as the busy day's, a share of them the busy day's
+ * own (its resends: repeats). Wall time and peak RSS of each, and the ratios to the first.
+ * (A script, not a test: it takes many minutes.)
  *
- * The history's days are one ping-ids file, made once from the first run's own ids (a share of them
+ * The history's days are one ping-ids file, made once from the second run's ids (a share of them
  * moved ten days back) and random UUIDs, sorted by id, and linked under each day's name: W files to
  * read of the same size as W real ones, on a disk that has room for one. What is read from the page
  * cache rather than the disk is the same for the days after the first.
@@ -41,9 +43,16 @@ async function main(): Promise<void> {
   const a = run(off, { PINGROLL_DEDUPE_DAYS: '0' });
   const pings = pingsOf(a.stdout);
   process.stderr.write(`window off: ${pings} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB)} MiB\n`);
+  await rm(off, { recursive: true, force: true });
+
+  // The window on, no day before it: the day's ids are kept, none checked.
+  const kept = join(BENCH_DIR, 'window-kept-out');
+  await rm(kept, { recursive: true, force: true });
+  const k = run(kept, { PINGROLL_DEDUPE_DAYS: String(w) });
+  process.stderr.write(`window on, no history: ${pingsOf(k.stdout)} pings in ${k.seconds.toFixed(0)} s, peak RSS ${Math.round(k.maxRssMiB)} MiB\n`);
 
   // The history: one day's ids, linked under each of the W days before.
-  const idsDir = join(off, 'out', PING_IDS, `dt=${DAY}`);
+  const idsDir = join(kept, 'out', PING_IDS, `dt=${DAY}`);
   const dayIds = join(idsDir, readdirSync(idsDir)[0]!);
   const history = join(BENCH_DIR, `window-history-${share}.parquet`);
   const db = await (await DuckDBInstance.create(':memory:', { memory_limit: '4GB', temp_directory: join(BENCH_DIR, 'window-spill') })).connect();
@@ -79,6 +88,7 @@ async function main(): Promise<void> {
     `the window's cost on the busy day (${readdirSync(dir).length.toLocaleString('en')} log objects), one \`make rollup\` each, cold, node ${process.version}`,
     '',
     `window off (PINGROLL_DEDUPE_DAYS=0): ${pings.toLocaleString('en')} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB).toLocaleString('en')} MiB`,
+    `window on, no day before it (the day's ids kept, none checked): ${k.seconds.toFixed(0)} s (${(k.seconds / a.seconds).toFixed(2)}x), peak RSS ${Math.round(k.maxRssMiB).toLocaleString('en')} MiB`,
     `window on (${w} days, ${(w * historyRows).toLocaleString('en')} history ids, ${(w * bytes / 2 ** 30).toFixed(1)} GiB): ${pingsOn.toLocaleString('en')} pings and ${repeats.toLocaleString('en')} repeats in ${b.seconds.toFixed(0)} s, peak RSS ${Math.round(b.maxRssMiB).toLocaleString('en')} MiB`,
     `ratio: ${(b.seconds / a.seconds).toFixed(2)}x (target 1.15x), peak RSS ${(b.maxRssMiB / 1024).toFixed(2)} GiB (target 1.5 GiB)`,
     exact ? `exact: every sampled id of the day a repeat, the rest counted` : `expected ${sampled} repeats and ${pings} pings in all: a bug`,
