@@ -14,7 +14,7 @@
  *
  * Usage: node dist/bench/window-cost.js [W, default 30] [repeat share, default 0.02]
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { link, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -32,8 +32,13 @@ async function main(): Promise<void> {
   const logs = readdirSync(BENCH_DIR).find((d) => /^busy-day-\d+-copies-traffic$/.test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
   if (!logs) throw new Error('no busy day\'s logs under .bench/: make busy-day makes them');
   const dir = join(BENCH_DIR, logs);
-  const run = (out: string, env: Record<string, string>) => measure('make', ['-s', 'rollup', `DATE=${DAY}`],
-    { PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`, ...env }, { showStderr: false });
+  // Each run's log lines (their times say where the run's time went) are kept beside its output.
+  const run = (out: string, env: Record<string, string>) => {
+    const r = measure('make', ['-s', 'rollup', `DATE=${DAY}`],
+      { PINGROLL_LOGS: dir, PINGROLL_OUTPUT: join(out, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(out, 'wh.duckdb')}`, ...env }, { showStderr: false });
+    writeFileSync(`${out}.log`, r.stderr);
+    return r;
+  };
   const pingsOf = (stdout: string): number => Number(/: (\d+) pings/.exec(stdout)?.[1]);
   const repeatsOf = (stdout: string): number => Number(/and (\d+) resent/.exec(stdout)?.[1] ?? 0);
 

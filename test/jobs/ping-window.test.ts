@@ -105,6 +105,10 @@ describe('the ping-id window (contract §4)', () => {
     const figures = new RunFigures();
     for (const e of log.events) figures.observe(e.event, e.fields);
     expect(figures.repeats).toBe(repeats.size);
+    // Each day's rollup says what the window cost it: the day 30 days on read the 30 days before it.
+    const checked = log.events.find((e) => e.event === 'window.checked' && e.fields.day === addDays(B, 30))?.fields;
+    expect(checked, 'window.checked').toMatchObject({ days: 30, historyFiles: 30, repeats: [...repeats].filter((p) => p.day === addDays(B, 30)).length, passes: 1 });
+    expect(checked?.checkMs).toEqual(expect.any(Number));
     const status = JSON.parse((await statusCommand(config, { from: addDays(B, 30), to: addDays(B, 30), json: true }, NOW)).text) as { repeats: number };
     expect(status.repeats).toBe([...repeats].filter((p) => p.day === addDays(B, 30)).length);
     // The manifest says how many repeats each day left out; ping - duplicate - repeat = pings.

@@ -90,6 +90,8 @@ export interface DayRollup {
   repeats: Record<string, number>;
   /** The rows of the day's ping-ids file (window.out); 0 without a window. */
   pingIdRows: number;
+  /** What the window took (null without one): its check (the day's ids, their passes over the history), and keeping the day's ids. */
+  windowCost: { checkMs: number; keepMs: number; passes: number } | null;
   /** Records left out as automated traffic, by source. */
   invalid: Record<string, number>;
   /** The temporary table of those records, each with its rule and staged columns (rollup/rejects-lines.ts). */
@@ -148,6 +150,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // before the window.
   const W = (opts.window?.days ?? 0) * DAY_MS;
   const window = W > 0 ? opts.window! : null;
+  const checkStart = performance.now();
+  let passes = 0;
   if (window) {
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE day_ids AS
@@ -166,7 +170,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   ] : [];
   if (sources.length) {
     const ids = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
-    const passes = Math.max(1, Math.ceil(ids / (window!.passIds ?? WINDOW_PASS_IDS)));
+    passes = Math.max(1, Math.ceil(ids / (window!.passIds ?? WINDOW_PASS_IDS)));
     const cuts = passes === 1 ? [] : (await queryRows<{ ping_id: string }>(engine, `
       SELECT ping_id FROM (SELECT ping_id, row_number() OVER (ORDER BY ping_id) AS k FROM (SELECT ping_id FROM day_ids USING SAMPLE reservoir(${passes * 64} ROWS) REPEATABLE (7)))
       WHERE k % 64 = 0 ORDER BY ping_id`)).map((r) => r.ping_id);
@@ -185,6 +189,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${sources.length
     ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
+  const checkMs = performance.now() - checkStart;
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE session_blocks AS
     SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
@@ -280,6 +285,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const repeats = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine,
     'SELECT source, count(*) AS n FROM repeats WHERE session NOT IN (SELECT session FROM caught_sessions) GROUP BY source')).map((r) => [r.source, Number(r.n)]));
   let pingIdRows = 0;
+  const keepStart = performance.now();
   if (window) {
     // Every survivor with a ping id, sorted by it: whether it is a repeat, and whether the day counts it
     // (neither a repeat nor of a caught session): what later days' windows read.
@@ -289,6 +295,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       TO ${sqlString(window.out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
   }
+  const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};
   for (const s of staged) {
     const survived = Number(kept.find((k) => k.source === s.source)?.n ?? 0n);
@@ -424,6 +431,6 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
       daily_platform_stats: 'out_platforms', daily_country_stats: 'out_countries', daily_device_stats: 'out_devices', daily_invalid_traffic: 'out_invalid',
       daily_episode_completion: 'out_completion' },
-    pings, duplicates, repeats, pingIdRows, invalid, excluded: 'excluded',
+    pings, duplicates, repeats, pingIdRows, windowCost, invalid, excluded: 'excluded',
   };
 }

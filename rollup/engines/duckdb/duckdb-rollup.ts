@@ -27,12 +27,16 @@ export class DuckDbRollup implements RollupEngine {
   /** @param db the stage's own connection (spilling under the run's work folder), opened at its first use. */
   constructor(private readonly db: DuckDBConnection, private readonly settings: RollupSettings = {}) {}
 
-  async rollupDay(input: DayInput): Promise<RolledUpDay> {
+  async rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay> {
     const { db } = this;
     const files = input.staged.map((f) => local(input.day, f));
     const window = { days: input.window.days, history: input.window.history.map((f) => local(input.day, f)), closedAfter: input.window.closedAfter.map((f) => local(input.day, f)),
       out: join(input.dir, 'ping-ids.parquet') };
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });
+    if (rollup.windowCost) {
+      run.log.info('window.checked', { day: input.day, days: window.days, historyFiles: window.history.length + window.closedAfter.length, ids: rollup.pingIdRows,
+        repeats: Object.values(rollup.repeats).reduce((a, b) => a + b, 0), ...rollup.windowCost });
+    }
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
     const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;
