@@ -102,7 +102,7 @@ describe('loading a day', () => {
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
       { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
-      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/' });
+      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', window: { days: 30, history: [], closedAfter: [] } });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
     expect(entries('u/staged.manifest')).toEqual([staged[3]!.key]);
     expect(entries('u/staged-format-2.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
@@ -122,8 +122,10 @@ describe('loading a day', () => {
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
     expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
-    // Each table's, the records left out as automated traffic (the day's rejects have them), and the day's ping ids.
+    // Each table's, the records left out as automated traffic (the day's rejects have them), and the day's
+    // ping ids (the window is on: 30 days, none of them published).
     expect(unload).toHaveLength(TABLES.length + 2);
+    expect(unload.at(-1)).toMatch(/^UNLOAD \('SELECT \* FROM day_ping_ids ORDER BY ping_id'\)/);
     expect(unload.every((q) => q.startsWith('UNLOAD'))).toBe(true);
     expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
