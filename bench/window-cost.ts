@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const idsDir = join(kept, 'out', PING_IDS, `dt=${DAY}`);
   const dayIds = join(idsDir, readdirSync(idsDir)[0]!);
   const history = join(BENCH_DIR, `window-history-${share}.parquet`);
-  const db = await (await DuckDBInstance.create(':memory:', { memory_limit: '4GB', temp_directory: join(BENCH_DIR, 'window-spill') })).connect();
+  const db = await (await DuckDBInstance.create(':memory:', { memory_limit: '12GB', temp_directory: join(BENCH_DIR, 'window-spill') })).connect();
   const rows = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dayIds}')`)).getRowObjectsJson())[0]!.n);
   const back = dayStartMs(DAY) - 10 * DAY_MS;
   await db.run(`COPY (
