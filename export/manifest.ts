@@ -87,6 +87,11 @@ export function manifestQuarantine({ quarantined, acceptedLost }: HeldObjects): 
 }
 
 /** A day's manifest, from what its run read, rolled up and wrote. */
+/** A day's repeats over its sources (contract §4); null: a manifest written before the window. */
+export function manifestRepeats(m: Pick<DayManifest, 'repeats'>): number | null {
+  return m.repeats ? Object.values(m.repeats).reduce((n, v) => n + v, 0) : null;
+}
+
 export function dayManifest(d: {
   run: string; day: string; version: string; startedAt: Date; publishedAt: Date; sources: DaySources; scanned: DayManifest['scannedThisRun']; missingTables: string[];
   outcomes: DayManifest['outcomes']; pings: number; duplicates: Record<string, number>; repeats: Record<string, number>; pingIds: DayManifest['pingIds']; outputs: ReadonlyArray<{ table: string; key: string; rows: number; bytes: number }>;

@@ -10,6 +10,7 @@
 import { withStage, type Stage } from './stages/stage.js';
 import { randomUUID } from 'node:crypto';
 import { dayManifestKey } from '../datasets/layout.js';
+import { manifestRepeats } from '../export/manifest.js';
 import { tablesForDay } from '../ingest/dynamodb/monthly-tables.js';
 import { allEnded } from '../lib/all-ended.js';
 import type { Log } from '../lib/log.js';
@@ -93,7 +94,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
         } else {
           const m = through.manifest;
           if (through.kind === 'unchanged') log.info('day.unchanged', { run: id, day, state: m.state, publishedBy: m.run, publishedAt: m.publishedAt ?? m.finishedAt, pings: m.pings });
-          Object.assign(summary, { pings: m.pings, repeats: Object.values(m.repeats ?? {}).reduce((n, v) => n + v, 0), outputs: m.outputs, manifest: dayManifestKey(day) });
+          Object.assign(summary, { pings: m.pings, repeats: manifestRepeats(m) ?? 0, outputs: m.outputs, manifest: dayManifestKey(day) });
         }
         // Days published before, whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
         await settleStates(run, db, listed);

@@ -17,7 +17,7 @@
  *   everything found parsed and published.
  */
 import { dayManifestKey, RUNS } from '../datasets/layout.js';
-import { inputsChanged, type Manifests } from '../export/manifest.js';
+import { inputsChanged, manifestRepeats, type Manifests } from '../export/manifest.js';
 import { dayState } from '../state/completeness.js';
 import type { ListedDays } from '../ingest/listing/listing-state.js';
 import type { ObjectStore } from '../state/object-store/object-store.js';
@@ -58,7 +58,7 @@ export async function dayStatus(state: StateSnapshot, day: string, now: Date): P
   const check = manifest ? await checks.last(day) : null;
   const checkedAt = check && check.at > (manifest?.finishedAt ?? '') ? check.at : manifest?.finishedAt ?? null;
   const base = { day, run: manifest?.run ?? null, publishedAt: manifest ? manifest.publishedAt ?? manifest.finishedAt : null, checkedAt, pings: manifest?.pings ?? null,
-    repeats: manifest?.repeats ? Object.values(manifest.repeats).reduce((n, v) => n + v, 0) : null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
+    repeats: manifest ? manifestRepeats(manifest) : null, finalAt: null, blocker: c.state === 'complete' ? null : c.reason };
   // A day of a closed UTC month is what its statement says: late pings of it are adjustments. A
   // zone's close freezes its statement, not the UTC day's rows (contract §9): such a day goes on as any.
   const closed = closes.holding(day);

@@ -36,6 +36,11 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
   await closes.recordExpired(due, at);
   const expiring = (await store.list(EXPIRING)).map((k) => k.slice(EXPIRING.length).replace(/^dt=/, '')).sort();
   const isExpired = (day: string): boolean => due.has(day) || expiring.includes(day) || closes.covering(day).some((c) => c.days[day]?.expired !== undefined);
+  /** Whether `day` and the `back` days before it are all expired. */
+  const expiredBack = (day: string, back: number): boolean => {
+    for (let k = 0; k <= back; k++) if (!isExpired(addDays(day, -k))) return false;
+    return true;
+  };
   let files = 0;
   const deliveryDays: string[] = [];
   for (const day of expiring) {
@@ -44,14 +49,9 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
     await new Checks(store).forget(day);
     // The ping ids §4's window still needs outlive the day: those of the day W before it go now, when
     // every day that could read them (the W after it, up to this one) is expired too.
-    const before = addDays(day, -ask.dedupeDays);
-    let unread = true;
-    for (let k = 0; k < ask.dedupeDays; k++) unread &&= isExpired(addDays(day, -k));
-    if (unread && isExpired(before)) files += await new PingIds(store).expire(before);
+    if (expiredBack(day, ask.dedupeDays)) files += await new PingIds(store).expire(addDays(day, -ask.dedupeDays));
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
-    let held = true;
-    for (let back = 0; back <= ask.lateDays; back++) held &&= isExpired(addDays(day, -back));
-    if (held) deliveryDays.push(day);
+    if (expiredBack(day, ask.lateDays)) deliveryDays.push(day);
   }
   return { days: expiring, files, deliveryDays };
 }

@@ -4,7 +4,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { dayManifestKey } from '../../datasets/layout.js';
-import { inputsChanged, manifestQuarantine, type DayManifest } from '../../export/manifest.js';
+import { inputsChanged, manifestQuarantine, manifestRepeats, type DayManifest } from '../../export/manifest.js';
 import type { DayToPublish } from '../../export/publisher.js';
 import { writeRunsParquet } from '../../rollup/daily-runs.js';
 import type { OutputFile } from '../../rollup/output-file.js';
@@ -35,7 +35,7 @@ export async function publishDay(run: Run, d: DayToPublish): Promise<PublishedDa
     }
   }
   run.log.info('day.done', { run: run.id, day: d.day, state: m.state, ...(m.finalAt ? { finalAt: m.finalAt } : {}), pings: m.pings, duplicates: m.duplicates, repeats: m.repeats ?? {}, records, rejects, outputs: m.outputs.map((o) => `${o.table}:${o.rows}`) });
-  return { pings: m.pings, repeats: Object.values(m.repeats ?? {}).reduce((n, v) => n + v, 0), pingIds: m.pingIds?.key ?? null, outputs: m.outputs, manifest: dayManifestKey(d.day) };
+  return { pings: m.pings, repeats: manifestRepeats(m) ?? 0, pingIds: m.pingIds?.key ?? null, outputs: m.outputs, manifest: dayManifestKey(d.day) };
 }
 
 /**

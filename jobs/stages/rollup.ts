@@ -18,7 +18,7 @@ import { dayState } from '../../state/completeness.js';
 import type { ListedDays } from '../../ingest/listing/listing-state.js';
 import type { Config } from '../../infra/config.js';
 import type { Stage } from './stage.js';
-import { markLaterDays, windowHistory } from './window.js';
+import { markLaterDays, pingIdsFile, windowHistory } from './window.js';
 
 /** What the run's ingest said that a day's manifest and state need. */
 export interface IngestReport {
@@ -83,7 +83,8 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
 }
 
 /** Rolls a month of `tz` (`monthly_series_stats`) up from every UTC day that can hold it and has staged data. */
-export async function rollupMonth({ backends, run, db }: Stage, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
+export async function rollupMonth(stage: Stage, dir: string, month: string, tz = UTC): Promise<RolledUpMonth & { days: number }> {
+  const { backends, run, db } = stage;
   const rollup = backends.rollup(db);
   const days: MonthDay[] = [];
   const { from, to } = utcDaysOfLocalMonth(month, tz);
@@ -93,8 +94,7 @@ export async function rollupMonth({ backends, run, db }: Stage, dir: string, mon
     if (!inputs.sources.batches.length) continue;
     // Its repeats (contract §4) are left out as the day's rollup left them out: by its ping ids.
     const ids = (await run.publisher.manifests.read(day))?.pingIds ?? null;
-    const pingIds = ids ? (rollup.readsLocalFiles ? await run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null }) : null;
-    days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes, pingIds });
+    days.push({ day, staged: inputs.staged, outcomes: inputs.outcomes, pingIds: ids ? await pingIdsFile(stage, ids, dir) : null });
   }
   return { ...(await rollup.rollupMonth(month, tz, days, dir, run.context, await run.work.episodeCatalog(db))), days: days.length };
 }

@@ -13,15 +13,22 @@ import { historyDays, laterDays } from '../../rollup/ping-window.js';
 import type { Stage } from './stage.js';
 
 /**
+ * A published day's ping ids as the run's rollup engine reads them: fetched into `dir` for an engine
+ * that reads local files, where they are for one that reads them in the warehouse (Redshift COPYs them).
+ */
+export async function pingIdsFile({ run, backends, db }: Stage, ids: NonNullable<DayManifest['pingIds']>, dir: string): Promise<StagedFile> {
+  return backends.rollup(db).readsLocalFiles ? run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null };
+}
+
+/**
  * The ping-ids files of the published days of the W before `day`, and of the days of closed months
  * among the W after it (fetched into `dir` when the engine reads local files). A day published before ping ids were kept (an older version) has none: it is
  * named in the log, and its next rollup (a backfill rolls up again what another version made) keeps them.
  */
 export async function windowHistory(stage: Stage, day: string, dir: string): Promise<{ history: StagedFile[]; closedAfter: StagedFile[] }> {
-  const { config, run, backends, db } = stage;
+  const { config, run } = stage;
   const out = { history: [] as StagedFile[], closedAfter: [] as StagedFile[] };
   if (config.dedupeDays === 0) return out;
-  const local = backends.rollup(db).readsLocalFiles;
   const without: string[] = [];
   const ids = async (d: string, into: StagedFile[]): Promise<void> => {
     const m = await run.publisher.manifests.read(d);
@@ -30,7 +37,7 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
       if (m.pings > 0) without.push(d);
       return;
     }
-    into.push(local ? await run.state.pingIds.local(m.pingIds.key, dir) : { key: m.pingIds.key, size: m.pingIds.bytes, local: null });
+    into.push(await pingIdsFile(stage, m.pingIds, dir));
   };
   for (const d of historyDays(day, config.dedupeDays)) await ids(d, out.history);
   // What a closed month's day counts stays counted (contract §9): an earlier open day's record is the repeat.
@@ -57,13 +64,10 @@ async function gone({ run }: Stage, day: string, m: DayManifest): Promise<boolea
  * reads local files).
  */
 export async function windowAround(stage: Stage, day: string, dir: string): Promise<{ days: number; around: StagedFile[]; own: StagedFile | null }> {
-  const { config, run, backends, db } = stage;
-  const local = backends.rollup(db).readsLocalFiles;
+  const { config, run } = stage;
   const file = async (d: string): Promise<StagedFile | null> => {
     const m = await run.publisher.manifests.read(d);
-    const ids = m?.pingIds;
-    if (!ids || (await gone(stage, d, m!))) return null;
-    return local ? run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null };
+    return m?.pingIds && !(await gone(stage, d, m)) ? pingIdsFile(stage, m.pingIds, dir) : null;
   };
   const around: StagedFile[] = [];
   if (config.dedupeDays > 0) {
