@@ -511,7 +511,9 @@ export function generateSample(opts: SampleOptions): Sample {
   const byHour = new Map<number, Pending[]>();
   for (const p of resent) {
     const hour = Math.floor(p.eventMs / 3600_000);
-    byHour.set(hour, [...(byHour.get(hour) ?? []), p]);
+    const batch = byHour.get(hour);
+    if (batch) batch.push(p);
+    else byHour.set(hour, [p]);
   }
   for (const [, batch] of [...byHour].sort((a, b) => a[0] - b[0])) {
     batch.sort((a, b) => a.eventMs - b.eventMs);
