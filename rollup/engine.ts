@@ -34,6 +34,13 @@ export interface DayAdjustment {
   window: { days: number; around: readonly StagedFile[]; own: StagedFile | null };
 }
 
+/**
+ * A closed day's adjustments as the engine made them: the piece (statement_adjustments), and with the
+ * window on (W > 0) the ping ids its new pings counted (PING_IDS_COLUMNS, sorted by id, a local file):
+ * what later days' windows read beside the day's own as it was closed (contract §4, §9).
+ */
+export type AdjustedDay = OutputFile & { pingIds: { file: string; rows: number } | null };
+
 /** A figure of a series that a statement's new version changed (kept with the version, state/closes.ts). */
 export interface FigureChange { series_id: string; field: string; from: number | null; to: number | null }
 
@@ -157,7 +164,7 @@ export interface RollupEngine {
    * §9), from its counted and pending staged files, as a local Parquet file (a piece: `adjustments`
    * makes the month's file from them); `catalog` as checked this run (what PINGROLL_CATALOG_ONLY keeps to).
    */
-  adjust(day: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<OutputFile>;
+  adjust(day: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<AdjustedDay>;
   /**
    * A month's statement, version `ask.version` (monthly_statements, its shares, and what it changed),
    * right after `rollupMonth` rolled the month up in `ask.tz` for it.

@@ -11,6 +11,7 @@
  */
 import { join } from 'node:path';
 import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
+import { zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
 /** Why a published day is stale: the day whose publication changed the counting of ping ids it holds. */
@@ -18,6 +19,15 @@ export interface WindowStaleMark { by: string; run: string; at: string; ids: num
 
 function pingIdsKey(day: string, run: string): string {
   return `${PING_IDS}dt=${day}/${run}.parquet`;
+}
+
+/** Which adjustments counted them: the closed day, its close's month and zone, and the month they are reported on (state/adjustments.ts PieceOf). */
+export interface AdjustedOf { reported: string; month: string; tz: string; day: string }
+
+const ADJUSTED = `${PING_IDS}adjusted/`;
+
+function adjustedKey(p: AdjustedOf): string {
+  return `${ADJUSTED}dt=${p.day}/${p.reported}.${p.month}.${zoneSlug(p.tz)}.parquet`;
 }
 
 function staleKey(day: string): string {
@@ -55,12 +65,43 @@ export class PingIds {
     for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) if (key !== keep) await this.store.delete(key);
   }
 
-  /** Retention's (state/retention.ts): the day's ping ids, once no day that can read them can be counted again; how many files went. */
+  /** Retention's (state/retention.ts): the day's ping ids, its adjustments' too, once no day that can read them can be counted again; how many files went. */
   async expire(day: string): Promise<number> {
-    const keys = await this.store.list(`${PING_IDS}dt=${day}/`);
-    for (const key of keys) await this.store.delete(key);
-    await this.store.prune(`${PING_IDS}dt=${day}/`);
-    return keys.length;
+    let n = 0;
+    for (const prefix of [`${PING_IDS}dt=${day}/`, `${ADJUSTED}dt=${day}/`]) {
+      const keys = await this.store.list(prefix);
+      for (const key of keys) await this.store.delete(key);
+      await this.store.prune(prefix);
+      n += keys.length;
+    }
+    return n;
+  }
+
+  /**
+   * Puts the ping ids a closed day's adjustments count (a local file, given up; null: they count none,
+   * and any put before goes), one file for each month they are reported on and each zone's close.
+   * Kept past the close of the month they are reported on (they are counted for good then), until
+   * retention: later days' windows read them (jobs/stages/window.ts).
+   */
+  async saveAdjusted(p: AdjustedOf, file: string | null): Promise<void> {
+    if (file) await this.store.put(adjustedKey(p), { file, move: true });
+    else await this.store.delete(adjustedKey(p));
+  }
+
+  /** The ping ids adjustments of `day` count, each file's key and size (none: no adjustment of it counted a ping with an id). */
+  async adjusted(day: string): Promise<Array<{ key: string; bytes: number }>> {
+    const out: Array<{ key: string; bytes: number }> = [];
+    for (const key of await this.store.list(`${ADJUSTED}dt=${day}/`)) {
+      const bytes = key.endsWith('.parquet') ? await this.store.size(key) : null;
+      if (bytes !== null) out.push({ key, bytes });
+    }
+    return out;
+  }
+
+  /** A reopen of `month` in `tz` counts what was pending for it: the ping ids its adjustments reported on `reported` counted go. */
+  async clearAdjusted(reported: string, month: string, tz: string): Promise<void> {
+    const name = `/${reported}.${month}.${zoneSlug(tz)}.parquet`;
+    for (const key of await this.store.list(ADJUSTED)) if (key.endsWith(name)) await this.store.delete(key);
   }
 
   /** Marks a published day stale: ping ids it holds are counted otherwise since `mark.by` was published. */

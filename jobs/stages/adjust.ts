@@ -107,7 +107,10 @@ async function makePiece(stage: Stage, close: Close, reported: string, day: stri
   const inputs = await run.state.ledger.inputsFor(day);
   const pending = pendingInputs(close.days[day]!, inputs);
   const ids = pending.map((i) => i.id).sort();
-  if (ids.length === 0) return run.state.adjustments.remove(at);
+  if (ids.length === 0) {
+    await run.state.pingIds.saveAdjusted(at, null);
+    return run.state.adjustments.remove(at);
+  }
   const digest = createHash('sha256').update(ids.join('\n')).digest('hex');
   if ((await run.state.adjustments.digest(at)) === digest) return false;
   return run.work.withFolder(`adjust-${day}`, async (dir) => {
@@ -120,6 +123,9 @@ async function makePiece(stage: Stage, close: Close, reported: string, day: stri
     const countedInputs = inputs.filter((i) => !ids.includes(i.id));
     const window = await windowAround(stage, day, dir);
     const piece = await engine.adjust({ reportedMonth: reported, closedMonth: close.month, tz: close.tz, day, counted: filesOf(countedInputs), pending: filesOf(pending), window }, dir, await run.work.episodeCatalog(db), run.context);
+    // The ids its pings count, before the piece's record says it is made: later days' windows read
+    // them (a resend of one is a repeat). A run killed between the two makes both again.
+    await run.state.pingIds.saveAdjusted(at, piece.pingIds?.rows ? piece.pingIds.file : null);
     await run.state.adjustments.put(at, piece.local, { sha256: digest, batches: ids, rows: piece.rows });
     return true;
   });

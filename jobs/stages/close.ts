@@ -102,6 +102,7 @@ export async function closeMonth(stage: Stage, ask: CloseAsk): Promise<Closed> {
     else {
       // A reopen counts every batch its days have now: what was pending for it is no adjustment any more.
       const reported = run.state.closes.reportedIn(month, tz);
+      await run.state.pingIds.clearAdjusted(reported, month, tz);
       if ((await run.state.adjustments.clearClosedMonth(reported, month, tz)) > 0) await publishAdjustments(stage, reported);
     }
     // The run's closes as they are now, for every holder (the next month's adjustments are reported after this one).

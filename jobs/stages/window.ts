@@ -16,13 +16,26 @@ import type { Stage } from './stage.js';
  * A published day's ping ids as the run's rollup engine reads them: fetched into `dir` for an engine
  * that reads local files, where they are for one that reads them in the warehouse (Redshift COPYs them).
  */
-export async function pingIdsFile({ run, backends, db }: Stage, ids: NonNullable<DayManifest['pingIds']>, dir: string): Promise<StagedFile> {
+export async function pingIdsFile({ run, backends, db }: Stage, ids: Pick<NonNullable<DayManifest['pingIds']>, 'key' | 'bytes'>, dir: string): Promise<StagedFile> {
   return backends.rollup(db).readsLocalFiles ? run.state.pingIds.local(ids.key, dir) : { key: ids.key, size: ids.bytes, local: null };
 }
 
 /**
+ * The ping ids that adjustments of `day` count, when a close covers it (state/ping-ids.ts
+ * saveAdjusted): counted for good, as the closed day's own are, so read wherever its own are.
+ */
+async function adjustedIds(stage: Stage, day: string, dir: string): Promise<StagedFile[]> {
+  const { run } = stage;
+  if (run.state.closes.covering(day).length === 0) return [];
+  const out: StagedFile[] = [];
+  for (const ids of await run.state.pingIds.adjusted(day)) out.push(await pingIdsFile(stage, ids, dir));
+  return out;
+}
+
+/**
  * The ping-ids files of the published days of the W before `day`, and of the days of closed months
- * among the W after it (fetched into `dir` when the engine reads local files). A day published before ping ids were kept (an older version) has none: it is
+ * among the W after it, with what those days' adjustments count (fetched into `dir` when the engine
+ * reads local files). A day published before ping ids were kept (an older version) has none: it is
  * named in the log, and its next rollup (a backfill rolls up again what another version made) keeps them.
  */
 export async function windowHistory(stage: Stage, day: string, dir: string): Promise<{ history: StagedFile[]; closedAfter: StagedFile[] }> {
@@ -31,6 +44,7 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
   if (config.dedupeDays === 0) return out;
   const without: string[] = [];
   const ids = async (d: string, into: StagedFile[]): Promise<void> => {
+    into.push(...(await adjustedIds(stage, d, dir)));
     const m = await run.publisher.manifests.read(d);
     if (!m || (await gone(stage, d, m))) return;
     if (!m.pingIds) {
@@ -60,7 +74,7 @@ async function gone({ run }: Stage, day: string, m: DayManifest): Promise<boolea
 
 /**
  * What a closed day's adjustments dedupe against (contract §4, §9): the ping ids of the published days
- * at most W before and after it, and its own as it was closed (fetched into `dir` when the engine
+ * at most W before and after it (with what their adjustments count), and its own as it was closed (fetched into `dir` when the engine
  * reads local files).
  */
 export async function windowAround(stage: Stage, day: string, dir: string): Promise<{ days: number; around: StagedFile[]; own: StagedFile | null }> {
@@ -74,6 +88,7 @@ export async function windowAround(stage: Stage, day: string, dir: string): Prom
     for (const d of [...historyDays(day, config.dedupeDays), ...laterDays(day, config.dedupeDays)]) {
       const f = await file(d);
       if (f) around.push(f);
+      around.push(...(await adjustedIds(stage, d, dir)));
     }
   }
   return { days: config.dedupeDays, around, own: await file(day) };

@@ -205,9 +205,12 @@ describe('the ping-id window across a closed month (contract §4, §9)', () => {
 
     // After the close: X resent on November 2 (its first sending counted on the closed October 30), and
     // a late record of the closed October 31 with Y's id (counted on the open November 1, a day after).
+    // And a late record of October 31 with an id no day counts: an adjustment's new ping, whose resend
+    // on November 12 is that day's repeat.
     const xAgain = ping(at('2026-11-02', 9), 'id-closed-x', 's-x2');
     const yEarlier = ping(at('2026-10-31', 22), 'id-open-y', 's-y0');
-    await writeObjects(join(r, 'logs'), objectsOf([xAgain, yEarlier]));
+    const z = ping(at('2026-10-31', 21), 'id-adjusted-z', 's-z1', 'adjusted-series');
+    await writeObjects(join(r, 'logs'), objectsOf([xAgain, yEarlier, z]));
     const NOV_12 = new Date('2026-11-12T06:00:00Z');
     await runDay(config, { day: '2026-11-11', log: memoryLog(), now: NOV_12 });
     expect((await runDays(config, { stale: true, log: memoryLog(), now: NOV_12 })).failed).toEqual([]);
@@ -222,7 +225,17 @@ describe('the ping-id window across a closed month (contract §4, §9)', () => {
     expect(await readDay(join(r, 'out'), '2026-11-01')).toEqual(nov1);
     const adjusted = await query(`SELECT day::VARCHAR AS day, series_id, pings, after_close_records, duplicates
       FROM read_parquet('${join(r, 'out', 'statement_adjustments', 'dt=2026-11-01', 'part-00000.parquet')}') ORDER BY ALL`);
-    expect(adjusted).toEqual([{ day: '2026-10-31', series_id: 'resent-series', pings: 0, after_close_records: 1, duplicates: 1 }]);
+    expect(adjusted).toEqual([
+      { day: '2026-10-31', series_id: 'adjusted-series', pings: 1, after_close_records: 1, duplicates: 0 },
+      { day: '2026-10-31', series_id: 'resent-series', pings: 0, after_close_records: 1, duplicates: 1 },
+    ]);
+    // Z, counted by the adjustment, resent on November 12: the repeat there, counted once in all.
+    await writeObjects(join(r, 'logs'), objectsOf([ping(at('2026-11-12', 10), 'id-adjusted-z', 's-z2', 'adjusted-series')]));
+    await runDay(config, { day: '2026-11-12', log: memoryLog(), now: new Date('2026-11-13T06:00:00Z') });
+    // (The audit's `ping` counts every record with a ping's fields: less `repeat`, the day counts none.)
+    expect((await readDay(join(r, 'out'), '2026-11-12')).audit).toEqual([
+      { day: '2026-11-12', source: 's3', outcome: 'ping', records: 1 }, { day: '2026-11-12', source: 's3', outcome: 'repeat', records: 1 }]);
+    expect((await readDay(join(r, 'out'), '2026-11-12')).episodes).toEqual([]);
 
     // Retention (PINGROLL_RETENTION_DAYS=1, in December): October's staged data goes, and of its ping ids
     // only those no open day can read (October 1's: November 1 reads from October 2 on).
@@ -232,6 +245,7 @@ describe('the ping-id window across a closed month (contract §4, §9)', () => {
     await runDay(dirConfig(r, { PINGROLL_RETENTION_DAYS: '1' }), { day: '2026-12-04', log: memoryLog(), now: DEC_5 });
     expect(await idsOf('2026-10-01')).toEqual([]);
     for (const day of ['2026-10-02', '2026-10-30', '2026-10-31']) expect(await idsOf(day), day).toHaveLength(1);
+    expect(await readdir(join(r, 'out', '_state', 'ping-ids', 'adjusted', 'dt=2026-10-31')), 'the adjustment\'s ids').toHaveLength(1);
     // November 2 rolled up again after it: X is still its repeat.
     expect((await runDays(config, { from: '2026-11-02', to: '2026-11-02', force: true, log: memoryLog(), now: DEC_5 })).done).toEqual(['2026-11-02']);
     expect((await readDay(join(r, 'out'), '2026-11-02')).audit).toContainEqual({ day: '2026-11-02', source: 's3', outcome: 'repeat', records: 1 });

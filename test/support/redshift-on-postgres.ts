@@ -196,8 +196,9 @@ export function redshiftOnPostgres(rs: AwsStub<any, any, any>, pg: Postgres, sto
     const [, schema, table] = /\bFROM (pingroll\.)?(\w+)/.exec(query)!;
     const all = (await tx.query<{ column_name: string; data_type: string }>(`SELECT column_name, data_type FROM information_schema.columns
       WHERE ${schema ? "table_schema = 'pingroll'" : "table_schema LIKE 'pg_temp%'"} AND table_name = '${table}' ORDER BY ordinal_position`)).rows;
-    // A column the query makes (a literal, a CASE of them) is text.
-    const types = Object.keys(rows[0]!).map((name) => all.find((t) => t.column_name === name) ?? { column_name: name, data_type: 'text' });
+    // A column the query makes (a literal, a CASE of them) is text, or boolean where Postgres gives one (TRUE, FALSE), as Redshift types them.
+    const types = Object.keys(rows[0]!).map((name) => all.find((t) => t.column_name === name)
+      ?? { column_name: name, data_type: typeof rows[0]![name] === 'boolean' ? 'boolean' : 'text' });
     const cols = types.map((t) => `'${t.column_name}': '${t.data_type.startsWith('timestamp') ? 'TIMESTAMP' : t.data_type === 'date' ? 'DATE' : t.data_type === 'bigint' ? 'BIGINT' : t.data_type === 'double precision' ? 'DOUBLE' : t.data_type === 'boolean' ? 'BOOLEAN' : 'VARCHAR'}'`).join(', ');
     const out = join(root, 'unload.parquet');
     await c.run(`COPY (SELECT * FROM read_json('${json}', format = 'newline_delimited', columns = {${cols}})) TO '${out}' (FORMAT parquet)`);

@@ -7,12 +7,13 @@
  * Only minutes of the closed month count (in a zone, a UTC day can hold two local months).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from '../../../lib/duckdb-engine.js';
+import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { UTC } from '../../../lib/time-zone.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { stagedRows, survivorsSql } from './day-rollup.js';
 import { ruledRows, type CatalogRule } from '../../rules.js';
 import type { DayAdjustment } from '../../engine.js';
+import { PING_IDS_ROW_GROUP } from '../../ping-window.js';
 
 /** A day's adjustment with its staged files as local paths. */
 export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending' | 'window'> & {
@@ -74,4 +75,16 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
            coalesce(n.minutes, 0)::BIGINT AS minutes_watched, r.records::BIGINT AS after_close_records, (r.records - coalesce(f.pings, 0))::BIGINT AS duplicates
     FROM records r LEFT JOIN fresh f USING (series, episode) LEFT JOIN new_minutes n USING (series, episode)`;
   await db.run(`CREATE OR REPLACE TEMP TABLE ${into} AS ${select}`);
+}
+
+/**
+ * The ping ids the adjustment `adjustDay` just made counts (its new pings with an id), written to `out`
+ * as a day's ping ids are (rollup/ping-window.ts PING_IDS_COLUMNS, sorted by id): each counted, none a
+ * repeat. Later days' windows read them beside the closed day's own, so that a resend of a ping first
+ * counted by an adjustment is a repeat (contract §4, §9). Its rows.
+ */
+export async function adjustedPingIds(db: DuckDBConnection, out: string): Promise<number> {
+  await db.run(`COPY (SELECT ping_id, event_ms, false AS "repeat", true AS counted FROM adj_new WHERE ping_id IS NOT NULL ORDER BY ping_id)
+    TO ${sqlString(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
+  return Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM adj_new WHERE ping_id IS NOT NULL'))[0]!.n);
 }

@@ -4,13 +4,13 @@
  */
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
+import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
-import { adjustDay } from './adjustments.js';
+import { adjustDay, adjustedPingIds } from './adjustments.js';
 import { ADJUSTMENTS_ORDER, adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
 import { writeInvalidRejects } from './invalid-rejects.js';
 
@@ -44,12 +44,14 @@ export class DuckDbRollup implements RollupEngine {
       invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 
-  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null): Promise<OutputFile> {
+  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null): Promise<AdjustedDay> {
     const { db } = this;
     const files = { ...a, counted: a.counted.map((f) => local(a.day, f)), pending: a.pending.map((f) => local(a.day, f)),
       window: { days: a.window.days, around: a.window.around.map((f) => local(a.day, f)), own: a.window.own && local(a.day, a.window.own) } };
     await adjustDay(db, files, 'adjustments', catalogRuleFor(this.settings.catalogOnly, catalog?.file, `the adjustments of ${a.day}`));
-    return writeParquet(db, `SELECT * FROM adjustments ${ADJUSTMENTS_ORDER}`, 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
+    const piece = await writeParquet(db, `SELECT * FROM adjustments ${ADJUSTMENTS_ORDER}`, 'statement_adjustments', `${a.reportedMonth}-01`, dir, 'reported_month');
+    const ids = join(dir, 'adjusted-ping-ids.parquet');
+    return { ...piece, pingIds: a.window.days > 0 ? { file: ids, rows: await adjustedPingIds(db, ids) } : null };
   }
 
   statement(ask: StatementAsk): Promise<IssuedStatement> {

@@ -31,6 +31,12 @@ export interface AdjustSql {
   window?: { days: number; around: string | null; own: string | null } | null;
 }
 
+/**
+ * The ping ids the adjustment counts, after adjustStatements (its new pings with an id, from `adj_new`),
+ * in a day's ping-ids columns (PING_IDS_TABLE_COLUMNS) sorted by id: each counted, none a repeat.
+ */
+export const ADJUSTED_PING_IDS_SQL = 'SELECT ping_id, event_ms, FALSE AS "repeat", TRUE AS counted FROM adj_new WHERE ping_id IS NOT NULL ORDER BY ping_id';
+
 /** The statements, in order, in one transaction. */
 export function adjustStatements({ day: a, counted, pending, into, catalog, window = null }: AdjustSql): string[] {
   const W = (window?.days ?? 0) * DAY_MS;

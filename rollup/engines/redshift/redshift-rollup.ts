@@ -15,13 +15,13 @@ import { parquetRowCount } from '../../../lib/parquet-file.js';
 import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
-import type { DayAdjustment, DayInput, IssuedStatement, LocalFiles, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
+import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, LocalFiles, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { addDays } from '../../../lib/utc-day.js';
 import { localDay, localDayStartMs, localMonthMs, utcDaysOfLocalMonth, zoneSlug } from '../../../lib/time-zone.js';
 import { monthRollupStatements } from './month-rollup-sql.js';
 import { adjustmentsSql, changesSql, statementSql } from './statement-sql.js';
-import { adjustStatements } from './adjust-sql.js';
+import { ADJUSTED_PING_IDS_SQL, adjustStatements } from './adjust-sql.js';
 import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
@@ -188,7 +188,7 @@ export class RedshiftRollup implements RollupEngine {
    * what is pending COPYed into two temporary tables, the day's rows worked out from them, and
    * UNLOADed as the piece's Parquet, in one batch.
    */
-  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<OutputFile> {
+  async adjust(a: DayAdjustment, dir: string, catalog: EpisodeCatalog | null, run: RunContext): Promise<AdjustedDay> {
     const { store, target, output, batches } = this.opts;
     const table = 'statement_adjustments';
     const unloadPrefix = `${WAREHOUSE_ROLLUP}${run.id}/adjust=${a.reportedMonth}.${a.closedMonth}.${zoneSlug(a.tz)}.${a.day}/`;
@@ -220,10 +220,14 @@ export class RedshiftRollup implements RollupEngine {
         ...adjustStatements({ day: a, counted: 'adj_counted_staged', pending: 'adj_pending_staged', into: 'adj_out', catalog: catalogManifest ? { only: only!, table: 'episode_catalog' } : null,
           window: { days: a.window.days, around: around ? 'adj_around' : null, own: own ? 'adj_own' : null } }),
         unload(adjustmentsSql('adj_out'), `${unloadPrefix}${table}/`),
+        // The ping ids its new pings count (contract §4, §9), what later days' windows read: as the DuckDB engine's adjustedPingIds.
+        ...(a.window.days > 0 ? [unload(ADJUSTED_PING_IDS_SQL, `${unloadPrefix}${PING_IDS_UNLOAD}/`)] : []),
       ], `adjustments of ${a.day}`);
       // No row (nothing pending fell in the closed month) may be no file.
       const rows = await this.fetchUnloaded(`${unloadPrefix}${table}/`, local, `the adjustments of ${a.day}`, table);
-      return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month' };
+      const ids = join(dir, 'adjusted-ping-ids.parquet');
+      const pingIds = a.window.days > 0 ? { file: ids, rows: await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, ids, `the ping ids the adjustments of ${a.day} count`, 'ping_ids') } : null;
+      return { table, key: outputKey(table, `${a.reportedMonth}-01`), rows, bytes: (await stat(local)).size, local, dateColumn: 'reported_month', pingIds };
     } finally {
       await this.removeLeft(unloadPrefix);
     }

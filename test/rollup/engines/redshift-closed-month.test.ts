@@ -178,7 +178,7 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
       const ours = await redshift.adjust({ ...a, counted: counted.map((f) => ({ ...f, local: null })), pending: pending.map((f) => ({ ...f, local: null })), window: { ...window, around: [{ ...around, local: null }] } }, tempDir(), null, run);
       const theirs = await duckdb.adjust({ ...a, counted, pending, window }, tempDir(), null);
       const without = await rows((await duckdb.adjust({ ...a, counted, pending, window: noWindow }, tempDir(), null)).local);
-      // One batch: the inputs COPYed, the day worked out, the piece UNLOADed.
+      // One batch: the inputs COPYed, the day worked out, the piece and its ping ids UNLOADed.
       expect(sent).toHaveLength(1);
       expect(sent[0]!.at(-1)).toMatch(/^UNLOAD /);
       const [mine, reference] = [await rows(ours.local), await rows(theirs.local)];
@@ -197,6 +197,14 @@ describe(`a closed month's figures inside Redshift (played by ${PG_NAME})`, () =
       const sumOf = (rs: Array<Record<string, unknown>>, k: string) => rs.reduce((n, x) => n + Number(x[k]), 0);
       expect(sum('pings'), tz).toBeLessThan(sumOf(without, 'pings'));
       expect(sum('after_close_records'), tz).toBe(sumOf(without, 'after_close_records'));
+      // The ids its new pings count, what later days' windows read: the same, one for each of its pings with an id (some of the sample's have none).
+      const ids = async (f: { file: string } | null) => query(`SELECT * FROM read_parquet('${f!.file}') ORDER BY ping_id`);
+      expect(sent[0]!.at(-2)).toMatch(/^UNLOAD /);
+      expect(await ids(ours.pingIds), tz).toEqual(await ids(theirs.pingIds));
+      expect(ours.pingIds!.rows, tz).toBe(theirs.pingIds!.rows);
+      expect(ours.pingIds!.rows, tz).toBeGreaterThan(0);
+      expect(ours.pingIds!.rows, tz).toBeLessThanOrEqual(sum('pings'));
+      expect((await ids(theirs.pingIds)).every((x) => x.counted === true && x.repeat === false), tz).toBe(true);
       late[tz] = sum('after_close_records');
       if (tz === 'UTC') utcRows = reference;
     }
