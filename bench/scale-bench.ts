@@ -27,7 +27,9 @@
  * Environment: BENCH_SCALE_SIZES (default 200000,1000000,4000000,16000000), BENCH_SCALE_SHARDS
  * (1,8,64), BENCH_SCALE_LAYOUT (simple,event), BENCH_SCALE_DAYS (ten-day run: objects a day, default
  * 20000; 0 skips it), BENCH_SCALE_MARGIN (the listing margin in minutes, default pingroll's),
- * BENCH_SCALE_NEW (the new share, 0.05).
+ * BENCH_SCALE_NEW (the new share, 0.05), BENCH_SCALE_WINDOW_PAIRS (pairs of the day republished with the
+ * ping-id window off and on, after its rollup; default 0), BENCH_SCALE_LISTINGS (0: no scheduled full
+ * listings after the rollup).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -47,6 +49,7 @@ import { EVENT_PARTS, PARTITION_LATE_DAYS, partSlice, SLICE_MS } from '../ingest
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
 import { BENCH_DIR } from './bench-data.js';
+import { median } from './cold-run.js';
 import { gitRevision } from '../infra/version.js';
 import { availableParallelism } from 'node:os';
 import { EVENT_FOLDERS, eventUnique, recordsAMinute, type LogLayout, type Stats } from '../test/support/synthetic-s3.js';
@@ -106,13 +109,13 @@ interface Measured extends Proc { lists: number; gets: number; stateRead: number
 let reportN = 0;
 
 /** One pingroll process on the endpoint, its clock at `clockMs`; what it cost, by its own count and the endpoint's. */
-async function pingroll(e: Endpoint, out: string, clockMs: number, args: string[]): Promise<Measured> {
+async function pingroll(e: Endpoint, out: string, clockMs: number, args: string[], extraEnv: Record<string, string> = {}): Promise<Measured> {
   await control(e, 'POST', '/__stats/reset');
   const report = join(WORK, `report-${process.pid}-${reportN++}.json`);
   const env = {
     ...process.env, PINGROLL_LOGS: `s3://logs/${PREFIX}`, PINGROLL_OUTPUT: `s3://out/${out}/`, PINGROLL_WAREHOUSE: `duckdb:${join(WORK, `${out}.duckdb`)}`,
     AWS_ENDPOINT_URL_S3: e.url, AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_REGION: 'us-east-1',
-    BENCH_REPORT: report, BENCH_CLOCK_MS: String(clockMs),
+    BENCH_REPORT: report, BENCH_CLOCK_MS: String(clockMs), ...extraEnv,
   };
   const node = [`--import`, join(ROOT, 'bench/report-rss.mjs'), '--import', join(ROOT, 'test/support/fake-clock.mjs'), join(ROOT, 'bin/pingroll.js'), ...args, '--list-margin', String(MARGIN_MIN)];
   let ingestDone: Record<string, unknown> | null = null;
@@ -277,7 +280,16 @@ async function stateOf(e: Endpoint, out: string): Promise<unknown> {
 const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mib = (b: number): string => fmt(b / 2 ** 20, 1);
 
-interface Row { layout: LogLayout; size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string; passes: Pass[] }
+interface Row { layout: LogLayout; size: number; n: number; runs: Measured[]; rollup: Measured; newObjects: number; slicesListed: number; exact: boolean; first: string; passes: Pass[]; window: WindowPairs | null }
+
+/** The day republished (`backfill --force --no-ingest`) with the ping-id window off and on (W = 30), alternating: what the window costs the rollup. */
+interface WindowPairs { off: Measured[]; on: Measured[] }
+
+/** BENCH_SCALE_LISTINGS=0 leaves out the day's three scheduled full listings (which no rollup setting touches). */
+const LISTINGS = process.env.BENCH_SCALE_LISTINGS !== '0';
+
+/** BENCH_SCALE_WINDOW_PAIRS (default 0): pairs of republications, window off then on, after the day's rollup. */
+const WINDOW_PAIRS = Number(process.env.BENCH_SCALE_WINDOW_PAIRS ?? 0);
 
 /** One scheduled full listing of the day (and of any other delivery day due then), by N shards. */
 interface Pass { after: string; runs: Measured[]; days: string[]; found: number; parsedSlicesRead: number; sealedUnchanged: number; windowSlices: number; dayParts: number }
@@ -357,15 +369,29 @@ async function incremental(size: number, n: number, firstDir: string, first: str
     const slicesListed = Math.floor(clock / SLICE_MS) - Math.floor(since / SLICE_MS) + 1 + 144 * full.length + (layout === 'event' ? EVENT_PARTS * (eventFolders(since, clock) + fullFolders) + dayPages(size) : 0);
     // The day's scheduled full listings: 2 hours, 1 day and 3 days after it ends, each five minutes after it is due.
     const passes: Pass[] = [];
-    for (const [after, ms] of [['2 h', 2 * 3_600_000], ['1 day', DAY_MS], ['3 days', 3 * DAY_MS]] as const) {
+    for (const [after, ms] of LISTINGS ? [['2 h', 2 * 3_600_000], ['1 day', DAY_MS], ['3 days', 3 * DAY_MS]] as const : []) {
       const at = DAY_START + DAY_MS + ms + 5 * 60_000;
       const pass = await shards(e, 'o', at, n);
       const field = (f: string): number => pass.reduce((k, m) => k + Number(m.ingestDone?.[f] ?? 0), 0);
       passes.push({ after, runs: pass, days: [...new Set(pass.flatMap(daysListed))].sort(), found: pass.reduce((k, m) => k + parsed(m), 0), parsedSlicesRead: field('parsedSlicesRead'), sealedUnchanged: field('sealedSlicesUnchanged'),
         windowSlices: pass.reduce((k, m) => k + windowSlices(m, at, n), 0), dayParts: layout === 'event' ? EVENT_PARTS * foldersListed(pass) : 0 });
     }
-    const finalDay = passes.at(-1)!.days.includes(DAY);
-    return { layout, size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size && finalDay && passes.every((p) => p.found === 0), first, passes };
+    const finalDay = !LISTINGS || passes.at(-1)!.days.includes(DAY);
+    // The window's cost to the rollup: the same day republished with it off and on, in pairs; each exact.
+    let window: WindowPairs | null = null;
+    let windowExact = true;
+    if (WINDOW_PAIRS > 0) {
+      window = { off: [], on: [] };
+      const at = DAY_START + 4 * DAY_MS;
+      for (let k = 0; k < WINDOW_PAIRS; k++) {
+        for (const [side, days] of [['off', '0'], ['on', '30']] as const) {
+          const m = await pingroll(e, 'o', at, ['backfill', '--from', DAY, '--to', DAY, '--force', '--no-ingest'], { PINGROLL_DEDUPE_DAYS: days });
+          windowExact &&= /: (\d+) pings/.exec(m.stdout)?.[1] === String(size);
+          window[side].push(m);
+        }
+      }
+    }
+    return { layout, size, n, runs, rollup, newObjects, slicesListed, exact: got === newObjects && pings === size && finalDay && passes.every((p) => p.found === 0) && windowExact, first, passes, window };
   } finally {
     await stopEndpoint(e);
     await rm(dir, { recursive: true, force: true });
@@ -483,7 +509,7 @@ async function main(): Promise<void> {
     await stopEndpoint(e);
     await rm(join(WORK, 'probe'), { recursive: true, force: true });
   }
-  const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_LAYOUT', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
+  const env = ['BENCH_SCALE_SIZES', 'BENCH_SCALE_SHARDS', 'BENCH_SCALE_LAYOUT', 'BENCH_SCALE_DAYS', 'BENCH_SCALE_NEW', 'BENCH_SCALE_MARGIN', 'BENCH_SCALE_WINDOW_PAIRS', 'BENCH_SCALE_LISTINGS'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
   const out: string[] = [
     `Measured ${new Date().toISOString().slice(0, 10)} at ${gitRevision() ?? 'an unknown revision'} on ${availableParallelism()} cores, node ${process.version}: \`${[...env, 'make bench-scale'].join(' ')}\` (sizes ${sizes.map((n) => fmt(n)).join(', ')}; shards ${counts.join(', ')}).`, '',
   ];
@@ -507,7 +533,18 @@ async function main(): Promise<void> {
   }
   layout = 'simple';
   out.push(`The last ${fmt(NEW_SHARE * 100)}% of a day arrives (the first ${fmt(FIRST_SHARE * 100)}% already ingested): N shards ingest it one after another, each measured alone, then \`rollup --no-ingest\` rolls up the whole day. Listing margin ${MARGIN_MIN} min. LIST target: 1.2 x new objects / 1000 + slices listed (the window's, and 144 for each delivery day listed in full) + 10 per shard; for the event-time layout also a request for each of the 256 parts of each date folder listed, and the event-time day's names whole (a request per 1,000 a part), which say nothing of when they were delivered, so that no window passes over them.`, '', table(rows));
-  out.push('', `Then the day's scheduled full listings (\`PINGROLL_RECONCILE_AFTER\`, 2h,1d,3d), each by the same N shards five minutes after it is due, the whole day visible. Target for the three: three full listings of the day (a request per 1,000 keys), plus a request a slice for each delivery day listed (144) and for each slice of the window, and 10 a shard a listing; for the event-time layout, a request per 1,000 names of each part, and one for each part of each date folder listed.`, '', passTable(rows));
+  if (LISTINGS) out.push('', `Then the day's scheduled full listings (\`PINGROLL_RECONCILE_AFTER\`, 2h,1d,3d), each by the same N shards five minutes after it is due, the whole day visible. Target for the three: three full listings of the day (a request per 1,000 keys), plus a request a slice for each delivery day listed (144) and for each slice of the window, and 10 a shard a listing; for the event-time layout, a request per 1,000 names of each part, and one for each part of each date folder listed.`, '', passTable(rows));
+  const paired = rows.filter((r) => r.window);
+  if (paired.length) {
+    out.push('', `The ping-id window's cost to the rollup: the whole day republished (\`backfill --force --no-ingest\`) with \`PINGROLL_DEDUPE_DAYS=0\` and 30 alternately, ${WINDOW_PAIRS} pair(s), medians (no earlier day has ids here: the window keeps the day's ids and checks them against none):`, '',
+      '| layout | objects a day | window off: wall, CPU, peak RSS | window on: wall, CPU, peak RSS | on / off, wall | on / off, CPU | state written, on / off |', '|---|---:|---|---|---:|---:|---|');
+    const med = (ms: Measured[], f: (m: Measured) => number): number => median(ms.map(f));
+    for (const r of paired) {
+      const { off, on } = r.window!;
+      const side = (ms: Measured[]): string => `${fmt(med(ms, (m) => m.seconds), 1)} s, ${fmt(med(ms, (m) => m.cpuSeconds), 1)} s, ${fmt(med(ms, (m) => m.maxRssMiB))} MiB`;
+      out.push(`| ${r.layout} | ${fmt(r.size)} | ${side(off)} | ${side(on)} | ${fmt(med(on, (m) => m.seconds) / med(off, (m) => m.seconds), 2)}x | ${fmt(med(on, (m) => m.cpuSeconds) / med(off, (m) => m.cpuSeconds), 2)}x | ${mib(med(on, (m) => m.stateWritten))} / ${mib(med(off, (m) => m.stateWritten))} MiB |`);
+    }
+  }
   if (perDay > 0) out.push('', await tenDays(perDay, 8));
   process.stdout.write(`${out.join('\n')}\n`);
   if (rows.some((r) => !r.exact)) process.exitCode = 1;
