@@ -7,6 +7,7 @@
  *   → the day published, its manifest naming them → its other ping-ids files and its stale mark gone
  */
 import type { DayManifest } from '../../export/manifest.js';
+import { allEnded, STORE_CALLS_AT_ONCE } from '../../lib/all-ended.js';
 import { queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import type { StagedFile } from '../../rollup/engine.js';
 import { historyDays, laterDays } from '../../rollup/ping-window.js';
@@ -43,19 +44,25 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
   const out = { history: [] as StagedFile[], closedAfter: [] as StagedFile[] };
   if (config.dedupeDays === 0) return out;
   const without: string[] = [];
-  const ids = async (d: string, into: StagedFile[]): Promise<void> => {
-    into.push(...(await adjustedIds(stage, d, dir)));
+  const ids = async (d: string): Promise<StagedFile[]> => {
+    const files = await adjustedIds(stage, d, dir);
     const m = await run.publisher.manifests.read(d);
-    if (!m || (await gone(stage, d, m))) return;
+    if (!m || (await gone(stage, d, m))) return files;
     if (!m.pingIds) {
       if (m.pings > 0) without.push(d);
-      return;
+      return files;
     }
-    into.push(await pingIdsFile(stage, m.pingIds, dir));
+    return [...files, await pingIdsFile(stage, m.pingIds, dir)];
   };
-  for (const d of historyDays(day, config.dedupeDays)) await ids(d, out.history);
   // What a closed month's day counts stays counted (contract §9): an earlier open day's record is the repeat.
-  for (const d of laterDays(day, config.dedupeDays)) if (run.state.closes.holding(d)) await ids(d, out.closedAfter);
+  const before = historyDays(day, config.dedupeDays);
+  const after = laterDays(day, config.dedupeDays).filter((d) => run.state.closes.holding(d));
+  // The days' manifests and files asked for STORE_CALLS_AT_ONCE at a time: on S3, 30 round trips one
+  // after another were seconds of a small day's rollup.
+  const got = await allEnded([...before, ...after].map((d) => () => ids(d)), STORE_CALLS_AT_ONCE);
+  out.history.push(...got.slice(0, before.length).flat());
+  out.closedAfter.push(...got.slice(before.length).flat());
+  without.sort();
   if (without.length) {
     run.log.warn('window.unkept', { day, days: without, hint: `these days were published before their ping ids were kept: a resend of one of their pings is counted again on ${day}; make backfill FROM=${without[0]} TO=${without[without.length - 1]} rolls them up with the window` });
   }
@@ -83,14 +90,11 @@ export async function windowAround(stage: Stage, day: string, dir: string): Prom
     const m = await run.publisher.manifests.read(d);
     return m?.pingIds && !(await gone(stage, d, m)) ? pingIdsFile(stage, m.pingIds, dir) : null;
   };
-  const around: StagedFile[] = [];
-  if (config.dedupeDays > 0) {
-    for (const d of [...historyDays(day, config.dedupeDays), ...laterDays(day, config.dedupeDays)]) {
-      const f = await file(d);
-      if (f) around.push(f);
-      around.push(...(await adjustedIds(stage, d, dir)));
-    }
-  }
+  const days = config.dedupeDays > 0 ? [...historyDays(day, config.dedupeDays), ...laterDays(day, config.dedupeDays)] : [];
+  const around = (await allEnded(days.map((d) => async () => {
+    const f = await file(d);
+    return [...(f ? [f] : []), ...(await adjustedIds(stage, d, dir))];
+  }), STORE_CALLS_AT_ONCE)).flat();
   return { days: config.dedupeDays, around, own: await file(day) };
 }
 
@@ -104,13 +108,10 @@ export async function windowAround(stage: Stage, day: string, dir: string): Prom
 export async function markLaterDays({ config, run, db }: Stage, day: string, ids: { file: string; before: DayManifest | null }, dir: string): Promise<string[]> {
   const { file, before } = ids;
   if (config.dedupeDays === 0) return [];
-  const later: Array<{ day: string; key: string }> = [];
-  for (const d of laterDays(day, config.dedupeDays)) {
-    // A closed month's day keeps its figures (contract §9): this day's rollup took its counted ids as given.
-    if (run.state.closes.holding(d)) continue;
-    const m = await run.publisher.manifests.read(d);
-    if (m?.pingIds) later.push({ day: d, key: m.pingIds.key });
-  }
+  // A closed month's day keeps its figures (contract §9): this day's rollup took its counted ids as given.
+  const open = laterDays(day, config.dedupeDays).filter((d) => !run.state.closes.holding(d));
+  const manifests = await allEnded(open.map((d) => () => run.publisher.manifests.read(d)), STORE_CALLS_AT_ONCE);
+  const later = open.flatMap((d, i) => (manifests[i]?.pingIds ? [{ day: d, key: manifests[i].pingIds.key }] : []));
   if (later.length === 0) return [];
   const counted = (f: string): string => `SELECT ping_id FROM read_parquet(${sqlString(f)}) WHERE counted`;
   const was = before?.pingIds ? (await run.state.pingIds.local(before.pingIds.key, dir)).local : null;
