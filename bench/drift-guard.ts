@@ -1,5 +1,6 @@
 /**
- * The guard against drift (issue #42): the small-object day (~2,000 objects, ~540k records) through
+ * The guard against drift (issue #42): the small-object day of real traffic (~2,000 objects, ~600k
+ * records, viewers from addresses of their own: issue #57) through
  * `make rollup` as cron runs it (a cold process, a fresh output), against the same command in a
  * pinned earlier commit built beside the checkout (`.bench/pinned-<commit>/`, a git worktree), and
  * against the DuckDB baseline (duckdb-regex-baseline.ts), interleaved passes. Each ratio is a speed
@@ -93,8 +94,8 @@ function rollup(checkout: string, logs: string, out: string, again = false): num
 async function main(): Promise<void> {
   const recorded = recordedFigures(readFileSync(join(ROOT, 'docs', 'benchmarks.md'), 'utf8'));
   const pinned = pinnedCheckout(recorded.commit);
-  // The day its recorded ratios were measured on (viewers from nine addresses), until issue #57 pins it anew on the day of real traffic.
-  const { dir: shards } = await benchLogDir(540_000, 'few');
+  // The small-object day of real traffic (issue #57: each session an address of its own, hundreds of user agents).
+  const { dir: shards } = await benchLogDir(540_000);
   const logs = join(ROOT, await rechunkedLogDir(shards, 2000));
   const passes = Number(process.env.BENCH_PASSES ?? 5);
   const ratios: Array<Figures & { ours: number; idle: number }> = [];

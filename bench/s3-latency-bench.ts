@@ -4,7 +4,8 @@
  * behind a proxy that answers every request after a set delay (moto spends ~8 ms of CPU per GET, one
  * at a time: too slow to time 3,000 of them directly): the proxy passes each request to moto once and
  * replays its answer from memory after that, the delay before every answer. `make rollup` runs cold,
- * with the default reads in flight, and with 4 (latency adding up), interleaved passes.
+ * with the default reads in flight, with 128, and with 4 (latency adding up), interleaved passes
+ * (BENCH_S3_TARGET_ONLY=1: the directory and 25 ms with the default alone).
  */
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startMoto } from '../test/support/moto.js';
 import { median } from './cold-run.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { benchLogDir } from './job-bench.js';
 
 const DAY = '2026-11-01';
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -85,7 +87,8 @@ async function rollup(env: Record<string, string>, args = ''): Promise<Run> {
 
 
 async function main(): Promise<void> {
-  const dir = await rechunkedLogDir(join(BENCH_DIR, `logs-${DAY}-1000000`), Number(process.env.BENCH_OBJECTS ?? 3000));
+  // The job bench's day of real traffic (issue #57: an address a session, hundreds of user agents).
+  const dir = await rechunkedLogDir((await benchLogDir(1_000_000)).dir, Number(process.env.BENCH_OBJECTS ?? 3000));
   const files = readdirSync(dir).sort();
   const moto = await startMoto(['logs']);
   const proxy = await latencyProxy(moto.endpoint);
@@ -105,9 +108,12 @@ async function main(): Promise<void> {
       { name: 'directory (the same files)', latency: 0, env: { PINGROLL_LOGS: dir }, args: '' },
       { name: 'S3 API, 25 ms first-byte latency, default reads in flight (64)', latency: 25, env: s3env, args: '' },
       { name: 'the same through the SDK\'s GetObjectCommand (`PINGROLL_S3_GET=sdk`)', latency: 25, env: { ...s3env, PINGROLL_S3_GET: 'sdk' }, args: '' },
+      { name: 'S3 API, 25 ms first-byte latency, 128 reads in flight', latency: 25, env: s3env, args: '--concurrency 128' },
       { name: 'S3 API, 50 ms first-byte latency, default reads in flight (64)', latency: 50, env: s3env, args: '' },
       { name: 'S3 API, 25 ms first-byte latency, 4 reads in flight', latency: 25, env: s3env, args: '--concurrency 4' },
     ];
+    // BENCH_S3_TARGET_ONLY=1: the directory and the target's shape (25 ms, default reads in flight) alone, for more passes in the time.
+    if (process.env.BENCH_S3_TARGET_ONLY === '1') shapes.splice(2);
     const passes = Number(process.env.BENCH_PASSES ?? 3);
     const runs = shapes.map(() => [] as Run[]);
     for (let p = 0; p < passes; p++) {
