@@ -99,8 +99,11 @@ export class Lister {
     const flush = async (): Promise<void> => {
       // In key order, each key once (a key two parts of a plan both listed is parsed once).
       todo.sort(byKey);
-      await take(todo.filter((r, i) => i === 0 || r.key !== todo[i - 1]!.key));
+      const once = todo.filter((r, i) => i === 0 || r.key !== todo[i - 1]!.key);
       todo = [];
+      // A source that named its objects alone (a directory) gives their sizes now, of these alone.
+      const described = source.describe ? source.describe(once) : once;
+      if (described.length) await take(described);
     };
     const consider = async (ref: ObjectRef): Promise<void> => {
       if ((await ledger.hasParsed(ref.key)) || quarantine.isAcceptedLost(ref.key)) return;

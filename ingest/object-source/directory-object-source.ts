@@ -1,4 +1,4 @@
-import { constants, createReadStream, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { constants, createReadStream, lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bounded, LocationError } from '../../lib/location.js';
@@ -54,9 +54,26 @@ export class DirectoryObjectSource implements ObjectSource {
     yield* this.walk(this.root, '');
   }
 
-  /** Every file, as `list`: the plan says which days' objects are wanted, not what to list. */
-  listPlanned(_plan: ListPlan): AsyncIterable<ObjectRef> {
-    return this.list();
+  /**
+   * Every file, as `list`, but named alone (size 0, etag ''): the folder's entries say which are files
+   * (their types, from reading the folder), and `describe` stats the ones a run reads. A run that finds
+   * nothing new stats no file: a stat a file was a third of that run's own time (2,000 files, Node 20,
+   * which makes four dates of every stat). The plan says which days' objects are wanted, not what to list.
+   */
+  async *listPlanned(_plan: ListPlan): AsyncIterable<ObjectRef> {
+    yield* this.walkNames(this.root, '');
+  }
+
+  /** The objects a run is to read, with their sizes and etags (a stat each); an entry no longer a regular file is passed over, with why. */
+  describe(refs: ObjectRef[]): ObjectRef[] {
+    const out: ObjectRef[] = [];
+    for (const ref of refs) {
+      const st = this.lstat(join(this.root, ref.key));
+      const described = this.refOf(ref.key, st);
+      if (described) out.push(described);
+      else if (!(st instanceof Error) && st.isDirectory()) this.skip(ref.key, 'a folder where a file was listed: it is listed as a folder at the next run');
+    }
+    return out;
   }
 
   passedOver(): { named: Array<{ key: string; reason: string }>; count: number } {
@@ -81,20 +98,61 @@ export class DirectoryObjectSource implements ObjectSource {
     for (const name of names) {
       const path = base + name;
       const key = prefix + name;
-      let st: Stats | NodeJS.ErrnoException;
-      try {
-        st = lstatSync(path);
-      } catch (err) {
-        st = err as NodeJS.ErrnoException;
+      const st = this.lstat(path);
+      if (!(st instanceof Error) && st.isDirectory()) yield* this.walk(path, `${key}/`);
+      else {
+        const ref = this.refOf(key, st);
+        if (ref) yield ref;
       }
-      // An entry that cannot be examined is listed all the same: reading it fails, and the run
-      // quarantines it (with the reason) instead of stopping or passing over it silently.
-      if (st instanceof Error) yield { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
-      else if (st.isSymbolicLink()) this.skip(key, 'a symbolic link: pingroll reads only regular files under the log directory, and follows no link');
-      else if (st.isDirectory()) yield* this.walk(path, `${key}/`);
-      else if (st.isFile()) yield { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
-      else this.skip(key, `not a regular file (${st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device'}): pingroll reads only regular files`);
     }
+  }
+
+  /**
+   * As `walk`, each file named alone (size 0, etag ''): the entries' types come with the folder's
+   * names (Node stats an entry whose type the file system does not give). What is not a folder or a
+   * regular file is passed over here as `walk` passes it over.
+   */
+  private *walkNames(dir: string, prefix: string): Iterable<ObjectRef> {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the log directory ${dir} does not exist; set PINGROLL_LOGS to where the access logs are`);
+      throw err;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const base = dir.endsWith('/') ? dir : `${dir}/`;
+    for (const entry of entries) {
+      const key = prefix + entry.name;
+      if (entry.isFile()) yield { key, size: 0, etag: '' };
+      else if (entry.isDirectory()) yield* this.walkNames(base + entry.name, `${key}/`);
+      else {
+        // A link or a special file: passed over with why, as `walk` does (its stat says which).
+        const ref = this.refOf(key, this.lstat(base + entry.name));
+        if (ref) yield ref;
+      }
+    }
+  }
+
+  private lstat(path: string): Stats | NodeJS.ErrnoException {
+    try {
+      return lstatSync(path);
+    } catch (err) {
+      return err as NodeJS.ErrnoException;
+    }
+  }
+
+  /**
+   * A file's ref, or null for an entry passed over (named, with why). An entry that cannot be
+   * examined is listed all the same: reading it fails, and the run quarantines it (with the reason)
+   * instead of stopping or passing over it silently.
+   */
+  private refOf(key: string, st: Stats | NodeJS.ErrnoException): ObjectRef | null {
+    if (st instanceof Error) return { key, size: 0, etag: `unreadable-${st.code ?? 'error'}` };
+    if (st.isFile()) return { key, size: st.size, etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
+    if (st.isSymbolicLink()) this.skip(key, 'a symbolic link: pingroll reads only regular files under the log directory, and follows no link');
+    else if (!st.isDirectory()) this.skip(key, `not a regular file (${st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device'}): pingroll reads only regular files`);
+    return null;
   }
 
   private skip(key: string, reason: string): void {

@@ -28,6 +28,15 @@ export interface ObjectSource {
    * a shard's own slices; a `whole` source lists everything.
    */
   listPlanned(plan: ListPlan): AsyncIterable<ObjectRef>;
+  /**
+   * A source whose `listPlanned` names its objects without their sizes (a directory: a name and its
+   * type come from reading the folder; size and modification time cost a stat a file, and a run needs
+   * them only of the objects it reads): `listPlanned` gives `size` 0 and `etag` '' (the same at every
+   * run, so a seal of a slice is of its keys), and `describe` gives the objects a run is to read their
+   * size and etag, leaving out any that is no longer a regular file (passed over, with why). Absent: a
+   * listing's refs are whole (S3's LIST returns them).
+   */
+  describe?(refs: ObjectRef[]): ObjectRef[];
   /** The object's bytes as stored (gzip or not), streamed. */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>>;
   /** Whether the objects are files on this machine (`localFile` gives their paths), read in place by a parser: no fetch, no copy. */
