@@ -10,10 +10,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { UTC } from '../../../lib/time-zone.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
-import { stagedRows, survivorsSql } from './day-rollup.js';
+import { PING_IDS_PARQUET, stagedRows, survivorsSql } from './day-rollup.js';
 import { ruledRows, type CatalogRule } from '../../rules.js';
 import type { DayAdjustment } from '../../engine.js';
-import { PING_IDS_ROW_GROUP } from '../../ping-window.js';
 
 /** A day's adjustment with its staged files as local paths. */
 export type LocalDayAdjustment = Omit<DayAdjustment, 'counted' | 'pending' | 'window'> & {
@@ -85,6 +84,6 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
  */
 export async function adjustedPingIds(db: DuckDBConnection, out: string): Promise<number> {
   await db.run(`COPY (SELECT ping_id, event_ms, false AS "repeat", true AS counted FROM adj_new WHERE ping_id IS NOT NULL ORDER BY ping_id)
-    TO ${sqlString(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
+    TO ${sqlString(out)} (${PING_IDS_PARQUET})`);
   return Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM adj_new WHERE ping_id IS NOT NULL'))[0]!.n);
 }

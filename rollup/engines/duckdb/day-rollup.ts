@@ -21,6 +21,12 @@ import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
 
 /**
+ * How DuckDB writes a ping-ids file: zstd at level 1, which on the small-object day's 445,657 ids wrote
+ * 0.95x the bytes of the default level 3 in 0.82x the time (sorted, 123 ms against 150, medians of 5).
+ */
+export const PING_IDS_PARQUET = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP}`;
+
+/**
  * The staged rows of `stagedFiles` (local paths), each with a `rowid`: the file's place in the list
  * above 2^40 rows, and its row number; and `file_no`, the file's place alone.
  */
@@ -292,7 +298,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     await engine.run(`COPY (
       SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND d.session NOT IN (SELECT session FROM caught_sessions) AS counted
       FROM day_ids d LEFT JOIN repeats r USING (rowid) ORDER BY d.ping_id)
-      TO ${sqlString(window.out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP})`);
+      TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
