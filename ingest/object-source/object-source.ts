@@ -52,15 +52,17 @@ export interface ObjectSource {
 
 /**
  * An object's bytes as stored, in a buffer of its own (it can move to a parsing thread without a
- * copy): filled as the stream comes when the listed size is right, which it nearly always is.
+ * copy): filled as the stream comes when the listed size is right, which it nearly always is. The
+ * buffer is not zeroed first (every byte handed on is one the stream wrote: a short object is cut to
+ * what came): zeroing a day's 600 MB only to overwrite it cost 3% of an S3 run.
  */
 export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes = Infinity): Promise<Uint8Array> {
-  let out = new Uint8Array(new ArrayBuffer(ref.size));
+  let out = ownBuffer(ref.size);
   let at = 0;
   for await (const c of await source.open(ref)) {
     if (at + c.length > maxBytes) throw new Error(`it holds more than the ${maxBytes} bytes pingroll reads whole (it was listed at ${ref.size})`);
     if (at + c.length > out.length) {
-      const grown = new Uint8Array(new ArrayBuffer(Math.max(at + c.length, out.length * 2)));
+      const grown = ownBuffer(Math.max(at + c.length, out.length * 2));
       grown.set(out.subarray(0, at));
       out = grown;
     }
@@ -68,6 +70,12 @@ export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes
     at += c.length;
   }
   return at === out.length ? out : out.slice(0, at);
+}
+
+/** `n` bytes, not zeroed, in an ArrayBuffer of their own (not a slice of Node's shared pool: it can be transferred). */
+function ownBuffer(n: number): Uint8Array {
+  const b = Buffer.allocUnsafeSlow(n);
+  return new Uint8Array(b.buffer, b.byteOffset, n);
 }
 
 
