@@ -22,15 +22,14 @@ import { bundledGeoDatabase, GeoLookup } from '../ingest/audience/geo-lookup.js'
 import { AccessLogRecordReader, READ_BYTES } from '../ingest/access-log/record-reader.js';
 import { defaultConfig } from '../infra/config.js';
 import { trafficAddress } from '../tools/sample/traffic-audience.js';
-import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, ONE_ADDRESS, rechunkedLogDir, withOneAddress } from './bench-data.js';
 import { measure, median } from './cold-run.js';
 import { benchLogDir } from './job-bench.js';
 
 const DAY = '2026-11-01';
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 1_000_000);
 const PASSES = Number(process.env.BENCH_PASSES ?? 7);
-/** The one address of the day made so: a London one (GB). */
-const ONE = '81.2.69.142';
+const ONE = ONE_ADDRESS;
 
 function lookups(): string[] {
   const addresses = new Array<string>(ADDRESSES);
@@ -83,7 +82,7 @@ async function oneAddress(dir: string): Promise<string> {
   await mkdir(out, { recursive: true });
   for (const name of readdirSync(dir)) {
     const text = readFileSync(join(dir, name), 'latin1');
-    await writeFile(join(out, name), text.replace(/^(\S+ \S+ \[[^\]\n]*\] )\S+/gm, `$1${ONE}`), 'latin1');
+    await writeFile(join(out, name), withOneAddress(text), 'latin1');
   }
   await writeFile(`${out}.ready`, '');
   return out;

@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, rechunkedLogDir, withOneAddress } from './bench-data.js';
 import { measure, median, type Measured } from './cold-run.js';
 import { benchLogDir, expectedTables } from './job-bench.js';
 import { ensureChdb } from './chdb.js';
@@ -28,9 +28,7 @@ import { trafficAddress } from '../tools/sample/traffic-audience.js';
 
 const DAY = '2026-11-01';
 const ROOT = new URL('../../', import.meta.url).pathname;
-/** The one address of the day with every address made one: a London one (GB), as bench/address-cost.ts. */
-const ONE = '81.2.69.142';
-const ONE_ADDRESS = process.env.BUSY_DAY_ADDRESSES === 'one';
+const MADE_ONE = process.env.BUSY_DAY_ADDRESSES === 'one';
 const PAIRS = Number(process.env.BUSY_DAY_PAIRS ?? 0);
 
 /** Copy `k` of one log object's text: its ids, addresses (through `addresses`, the copy's map) and user agents its own. */
@@ -42,10 +40,10 @@ function copyOf(text: string, k: number, addresses: Map<string, string>, rand: (
     .replace(/([?&](?:x-)?(?:ping|session))=[0-9a-f]{2}/g, `$1=${hex}`)
     // A ping without an id is told apart by its request ID: each copy's are its own too.
     .replace(/ [0-9A-F]{2}([0-9A-F]{14}) (REST|WEBSITE)\./g, ` ${hex.toUpperCase()}$1 $2.`);
-  if (ONE_ADDRESS) out = out.replace(/^(\S+ \S+ \[[^\]\n]*\] )\S+/gm, `$1${ONE}`);
+  if (MADE_ONE) out = withOneAddress(out);
   if (k === 0) return out;
   // The client address, the fifth field: the same new one for every record of the address in this copy.
-  if (!ONE_ADDRESS) out = out.replace(/^(\S+ \S+ \[[^\]\n]*\] )(\S+)/gm, (_, head: string, ip: string) => {
+  if (!MADE_ONE) out = out.replace(/^(\S+ \S+ \[[^\]\n]*\] )(\S+)/gm, (_, head: string, ip: string) => {
     let to = addresses.get(ip);
     if (to === undefined) addresses.set(ip, (to = trafficAddress(rand)[0]));
     return head + to;
@@ -63,7 +61,7 @@ async function main(): Promise<void> {
   const copies = Math.ceil(want / perCopy);
   if (copies > 256) throw new Error('at most 256 copies (two hex digits)');
   const base = await rechunkedLogDir(shards, 3000);
-  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-${ONE_ADDRESS ? 'one-address' : 'traffic'}`);
+  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-${MADE_ONE ? 'one-address' : 'traffic'}`);
   if (!existsSync(`${dir}.ready`)) {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -111,7 +109,7 @@ async function main(): Promise<void> {
   const seconds = med((r) => r.ours.seconds);
   const rss = Math.max(...passes.map((r) => r.ours.maxRssMiB));
   const lines = [
-    `busy day: ${objects.toLocaleString('en')} log objects (${copies} copies of the job bench's day of real traffic, each with ${ONE_ADDRESS ? 'every client address made one' : 'addresses and agents of its own'}), \`make rollup\`, cold, default settings (PINGROLL_MEMORY_LIMIT ${DEFAULTS.memoryLimit}), node ${process.version}${PAIRS > 0 ? `, ${PAIRS} passes alternating with ClickHouse, medians` : ''}`,
+    `busy day: ${objects.toLocaleString('en')} log objects (${copies} copies of the job bench's day of real traffic, each with ${MADE_ONE ? 'every client address made one' : 'addresses and agents of its own'}), \`make rollup\`, cold, default settings (PINGROLL_MEMORY_LIMIT ${DEFAULTS.memoryLimit}), node ${process.version}${PAIRS > 0 ? `, ${PAIRS} passes alternating with ClickHouse, medians` : ''}`,
     '',
     `${pingsOf(passes[0]!.ours).toLocaleString('en')} pings in ${seconds.toFixed(0)} s, peak RSS ${Math.round(rss).toLocaleString('en')} MiB${PAIRS > 1 ? ` (each pass: ${passes.map((r) => r.ours.seconds.toFixed(0)).join(', ')} s)` : ''}`,
     exact ? `exactly ${copies} x ${perCopy.toLocaleString('en')} pings, as the copies hold` : `expected ${(copies * perCopy).toLocaleString('en')} pings: a bug`,
@@ -119,9 +117,9 @@ async function main(): Promise<void> {
   const failed = passes.map((r) => r.clickhouse).find((c) => c && 'failed' in c) as { failed: string } | undefined;
   if (failed) lines.push(`ClickHouse failed: ${failed.failed}`);
   else if (PAIRS > 0) {
-    const ch = passes.map((r) => JSON.parse((r.clickhouse as Measured).stdout) as { pings: number });
+    const ch = JSON.parse((passes[0]!.clickhouse as Measured).stdout) as { pings: number };
     lines.push(
-      `ClickHouse (chDB, in-process, bench/clickhouse-baseline.ts): ${med((r) => (r.clickhouse as Measured).seconds).toFixed(0)} s, peak RSS ${Math.round(med((r) => (r.clickhouse as Measured).maxRssMiB)).toLocaleString('en')} MiB (each pass: ${passes.map((r) => (r.clickhouse as Measured).seconds.toFixed(0)).join(', ')} s), ${ch[0]!.pings.toLocaleString('en')} pings`,
+      `ClickHouse (chDB, in-process, bench/clickhouse-baseline.ts): ${med((r) => (r.clickhouse as Measured).seconds).toFixed(0)} s, peak RSS ${Math.round(med((r) => (r.clickhouse as Measured).maxRssMiB)).toLocaleString('en')} MiB (each pass: ${passes.map((r) => (r.clickhouse as Measured).seconds.toFixed(0)).join(', ')} s), ${ch.pings.toLocaleString('en')} pings`,
       `make rollup at ${med((r) => (r.clickhouse as Measured).seconds / r.ours.seconds).toFixed(2)}x ClickHouse's speed (median of the ratios within a pass; issue #57's target: at least 2x)`,
     );
   }
