@@ -44,7 +44,7 @@ import { Ledger, type BatchCommit, type InputObject } from '../state/ledger.js';
 import { saveListing } from '../ingest/listing/listing-state.js';
 import { firstDateFolder } from '../ingest/listing/listing-window.js';
 import { S3ObjectStore } from '../state/object-store/s3-object-store.js';
-import { Seals, sliceStart, tally, type SliceTally } from '../ingest/listing/seals.js';
+import { Seals, SliceTallies, sliceStart } from '../ingest/listing/seals.js';
 import { EVENT_PARTS, PARTITION_LATE_DAYS, partSlice, SLICE_MS } from '../ingest/listing/slices.js';
 import { DEFAULTS } from '../infra/config.js';
 import { MAX_BATCH_OBJECTS } from '../ingest/batch/ingest-batch.js';
@@ -184,7 +184,7 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
   const dir = join(WORK, 'synth');
   await mkdir(dir, { recursive: true });
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 2048 });
-  const tallies = new Map<string, SliceTally>();
+  const tallies = new SliceTallies();
   try {
     for (let from = 0, n = 0; from < visible; from += MAX_BATCH_OBJECTS, n++) {
       const to = Math.min(visible, from + MAX_BATCH_OBJECTS);
@@ -193,7 +193,7 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
       for (let i = from; i < to; i++) {
         const o = objectOf(count, i);
         objects.push({ key: `${o.key}`, size: objectBytes, etag: o.etag, records: 1 });
-        tally(tallies, o.key, o.etag);
+        tallies.add(o.key, o.etag);
       }
       const file = join(dir, `${batch}.parquet`);
       await engine.run(`COPY (${stagedRowsSql(count, from, to)}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy)`);

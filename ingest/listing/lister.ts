@@ -16,7 +16,7 @@ import type { ListPlan, ObjectRef, ObjectSource } from '../object-source/object-
 import { owns } from '../batch/shard.js';
 import { ListingCursor, type CursorOptions } from './listing-cursor.js';
 import { dropShardListings, ListedDays } from './listing-state.js';
-import { dropSeals, tally, type SliceTallies, type SliceTally } from './seals.js';
+import { dropSeals, SliceTallies, type SliceTally } from './seals.js';
 import { formerSliceOf, reachOf, sliceOf, type Reach } from './slices.js';
 
 /** What the ledger takes of the lister: where a log object's parsed key is kept (ledger.ts, `ListerRules`). */
@@ -91,7 +91,7 @@ export class Lister {
     const whole = source.listing === 'whole';
     const refs = source.listPlanned(plan);
     const seals = cursor.seals;
-    const tallies: SliceTallies = new Map();
+    const tallies = new SliceTallies();
     let todo: ObjectRef[] = [];
     let listed = 0, sealedUnchanged = 0, late = 0;
     const inFull = new Set(plan.days);
@@ -138,7 +138,7 @@ export class Lister {
         continue;
       }
       // A stray is not its slice's listing's to tally: a walk found it.
-      const t = (reach === undefined ? reachOf(ref.key) : reach)?.stray ? null : tally(tallies, ref.key, ref.etag, s);
+      const t = (reach === undefined ? reachOf(ref.key) : reach)?.stray ? null : tallies.add(ref.key, ref.etag, s);
       if (t) {
         if (held && held.tally !== t) await release();
         if (!held && !ended.has(t) && (await seals.has(t.day, t.slice))) held = { tally: t, refs: [] };

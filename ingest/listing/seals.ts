@@ -3,9 +3,12 @@
  * good. A run lists the slices that can still receive objects (those after its window's start, the
  * latest delivery time seen less the margin); once a slice falls before the next window, no listing
  * but a reconciliation sees it again. Its seal records how many objects it held and a digest of them
- * (the XOR of SHA-256 over each `key\netag`: the same whatever order the keys came in), so that a
- * reconciliation, which lists every slice again, reads a slice's parsed keys only when the slice
- * changed since: an object S3 delivered very late, into a slice long sealed.
+ * (SHA-256 over each `key\netag\n` in the order the listing gave them, key order as S3 and a directory
+ * list; hashed in pieces, each with the digest before it, that end at 64K characters and where the
+ * slice's run of keys ends), so that a reconciliation, which lists every slice again, reads a slice's
+ * parsed keys only when the slice changed since: an object S3 delivered very late, into a slice long
+ * sealed. The same keys listed in the same order make the same digest; in another order, another
+ * digest: the slice is read key by key and sealed again, never passed over.
  *
  * A seal is an empty object whose name holds it all, SEALS `<day>/<slice>.<count>.<digest>`,
  * so one listing of a day's folder reads its 144 seals (an event-time day's: its 256 parts' and 00:00's). Resealing puts the new name before deleting
@@ -19,34 +22,75 @@ import { SLICE_MS, sliceOf, type SliceOf } from './slices.js';
 
 
 /** One slice's objects as a listing saw them. */
-export interface SliceTally {
-  day: string;
-  slice: string;
-  /** Slices since 1970 (a part of an event-time day: its 00:00 slice's, ingest/listing/slices.ts). */
-  number: number;
-  count: number;
-  /** 32 bytes: the XOR of each object's SHA-256. */
-  digest: Buffer;
+export class SliceTally {
+  count = 0;
+  /** SHA-256 (hex) of the text hashed so far, chained: each piece hashed with the digest before it. */
+  private hashed = '';
+  /** The objects' `key\netag\n` not yet hashed: a slice's run of keys is hashed in a few pieces, not a call an object. */
+  private text = '';
+  private digested: string | null = null;
+
+  constructor(
+    readonly day: string,
+    readonly slice: string,
+    /** Slices since 1970 (a part of an event-time day: its 00:00 slice's, ingest/listing/slices.ts). */
+    readonly number: number,
+  ) {}
+
+  add(key: string, etag: string): void {
+    this.count++;
+    this.digested = null;
+    this.text += `${key}\n${etag}\n`;
+    if (this.text.length >= HASHED_AT) this.flush();
+  }
+
+  /** Hashes what is pending: at HASHED_AT characters, and where its run of keys ends (one slice's text waits at a time). */
+  flush(): void {
+    if (this.text) this.hashed = hash('sha256', this.hashed + this.text, 'hex');
+    this.text = '';
+  }
+
+  /** 64 hex digits: the digest of its objects so far, in the order they came; reading it changes nothing (more may be added). */
+  get digest(): string {
+    return (this.digested ??= this.text ? hash('sha256', this.hashed + this.text, 'hex') : this.hashed || EMPTY);
+  }
 }
 
-/** Tallies by slice: `<day>/<slice>` (a number may be a day's 00:00 slice and each of its parts). */
-export type SliceTallies = Map<string, SliceTally>;
+/** Pending text hashed at this length (a slice of a 16M-object day holds about 110,000 keys). */
+const HASHED_AT = 1 << 16;
+const EMPTY = hash('sha256', '', 'hex');
 
-/** Adds an object to its slice's tally (`s`: its slice, when the caller has it); undated keys have no slice to seal. */
-export function tally(tallies: SliceTallies, key: string, etag: string, s: SliceOf = sliceOf(key)): SliceTally | null {
-  if (s.number === null) return null;
-  const at = `${s.day}/${s.slice}`;
-  let t = tallies.get(at);
-  if (!t) tallies.set(at, (t = { day: s.day, slice: s.slice, number: s.number, count: 0, digest: Buffer.alloc(32) }));
-  t.count++;
-  // One-shot: a Hash object per listed object cost twice the time (2,000 objects: 10 ms against 6.5 ms, cold).
-  const h = hash('sha256', `${key}\n${etag}`, 'buffer');
-  for (let i = 0; i < 32; i++) t.digest[i]! ^= h[i]!;
-  return t;
+/**
+ * A listing's tallies by slice (`<day>/<slice>`: a number may be a day's 00:00 slice and each of its
+ * parts). Hashed a slice's run at a time: a SHA-256 an object (and a Hash object a slice) cost 4.4 µs
+ * an object listed, cold, 8.9 ms of a run with nothing to do on the small-object day (2,001 objects).
+ */
+export class SliceTallies {
+  private readonly bySlice = new Map<string, SliceTally>();
+  /** The slice whose text waits to be hashed: the last one added to. */
+  private open: SliceTally | null = null;
+
+  /** Adds an object to its slice's tally (`s`: its slice, when the caller has it); undated keys have no slice to seal. */
+  add(key: string, etag: string, s: SliceOf = sliceOf(key)): SliceTally | null {
+    if (s.number === null) return null;
+    const at = `${s.day}/${s.slice}`;
+    let t = this.bySlice.get(at);
+    if (!t) this.bySlice.set(at, (t = new SliceTally(s.day, s.slice, s.number)));
+    if (this.open !== t) {
+      this.open?.flush();
+      this.open = t;
+    }
+    t.add(key, etag);
+    return t;
+  }
+
+  values(): IterableIterator<SliceTally> {
+    return this.bySlice.values();
+  }
 }
 
 function sealName(t: Pick<SliceTally, 'day' | 'slice' | 'count' | 'digest'>): string {
-  return `${SEALS}${t.day}/${t.slice}.${t.count}.${t.digest.toString('hex')}`;
+  return `${SEALS}${t.day}/${t.slice}.${t.count}.${t.digest}`;
 }
 
 /** A day's seals, read with one listing: slice → its seal's name, or null when the slice has two (a reseal a crash cut short). */

@@ -2,20 +2,60 @@
 import { describe, expect, it } from 'vitest';
 import { DirectoryObjectStore } from '../../../state/object-store/directory-object-store.js';
 import { SEALS } from '../../../datasets/layout.js';
-import { Seals, tally, type SliceTally } from '../../../ingest/listing/seals.js';
+import { Seals, SliceTallies, type SliceTally } from '../../../ingest/listing/seals.js';
 import { tempRoots } from '../../support/job-fixture.js';
 
 const root = tempRoots();
 
 /** The tallies of `perSlice` objects in each ten-minute slice of a day's first `slices`. */
 function dayTallies(day: string, slices: number, perSlice: number, etag = 'e'): SliceTally[] {
-  const tallies = new Map<string, SliceTally>();
+  const tallies = new SliceTallies();
   for (let s = 0; s < slices; s++) {
     const hh = String(Math.floor(s / 6)).padStart(2, '0');
-    for (let k = 0; k < perSlice; k++) tally(tallies, `${day}-${hh}-${s % 6}${k % 10}-00-${String(k).padStart(16, '0')}`, etag);
+    for (let k = 0; k < perSlice; k++) tallies.add(`${day}-${hh}-${s % 6}${k % 10}-00-${String(k).padStart(16, '0')}`, etag);
   }
   return [...tallies.values()];
 }
+
+describe('a slice\'s tally', () => {
+  const keys = Array.from({ length: 5000 }, (_, i) => `2026-11-01-0${i % 2}-00-00-${String(i).padStart(16, '0')}`);
+  const digests = (tallies: SliceTallies): string[] => [...tallies.values()].map((t) => `${t.slice}.${t.count}.${t.digest}`).sort();
+
+  it('is the same whenever its digest is read, and whatever slices came before and after it', () => {
+    const sorted = [...keys].sort();
+    const read = new SliceTallies();
+    sorted.forEach((k, i) => {
+      read.add(k, 'e');
+      // Read while keys are still coming (each slice's text is past a piece's 64K characters).
+      if (i % 777 === 0) for (const t of read.values()) expect(t.digest).toMatch(/^[0-9a-f]{64}$/);
+    });
+    const unread = new SliceTallies();
+    for (const k of sorted) unread.add(k, 'e');
+    expect(digests(read)).toEqual(digests(unread));
+    expect(digests(unread)).toHaveLength(2);
+    // Each slice listed alone.
+    const alone = (hour: string): string[] => {
+      const tallies = new SliceTallies();
+      for (const k of sorted) if (k.startsWith(`2026-11-01-${hour}-`)) tallies.add(k, 'e');
+      return digests(tallies);
+    };
+    expect([...alone('00'), ...alone('01')].sort()).toEqual(digests(unread));
+  });
+
+  it('changes with any object\'s key or etag, whatever the count', () => {
+    const of = (edit: (k: string) => [string, string]): string[] => {
+      const tallies = new SliceTallies();
+      for (const k of keys) tallies.add(...edit(k));
+      return digests(tallies);
+    };
+    const base = of((k) => [k, 'e']);
+    expect(of((k) => [k, k.endsWith('4321') ? 'f' : 'e'])).not.toEqual(base);
+    expect(of((k) => [k.endsWith('4321') ? k.replace('4321', '4322') : k, 'e'])).not.toEqual(base);
+    // The boundary between a key and its etag counts: not the same text run together.
+    expect(of((k) => [`${k}\ne`, ''])).not.toEqual(base);
+    expect(of((k) => [k, 'e'])).toEqual(base);
+  });
+});
 
 describe('sealing many slices at once', () => {
   it('seals every slice, lists each day once, and reseals a changed slice under its new name alone', async () => {
