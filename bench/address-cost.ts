@@ -29,7 +29,6 @@ import { benchLogDir } from './job-bench.js';
 const DAY = '2026-11-01';
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 1_000_000);
 const PASSES = Number(process.env.BENCH_PASSES ?? 7);
-const ONE = ONE_ADDRESS;
 
 function lookups(): string[] {
   const addresses = new Array<string>(ADDRESSES);
@@ -74,7 +73,7 @@ function lookups(): string[] {
   ];
 }
 
-/** `dir`'s log objects again, every client address (the fifth field) made ONE. */
+/** `dir`'s log objects again, every client address (the fifth field) made ONE_ADDRESS. */
 async function oneAddress(dir: string): Promise<string> {
   const out = `${dir}-one-address`;
   if (existsSync(`${out}.ready`)) return out;
@@ -112,7 +111,7 @@ function parsed(bytes: Buffer): number {
   return Number(process.hrtime.bigint() - t) / 1e9;
 }
 
-/** A ping line of the real day, `lines` times over: each with an address of its own (`real`), or all with ONE. */
+/** A ping line of the real day, `lines` times over: each with an address of its own (`real`), or all with ONE_ADDRESS. */
 async function pingLines(lines: number): Promise<{ real: Buffer; one: Buffer }> {
   const { real } = await days();
   const first = readdirSync(real).sort().map((n) => readFileSync(join(real, n), 'latin1')).join('').split('\n').find((l) => l.includes('GET /p.gif?') && l.includes('x-ping=') && l.includes('" 200 '))!;
@@ -122,7 +121,7 @@ async function pingLines(lines: number): Promise<{ real: Buffer; one: Buffer }> 
   const own: string[] = [], same: string[] = [];
   for (let i = 0; i < lines; i++) {
     own.push(`${head}${trafficAddress(rand)[0]}${tail}`);
-    same.push(`${head}${ONE}${tail}`);
+    same.push(`${head}${ONE_ADDRESS}${tail}`);
   }
   return { real: Buffer.from(own.join('\n') + '\n', 'latin1'), one: Buffer.from(same.join('\n') + '\n', 'latin1') };
 }
@@ -157,7 +156,7 @@ async function madeOne(): Promise<string[]> {
   }
   const ratio = median(times.real.map((r, i) => r / times.one[i]!));
   return [
-    `The small-object day of real traffic (${real}) through \`make rollup\`, cold, against the same logs with every client address made one (${ONE}), ${PASSES} interleaved passes (issue #57's target: at most 1.05x apart):`,
+    `The small-object day of real traffic (${real}) through \`make rollup\`, cold, against the same logs with every client address made one (${ONE_ADDRESS}), ${PASSES} interleaved passes (issue #57's target: at most 1.05x apart):`,
     '',
     '| logs | make rollup (median) | |',
     '|---|---:|---:|',

@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BENCH_DIR, rechunkedLogDir, withOneAddress } from './bench-data.js';
+import { BENCH_DIR, rechunkedLogDir, withClientAddresses, withOneAddress } from './bench-data.js';
 import { measure, median, type Measured } from './cold-run.js';
 import { benchLogDir, expectedTables } from './job-bench.js';
 import { ensureChdb } from './chdb.js';
@@ -43,10 +43,10 @@ function copyOf(text: string, k: number, addresses: Map<string, string>, rand: (
   if (MADE_ONE) out = withOneAddress(out);
   if (k === 0) return out;
   // The client address, the fifth field: the same new one for every record of the address in this copy.
-  if (!MADE_ONE) out = out.replace(/^(\S+ \S+ \[[^\]\n]*\] )(\S+)/gm, (_, head: string, ip: string) => {
+  if (!MADE_ONE) out = withClientAddresses(out, (ip) => {
     let to = addresses.get(ip);
     if (to === undefined) addresses.set(ip, (to = trafficAddress(rand)[0]));
-    return head + to;
+    return to;
   });
   // The user agent (the quoted field after the referrer): its first version written apart.
   if (k % 8 !== 0) out = out.replace(/( \d+ (?:\d+|-) "[^"\n]*" ")([^"\n]*)"/g, (_, head: string, agent: string) => `${head}${agent.replace(/\/(\d+)\.(\d+)/, `/$1.$2${k % 8}`)}"`);

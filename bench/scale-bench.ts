@@ -184,6 +184,10 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
   const dir = join(WORK, 'synth');
   await mkdir(dir, { recursive: true });
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 2048 });
+  // A seal's digest is of its slice's keys in the order a listing gives them, key order: the simple
+  // layout's objects are made in it. The event layout's 00:00 parts interleave here (object i is in
+  // part i % 256), but a first state, whose watermark is the day's start, seals none of them.
+  const tallies = new SliceTallies();
   try {
     for (let from = 0, n = 0; from < visible; from += MAX_BATCH_OBJECTS, n++) {
       const to = Math.min(visible, from + MAX_BATCH_OBJECTS);
@@ -192,6 +196,7 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
       for (let i = from; i < to; i++) {
         const o = objectOf(count, i);
         objects.push({ key: `${o.key}`, size: objectBytes, etag: o.etag, records: 1 });
+        tallies.add(o.key, o.etag);
       }
       const file = join(dir, `${batch}.parquet`);
       await engine.run(`COPY (${stagedRowsSql(count, from, to)}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy)`);
@@ -211,16 +216,6 @@ async function synthesize(e: Endpoint, out: string, count: number, visible: numb
     const clock = clockAfter(count, visible);
     const yesterday = new Date(clock - DAY_MS).toISOString().slice(0, 10);
     await saveListing(store, { watermark: new Date(watermark).toISOString(), from: yesterday, final: [], listed: { [yesterday]: new Date(clock).toISOString() } });
-    // Tallied in key order, as a listing gives them (a seal's digest is of its slice's keys in that
-    // order): the event layout's object i is in part i % 256, so its parts are taken one by one.
-    const tallies = new SliceTallies();
-    const stride = layout === 'event' ? 256 : 1;
-    for (let p = 0; p < stride; p++) {
-      for (let i = p; i < visible; i += stride) {
-        const o = objectOf(count, i);
-        tallies.add(o.key, o.etag);
-      }
-    }
     const seals = new Seals(store);
     const nextSince = sliceStart(watermark - MARGIN_MIN * 60_000);
     for (const t of tallies.values()) if ((t.number + 1) * SLICE_MS <= nextSince) await seals.seal(t);

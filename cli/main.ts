@@ -297,6 +297,5 @@ export function start(): void {
   });
   main(process.argv.slice(2)).then((code) => {
     settled = code;
-    process.exitCode = code;
   });
 }
