@@ -77,7 +77,7 @@ export interface Config {
   debug: boolean;
   /** S3 is an S3-compatible server at an endpoint override (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`). */
   s3EndpointOverride: boolean;
-  /** How log objects are read from S3 (`PINGROLL_S3_GET`): `lean` (the SDK's signer, credentials, HTTP handler and retries without its per-request middleware) or `sdk` (GetObjectCommand). */
+  /** How log objects are listed and read from S3 (`PINGROLL_S3_GET`): `lean` (the SDK's signer, credentials, HTTP handler and retries without its per-request middleware) or `sdk` (ListObjectsV2Command and GetObjectCommand). */
   s3Get: 'lean' | 'sdk';
   /** What the rejects keep of the people behind the records (`PINGROLL_PRIVACY`): `keep` the records as read, or `mask` client IPs and requester ARNs (ingest/privacy.ts). */
   privacy: Privacy;

@@ -12,8 +12,13 @@
  * What it leaves out: response checksum validation (the SDK's WHEN_SUPPORTED asks S3 for a CRC and
  * checks it; the bytes come over TLS, and a log object that is cut short is seen by its listed size
  * and its records), and per-request user-agent and logger plumbing.
+ *
+ * ListObjectsV2 goes the same way (`list`), its answer read by `listPage`: the SDK's XML parser, its
+ * schema walk and its log filter cost ~0.1 ms a listed key (100 ms a page of 1,000), which at 16M
+ * objects a day is more CPU than the reads themselves; the fields a listing needs are read from the
+ * XML directly, ~1 µs a key.
  */
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandInput, type S3Client } from '@aws-sdk/client-s3';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { HttpRequest, HttpResponse, RetryErrorInfo, RetryStrategyV2, RetryToken, SdkError } from '@smithy/types';
@@ -61,13 +66,16 @@ async function errorBody(body: AsyncIterable<Uint8Array> | undefined): Promise<s
   return Buffer.concat(parts).toString('utf8').slice(0, 4096);
 }
 
-/** The GetObject requests being learned from, by client: `bucket/key` to the request the SDK built (null until it has). */
+/** The requests being learned from, by client: `bucket/key` (a GetObject) or `bucket?list` (a ListObjectsV2) to the request the SDK built (null until it has). */
 const learning = new WeakMap<S3Client, Map<string, HttpRequest | null>>();
 
+/** What `learning` calls a bucket's ListObjectsV2. */
+const listId = (bucket: string): string => `${bucket}?list`;
+
 /**
- * The client's watch on its GetObjects, added to its own middleware stack once: before the client's
- * first GetObject (a client that caches its middleware resolves a command type's stack once), which
- * the S3 source does as it is made.
+ * The client's watch on its GetObjects and ListObjectsV2s, added to its own middleware stack once:
+ * before the client's first of them (a client that caches its middleware resolves a command type's
+ * stack once), which the S3 source does as it is made.
  */
 export function watch(s3: S3Client): Map<string, HttpRequest | null> {
   let w = learning.get(s3);
@@ -77,17 +85,115 @@ export function watch(s3: S3Client): Map<string, HttpRequest | null> {
     learning.set(s3, mine);
     s3.middlewareStack.add((next, context) => async (args) => {
       const input = args.input as { Bucket?: string; Key?: string };
-      const id = `${input.Bucket}/${input.Key}`;
-      if (context.commandName === 'GetObjectCommand' && mine.has(id)) mine.set(id, args.request as HttpRequest);
+      const id = context.commandName === 'GetObjectCommand' ? `${input.Bucket}/${input.Key}` : context.commandName === 'ListObjectsV2Command' ? listId(String(input.Bucket)) : null;
+      if (id !== null && mine.has(id)) mine.set(id, args.request as HttpRequest);
       return next(args);
     }, { step: 'build', name: 'pingrollLearnEndpoint' });
   }
   return w;
 }
 
+/** One ListObjectsV2 request's parameters, as the SDK names them. */
+export type ListInput = Pick<ListObjectsV2CommandInput, 'Prefix' | 'Delimiter' | 'StartAfter' | 'ContinuationToken' | 'MaxKeys'>;
+
+/** What a listing needs of a ListObjectsV2 page, named as the SDK's output names it (so either can be read the same way). */
+export interface ListPage {
+  Contents: Array<{ Key: string; Size: number; ETag: string }>;
+  CommonPrefixes: Array<{ Prefix: string }>;
+  IsTruncated: boolean;
+  NextContinuationToken?: string;
+}
+
+/** The SDK's output of a ListObjectsV2 as a ListPage. */
+export function sdkListPage(page: { Contents?: Array<{ Key?: string; Size?: number; ETag?: string }>; CommonPrefixes?: Array<{ Prefix?: string }>; IsTruncated?: boolean; NextContinuationToken?: string }): ListPage {
+  return {
+    Contents: (page.Contents ?? []).map((o) => ({ Key: o.Key ?? '', Size: o.Size ?? 0, ETag: o.ETag ?? '' })),
+    CommonPrefixes: (page.CommonPrefixes ?? []).map((p) => ({ Prefix: p.Prefix ?? '' })),
+    IsTruncated: page.IsTruncated === true,
+    ...(page.NextContinuationToken !== undefined ? { NextContinuationToken: page.NextContinuationToken } : {}),
+  };
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** XML character data as text: the five named entities and numeric character references decoded. */
+function xmlText(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(?:#x([0-9a-fA-F]+)|#([0-9]+)|(amp|lt|gt|quot|apos));/g, (_, hex: string | undefined, dec: string | undefined, name: string | undefined) =>
+    (hex !== undefined ? String.fromCodePoint(parseInt(hex, 16)) : dec !== undefined ? String.fromCodePoint(Number(dec)) : ENTITIES[name!]!));
+}
+
+/** The text of the first `<tag>` in `xml` from `from` up to `to`; undefined when there is none. */
+function element(xml: string, tag: string, from = 0, to = xml.length): string | undefined {
+  const open = xml.indexOf(`<${tag}>`, from);
+  if (open < 0 || open >= to) return undefined;
+  const at = open + tag.length + 2;
+  const close = xml.indexOf(`</${tag}>`, at);
+  if (close < 0 || close > to) throw new Error(`a ListObjectsV2 answer with an unclosed <${tag}>`);
+  return xml.slice(at, close);
+}
+
+/**
+ * A ListObjectsV2 answer (S3's `ListBucketResult`, as S3 and moto write it: no CDATA, keys as XML
+ * text, not URL-encoded since pingroll does not ask for that) as a ListPage: each `<Contents>`'s Key,
+ * Size and ETag and each `<CommonPrefixes>`'s Prefix in the order S3 gave them, IsTruncated and
+ * NextContinuationToken. Anything else is an error, never an empty page.
+ */
+export function listPage(xml: string): ListPage {
+  if (!/^(?:<\?xml[^>]*\?>)?\s*<ListBucketResult[\s>]/.test(xml)) throw new Error(`S3 answered a ListObjectsV2 with no ListBucketResult: ${JSON.stringify(xml.slice(0, 120))}`);
+  const page: ListPage = { Contents: [], CommonPrefixes: [], IsTruncated: false };
+  // Each entry's fields are looked for between its own tags only.
+  for (let at = xml.indexOf('<Contents>'); at >= 0; at = xml.indexOf('<Contents>', at)) {
+    const end = xml.indexOf('</Contents>', at);
+    if (end < 0) throw new Error('a ListObjectsV2 answer with an unclosed <Contents>');
+    const key = element(xml, 'Key', at, end);
+    const size = Number(element(xml, 'Size', at, end));
+    if (key === undefined || !Number.isSafeInteger(size) || size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${JSON.stringify(xml.slice(at, Math.min(end, at + 200)))}`);
+    page.Contents.push({ Key: xmlText(key), Size: size, ETag: xmlText(element(xml, 'ETag', at, end) ?? '') });
+    at = end;
+  }
+  for (let at = xml.indexOf('<CommonPrefixes>'); at >= 0; at = xml.indexOf('<CommonPrefixes>', at)) {
+    const end = xml.indexOf('</CommonPrefixes>', at);
+    if (end < 0) throw new Error('a ListObjectsV2 answer with an unclosed <CommonPrefixes>');
+    const prefix = element(xml, 'Prefix', at, end);
+    if (prefix !== undefined) page.CommonPrefixes.push({ Prefix: xmlText(prefix) });
+    at = end;
+  }
+  // Text in XML holds no `<` (it is written `&lt;`): no key can pass for the page's own fields.
+  page.IsTruncated = element(xml, 'IsTruncated') === 'true';
+  const token = element(xml, 'NextContinuationToken');
+  if (token !== undefined) page.NextContinuationToken = xmlText(token);
+  return page;
+}
+
+/** The largest ListObjectsV2 answer read (S3's are ~0.3 MB a page of 1,000 keys of up to 1 KB). */
+const MAX_LIST_BYTES = 16 << 20;
+
+/** A body's bytes as UTF-8 text, at most `max` bytes. */
+async function bodyText(body: AsyncIterable<Uint8Array>, max: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const c of body) {
+    n += c.length;
+    if (n > max) throw new Error(`S3 answered a ListObjectsV2 with more than ${max} bytes`);
+    parts.push(Buffer.from(c.buffer, c.byteOffset, c.length));
+  }
+  return Buffer.concat(parts, n).toString('utf8');
+}
+
 export class LeanGet {
   private constructor(private readonly s3: S3Client, private readonly endpoint: ResolvedEndpoint, private readonly signer: SignatureV4,
     private readonly retry: RetryStrategyV2) {}
+
+  /** A lean getter at the endpoint of `seen` (a request the SDK built), whose objects' paths start `pathPrefix`; null when the client's retry strategy is not one it can drive. */
+  private static async at(s3: S3Client, seen: HttpRequest, pathPrefix: string): Promise<LeanGet | null> {
+    const config = s3.config;
+    const region = await config.region();
+    const signer = new SignatureV4({ credentials: config.credentials, region, service: 's3', sha256: config.sha256, uriEscapePath: false, applyChecksum: false });
+    const retry = (await config.retryStrategy()) as RetryStrategyV2;
+    if (typeof retry.acquireInitialRetryToken !== 'function') return null;
+    return new LeanGet(s3, { protocol: seen.protocol, hostname: seen.hostname, ...(seen.port ? { port: seen.port } : {}), pathPrefix }, signer, retry);
+  }
 
   /**
    * A lean getter for `bucket`, learning the endpoint from the SDK's own GetObject of `key` (whose
@@ -110,26 +216,56 @@ export class LeanGet {
     const body = r.Body as AsyncIterable<Uint8Array>;
     const suffix = `/${encodeKey(key)}`;
     if (!seen || !seen.path.endsWith(suffix)) return { lean: null, body };
-    const config = s3.config;
-    const region = await config.region();
-    const signer = new SignatureV4({ credentials: config.credentials, region, service: 's3', sha256: config.sha256, uriEscapePath: false, applyChecksum: false });
-    const retry = (await config.retryStrategy()) as RetryStrategyV2;
-    if (typeof retry.acquireInitialRetryToken !== 'function') return { lean: null, body };
-    return {
-      lean: new LeanGet(s3, { protocol: seen.protocol, hostname: seen.hostname, ...(seen.port ? { port: seen.port } : {}), pathPrefix: seen.path.slice(0, -suffix.length + 1) }, signer, retry),
-      body,
-    };
+    return { lean: await LeanGet.at(s3, seen, seen.path.slice(0, -suffix.length + 1)), body };
+  }
+
+  /**
+   * The same, learning from the SDK's own ListObjectsV2 of `bucket` (whose page is returned with it).
+   * A listing's path is the bucket's own (`/bucket/` path style, `/` by virtual host): the prefix of
+   * its objects' paths. Null: the SDK's request did not end in `/`.
+   */
+  static async learnList(s3: S3Client, bucket: string, input: ListInput): Promise<{ lean: LeanGet | null; page: ListPage }> {
+    const watching = watch(s3);
+    const id = listId(bucket);
+    watching.set(id, null);
+    let seen: HttpRequest | null | undefined;
+    let r;
+    try {
+      r = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ...input }));
+    } finally {
+      seen = watching.get(id);
+      watching.delete(id);
+    }
+    const page = sdkListPage(r);
+    if (!seen || !seen.path.endsWith('/')) return { lean: null, page };
+    return { lean: await LeanGet.at(s3, seen, seen.path), page };
   }
 
   /** The object's bytes, streamed; S3's errors as LeanS3Error (name = S3's code), retried as the SDK would. */
-  async get(key: string): Promise<AsyncIterable<Uint8Array>> {
+  get(key: string): Promise<AsyncIterable<Uint8Array>> {
+    return this.retried(() => this.once(this.endpoint.pathPrefix + encodeKey(key), {}));
+  }
+
+  /** One ListObjectsV2 page of the bucket, as `listPage` reads it; errors and retries as `get`'s (a page cut short is asked for again). */
+  list(input: ListInput): Promise<ListPage> {
+    const query: Record<string, string> = { 'list-type': '2' };
+    if (input.Prefix !== undefined) query.prefix = input.Prefix;
+    if (input.Delimiter !== undefined) query.delimiter = input.Delimiter;
+    if (input.StartAfter !== undefined) query['start-after'] = input.StartAfter;
+    if (input.ContinuationToken !== undefined) query['continuation-token'] = input.ContinuationToken;
+    if (input.MaxKeys !== undefined) query['max-keys'] = String(input.MaxKeys);
+    return this.retried(async () => listPage(await bodyText(await this.once(this.endpoint.pathPrefix, query), MAX_LIST_BYTES)));
+  }
+
+  /** `attempt` until it succeeds, as the client's retry strategy says (its attempts, backoff and quota). */
+  private async retried<T>(attempt: () => Promise<T>): Promise<T> {
     const token = await this.retry.acquireInitialRetryToken('s3');
     let t: RetryToken = token;
     for (;;) {
       try {
-        const body = await this.once(key);
+        const out = await attempt();
         this.retry.recordSuccess(t);
-        return body;
+        return out;
       } catch (err) {
         let next: RetryToken;
         try {
@@ -143,10 +279,10 @@ export class LeanGet {
     }
   }
 
-  private async once(key: string): Promise<AsyncIterable<Uint8Array>> {
-    const { protocol, hostname, port, pathPrefix } = this.endpoint;
+  private async once(path: string, query: Record<string, string>): Promise<AsyncIterable<Uint8Array>> {
+    const { protocol, hostname, port } = this.endpoint;
     const request = {
-      method: 'GET', protocol, hostname, ...(port ? { port } : {}), path: pathPrefix + encodeKey(key), query: {},
+      method: 'GET', protocol, hostname, ...(port ? { port } : {}), path, query,
       headers: { host: port ? `${hostname}:${port}` : hostname, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } as Record<string, string>,
     };
     // The SDK's clock offset (it corrects it when S3 says the clock is skewed), as its own signing does.
@@ -162,7 +298,7 @@ export class LeanGet {
       (this.s3.config as { systemClockOffset?: number }).systemClockOffset = serverDate - Date.now();
       throw Object.assign(new LeanS3Error('RequestTimeTooSkewed', 'the clock was skewed; corrected from S3\'s Date', response.statusCode), { $retryable: {} });
     }
-    const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? (response.statusCode === 404 ? 'NoSuchKey' : `HTTP${response.statusCode}`);
+    const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? (response.statusCode === 404 ? ('list-type' in query ? 'NoSuchBucket' : 'NoSuchKey') : `HTTP${response.statusCode}`);
     const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1] ?? `S3 answered ${response.statusCode}`;
     throw new LeanS3Error(code, message, response.statusCode);
   }

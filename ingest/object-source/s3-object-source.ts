@@ -4,7 +4,7 @@ import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 import { firstDateFolder, isAccountFolder, nameStamp } from '../listing/listing-window.js';
 import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, sliceOwner, type Shard } from '../listing/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
-import { LeanGet, watch } from './s3-lean-get.js';
+import { LeanGet, sdkListPage, watch, type ListInput, type ListPage } from './s3-lean-get.js';
 
 /** `YYYY/MM/DD`: a PartitionedPrefix date folder. */
 function dateFolder(day: string): string {
@@ -81,8 +81,8 @@ function shardSlices(fromMs: number, toMs: number, shard: Shard): number[] {
 
 /**
  * An S3 source as plain data: the client's settings (credentials and region come from the
- * environment), bucket, prefix, and how objects are read: `lean` (s3-lean-get.ts, the default) or
- * through the SDK's GetObjectCommand (`PINGROLL_S3_GET=sdk`).
+ * environment), bucket, prefix, and how objects are listed and read: `lean` (s3-lean-get.ts, the
+ * default) or through the SDK's ListObjectsV2Command and GetObjectCommand (`PINGROLL_S3_GET=sdk`).
  */
 export interface S3SourceSpec { client: S3ClientConfig; bucket: string; prefix: string; get?: 'lean' | 'sdk' }
 
@@ -104,7 +104,8 @@ export class S3ObjectSource implements ObjectSource {
 
   /**
    * @param pageSize keys per ListObjectsV2 page (S3's own maximum is 1000).
-   * @param get `lean` reads objects with s3-lean-get.ts after the first; `sdk` with GetObjectCommand.
+   * @param get `lean` lists and reads objects with s3-lean-get.ts after the first request of each;
+   *   `sdk` with ListObjectsV2Command and GetObjectCommand.
    */
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000, get: 'lean' | 'sdk' = 'lean') {
@@ -204,7 +205,7 @@ export class S3ObjectSource implements ObjectSource {
     let startAfter: string | undefined;
     let token: string | undefined;
     for (;;) {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: base, Delimiter: '/', MaxKeys: this.pageSize, ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}) }));
+      const page = await this.listPage({ Prefix: base, Delimiter: '/', MaxKeys: this.pageSize, ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}) });
       // Keys and folders in key order; a year's run of names is jumped over from its first.
       const items = [...(page.Contents ?? []).map((o) => ({ key: o.Key ?? '', object: o })), ...(page.CommonPrefixes ?? []).map((p) => ({ key: p.Prefix ?? '', object: null }))]
         .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -295,7 +296,7 @@ export class S3ObjectSource implements ObjectSource {
     const walk = async function* (this: S3ObjectSource, run: string): AsyncIterable<ObjectRef> {
       let token: string | undefined;
       do {
-        const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + run, Delimiter: '-', ContinuationToken: token, MaxKeys: this.pageSize }));
+        const page = await this.listPage({ Prefix: this.prefix + run, Delimiter: '-', ...(token !== undefined ? { ContinuationToken: token } : {}), MaxKeys: this.pageSize });
         for (const o of page.Contents ?? []) {
           const key = (o.Key ?? '').slice(this.prefix.length);
           if (key && !key.endsWith('/') && stray(key)) yield { key, size: o.Size ?? 0, etag: (o.ETag ?? '').replace(/"/g, '') };
@@ -322,7 +323,7 @@ export class S3ObjectSource implements ObjectSource {
   private async *pages(request: { Prefix: string; Delimiter?: string; StartAfter?: string }, folders?: Set<string>): AsyncIterable<ObjectRef> {
     let token: string | undefined;
     do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...request, ContinuationToken: token, MaxKeys: this.pageSize }));
+      const page = await this.listPage({ ...request, ...(token !== undefined ? { ContinuationToken: token } : {}), MaxKeys: this.pageSize });
       for (const o of page.Contents ?? []) {
         if (!o.Key || o.Key.endsWith('/')) continue;
         yield { key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, etag: (o.ETag ?? '').replace(/"/g, '') };
@@ -340,6 +341,26 @@ export class S3ObjectSource implements ObjectSource {
   /** S3 lists objects only: nothing is passed over. */
   passedOver(): { named: Array<{ key: string; reason: string }>; count: number } {
     return { named: [], count: 0 };
+  }
+
+  /**
+   * One ListObjectsV2 page: through the lean path (s3-lean-get.ts) once the endpoint is known, and the
+   * first through the SDK, which shows it (reads that start meanwhile wait for it, as `open`'s do).
+   */
+  private async listPage(input: ListInput): Promise<ListPage> {
+    if (this.lean === undefined && this.learning) this.lean = await this.learning;
+    if (this.lean) return this.lean.list(input);
+    if (this.lean === null) return sdkListPage(await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...input })));
+    const learned = LeanGet.learnList(this.s3, this.bucket, input);
+    const mine = learned.then((l) => l.lean, () => undefined);
+    this.learning = mine;
+    try {
+      const { lean, page } = await learned;
+      this.lean = lean;
+      return page;
+    } finally {
+      if (this.learning === mine) this.learning = undefined;
+    }
   }
 
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {

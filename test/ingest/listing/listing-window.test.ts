@@ -20,6 +20,7 @@ import { EVENT_PARTS, eventPrefix, ownedParts, ownedSlices, partOf, partRange, r
 import { rm, setEnv, tempDir } from '../../support/job-fixture.js';
 import { startMoto, type Moto } from '../../support/moto.js';
 import { startSyntheticS3, type SyntheticS3 } from '../../support/synthetic-s3.js';
+import { onListRequests } from '../../support/s3-requests.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 const HOUR = 3_600_000;
@@ -94,10 +95,7 @@ describe('an S3 listing with a window (moto)', () => {
     s3 = await startMoto(['listing']);
     restore = setEnv(s3.env);
     client = makeS3Client({ s3EndpointOverride: true });
-    client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'ListObjectsV2Command') lists++;
-      return next(args);
-    }, { step: 'initialize' });
+    onListRequests(client, () => { lists++; });
   }, 60_000);
   afterAll(async () => {
     restore();
@@ -216,15 +214,11 @@ describe('shards splitting the listings (the synthetic S3 endpoint)', () => {
     s3 = await startSyntheticS3({ days: [], dir: tempDir() });
     restore = setEnv({ AWS_ENDPOINT_URL_S3: s3.url, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' });
     client = makeS3Client({ s3EndpointOverride: true });
-    client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'ListObjectsV2Command') {
-        lists++;
-        const { Prefix, StartAfter, Delimiter } = args.input as { Prefix?: string; StartAfter?: string; Delimiter?: string };
-        prefixes.push(`${Prefix ?? ''}${Delimiter ? `|${Delimiter}` : ''}`);
-        requests.push(`${Prefix ?? ''}>${StartAfter ?? ''}`);
-      }
-      return next(args);
-    }, { step: 'initialize' });
+    onListRequests(client, ({ prefix, delimiter, startAfter }) => {
+      lists++;
+      prefixes.push(`${prefix}${delimiter ? `|${delimiter}` : ''}`);
+      requests.push(`${prefix}>${startAfter ?? ''}`);
+    });
   });
   afterAll(async () => {
     restore();

@@ -1,6 +1,7 @@
 /**
- * The lean GetObject (ingest/object-source/s3-lean-get.ts): the same bytes as the SDK's
- * GetObjectCommand from moto, for keys S3 must see encoded; every request signed as SigV4 says,
+ * The lean GetObject and ListObjectsV2 (ingest/object-source/s3-lean-get.ts): the same bytes as the
+ * SDK's GetObjectCommand from moto, for keys S3 must see encoded, and the same pages as its
+ * ListObjectsV2Command, for keys XML must escape; every request signed as SigV4 says,
  * checked by a local server with a verifier of its own (not the SDK's signer), session tokens
  * included; S3's errors shaped as the SDK's and retried as its standard strategy does.
  */
@@ -8,9 +9,9 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
-import { encodeKey } from '../../../ingest/object-source/s3-lean-get.js';
+import { encodeKey, LeanGet, listPage, sdkListPage } from '../../../ingest/object-source/s3-lean-get.js';
 import { startMoto, type Moto } from '../../support/moto.js';
 
 const KEYS = ['plain-2026-11-01-00-00-00-ABC', 'with space/and+plus', "odd!'()*&$@=;:,?[]~", 'ünïcødé/日本', 'a//double/slash', '%41-percent'];
@@ -76,6 +77,18 @@ async function fakeS3(objects: Map<string, Buffer>, secrets: Record<string, stri
     if (problem) return answer(403, 'SignatureDoesNotMatch');
     const fail = failures.get(key)?.shift();
     if (fail) return answer(fail.status, fail.code, fail.date);
+    const query = new URL(req.url ?? '', 'http://x').searchParams;
+    if (query.get('list-type') === '2') {
+      // A ListObjectsV2 of the bucket (its key here is ``): every object under the prefix, one page.
+      seen.push({ key, sdk: /aws-sdk-js/.test(String(req.headers['user-agent'] ?? '') + String(req.headers['x-amz-user-agent'] ?? '')), status: 200, ...(req.headers['x-amz-security-token'] ? { token: String(req.headers['x-amz-security-token']) } : {}) });
+      const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      const under = [...objects.keys()].filter((k) => k.startsWith(query.get('prefix') ?? '')).sort();
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>logs</Name><Prefix>${esc(query.get('prefix') ?? '')}</Prefix><KeyCount>${under.length}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>`
+        + under.map((k) => `<Contents><Key>${esc(k)}</Key><LastModified>2026-11-01T00:00:00.000Z</LastModified><ETag>&quot;e&quot;</ETag><Size>${objects.get(k)!.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`).join('')
+        + '</ListBucketResult>');
+      return;
+    }
     if (!objects.has(key)) return answer(404, 'NoSuchKey');
     answer(200);
   });
@@ -83,7 +96,7 @@ async function fakeS3(objects: Map<string, Buffer>, secrets: Record<string, stri
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, failures, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-describe('the lean GetObject', () => {
+describe('the lean GetObject and ListObjectsV2', () => {
   let moto: Moto;
   beforeAll(async () => { moto = await startMoto(['logs']); }, 60_000);
   afterAll(async () => { await moto.stop(); });
@@ -156,6 +169,87 @@ describe('the lean GetObject', () => {
       const said = Math.floor(s3Time.getTime() / 1000) * 1000;
       expect(offset).toBeGreaterThanOrEqual(said - after);
       expect(offset).toBeLessThanOrEqual(said - before);
+      expect(fake.seen.filter((s) => s.sdk)).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('reads a ListObjectsV2 answer as the SDK does: each key, size and ETag and each common prefix in order, entities decoded; anything else is an error', () => {
+    const page = listPage('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>logs</Name><Prefix>a/</Prefix>'
+      + '<NextContinuationToken>1ue/x+y=</NextContinuationToken><KeyCount>3</KeyCount><MaxKeys>2</MaxKeys><Delimiter>/</Delimiter><IsTruncated>true</IsTruncated>'
+      + '<Contents><Key>a/ b+c&amp;&lt;d&gt;&#x41;&#66;&apos;</Key><LastModified>2026-11-01T00:00:00.000Z</LastModified><ETag>&quot;abc&quot;</ETag><Size>12</Size><Owner><ID>x</ID></Owner><StorageClass>STANDARD</StorageClass></Contents>'
+      + '<Contents><Key>a/日本</Key><ETag>&#34;def-2&#34;</ETag><Size>0</Size></Contents>'
+      + '<CommonPrefixes><Prefix>a/Prefix/</Prefix></CommonPrefixes></ListBucketResult>');
+    expect(page).toEqual({
+      Contents: [{ Key: "a/ b+c&<d>AB'", Size: 12, ETag: '"abc"' }, { Key: 'a/日本', Size: 0, ETag: '"def-2"' }],
+      CommonPrefixes: [{ Prefix: 'a/Prefix/' }], IsTruncated: true, NextContinuationToken: '1ue/x+y=',
+    });
+    // The last page of a listing, and an empty one (no token).
+    expect(listPage('<ListBucketResult><Name>logs</Name><Prefix/><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>'))
+      .toEqual({ Contents: [], CommonPrefixes: [], IsTruncated: false });
+    // Not a listing (a proxy's page, an error that came with 200), or an entry without its size: errors, never an empty page.
+    expect(() => listPage('<html><body>502</body></html>')).toThrow(/no ListBucketResult/);
+    expect(() => listPage('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>')).toThrow(/no Key or Size/);
+    expect(() => listPage('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key><Size>1</Size>')).toThrow(/unclosed/);
+  });
+
+  it("lists from moto what the SDK's ListObjectsV2Command lists, page by page, with and without a delimiter, for keys that XML must escape", async () => {
+    const client = moto.client();
+    const keys = [...KEYS, 'dir/<lt>&amp;"quote"', 'dir/sub/x', 'dir/sub/y', 'dir2/z'];
+    for (const k of keys) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `listed/${k}`, Body: k }));
+    const { lean, page: first } = await LeanGet.learnList(moto.client(), 'logs', { Prefix: 'listed/', MaxKeys: 3 });
+    expect(lean).not.toBeNull();
+    expect(first.Contents).toHaveLength(3);
+    for (const shape of [{ Prefix: 'listed/' }, { Prefix: 'listed/', Delimiter: '/' }, { Prefix: 'listed/dir', Delimiter: '/' }, { Prefix: 'listed/', StartAfter: 'listed/dir/sub/x' }]) {
+      for (const MaxKeys of [2, 1000]) {
+        const pages: unknown[][] = [[], []];
+        for (const [i, list] of [(input: object) => lean!.list(input), async (input: object) => sdkListPage(await client.send(new ListObjectsV2Command({ Bucket: 'logs', ...input })))].entries()) {
+          let token: string | undefined;
+          do {
+            const page = await list({ ...shape, MaxKeys, ...(token ? { ContinuationToken: token } : {}) });
+            pages[i]!.push({ ...page, NextContinuationToken: undefined });
+            token = page.IsTruncated ? page.NextContinuationToken : undefined;
+          } while (token);
+        }
+        expect(pages[0], JSON.stringify(shape)).toEqual(pages[1]);
+        expect(pages[0]!.length).toBeGreaterThan(0);
+      }
+    }
+    const all = (pages: Array<{ Contents: Array<{ Key: string }> }>): string[] => pages.flatMap((p) => p.Contents.map((c) => c.Key));
+    let token: string | undefined;
+    const leanPages = [];
+    do {
+      const page = await lean!.list({ Prefix: 'listed/', MaxKeys: 4, ...(token ? { ContinuationToken: token } : {}) });
+      leanPages.push(page);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    expect(all(leanPages)).toEqual(keys.map((k) => `listed/${k}`).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b)))));
+    // A prefix with nothing under it: an empty last page.
+    expect(await lean!.list({ Prefix: 'nothing/' })).toEqual({ Contents: [], CommonPrefixes: [], IsTruncated: false });
+  });
+
+  it('lists through the lean path after the first listing, signed as SigV4 says, and reads every object after it without the SDK', async () => {
+    const objects = new Map(KEYS.map((k, i) => [`access/${k}`, Buffer.from(`body ${i}`)]));
+    const fake = await fakeS3(objects, { AKIDLEAN: 'lean-secret' });
+    try {
+      const client = new S3Client({ endpoint: fake.url, region: 'eu-west-1', forcePathStyle: true, maxAttempts: 3, credentials: { accessKeyId: 'AKIDLEAN', secretAccessKey: 'lean-secret', sessionToken: 'the-session' } });
+      const source = new S3ObjectSource(client, 'logs', 'access/', 1000, 'lean');
+      for (let round = 0; round < 3; round++) {
+        const refs = [];
+        for await (const r of source.list()) refs.push(r);
+        expect(refs.map((r) => r.key)).toEqual([...KEYS].sort());
+      }
+      // A listing that fails with a server error is asked for again, as the SDK's retry strategy says.
+      fake.failures.set('', [{ status: 503, code: 'SlowDown' }]);
+      const again = [];
+      for await (const r of source.list()) again.push(r);
+      expect(again).toHaveLength(KEYS.length);
+      const got = await Promise.all(KEYS.map(async (k) => (await read(await source.open({ key: k, size: 6, etag: '' }))).toString()));
+      expect(got).toEqual(KEYS.map((_, i) => `body ${i}`));
+      // Four listings and the reads, all signed right (the verifier refuses any other with 403), the session token on each; one by the SDK.
+      expect(fake.seen.filter((s) => s.key === '').map((s) => s.status)).toEqual([200, 200, 200, 503, 200]);
+      expect(fake.seen.every((s) => s.token === 'the-session' && (s.status === 200 || s.status === 503))).toBe(true);
       expect(fake.seen.filter((s) => s.sdk)).toHaveLength(1);
     } finally {
       await fake.close();
