@@ -122,7 +122,7 @@ export const SETTINGS = {
   memoryLimit: { env: 'PINGROLL_MEMORY_LIMIT', arg: '<size>', help: "DuckDB's memory limit, e.g. 2GB (default 512MB)", on: 'all' },
   rollup: { env: 'PINGROLL_ROLLUP', arg: '<engine>', help: 'where a day is rolled up: duckdb (default) or redshift (inside the warehouse)', on: 'run' },
   concurrency: { env: 'PINGROLL_CONCURRENCY', arg: '<n>', help: 'remote log objects fetched at once, at most (default 64; a 64 MB read budget bounds them too)', on: 'run' },
-  parseThreads: { env: 'PINGROLL_PARSE_THREADS', arg: '<n>', help: 'threads parsing log objects: a number, 0 for none, or auto (default: with 4 cores or more, one per core but one, for a batch of 32 MB or more; with 2 or 3, one per core for a batch of 4 GiB or more)', on: 'run' },
+  parseThreads: { env: 'PINGROLL_PARSE_THREADS', arg: '<n>', help: 'threads parsing log objects: a number, 0 for none, or auto (default: with 4 cores or more, one per core but one, for a batch of 32 MB or more; with 2 or 3, one per core for a batch of 4 GiB or more, and one per core but one for a batch of S3 objects from 32 MB)', on: 'run' },
   listMargin: { env: 'PINGROLL_LIST_MARGIN', arg: '<minutes>', help: 'list logs from this long before the latest delivery time seen (default 10)', on: 'run' },
   segments: { env: 'PINGROLL_SEGMENTS', arg: '<n>', help: 'parallel scan segments per table (default 4)', on: 'run' },
   maxRcu: { env: 'PINGROLL_MAX_RCU', arg: '<n>', help: 'read capacity units per second for table scans, at most', on: 'run' },

@@ -161,8 +161,9 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const bytes = todo.reduce((n, r) => n + r.size, 0);
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
   const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.local)});
-  const threads = opts.parseThreads === 'auto' ? autoThreads(bytes) : opts.parseThreads;
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source });
+  const auto = opts.parseThreads === 'auto' ? autoParsing(bytes, !opts.source.local) : null;
+  const threads = auto ? auto.threads : (opts.parseThreads as number);
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source, fetchHere: auto?.fetchHere ?? false });
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();
@@ -255,6 +256,22 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
 export function autoThreads(bytes: number, cores = availableParallelism()): number {
   if (cores >= 4) return bytes < AUTO_THREADS_FROM_BYTES ? 0 : Math.min(cores - 1, MAX_THREADS);
   return cores >= 2 && bytes >= FEW_CORES_THREADS_FROM_BYTES ? cores : 0;
+}
+
+/**
+ * `--parse-threads auto` for a batch of `bytes` from a source that is `remote` (S3) or not: the
+ * threads (autoThreads), and whether the run's own thread fetches the objects for them (`fetchHere`)
+ * rather than each thread fetching its own. On 2 or 3 cores a remote batch too small for autoThreads'
+ * threads (32 MB to 4 GiB) is parsed in one thread per core but one, fed by the run's thread: there
+ * the run's thread spends as long on each object's request and response as on parsing it, and the two
+ * go on side by side (the job bench's day behind 25 ms, 9 interleaved pairs: 0.96x the wall time of
+ * parsing in the run's own thread, docs/benchmarks.md *S3 latency*). A local file is read by its
+ * parser, with nothing for the run's thread to do meanwhile: autoThreads alone.
+ */
+export function autoParsing(bytes: number, remote: boolean, cores = availableParallelism()): { threads: number; fetchHere: boolean } {
+  const threads = autoThreads(bytes, cores);
+  if (remote && threads === 0 && cores >= 2 && cores < 4 && bytes >= AUTO_THREADS_FROM_BYTES) return { threads: cores - 1, fetchHere: true };
+  return { threads, fetchHere: false };
 }
 
 /** Below this many bytes to parse a batch is parsed in the run's own thread (starting a thread takes ~40 ms). */

@@ -23,8 +23,10 @@ export interface Parsers {
 }
 
 type PoolOptions = Omit<ObjectParserOptions, 'name'> & {
-  /** Where objects to fetch come from. A source a thread can make again (S3, `spec`) is fetched by the threads themselves. */
+  /** Where objects to fetch come from. A source a thread can make again (S3, `spec`) is fetched by the threads themselves, unless `fetchHere`. */
   source: ObjectSource;
+  /** The run's own thread fetches every object and hands its bytes to a thread (ingest-batch.ts, autoParsing). */
+  fetchHere?: boolean;
 };
 
 /** `threads` parsing threads, or the run's own thread with 0. */
@@ -84,7 +86,7 @@ class WorkerParsers implements Parsers {
 
   constructor(count: number, private readonly opts: PoolOptions) {
     this.slots = count * 2;
-    this.spec = (opts.source as { spec?: S3SourceSpec }).spec;
+    this.spec = opts.fetchHere ? undefined : (opts.source as { spec?: S3SourceSpec }).spec;
     for (let i = 0; i < count; i++) {
       const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
       const thread: Thread = { worker, tasks: new Map(), flushes: [] };

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PART_BYTES } from '../../../ingest/batch/day-spool.js';
-import { autoThreads, FEW_CORES_THREADS_FROM_BYTES, partBytesFor } from '../../../ingest/batch/ingest-batch.js';
+import { autoParsing, autoThreads, FEW_CORES_THREADS_FROM_BYTES, partBytesFor } from '../../../ingest/batch/ingest-batch.js';
 
 describe('rows per part', () => {
   it('is a quarter of a batch\'s rows (a fifth of its log bytes), from 8 MB to 32 MB', () => {
@@ -33,5 +33,16 @@ describe('parsing threads, auto', () => {
 
   it('on 1 core: none, however large the batch', () => {
     expect(autoThreads(100_000 * 170_500, 1)).toBe(0);
+  });
+
+  it('from S3 on 2 or 3 cores: from 32 MB, one thread per core but one, fed by the run\'s thread; else as for files', () => {
+    const day = 2000 * 170_500;
+    expect(autoParsing(day, true, 2)).toEqual({ threads: 1, fetchHere: true });
+    expect(autoParsing(day, true, 3)).toEqual({ threads: 2, fetchHere: true });
+    expect(autoParsing(day, false, 2)).toEqual({ threads: 0, fetchHere: false });
+    expect(autoParsing(31 * MB, true, 2)).toEqual({ threads: 0, fetchHere: false });
+    expect(autoParsing(FEW_CORES_THREADS_FROM_BYTES, true, 2)).toEqual({ threads: 2, fetchHere: false });
+    expect(autoParsing(day, true, 4)).toEqual({ threads: 3, fetchHere: false });
+    expect(autoParsing(day, true, 1)).toEqual({ threads: 0, fetchHere: false });
   });
 });
