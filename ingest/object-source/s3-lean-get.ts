@@ -18,7 +18,7 @@
  * objects a day is more CPU than the reads themselves; the fields a listing needs are read from the
  * XML directly, ~1 µs a key.
  */
-import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandInput, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type ListObjectsV2CommandInput, type S3Client } from '@aws-sdk/client-s3';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { HttpRequest, HttpResponse, RetryErrorInfo, RetryStrategyV2, RetryToken, SdkError } from '@smithy/types';
@@ -66,11 +66,11 @@ async function errorBody(body: AsyncIterable<Uint8Array> | undefined): Promise<s
   return Buffer.concat(parts).toString('utf8').slice(0, 4096);
 }
 
-/** The requests being learned from, by client: `bucket/key` (a GetObject) or `bucket?list` (a ListObjectsV2) to the request the SDK built (null until it has). */
+/** The requests being learned from, by client: `bucket/key` (a GetObject) or `bucket?root` (a request to the bucket itself) to the request the SDK built (null until it has). */
 const learning = new WeakMap<S3Client, Map<string, HttpRequest | null>>();
 
-/** What `learning` calls a bucket's ListObjectsV2. */
-const listId = (bucket: string): string => `${bucket}?list`;
+/** What `learning` calls a request to the bucket itself: a ListObjectsV2 or a HeadBucket. */
+const rootId = (bucket: string): string => `${bucket}?root`;
 
 /**
  * The client's watch on its GetObjects and ListObjectsV2s, added to its own middleware stack once:
@@ -85,7 +85,8 @@ export function watch(s3: S3Client): Map<string, HttpRequest | null> {
     learning.set(s3, mine);
     s3.middlewareStack.add((next, context) => async (args) => {
       const input = args.input as { Bucket?: string; Key?: string };
-      const id = context.commandName === 'GetObjectCommand' ? `${input.Bucket}/${input.Key}` : context.commandName === 'ListObjectsV2Command' ? listId(String(input.Bucket)) : null;
+      const id = context.commandName === 'GetObjectCommand' ? `${input.Bucket}/${input.Key}`
+        : context.commandName === 'ListObjectsV2Command' || context.commandName === 'HeadBucketCommand' ? rootId(String(input.Bucket)) : null;
       if (id !== null && mine.has(id)) mine.set(id, args.request as HttpRequest);
       return next(args);
     }, { step: 'build', name: 'pingrollLearnEndpoint' });
@@ -220,25 +221,25 @@ export class LeanGet {
   }
 
   /**
-   * The same, learning from the SDK's own ListObjectsV2 of `bucket` (whose page is returned with it).
-   * A listing's path is the bucket's own (`/bucket/` path style, `/` by virtual host): the prefix of
-   * its objects' paths. Null: the SDK's request did not end in `/`.
+   * The same, learning from a request of the SDK's to the bucket itself, `send` (a ListObjectsV2 or a
+   * HeadBucket, whose result is returned with it). Its path is the bucket's own (`/bucket/` path style,
+   * `/` by virtual host): the prefix of its objects' paths, and a listing's path. Null: the SDK's
+   * request did not end in `/`.
    */
-  static async learnList(s3: S3Client, bucket: string, input: ListInput): Promise<{ lean: LeanGet | null; page: ListPage }> {
+  static async learnRoot<T>(s3: S3Client, bucket: string, send: () => Promise<T>): Promise<{ lean: LeanGet | null; out: T }> {
     const watching = watch(s3);
-    const id = listId(bucket);
+    const id = rootId(bucket);
     watching.set(id, null);
     let seen: HttpRequest | null | undefined;
-    let r;
+    let out: T;
     try {
-      r = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ...input }));
+      out = await send();
     } finally {
       seen = watching.get(id);
       watching.delete(id);
     }
-    const page = sdkListPage(r);
-    if (!seen || !seen.path.endsWith('/')) return { lean: null, page };
-    return { lean: await LeanGet.at(s3, seen, seen.path), page };
+    if (!seen || !seen.path.endsWith('/')) return { lean: null, out };
+    return { lean: await LeanGet.at(s3, seen, seen.path), out };
   }
 
   /** The object's bytes, streamed; S3's errors as LeanS3Error (name = S3's code), retried as the SDK would. */

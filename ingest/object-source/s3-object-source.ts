@@ -121,8 +121,37 @@ export class S3ObjectSource implements ObjectSource {
     return source;
   }
 
-  check(): Promise<void> {
-    return checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_LOGS');
+  /**
+   * The bucket answers (one HeadBucket, lib/s3-bucket.ts), once a process: a run checks its logs as it
+   * makes its backends and again as it starts. The first HeadBucket shows the lean path the endpoint,
+   * so that every listing and read after it is lean.
+   */
+  async check(): Promise<void> {
+    if (this.checked) return;
+    const head = (): Promise<void> => checkBucket(this.s3, this.bucket, this.url, 'PINGROLL_LOGS');
+    if (this.lean === undefined && !this.learning) await this.learnFrom(LeanGet.learnRoot(this.s3, this.bucket, head));
+    else await head();
+    this.checked = true;
+  }
+
+  /** Whether `check` found the bucket answering. */
+  private checked = false;
+
+  /**
+   * `learn` (an SDK request that shows the lean path the endpoint) as the source's learning: requests
+   * that start meanwhile wait for it; its lean getter is the source's from then on (null: the SDK
+   * reads everything), and a failed one leaves the next request to learn again.
+   */
+  private async learnFrom<T>(learn: Promise<{ lean: LeanGet | null; out: T }>): Promise<T> {
+    const mine = learn.then((l) => l.lean, () => undefined);
+    this.learning = mine;
+    try {
+      const { lean, out } = await learn;
+      this.lean = lean;
+      return out;
+    } finally {
+      if (this.learning === mine) this.learning = undefined;
+    }
   }
 
   get url(): string {
@@ -350,17 +379,9 @@ export class S3ObjectSource implements ObjectSource {
   private async listPage(input: ListInput): Promise<ListPage> {
     if (this.lean === undefined && this.learning) this.lean = await this.learning;
     if (this.lean) return this.lean.list(input);
-    if (this.lean === null) return sdkListPage(await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...input })));
-    const learned = LeanGet.learnList(this.s3, this.bucket, input);
-    const mine = learned.then((l) => l.lean, () => undefined);
-    this.learning = mine;
-    try {
-      const { lean, page } = await learned;
-      this.lean = lean;
-      return page;
-    } finally {
-      if (this.learning === mine) this.learning = undefined;
-    }
+    const list = async (): Promise<ListPage> => sdkListPage(await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...input })));
+    if (this.lean === null) return list();
+    return this.learnFrom(LeanGet.learnRoot(this.s3, this.bucket, list));
   }
 
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {
@@ -371,17 +392,8 @@ export class S3ObjectSource implements ObjectSource {
       const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return r.Body as AsyncIterable<Uint8Array>;
     }
-    // The first read goes through the SDK, which shows the lean getter the endpoint; reads that start
-    // meanwhile wait for it (a failed first read leaves the next to learn again).
-    const learned = LeanGet.learn(this.s3, this.bucket, key);
-    const mine = learned.then((l) => l.lean, () => undefined);
-    this.learning = mine;
-    try {
-      const { lean, body } = await learned;
-      this.lean = lean;
-      return body;
-    } finally {
-      if (this.learning === mine) this.learning = undefined;
-    }
+    // With nothing learned yet (a source whose bucket was not checked nor listed), the first read goes
+    // through the SDK, which shows the lean getter the endpoint.
+    return this.learnFrom(LeanGet.learn(this.s3, this.bucket, key).then(({ lean, body }) => ({ lean, out: body })));
   }
 }

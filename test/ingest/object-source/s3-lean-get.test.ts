@@ -78,6 +78,13 @@ async function fakeS3(objects: Map<string, Buffer>, secrets: Record<string, stri
     const fail = failures.get(key)?.shift();
     if (fail) return answer(fail.status, fail.code, fail.date);
     const query = new URL(req.url ?? '', 'http://x').searchParams;
+    if (req.method === 'HEAD' && key === '') {
+      // A HeadBucket.
+      seen.push({ key: 'HEAD', sdk: /aws-sdk-js/.test(String(req.headers['user-agent'] ?? '') + String(req.headers['x-amz-user-agent'] ?? '')), status: 200 });
+      res.writeHead(200);
+      res.end();
+      return;
+    }
     if (query.get('list-type') === '2') {
       // A ListObjectsV2 of the bucket (its key here is ``): every object under the prefix, one page.
       seen.push({ key, sdk: /aws-sdk-js/.test(String(req.headers['user-agent'] ?? '') + String(req.headers['x-amz-user-agent'] ?? '')), status: 200, ...(req.headers['x-amz-security-token'] ? { token: String(req.headers['x-amz-security-token']) } : {}) });
@@ -198,7 +205,8 @@ describe('the lean GetObject and ListObjectsV2', () => {
     const client = moto.client();
     const keys = [...KEYS, 'dir/<lt>&amp;"quote"', 'dir/sub/x', 'dir/sub/y', 'dir2/z'];
     for (const k of keys) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `listed/${k}`, Body: k }));
-    const { lean, page: first } = await LeanGet.learnList(moto.client(), 'logs', { Prefix: 'listed/', MaxKeys: 3 });
+    const learner = moto.client();
+    const { lean, out: first } = await LeanGet.learnRoot(learner, 'logs', async () => sdkListPage(await learner.send(new ListObjectsV2Command({ Bucket: 'logs', Prefix: 'listed/', MaxKeys: 3 }))));
     expect(lean).not.toBeNull();
     expect(first.Contents).toHaveLength(3);
     for (const shape of [{ Prefix: 'listed/' }, { Prefix: 'listed/', Delimiter: '/' }, { Prefix: 'listed/dir', Delimiter: '/' }, { Prefix: 'listed/', StartAfter: 'listed/dir/sub/x' }]) {
@@ -251,6 +259,29 @@ describe('the lean GetObject and ListObjectsV2', () => {
       expect(fake.seen.filter((s) => s.key === '').map((s) => s.status)).toEqual([200, 200, 200, 503, 200]);
       expect(fake.seen.every((s) => s.token === 'the-session' && (s.status === 200 || s.status === 503))).toBe(true);
       expect(fake.seen.filter((s) => s.sdk)).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('learns the endpoint from the check of the bucket (one HeadBucket a source, however often it is checked): every listing and read after it is lean', async () => {
+    const objects = new Map(KEYS.map((k, i) => [`access/${k}`, Buffer.from(`body ${i}`)]));
+    const fake = await fakeS3(objects, { AKID: 'secret' });
+    try {
+      const source = new S3ObjectSource(new S3Client({ endpoint: fake.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } }), 'logs', 'access/', 1000, 'lean');
+      await source.check();
+      await source.check();
+      const refs = [];
+      for await (const r of source.list()) refs.push(r);
+      expect(refs.map((r) => r.key)).toEqual([...KEYS].sort());
+      expect((await read(await source.open(refs[0]!))).toString()).toMatch(/^body \d$/);
+      expect(fake.seen.map((s) => [s.key === 'HEAD' ? 'HEAD' : s.key === '' ? 'LIST' : 'GET', s.sdk])).toEqual([['HEAD', true], ['LIST', false], ['GET', false]]);
+      // With PINGROLL_S3_GET=sdk, the SDK lists and reads.
+      const sdk = new S3ObjectSource(new S3Client({ endpoint: fake.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } }), 'logs', 'access/', 1000, 'sdk');
+      await sdk.check();
+      for await (const r of sdk.list()) void r;
+      await read(await sdk.open(refs[0]!));
+      expect(fake.seen.slice(3).map((s) => s.sdk)).toEqual([true, true, true]);
     } finally {
       await fake.close();
     }
