@@ -2,8 +2,9 @@
  * GetObject without the SDK's per-request middleware: a run sends one GET per log object (16M a day
  * at the sizes in docs/scale.md), and the SDK's command path costs ~0.7 ms of CPU each, three times
  * what the request itself does. This is the same request, made from the SDK's own parts:
- * - the endpoint as the SDK resolved it (its first GetObject of the bucket, through the SDK, is
- *   watched: region, FIPS, dual-stack, path style, `AWS_ENDPOINT_URL_S3` all stay the SDK's rules);
+ * - the endpoint as the SDK resolved it (a source's first request to the bucket, its HeadBucket,
+ *   ListObjectsV2 or GetObject through the SDK, is watched: region, FIPS, dual-stack, path style,
+ *   `AWS_ENDPOINT_URL_S3` all stay the SDK's rules);
  * - signed with the SDK's SigV4 signer (@smithy/signature-v4) and the client's credential chain
  *   (the SDK's memoized, refreshing provider) and hash;
  * - sent through the client's own HTTP handler (its keep-alive agent, sockets and timeouts);

@@ -98,7 +98,7 @@ export class S3ObjectSource implements ObjectSource {
   /** How to make this source again in another thread, when it was made from plain settings (`from`). */
   spec?: S3SourceSpec;
 
-  /** The lean getter once the SDK's first GetObject showed the endpoint; null: the SDK reads every object. */
+  /** The lean getter once the SDK's first request to the bucket showed the endpoint (`learnFrom`); null: the SDK lists and reads everything. */
   private lean: LeanGet | null | undefined;
   private learning: Promise<LeanGet | null | undefined> | undefined;
 
@@ -110,7 +110,7 @@ export class S3ObjectSource implements ObjectSource {
   constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly prefix: string,
     private readonly pageSize = 1000, get: 'lean' | 'sdk' = 'lean') {
     if (get === 'sdk') this.lean = null;
-    // The lean getter learns the endpoint from the client's first GetObject: watched from now on.
+    // The lean getter learns the endpoint from the client's first request to the bucket: watched from now on.
     else watch(s3);
   }
 
