@@ -184,17 +184,18 @@ async function bodyText(body: AsyncIterable<Uint8Array>, max: number): Promise<s
 }
 
 export class LeanGet {
-  private constructor(private readonly s3: S3Client, private readonly endpoint: ResolvedEndpoint, private readonly signer: SignatureV4,
+  /** @param bucket the bucket whose requests these are (which the endpoint names). */
+  private constructor(private readonly s3: S3Client, readonly bucket: string, private readonly endpoint: ResolvedEndpoint, private readonly signer: SignatureV4,
     private readonly retry: RetryStrategyV2) {}
 
-  /** A lean getter at the endpoint of `seen` (a request the SDK built), whose objects' paths start `pathPrefix`; null when the client's retry strategy is not one it can drive. */
-  private static async at(s3: S3Client, seen: HttpRequest, pathPrefix: string): Promise<LeanGet | null> {
+  /** A lean getter for `bucket` at the endpoint of `seen` (a request the SDK built), whose objects' paths start `pathPrefix`; null when the client's retry strategy is not one it can drive. */
+  private static async at(s3: S3Client, bucket: string, seen: HttpRequest, pathPrefix: string): Promise<LeanGet | null> {
     const config = s3.config;
     const region = await config.region();
     const signer = new SignatureV4({ credentials: config.credentials, region, service: 's3', sha256: config.sha256, uriEscapePath: false, applyChecksum: false });
     const retry = (await config.retryStrategy()) as RetryStrategyV2;
     if (typeof retry.acquireInitialRetryToken !== 'function') return null;
-    return new LeanGet(s3, { protocol: seen.protocol, hostname: seen.hostname, ...(seen.port ? { port: seen.port } : {}), pathPrefix }, signer, retry);
+    return new LeanGet(s3, bucket, { protocol: seen.protocol, hostname: seen.hostname, ...(seen.port ? { port: seen.port } : {}), pathPrefix }, signer, retry);
   }
 
   /**
@@ -218,7 +219,7 @@ export class LeanGet {
     const body = r.Body as AsyncIterable<Uint8Array>;
     const suffix = `/${encodeKey(key)}`;
     if (!seen || !seen.path.endsWith(suffix)) return { lean: null, body };
-    return { lean: await LeanGet.at(s3, seen, seen.path.slice(0, -suffix.length + 1)), body };
+    return { lean: await LeanGet.at(s3, bucket, seen, seen.path.slice(0, -suffix.length + 1)), body };
   }
 
   /**
@@ -240,7 +241,7 @@ export class LeanGet {
       watching.delete(id);
     }
     if (!seen || !seen.path.endsWith('/')) return { lean: null, out };
-    return { lean: await LeanGet.at(s3, seen, seen.path), out };
+    return { lean: await LeanGet.at(s3, bucket, seen, seen.path), out };
   }
 
   /** The object's bytes, streamed; S3's errors as LeanS3Error (name = S3's code), retried as the SDK would. */
