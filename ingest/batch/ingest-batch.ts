@@ -161,9 +161,8 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
   const bytes = todo.reduce((n, r) => n + r.size, 0);
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
   const spool = new DaySpool(dir, opts.engine, { partBytes, codec: stagedCodec(opts.store.local)});
-  const auto = opts.parseThreads === 'auto' ? autoParsing(bytes, !opts.source.local) : null;
-  const threads = auto ? auto.threads : (opts.parseThreads as number);
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source, fetchHere: auto?.fetchHere ?? false });
+  const { threads, fetchHere } = opts.parseThreads === 'auto' ? autoParsing(bytes, !opts.source.local) : { threads: opts.parseThreads, fetchHere: false };
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source, fetchHere });
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();

@@ -125,14 +125,30 @@ function xmlText(s: string): string {
     (hex !== undefined ? String.fromCodePoint(parseInt(hex, 16)) : dec !== undefined ? String.fromCodePoint(Number(dec)) : ENTITIES[name!]!));
 }
 
-/** The text of the first `<tag>` in `xml` from `from` up to `to`; undefined when there is none. */
-function element(xml: string, tag: string, from = 0, to = xml.length): string | undefined {
-  const open = xml.indexOf(`<${tag}>`, from);
+/** An element's opening and closing tags, made once (`element` runs for every field of every listed key). */
+interface Tag { open: string; close: string }
+const tag = (name: string): Tag => ({ open: `<${name}>`, close: `</${name}>` });
+const KEY = tag('Key'), SIZE = tag('Size'), ETAG = tag('ETag'), CONTENTS = tag('Contents'), COMMON_PREFIXES = tag('CommonPrefixes'), PREFIX = tag('Prefix'),
+  IS_TRUNCATED = tag('IsTruncated'), NEXT_TOKEN = tag('NextContinuationToken');
+
+/** The text of the first `t` in `xml` from `from` up to `to`; undefined when there is none. */
+function element(xml: string, t: Tag, from = 0, to = xml.length): string | undefined {
+  const open = xml.indexOf(t.open, from);
   if (open < 0 || open >= to) return undefined;
-  const at = open + tag.length + 2;
-  const close = xml.indexOf(`</${tag}>`, at);
-  if (close < 0 || close > to) throw new Error(`a ListObjectsV2 answer with an unclosed <${tag}>`);
+  const at = open + t.open.length;
+  const close = xml.indexOf(t.close, at);
+  if (close < 0 || close > to) throw new Error(`a ListObjectsV2 answer with an unclosed ${t.open}`);
   return xml.slice(at, close);
+}
+
+/** The spans of each `t` in `xml`, in order: [start of its opening tag, start of its closing tag]. */
+function* spans(xml: string, t: Tag): Generator<[number, number]> {
+  for (let at = xml.indexOf(t.open); at >= 0; at = xml.indexOf(t.open, at)) {
+    const end = xml.indexOf(t.close, at);
+    if (end < 0) throw new Error(`a ListObjectsV2 answer with an unclosed ${t.open}`);
+    yield [at, end];
+    at = end;
+  }
 }
 
 /**
@@ -145,25 +161,19 @@ export function listPage(xml: string): ListPage {
   if (!/^(?:<\?xml[^>]*\?>)?\s*<ListBucketResult[\s>]/.test(xml)) throw new Error(`S3 answered a ListObjectsV2 with no ListBucketResult: ${JSON.stringify(xml.slice(0, 120))}`);
   const page: ListPage = { Contents: [], CommonPrefixes: [], IsTruncated: false };
   // Each entry's fields are looked for between its own tags only.
-  for (let at = xml.indexOf('<Contents>'); at >= 0; at = xml.indexOf('<Contents>', at)) {
-    const end = xml.indexOf('</Contents>', at);
-    if (end < 0) throw new Error('a ListObjectsV2 answer with an unclosed <Contents>');
-    const key = element(xml, 'Key', at, end);
-    const size = Number(element(xml, 'Size', at, end));
+  for (const [at, end] of spans(xml, CONTENTS)) {
+    const key = element(xml, KEY, at, end);
+    const size = Number(element(xml, SIZE, at, end));
     if (key === undefined || !Number.isSafeInteger(size) || size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${JSON.stringify(xml.slice(at, Math.min(end, at + 200)))}`);
-    page.Contents.push({ Key: xmlText(key), Size: size, ETag: xmlText(element(xml, 'ETag', at, end) ?? '') });
-    at = end;
+    page.Contents.push({ Key: xmlText(key), Size: size, ETag: xmlText(element(xml, ETAG, at, end) ?? '') });
   }
-  for (let at = xml.indexOf('<CommonPrefixes>'); at >= 0; at = xml.indexOf('<CommonPrefixes>', at)) {
-    const end = xml.indexOf('</CommonPrefixes>', at);
-    if (end < 0) throw new Error('a ListObjectsV2 answer with an unclosed <CommonPrefixes>');
-    const prefix = element(xml, 'Prefix', at, end);
+  for (const [at, end] of spans(xml, COMMON_PREFIXES)) {
+    const prefix = element(xml, PREFIX, at, end);
     if (prefix !== undefined) page.CommonPrefixes.push({ Prefix: xmlText(prefix) });
-    at = end;
   }
   // Text in XML holds no `<` (it is written `&lt;`): no key can pass for the page's own fields.
-  page.IsTruncated = element(xml, 'IsTruncated') === 'true';
-  const token = element(xml, 'NextContinuationToken');
+  page.IsTruncated = element(xml, IS_TRUNCATED) === 'true';
+  const token = element(xml, NEXT_TOKEN);
   if (token !== undefined) page.NextContinuationToken = xmlText(token);
   return page;
 }
@@ -199,27 +209,31 @@ export class LeanGet {
   }
 
   /**
+   * `send` (a request of the SDK's), with the request the SDK built for it under `id` in the client's
+   * watch. Watched from the client's own stack: pingroll's clients resolve their middleware once per
+   * command type (cacheMiddleware), so a middleware added to one command's stack would never run.
+   */
+  private static async watched<T>(s3: S3Client, id: string, send: () => Promise<T>): Promise<{ seen: HttpRequest | null; out: T }> {
+    const watching = watch(s3);
+    watching.set(id, null);
+    try {
+      const out = await send();
+      return { seen: watching.get(id) ?? null, out };
+    } finally {
+      watching.delete(id);
+    }
+  }
+
+  /**
    * A lean getter for `bucket`, learning the endpoint from the SDK's own GetObject of `key` (whose
    * body is returned with it, so that request is not wasted). Null endpoint: the SDK's request did not
    * have the shape expected (`…/<encoded key>`); the caller keeps using the SDK.
    */
-  static async learn(s3: S3Client, bucket: string, key: string): Promise<{ lean: LeanGet | null; body: AsyncIterable<Uint8Array> }> {
-    // Watched from the client's own stack: pingroll's clients resolve their middleware once per command
-    // type (cacheMiddleware), so a middleware added to one command's stack would never run.
-    const watching = watch(s3);
-    watching.set(`${bucket}/${key}`, null);
-    let seen: HttpRequest | null | undefined;
-    let r;
-    try {
-      r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    } finally {
-      seen = watching.get(`${bucket}/${key}`);
-      watching.delete(`${bucket}/${key}`);
-    }
-    const body = r.Body as AsyncIterable<Uint8Array>;
+  static async learn(s3: S3Client, bucket: string, key: string): Promise<{ lean: LeanGet | null; out: AsyncIterable<Uint8Array> }> {
+    const { seen, out } = await LeanGet.watched(s3, `${bucket}/${key}`, async () => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body as AsyncIterable<Uint8Array>);
     const suffix = `/${encodeKey(key)}`;
-    if (!seen || !seen.path.endsWith(suffix)) return { lean: null, body };
-    return { lean: await LeanGet.at(s3, bucket, seen, seen.path.slice(0, -suffix.length + 1)), body };
+    if (!seen || !seen.path.endsWith(suffix)) return { lean: null, out };
+    return { lean: await LeanGet.at(s3, bucket, seen, seen.path.slice(0, -suffix.length + 1)), out };
   }
 
   /**
@@ -229,17 +243,7 @@ export class LeanGet {
    * request did not end in `/`.
    */
   static async learnRoot<T>(s3: S3Client, bucket: string, send: () => Promise<T>): Promise<{ lean: LeanGet | null; out: T }> {
-    const watching = watch(s3);
-    const id = rootId(bucket);
-    watching.set(id, null);
-    let seen: HttpRequest | null | undefined;
-    let out: T;
-    try {
-      out = await send();
-    } finally {
-      seen = watching.get(id);
-      watching.delete(id);
-    }
+    const { seen, out } = await LeanGet.watched(s3, rootId(bucket), send);
     if (!seen || !seen.path.endsWith('/')) return { lean: null, out };
     return { lean: await LeanGet.at(s3, bucket, seen, seen.path), out };
   }

@@ -376,24 +376,27 @@ export class S3ObjectSource implements ObjectSource {
    * One ListObjectsV2 page: through the lean path (s3-lean-get.ts) once the endpoint is known, and the
    * first through the SDK, which shows it (reads that start meanwhile wait for it, as `open`'s do).
    */
-  private async listPage(input: ListInput): Promise<ListPage> {
-    if (this.lean === undefined && this.learning) this.lean = await this.learning;
-    if (this.lean) return this.lean.list(input);
-    const list = async (): Promise<ListPage> => sdkListPage(await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...input })));
-    if (this.lean === null) return list();
-    return this.learnFrom(LeanGet.learnRoot(this.s3, this.bucket, list));
+  private listPage(input: ListInput): Promise<ListPage> {
+    const sdk = async (): Promise<ListPage> => sdkListPage(await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, ...input })));
+    return this.request((lean) => lean.list(input), sdk, () => LeanGet.learnRoot(this.s3, this.bucket, sdk));
   }
 
-  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {
+  open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array>> {
     const key = this.prefix + ref.key;
-    if (this.lean === undefined && this.learning) this.lean = await this.learning;
-    if (this.lean) return this.lean.get(key);
-    if (this.lean === null) {
-      const r = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return r.Body as AsyncIterable<Uint8Array>;
-    }
+    const sdk = async (): Promise<AsyncIterable<Uint8Array>> => (await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))).Body as AsyncIterable<Uint8Array>;
     // With nothing learned yet (a source whose bucket was not checked nor listed), the first read goes
     // through the SDK, which shows the lean getter the endpoint.
-    return this.learnFrom(LeanGet.learn(this.s3, this.bucket, key).then(({ lean, body }) => ({ lean, out: body })));
+    return this.request((lean) => lean.get(key), sdk, () => LeanGet.learn(this.s3, this.bucket, key));
+  }
+
+  /**
+   * A request through the lean path once it is known (after the learning in flight, if any); through
+   * the SDK (`sdk`) when it is not to be used; else the SDK's, watched to learn it (`learn`).
+   */
+  private async request<T>(lean: (l: LeanGet) => Promise<T>, sdk: () => Promise<T>, learn: () => Promise<{ lean: LeanGet | null; out: T }>): Promise<T> {
+    if (this.lean === undefined && this.learning) this.lean = await this.learning;
+    if (this.lean) return lean(this.lean);
+    if (this.lean === null) return sdk();
+    return this.learnFrom(learn());
   }
 }

@@ -14,6 +14,7 @@ import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.j
 import type { ObjectRef } from '../../../ingest/object-source/object-source.js';
 import { generateSample, objectBody } from '../../../tools/sample/access-log-generator.js';
 import { setEnv, tempDir } from '../../support/job-fixture.js';
+import { isList, onRequests } from '../../support/s3-requests.js';
 import { startMoto, type Moto } from '../../support/moto.js';
 
 const DAY = '2026-11-01';
@@ -39,9 +40,7 @@ describe('parsing threads fed by the run\'s thread', () => {
     const source = S3ObjectSource.from({ client: { region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true }, bucket: 'logs', prefix: '' });
     // The GETs this thread sends (a parsing thread that fetched would send its own, from a client of its own).
     let gets = 0;
-    const handler = (source as unknown as { s3: S3Client }).s3.config.requestHandler as unknown as { handle: (r: { method: string; query?: object }) => Promise<unknown> };
-    const handle = handler.handle.bind(handler);
-    handler.handle = (r) => { if (r.method === 'GET' && !('list-type' in (r.query ?? {}))) gets++; return handle(r); };
+    onRequests((source as unknown as { s3: S3Client }).s3, (r) => { if (r.method === 'GET' && !isList(r)) gets++; });
     for await (const ref of source.list()) refs.push(ref);
     expect(refs).toHaveLength(sample.objects.length);
     const tasks = [...refs, { key: `${DAY}-23-59-59-GONE`, size: 10, etag: '' }].map((ref, index) => ({ index, key: ref.key, day: DAY, fetch: ref }));
