@@ -5,7 +5,8 @@
  * at a time: too slow to time 3,000 of them directly): the proxy passes each request to moto once and
  * replays its answer from memory after that, the delay before every answer. `make rollup` runs cold,
  * with the default reads in flight, with 128, and with 4 (latency adding up), interleaved passes
- * (BENCH_S3_TARGET_ONLY=1: the directory and 25 ms with the default alone).
+ * (BENCH_S3_TARGET_ONLY=1: the directory and 25 ms with the default alone; BENCH_S3_THREADS=1: those
+ * and 25 ms parsed in the run's own thread).
  */
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     const s3env = { ...moto.env, AWS_ENDPOINT_URL_S3: proxy.url, PINGROLL_LOGS: 's3://logs/access/' };
     // One run through the proxy with no delay fills its replay cache.
     await rollup(s3env);
-    const shapes = [
+    const shapes: Array<{ name: string; latency: number; env: Record<string, string>; args: string }> = [
       { name: 'directory (the same files)', latency: 0, env: { PINGROLL_LOGS: dir }, args: '' },
       { name: 'S3 API, 25 ms first-byte latency, default reads in flight (64)', latency: 25, env: s3env, args: '' },
       { name: 'the same through the SDK\'s GetObjectCommand (`PINGROLL_S3_GET=sdk`)', latency: 25, env: { ...s3env, PINGROLL_S3_GET: 'sdk' }, args: '' },
@@ -114,6 +115,9 @@ async function main(): Promise<void> {
     ];
     // BENCH_S3_TARGET_ONLY=1: the directory and the target's shape (25 ms, default reads in flight) alone, for more passes in the time.
     if (process.env.BENCH_S3_TARGET_ONLY === '1') shapes.splice(2);
+    // BENCH_S3_THREADS=1: those two and the target's shape parsed in the run's own thread, against what
+    // `auto` gives 2 or 3 cores for a batch of S3 objects (a parsing thread fed by the run's thread).
+    if (process.env.BENCH_S3_THREADS === '1') shapes.splice(2, shapes.length, { name: 'the same, parsed in the run\'s own thread (`PINGROLL_PARSE_THREADS=0`)', latency: 25, env: { ...s3env, PINGROLL_PARSE_THREADS: '0' }, args: '' });
     const passes = Number(process.env.BENCH_PASSES ?? 3);
     const runs = shapes.map(() => [] as Run[]);
     for (let p = 0; p < passes; p++) {

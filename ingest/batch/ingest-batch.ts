@@ -263,8 +263,8 @@ export function autoThreads(bytes: number, cores = availableParallelism()): numb
  * rather than each thread fetching its own. On 2 or 3 cores a remote batch too small for autoThreads'
  * threads (32 MB to 4 GiB) is parsed in one thread per core but one, fed by the run's thread: there
  * the run's thread spends as long on each object's request and response as on parsing it, and the two
- * go on side by side (the job bench's day behind 25 ms, 9 interleaved pairs: 0.96x the wall time of
- * parsing in the run's own thread, docs/benchmarks.md *S3 latency*). A local file is read by its
+ * go on side by side (the job bench's day behind 25 ms, 9 interleaved passes: 0.94x the wall time of
+ * parsing in the run's own thread, `BENCH_S3_THREADS=1`, docs/benchmarks.md *S3 latency*). A local file is read by its
  * parser, with nothing for the run's thread to do meanwhile: autoThreads alone.
  */
 export function autoParsing(bytes: number, remote: boolean, cores = availableParallelism()): { threads: number; fetchHere: boolean } {
