@@ -221,9 +221,9 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // their own, and every record of a session the blocks caught or left undecided (duplicates
   // included), each with its staged columns (its rejects line, if it is left out). When the blocks
   // hold no session (a day of players, and of bots a rule names), the read asks only for a rule: a
-  // filter of one column, which DuckDB applies as it reads, reading the other columns of the rows it
-  // keeps alone; asked with the sessions too, it reads every column of every row first (a 20M-ping day
-  // of players: 21 ms against 896 ms; docs/benchmarks.md, *The rollup's statements*).
+  // filter of one column, which DuckDB applies as it reads, reading the other columns only for the
+  // rows it keeps; asked with the sessions too, it reads every column of every row first (a 20M-ping
+  // day of players: 6.5-9.3 ms against 896 ms; docs/benchmarks.md, *The rollup's statements*).
   const rateSessions = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_blocks'))[0]!.n);
   await engine.run(`
     CREATE OR REPLACE TEMP TABLE suspect AS
