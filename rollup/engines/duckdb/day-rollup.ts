@@ -31,7 +31,7 @@ export const PING_IDS_PARQUET = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_L
  * `p0`..`p31`, each two counts in one BIGINT, bit k's in its low 32 bits and bit k + 32's in its high
  * (a count is at most the group's sessions in one block, far below 2^31). Half the aggregates of a sum
  * a bit; read back with `bitCount`. Both per-minute figures (the series' minutes, the episodes' peaks)
- * are made this way: on the 20M-ping day (bench/rollup-statements.ts) 0.57x and 0.77x the time of a
+ * are made this way: on the 20M-ping day (bench/rollup-statements.ts) 0.60x and 0.74x the time of a
  * row per minute watched and of 64 sums read through a list (docs/benchmarks.md, *The rollup's
  * statements*).
  */
