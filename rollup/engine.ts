@@ -92,6 +92,9 @@ export interface LocalFiles {
 /** A file an engine reads (output-relative key: staged pings, an adjustment's piece), its size, and where it is on this machine (null: not fetched). */
 export interface StagedFile { key: string; size: number; local: string | null }
 
+/** A ping-ids file of the ping-id window: with `own`, a published day's own (its manifest's day and rows); without, what adjustments of a closed day count. */
+export interface PingIdsFile extends StagedFile { own?: { day: string; rows: number } }
+
 /** What a day's rollup reads. */
 export interface DayInput {
   day: string;
@@ -109,7 +112,7 @@ export interface DayInput {
    * (`closedAfter`: what they count stays counted, contract §9), fetched when the engine
    * `readsLocalFiles`. The rollup leaves out the repeats and writes the day's own ping ids.
    */
-  window: { days: number; history: readonly StagedFile[]; closedAfter: readonly StagedFile[] };
+  window: { days: number; history: readonly PingIdsFile[]; closedAfter: readonly PingIdsFile[] };
   /** A local folder of the day's own, for the files the rollup writes. */
   dir: string;
 }

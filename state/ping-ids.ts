@@ -9,6 +9,7 @@
  * the day is published again (`clearStale`): a run killed between the two leaves a mark, whose
  * rollup gives what the day would have anyway.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
 import { zoneSlug } from '../lib/time-zone.js';
@@ -17,8 +18,13 @@ import type { ObjectStore } from './object-store/object-store.js';
 /** Why a published day is stale: the day whose publication changed the counting of ping ids it holds. */
 export interface WindowStaleMark { by: string; run: string; at: string; ids: number }
 
+/**
+ * A name no other put of the day's ping ids has had, even the same run's again: what is under a key
+ * never changes, so a key names its content (the Redshift engine's window table keeps a day's rows by
+ * the key they came from: rollup/engines/redshift/window-table.ts).
+ */
 function pingIdsKey(day: string, run: string): string {
-  return `${PING_IDS}dt=${day}/${run}.parquet`;
+  return `${PING_IDS}dt=${day}/${run}.${randomBytes(4).toString('hex')}.parquet`;
 }
 
 /** Which adjustments counted them: the closed day, its close's month and zone, and the month they are reported on (state/adjustments.ts PieceOf). */

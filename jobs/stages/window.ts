@@ -9,7 +9,7 @@
 import type { DayManifest } from '../../export/manifest.js';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../../lib/all-ended.js';
 import { queryRows, sqlString } from '../../lib/duckdb-engine.js';
-import type { StagedFile } from '../../rollup/engine.js';
+import type { PingIdsFile, StagedFile } from '../../rollup/engine.js';
 import { historyDays, laterDays } from '../../rollup/ping-window.js';
 import type { Stage } from './stage.js';
 
@@ -39,12 +39,12 @@ async function adjustedIds(stage: Stage, day: string, dir: string): Promise<Stag
  * reads local files). A day published before ping ids were kept (an older version) has none: it is
  * named in the log, and its next rollup (a backfill rolls up again what another version made) keeps them.
  */
-export async function windowHistory(stage: Stage, day: string, dir: string): Promise<{ history: StagedFile[]; closedAfter: StagedFile[] }> {
+export async function windowHistory(stage: Stage, day: string, dir: string): Promise<{ history: PingIdsFile[]; closedAfter: PingIdsFile[] }> {
   const { config, run } = stage;
-  const out = { history: [] as StagedFile[], closedAfter: [] as StagedFile[] };
+  const out = { history: [] as PingIdsFile[], closedAfter: [] as PingIdsFile[] };
   if (config.dedupeDays === 0) return out;
   const without: string[] = [];
-  const ids = async (d: string): Promise<StagedFile[]> => {
+  const ids = async (d: string): Promise<PingIdsFile[]> => {
     const files = await adjustedIds(stage, d, dir);
     const m = await run.publisher.manifests.read(d);
     if (!m || (await gone(stage, d, m))) return files;
@@ -52,7 +52,7 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
       if (m.pings > 0) without.push(d);
       return files;
     }
-    return [...files, await pingIdsFile(stage, m.pingIds, dir)];
+    return [...files, { ...(await pingIdsFile(stage, m.pingIds, dir)), own: { day: d, rows: m.pingIds.rows } }];
   };
   // What a closed month's day counts stays counted (contract §9): an earlier open day's record is the repeat.
   const before = historyDays(day, config.dedupeDays);

@@ -27,6 +27,8 @@ import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSett
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
 import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { planWindow, stateSql, WINDOW_CHECK, WINDOW_TABLE, windowRange, windowStatements, type WindowFile, type WindowPlan } from './window-table.js';
+import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -56,15 +58,22 @@ export interface WarehouseRollup {
   runsSize: number;
   /** Each table's Parquet is unloaded under `<unloadPrefix><table>/`; the COPY manifests are written there too. */
   unloadPrefix: string;
-  /** The ping-id window (contract §4): W, and the ping-ids files (output-relative keys, sizes) of the days before and of closed days after. */
-  window?: { days: number; history: ReadonlyArray<{ key: string; size: number }>; closedAfter: ReadonlyArray<{ key: string; size: number }> };
+  /**
+   * The ping-id window (contract §4): W, and the ping-ids files (output-relative keys, sizes; a
+   * published day's own with its day and rows) of the days before and of closed days after: read from
+   * the window's table (window-table.ts).
+   */
+  window?: { days: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[] };
 }
 
 /** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
 export interface RollupManifests {
   staged: string | null; format1: string | null; format2: string | null; runs: string; secret: string | null; catalog: string | null;
-  /** The ping-ids files of the window's days before, and of closed days after (none: no such file). */
-  windowHistory?: string | null; windowClosedAfter?: string | null;
+  /**
+   * The ping-id window (window-table.ts): the plan, and the manifests of the days' files it loads into
+   * the window's table and of what adjustments count (none: no such file); none: the window is off.
+   */
+  window?: { plan: WindowPlan; load: string | null; adjusted: string | null } | null;
 }
 
 /** The columns of staged format 1's files, for the table their COPY fills. */
@@ -460,11 +469,26 @@ export class RedshiftRollup implements RollupEngine {
       runs: (await this.manifest(prefix, 'daily_runs', [{ key: input.runsKey, size: input.runsSize }]))!,
       secret: await this.manifest(prefix, 'viewer-secret', input.viewers ? [{ key: input.viewers.secretKey, size: input.viewers.secretSize }] : []),
       catalog: await this.manifest(prefix, 'episode-catalog', input.catalog ? [input.catalog] : []),
-      windowHistory: await this.manifest(prefix, 'window-history', input.window?.history ?? []),
-      windowClosedAfter: await this.manifest(prefix, 'window-closed-after', input.window?.closedAfter ?? []),
+      window: await this.windowPlan(day, prefix, input.window),
     };
     const { prepare, rollup, unload } = RedshiftRollup.statements(target, output, day, input, manifests);
-    await this.inSession(`rollup of ${day}`, prepare, rollup, unload);
+    try {
+      await this.inSession(`rollup of ${day}`, prepare, rollup, unload);
+    } catch (err) {
+      if (String((err as Error).message).includes(WINDOW_CHECK)) {
+        throw new RedshiftRollupError(`the ping ids in ${target.schema}.${WINDOW_TABLE} changed between the plan of the rollup of ${day} and its transaction (another run's statements?); nothing was written: run again`);
+      }
+      throw err;
+    }
+  }
+
+  /** What the window's table holds of the day's window, and so what the rollup loads into it and reads (window-table.ts); none with the window off. */
+  private async windowPlan(day: string, prefix: string, window: WarehouseRollup['window']): Promise<RollupManifests['window']> {
+    if (!window || window.days === 0) return null;
+    const { from, to } = windowRange(day, window.days);
+    const held = await rowsOrNoneIfMissing(this.opts.batches.query(stateSql(this.opts.target.schema, from, to), `the window's ping ids ${this.opts.target.schema}.${WINDOW_TABLE} holds for ${day}`));
+    const plan = planWindow([...window.history, ...window.closedAfter], held.map((r) => ({ day: String(r.day), file: String(r.file), n: Number(r.n) })));
+    return { plan, load: await this.manifest(prefix, 'window-load', plan.load), adjusted: await this.manifest(prefix, 'window-adjusted', plan.adjusted) };
   }
 
   /**
@@ -487,20 +511,25 @@ export class RedshiftRollup implements RollupEngine {
     const role = roleOf(target);
     const tables = Object.fromEntries(TABLES.map((t) => [t, `${target.schema}.${t}`])) as Record<TableName, string>;
     const catalog = manifests.catalog ? 'episode_catalog' : null;
+    // The window's days before and closed days after are one set of ids: the rollup SQL reads each by its event times.
+    const win = manifests.window && input.window
+      ? windowStatements(target.schema, day, input.window.days, manifests.window.plan, { role, loadManifest: manifests.window.load ? s3(manifests.window.load) : null, adjustedManifest: manifests.window.adjusted ? s3(manifests.window.adjusted) : null })
+      : null;
     return {
       prepare: [
         ...RedshiftRollup.prepareStatements(target, output, manifests),
         // The viewer key's secret from its file, so that no statement holds it (Redshift logs statements).
         ...(manifests.secret ? ['CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))', `COPY viewer_secret FROM ${s3(manifests.secret)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
         ...(catalog ? [`CREATE TEMP TABLE ${catalog} (${CATALOG_TABLE_COLUMNS})`, `COPY ${catalog} FROM ${s3(manifests.catalog!)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        // The ping ids of the window's days (contract §4): the days before, and closed days after.
-        ...(manifests.windowHistory ? ['CREATE TEMP TABLE window_history (' + PING_IDS_TABLE_COLUMNS + ')', `COPY window_history FROM ${s3(manifests.windowHistory)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-        ...(manifests.windowClosedAfter ? ['CREATE TEMP TABLE window_closed_after (' + PING_IDS_TABLE_COLUMNS + ')', `COPY window_closed_after FROM ${s3(manifests.windowClosedAfter)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
+        // The ping ids of the window's days (contract §4): its table brought to the plan, and what adjustments count.
+        ...(win?.prepare ?? []),
       ],
       rollup: [
+        // The window's table checked to hold the plan, in the transaction that reads it.
+        ...(win?.rollup ?? []),
         ...dayRollupStatements({ day, staged: 'staged_pings', tables, outcomes: input.outcomes, viewers: input.viewers ? { keyId: input.viewers.keyId, secretTable: 'viewer_secret' } : null,
           platforms: input.platforms, catalogTable: catalog, catalogOnly: input.catalogOnly ?? null,
-          window: { days: input.window?.days ?? 0, history: manifests.windowHistory ? 'window_history' : null, closedAfter: manifests.windowClosedAfter ? 'window_closed_after' : null } }),
+          window: { days: input.window?.days ?? 0, history: win?.ids ?? null, closedAfter: win?.ids ?? null } }),
         `DELETE FROM ${target.schema}.daily_runs WHERE day = '${day}'`,
         `COPY ${target.schema}.daily_runs FROM ${s3(manifests.runs)} ${role} FORMAT AS PARQUET MANIFEST`,
       ],

@@ -91,6 +91,10 @@ describe('loading a day', () => {
   it(`rolls up a day staged partly before \`platform\` and the audience columns existed (its statements run on ${PG_NAME}): format 1 and 2 files COPYed into tables of their columns and added without; three batches in one session, each within 40 statements`, async () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
+    // What the window's table holds (rollup/engines/redshift/window-table.ts): the day before, as planned.
+    rs.on(ExecuteStatementCommand).resolves({ Id: 'q-held' });
+    rs.on(GetStatementResultCommand, { Id: 'q-held', NextToken: undefined }).resolves({
+      ColumnMetadata: [{ name: 'day' }, { name: 'file' }, { name: 'n' }], Records: [[{ stringValue: '2026-10-31' }, { stringValue: 'p/dt=2026-10-31/r.parquet' }, { longValue: 4 }]] });
     manifests.clear();
     const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg(), fast);
     const wh = new RedshiftWarehouse(api, cfg(), output, put);
@@ -102,12 +106,17 @@ describe('loading a day', () => {
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
       { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
-      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/', window: { days: 30, history: [], closedAfter: [] } });
+      catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/',
+      // The window's worst case: a day held, a day to load, what adjustments count, and a closed day after.
+      window: { days: 30, history: [{ key: 'p/dt=2026-10-30/r.parquet', size: 11, own: { day: '2026-10-30', rows: 3 } }, { key: 'p/adjusted/dt=2026-10-31/a.parquet', size: 12 },
+        { key: 'p/dt=2026-10-31/r.parquet', size: 13, own: { day: '2026-10-31', rows: 4 } }], closedAfter: [{ key: 'p/dt=2026-11-02/r.parquet', size: 14, own: { day: '2026-11-02', rows: 5 } }] } });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
     expect(entries('u/staged.manifest')).toEqual([staged[3]!.key]);
     expect(entries('u/staged-format-2.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
     expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);
     expect(entries('u/episode-catalog.manifest')).toEqual(['u/episode-catalog.parquet']);
+    expect(entries('u/window-load.manifest')).toEqual(['p/dt=2026-10-30/r.parquet', 'p/dt=2026-11-02/r.parquet']);
+    expect(entries('u/window-adjusted.manifest')).toEqual(['p/adjusted/dt=2026-10-31/a.parquet']);
     // The init, then the day's inputs in a session kept open, then the day's transaction in that session
     // (its temporary tables there), then the day's UNLOADs in it too.
     const calls = rs.commandCalls(BatchExecuteStatementCommand).map((c) => c.args[0].input);
@@ -118,7 +127,7 @@ describe('loading a day', () => {
       for (const absent of ['WorkgroupName', 'Database', 'ClusterIdentifier', 'SecretArn', 'DbUser', 'SessionKeepAliveSeconds']) expect(call, absent).not.toHaveProperty(absent);
     }
     const [sqls, day, unload] = [calls[1]!.Sqls!, calls[2]!.Sqls!, calls[3]!.Sqls!];
-    // The worst case: format 1 and 2 files, a viewer key and a catalog.
+    // The worst case: format 1 and 2 files, a viewer key, a catalog and the window.
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
     expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
@@ -134,7 +143,19 @@ describe('loading a day', () => {
       `COPY viewer_secret FROM 's3://rollups/pingroll/u/viewer-secret.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       `CREATE TEMP TABLE episode_catalog (series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT)`,
       `COPY episode_catalog FROM 's3://rollups/pingroll/u/episode-catalog.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      expect.stringMatching(/^CREATE TABLE IF NOT EXISTS pingroll\.window_ping_ids \(/),
+      expect.stringMatching(/^CREATE TEMP TABLE window_load \(/),
+      `COPY window_load FROM 's3://rollups/pingroll/u/window-load.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      expect.stringMatching(/^CREATE TEMP TABLE window_adjusted \(/),
+      `COPY window_adjusted FROM 's3://rollups/pingroll/u/window-adjusted.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      'CREATE TEMP TABLE window_ids_as_planned (window_ids_as_planned INTEGER NOT NULL)',
+      // The window's table brought to the plan: the two days not held replaced, the days before the window dropped.
+      'LOCK pingroll.window_ping_ids',
+      "DELETE FROM pingroll.window_ping_ids WHERE day IN (DATE '2026-10-30', DATE '2026-11-02') OR day < DATE '2026-10-02'",
+      expect.stringMatching(/^INSERT INTO pingroll\.window_ping_ids \(day, file, ping_id, event_ms, "repeat", counted\) SELECT CASE WHEN event_ms >= \d+ AND event_ms < \d+ THEN DATE '2026-10-30' WHEN .* FROM window_load$/),
     ]);
+    // The day's transaction checks the plan first, before any figure.
+    expect(day[0]).toMatch(/^INSERT INTO window_ids_as_planned SELECT CASE WHEN /);
     expect(sqls.slice(0, 8)).toEqual([
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidTrafficLinesSql } from '../../../rollup/rejects-lines.js';
 import { CATALOG_TABLE_COLUMNS, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from '../../../rollup/engines/redshift/day-rollup-sql.js';
+import { stateSql, windowStatements } from '../../../rollup/engines/redshift/window-table.js';
 import { CATALOG_COLUMNS, loadEpisodeCatalog } from '../../../rollup/episode-catalog.js';
 import { writeFile } from 'node:fs/promises';
 import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
@@ -225,7 +226,15 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     // Viewer keys by Redshift's SHA2 (hex, like DuckDB's sha256 and the tests' Postgres expression).
     expect(text).toMatch(/SHA2\(k\.secret \|\| v\.viewer, 256\)/);
     // Postgres and DuckDB have these; Redshift does not (or not the same): the one text must avoid them.
-    for (const absent of [/\bFILTER\s*\(/i, /\bbit_count\b/i, /\bmake_timestamp\b/i, /\/\//, /\bGETDATE\b/i, /\bDATEADD\b/i, /\bNVL\b/i, /::/]) expect(text).not.toMatch(absent);
+    // And the ping-id window's table (window-table.ts), loading, pruning and checked.
+    const plan = { read: [{ day: '2026-10-31', key: 'k.parquet', rows: 2 }], replace: ['2026-10-31'], load: [{ day: '2026-10-31', key: 'k.parquet', size: 9 }], adjusted: [{ key: 'a.parquet', size: 9 }] };
+    const win = windowStatements('pingroll', '2026-11-01', 30, plan, { role: "IAM_ROLE 'r'", loadManifest: "'s3://b/m'", adjustedManifest: "'s3://b/n'" });
+    // (Its quoted text left out: the COPYs' S3 URLs hold a //.)
+    const windowText = [stateSql('pingroll', '2026-10-02', '2026-11-30'), ...win.prepare, ...win.rollup, win.ids].join('\n').replace(/'[^']*'/g, "''");
+    for (const absent of [/\bFILTER\s*\(/i, /\bbit_count\b/i, /\bmake_timestamp\b/i, /\/\//, /\bGETDATE\b/i, /\bDATEADD\b/i, /\bNVL\b/i, /::/, /\bVALUES\b/]) {
+      expect(text).not.toMatch(absent);
+      expect(windowText).not.toMatch(absent);
+    }
     // Ids are grouped, partitioned and counted by their CHR(1)-suffixed forms only: Redshift ignores
     // trailing blanks when it compares VARCHARs, so 'a' and 'a ' would be one series, session or ping.
     // The same of the analysts' views and of the commands' SQL (their sources, read as text).
