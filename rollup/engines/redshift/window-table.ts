@@ -111,9 +111,12 @@ export function windowStatements(schema: string, day: string, w: number, plan: W
   const planned = plan.read.map((r) => `SELECT ${date(r.day)} AS day, CAST(${sqlString(r.key)} AS VARCHAR(1024)) AS file, CAST(${r.rows} AS BIGINT) AS n`).join(' UNION ALL ');
   const days = plan.read.map((r) => date(r.day)).join(', ');
   const held = `(SELECT day, file, COUNT(*) AS n FROM ${table} WHERE day IN (${days}) GROUP BY day, file)`;
+  // One row: NULL (which the column refuses) unless every (day, file, rows) the table holds of those
+  // days is one the plan reads, and there are as many as it reads.
   const check = plan.read.length
-    ? `INSERT INTO ${WINDOW_CHECK} SELECT CASE WHEN (SELECT COUNT(*) FROM ${held} a) = ${plan.read.length}
-       AND (SELECT COUNT(*) FROM ${held} a JOIN (${planned}) p ON a.day = p.day AND a.file = p.file AND a.n = p.n) = ${plan.read.length} THEN 1 END`
+    ? `INSERT INTO ${WINDOW_CHECK} SELECT CASE WHEN c.held = ${plan.read.length} AND c.planned = ${plan.read.length} THEN 1 END
+       FROM (SELECT COUNT(*) AS held, SUM(CASE WHEN p.file IS NULL THEN 0 ELSE 1 END) AS planned
+             FROM ${held} a LEFT JOIN (${planned}) p ON a.day = p.day AND a.file = p.file AND a.n = p.n) c`
     : null;
   const reads = [
     ...(plan.read.length ? [`SELECT ${columns} FROM ${table} WHERE day IN (${days})`] : []),
