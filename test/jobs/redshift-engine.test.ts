@@ -9,21 +9,16 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ExecuteStatementCommand, RedshiftDataClient } from '@aws-sdk/client-redshift-data';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ExecuteStatementCommand } from '@aws-sdk/client-redshift-data';
+import { describe, expect, it, vi } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadConfig } from '../../infra/config.js';
-import { DuckDBInstance } from '../../lib/duckdb-engine.js';
 import { memoryLog } from '../../lib/log.js';
 import { daysFrom } from '../../lib/utc-day.js';
-import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { generateSample, objectBody, type LogObject, type TruthRecord } from '../../tools/sample/access-log-generator.js';
-import { query, runCloseMonth, runDay, runDays, setEnv, tempDir } from '../support/job-fixture.js';
-import { startMoto, type Moto } from '../support/moto.js';
+import { query, runCloseMonth, runDay, runDays, tempDir } from '../support/job-fixture.js';
 import { expectedAdjustments, expectedMonth } from '../support/oracle.js';
-import { startPostgres } from '../support/postgres.js';
-import { redshiftOnPostgres } from '../support/redshift-on-postgres.js';
+import { redshiftRunSuite } from '../support/redshift-run.js';
 
 /** Every statement the stages' own connections ran while `on` (the stage, from its spill folder's name, and the SQL). */
 const recorded = vi.hoisted(() => ({ on: false, sql: [] as Array<{ stage: string; sql: string }> }));
@@ -85,37 +80,13 @@ const OCT = daysFrom('2026-10-01', '2026-10-31');
 const at = (iso: string): Date => new Date(`${iso}T06:00:00Z`);
 
 describe('a Redshift run (PINGROLL_ROLLUP=redshift)', () => {
-  let s3: Moto;
-  let restoreEnv: () => void;
-  let pg: Awaited<ReturnType<typeof startPostgres>>;
-  const rs = mockClient(RedshiftDataClient);
-  let duck: Awaited<ReturnType<typeof DuckDBInstance.create>>;
-  let store: S3ObjectStore;
-  let sent: string[][];
   const root = tempDir();
-  beforeAll(async () => {
-    s3 = await startMoto(['logs', 'rollups']);
-    restoreEnv = setEnv(s3.env);
-    pg = await startPostgres();
-    duck = await DuckDBInstance.create(':memory:');
-    const { makeS3Client } = await import('../../infra/aws/s3-client.js');
-    store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
-    const standIn = redshiftOnPostgres(rs, pg, store, await duck.connect(), root);
-    await standIn.bootstrap(loadConfig(ENV).redshift!);
-    sent = standIn.sent;
-  }, 120_000);
-  afterAll(async () => {
-    rs.restore();
-    duck?.closeSync();
-    await pg?.close();
-    restoreEnv?.();
-    await s3?.stop();
-  });
+  const run = redshiftRunSuite(() => loadConfig(ENV).redshift!, root);
 
   const fetched = async (key: string): Promise<string> => {
     const local = join(root, 'read', key);
     await mkdir(join(local, '..'), { recursive: true });
-    await store.download(key, local);
+    await run.store.download(key, local);
     return local;
   };
 
@@ -125,7 +96,7 @@ describe('a Redshift run (PINGROLL_ROLLUP=redshift)', () => {
     const samples = OCT.map((date, i) => generateSample({ date, sessions: 2, seed: 900 + i, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 60, automated: 0 }));
     const objects = samples.flatMap((s) => s.objects);
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    const client = s3.client();
+    const client = run.s3.client();
     const upload = async (os: LogObject[]): Promise<void> => { for (const o of os) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) })); };
     await upload(objects);
     const truth: TruthRecord[] = samples.flatMap((s) => s.truth);
@@ -166,19 +137,19 @@ describe('a Redshift run (PINGROLL_ROLLUP=redshift)', () => {
     const tooLate = generateSample({ date: '2026-10-15', sessions: 2, seed: 1011, truth: true, series: 3, episodesPerSeries: 2, recordsPerObject: 40, automated: 0 });
     await upload(tooLate.objects.map(deliveredOn('2026-11-21')));
     await runDay(config({ PINGROLL_RETENTION_DAYS: '20' }), { day: '2026-11-21', log, now: at('2026-11-22') });
-    const [tooLateFile] = (await store.list('_runs/too_late/')).filter((k) => k.endsWith('.jsonl.gz'));
-    const lines = gunzipSync(await store.get(tooLateFile!) as Buffer).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [tooLateFile] = (await run.store.list('_runs/too_late/')).filter((k) => k.endsWith('.jsonl.gz'));
+    const lines = gunzipSync(await run.store.get(tooLateFile!) as Buffer).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const latePings = tooLate.truth.filter((t) => t.outcome === 'ping' && t.day === '2026-10-15');
     expect(lines.filter((l) => l.outcome === 'too_late').map((l) => l.natural_key).sort()).toEqual(latePings.map((t) => t.naturalKey).sort());
     expect(latePings.length).toBeGreaterThan(0);
     recorded.on = false;
 
     // Redshift made them: the month, both statements, the day's adjustments and the month's, the too-late records, and each day's figures.
-    const unloads = sent.flat().filter((q) => q.startsWith('UNLOAD'));
+    const unloads = run.sent.flat().filter((q) => q.startsWith('UNLOAD'));
     for (const what of ['/month=2026-10.UTC/', '/statement=2026-10.UTC.1/', '/statement=2026-10.UTC.2/', '/adjust=2026-11.2026-10.UTC.2026-10-15/', '/adjustments=2026-11/', '/too-late=2026-10-15.', '/dt=2026-11-11/daily_episode_stats/']) {
       expect(unloads.some((q) => q.includes(what)), what).toBe(true);
     }
-    const queries = rs.commandCalls(ExecuteStatementCommand).map((c) => c.args[0].input.Sql ?? '');
+    const queries = run.rs.commandCalls(ExecuteStatementCommand).map((c) => c.args[0].input.Sql ?? '');
     expect(queries.some((q) => q.includes("SUM(pings)") && q.includes("'2026-11-11'"))).toBe(true);
 
     // And no stage's own DuckDB connection worked out a figure: each statement it ran is one of the

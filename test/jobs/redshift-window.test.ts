@@ -5,22 +5,17 @@
  * figures as the independent oracle works them out. Redshift is played by PostgreSQL
  * (test/support/redshift-on-postgres.ts) against moto's S3.
  */
-import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dayManifestKey } from '../../datasets/layout.js';
 import { loadConfig } from '../../infra/config.js';
-import { DuckDBInstance } from '../../lib/duckdb-engine.js';
 import { memoryLog } from '../../lib/log.js';
 import { addDays, daysFrom } from '../../lib/utc-day.js';
 import { planWindow, WINDOW_CHECK, windowStatements } from '../../rollup/engines/redshift/window-table.js';
-import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { generateSample, objectBody, type TruthRecord } from '../../tools/sample/access-log-generator.js';
-import { readStoreDay, runDays, setEnv, tempDir } from '../support/job-fixture.js';
-import { startMoto, type Moto } from '../support/moto.js';
+import { readStoreDay, runDays, tempDir } from '../support/job-fixture.js';
 import { expectedDay } from '../support/oracle.js';
-import { startPostgres } from '../support/postgres.js';
-import { forPostgres, redshiftOnPostgres } from '../support/redshift-on-postgres.js';
+import { forPostgres } from '../support/redshift-on-postgres.js';
+import { redshiftRunSuite } from '../support/redshift-run.js';
 
 const ENV = {
   PINGROLL_WAREHOUSE: 'redshift', PINGROLL_ROLLUP: 'redshift', PINGROLL_OUTPUT: 's3://rollups/pingroll/', PINGROLL_LOGS: 's3://logs/logs/',
@@ -30,60 +25,36 @@ const DAYS = daysFrom('2026-11-01', '2026-11-04');
 const NOW = new Date('2026-11-26T06:00:00Z');
 
 describe('the ping-id window inside Redshift: the published days\' ping ids in a table of the warehouse', () => {
-  let s3: Moto;
-  let restoreEnv: () => void;
-  let pg: Awaited<ReturnType<typeof startPostgres>>;
-  const rs = mockClient(RedshiftDataClient);
-  let duck: Awaited<ReturnType<typeof DuckDBInstance.create>>;
-  let store: S3ObjectStore;
-  let sent: string[][];
+  const run = redshiftRunSuite(() => loadConfig(ENV).redshift!, tempDir());
   const schema = loadConfig(ENV).redshift!.schema;
-  beforeAll(async () => {
-    s3 = await startMoto(['logs', 'rollups']);
-    restoreEnv = setEnv(s3.env);
-    pg = await startPostgres();
-    duck = await DuckDBInstance.create(':memory:');
-    const { makeS3Client } = await import('../../infra/aws/s3-client.js');
-    store = new S3ObjectStore(makeS3Client({ s3EndpointOverride: true }), 'rollups', 'pingroll/');
-    const standIn = redshiftOnPostgres(rs, pg, store, await duck.connect(), tempDir());
-    await standIn.bootstrap(loadConfig(ENV).redshift!);
-    sent = standIn.sent;
-  }, 120_000);
-  afterAll(async () => {
-    rs.restore();
-    duck?.closeSync();
-    await pg?.close();
-    restoreEnv?.();
-    await s3?.stop();
-  });
 
   /** What the table holds: each day's files and their rows. */
   const held = async (): Promise<Array<{ day: string; file: string; n: number }>> =>
-    (await pg.query<{ day: string; file: string; n: number }>(`SELECT TO_CHAR(day, 'YYYY-MM-DD') AS day, file, COUNT(*) AS n FROM ${schema}.window_ping_ids GROUP BY day, file ORDER BY day, file`)).rows;
+    (await run.pg.query<{ day: string; file: string; n: number }>(`SELECT TO_CHAR(day, 'YYYY-MM-DD') AS day, file, COUNT(*) AS n FROM ${schema}.window_ping_ids GROUP BY day, file ORDER BY day, file`)).rows;
   /** A published day's ping ids as its manifest names them. */
   const idsOf = async (day: string): Promise<{ day: string; file: string; n: number }> => {
-    const m = JSON.parse((await store.get(dayManifestKey(day)))!.toString()) as { pingIds: { key: string; rows: number } };
+    const m = JSON.parse((await run.store.get(dayManifestKey(day)))!.toString()) as { pingIds: { key: string; rows: number } };
     return { day, file: m.pingIds.key, n: m.pingIds.rows };
   };
   /** The files the window's loads since batch `from` named (the INSERT into the table names each loaded file). */
-  const loadedSince = (from: number): string[] => sent.slice(from).flat().filter((q) => q.startsWith(`INSERT INTO ${schema}.window_ping_ids`))
+  const loadedSince = (from: number): string[] => run.sent.slice(from).flat().filter((q) => q.startsWith(`INSERT INTO ${schema}.window_ping_ids`))
     .flatMap((q) => [...q.matchAll(/THEN '([^']+\.parquet)'/g)].map((m) => m[1]!)).sort();
-  const copiesSince = (from: number): number => sent.slice(from).flat().filter((q) => q.startsWith('COPY window_load ')).length;
+  const copiesSince = (from: number): number => run.sent.slice(from).flat().filter((q) => q.startsWith('COPY window_load ')).length;
 
   it('copies each published day\'s ids once, replaces a republished day\'s and one emptied by hand, drops the days before the window, and counts as the oracle does', async () => {
     const samples = DAYS.map((date, i) => generateSample({ date, sessions: 40, seed: 5600 + i, truth: true, series: 3, recordsPerObject: 80, resends: 0.5, automated: 0 }));
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    const client = s3.client();
+    const client = run.s3.client();
     for (const o of samples.flatMap((s) => s.objects)) await client.send(new PutObjectCommand({ Bucket: 'logs', Key: `logs/${o.key}`, Body: objectBody(o) }));
     const truth: TruthRecord[] = samples.flatMap((s) => s.truth);
     const log = memoryLog();
     const config = (extra: Record<string, string> = {}) => loadConfig({ ...ENV, ...extra });
     const expectFigures = async (day: string, w = 30): Promise<void> => {
-      expect(await readStoreDay(store, day, tempDir()), day).toEqual(expectedDay(truth, day, w));
+      expect(await readStoreDay(run.store, day, tempDir()), day).toEqual(expectedDay(truth, day, w));
     };
 
     // The four days backfilled in order: each day's rollup COPYs the day before it, once.
-    let mark = sent.length;
+    let mark = run.sent.length;
     expect((await runDays(config(), { from: DAYS[0]!, to: DAYS.at(-1)!, log, now: NOW })).failed).toEqual([]);
     for (const day of DAYS) await expectFigures(day);
     const repeats = DAYS.flatMap((d) => expectedDay(truth, d, 30).audit).filter((a) => (a as { outcome: string }).outcome === 'repeat');
@@ -94,15 +65,15 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
     expect(await held()).toEqual(first.slice(0, 3));
 
     // The second day published again (new ping ids under a new key): its own rollup reads the first day as held, loading nothing.
-    mark = sent.length;
+    mark = run.sent.length;
     expect((await runDays(config(), { from: DAYS[1]!, to: DAYS[1]!, force: true, log, now: NOW })).failed).toEqual([]);
     expect(copiesSince(mark)).toBe(0);
     const second = await idsOf(DAYS[1]!);
     expect(second.file).not.toBe(first[1]!.file);
 
     // Five rows of the first day deleted by hand; the fourth day's rollup loads the first day again and the second's new file, not the third's.
-    await pg.exec(`DELETE FROM ${schema}.window_ping_ids WHERE day = DATE '${DAYS[0]}' AND ping_id IN (SELECT ping_id FROM ${schema}.window_ping_ids WHERE day = DATE '${DAYS[0]}' ORDER BY ping_id LIMIT 5)`);
-    mark = sent.length;
+    await run.pg.exec(`DELETE FROM ${schema}.window_ping_ids WHERE day = DATE '${DAYS[0]}' AND ping_id IN (SELECT ping_id FROM ${schema}.window_ping_ids WHERE day = DATE '${DAYS[0]}' ORDER BY ping_id LIMIT 5)`);
+    mark = run.sent.length;
     expect((await runDays(config(), { from: DAYS[3]!, to: DAYS[3]!, force: true, log, now: NOW })).failed).toEqual([]);
     await expectFigures(DAYS[3]!);
     expect(loadedSince(mark)).toEqual([first[0]!.file, second.file].sort());
@@ -134,12 +105,12 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
 
   it('fails the transaction when the table does not hold what the plan reads (a plan made stale by another transaction): never read as it stands', async () => {
     const s = 'window_plan_check';
-    await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await run.pg.exec(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     const day = '2026-11-10';
     const plan = { read: [{ day: addDays(day, -1), key: 'a.parquet', rows: 3 }], replace: [], load: [], adjusted: [] };
     const w = windowStatements(s, day, 30, plan, { role: "IAM_ROLE 'x'", loadManifest: null, adjustedManifest: null });
     const start = Date.parse(`${addDays(day, -1)}T12:00:00Z`);
-    const run = (rows: number) => pg.transaction(async (tx) => {
+    const attempt = (rows: number) => run.pg.transaction(async (tx) => {
       for (const sql of w.prepare) await tx.exec(forPostgres(sql.replace('CREATE TEMP TABLE', 'CREATE TEMP TABLE IF NOT EXISTS'), 'dev'));
       await tx.exec(`DELETE FROM ${s}.window_ping_ids`);
       for (let i = 0; i < rows; i++) await tx.exec(`INSERT INTO ${s}.window_ping_ids VALUES (DATE '${addDays(day, -1)}', 'a.parquet', 'id-${i}', ${start + i}, FALSE, TRUE)`);
@@ -147,8 +118,8 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
       const read = await tx.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${w.ids}`);
       expect(read.rows[0]!.n).toBe(rows);
     });
-    await expect(run(2)).rejects.toThrow(new RegExp(WINDOW_CHECK));
-    await expect(run(4)).rejects.toThrow(new RegExp(WINDOW_CHECK));
-    await run(3);
+    await expect(attempt(2)).rejects.toThrow(new RegExp(WINDOW_CHECK));
+    await expect(attempt(4)).rejects.toThrow(new RegExp(WINDOW_CHECK));
+    await attempt(3);
   });
 });
