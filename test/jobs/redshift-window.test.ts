@@ -77,6 +77,8 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
     expect((await runDays(config(), { from: DAYS[3]!, to: DAYS[3]!, force: true, log, now: NOW })).failed).toEqual([]);
     await expectFigures(DAYS[3]!);
     expect(loadedSince(mark)).toEqual([first[0]!.file, second.file].sort());
+    // And the run says so.
+    expect(log.events.filter((e) => e.event === 'window.checked' && e.fields.day === DAYS[3]).at(-1)?.fields).toMatchObject({ days: 30, heldDays: 1, loadedDays: [DAYS[0], DAYS[1]], adjustmentFiles: 0 });
     expect(await held()).toEqual([first[0]!, second, first[2]!]);
 
     // With a window of two days, the fourth day's rollup drops what no later rollup reads: the first day.

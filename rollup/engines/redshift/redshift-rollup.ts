@@ -138,7 +138,7 @@ export class RedshiftRollup implements RollupEngine {
       }
       // The episode catalog, as checked.
       const catalog = input.catalog ? await upload('episode-catalog.parquet', input.catalog.file) : null;
-      await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, catalogOnly: settings.catalogOnly ?? null,
+      const { window } = await this.runInWarehouse(day, { staged: input.staged, outcomes: input.outcomes, viewers, platforms: settings.platforms, catalog, catalogOnly: settings.catalogOnly ?? null,
         runsKey: runsFile.key, runsSize: runsFile.size, unloadPrefix, window: input.window });
       // The day's figures, as Redshift committed them (the run holds the day's lock): each table's rows,
       // the pings counted, and the audit's duplicates and automated traffic by source.
@@ -178,6 +178,12 @@ export class RedshiftRollup implements RollupEngine {
       // With W = 0 none is kept.
       const pingIds = join(dir, 'ping-ids.parquet');
       const ids = input.window.days > 0 ? { file: pingIds, rows: await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, pingIds, `the ping ids of ${day}`, 'ping_ids') } : null;
+      // What the window cost, as the DuckDB engine says it: here, the days the window's table held and those COPYed into it.
+      if (window && ids) {
+        run.log.info('window.checked', { day, days: input.window.days, historyFiles: input.window.history.length + input.window.closedAfter.length, ids: ids.rows,
+          repeats: Object.values(repeats).reduce((a, b) => a + b, 0), table: `${target.schema}.${WINDOW_TABLE}`,
+          heldDays: window.read.length - window.load.length, loadedDays: window.load.map((l) => l.day), adjustmentFiles: window.adjusted.length });
+      }
       return { pings, duplicates, repeats, pingIds: ids, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
     } finally {
       // The secret's file first, then the rest, each whatever failed before it. What is left goes with
@@ -458,8 +464,8 @@ export class RedshiftRollup implements RollupEngine {
     ];
   }
 
-  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's two batches in one session (`statements`). */
-  async runInWarehouse(day: string, input: WarehouseRollup): Promise<void> {
+  /** Writes the day's COPY manifests under `unloadPrefix`, then runs the day's batches in one session (`statements`); says what the window's table was planned to hold (none: the window is off). */
+  async runInWarehouse(day: string, input: WarehouseRollup): Promise<{ window: WindowPlan | null }> {
     const { output, target } = this.opts;
     await this.opts.ensureTables();
     // Each COPY's manifest, under unloadPrefix; none for no files.
@@ -474,6 +480,7 @@ export class RedshiftRollup implements RollupEngine {
     const { prepare, rollup, unload } = RedshiftRollup.statements(target, output, day, input, manifests);
     try {
       await this.inSession(`rollup of ${day}`, prepare, rollup, unload);
+      return { window: manifests.window?.plan ?? null };
     } catch (err) {
       if (String((err as Error).message).includes(WINDOW_CHECK)) {
         throw new RedshiftRollupError(`the ping ids in ${target.schema}.${WINDOW_TABLE} changed between the plan of the rollup of ${day} and its transaction (another run's statements?); nothing was written: run again`);
