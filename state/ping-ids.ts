@@ -43,7 +43,7 @@ function staleKey(day: string): string {
 export class PingIds {
   constructor(private readonly store: ObjectStore) {}
 
-  /** Puts a day's ping ids (a local file, given up) under the run's name: the key its manifest names. */
+  /** Puts a day's ping ids (a local file, given up) under a name of the run's own (pingIdsKey): the key its manifest names. */
   async save(day: string, run: string, file: string): Promise<string> {
     const key = pingIdsKey(day, run);
     await this.store.put(key, { file, move: true });

@@ -27,6 +27,7 @@
  */
 import { DAY_MS, addDays, dayStartMs } from '../../../lib/utc-day.js';
 import { sqlString } from '../../../lib/duckdb-engine.js';
+import type { PingIdsFile } from '../../engine.js';
 import { PING_IDS_TABLE_COLUMNS } from './day-rollup-sql.js';
 
 /** The permanent table of the window's ping ids, in the warehouse's schema (pingroll's own: analysts have no use for it). */
@@ -35,8 +36,8 @@ export const WINDOW_TABLE = 'window_ping_ids';
 /** The temporary table whose one NOT NULL column the plan's check fills: a NULL there (the plan does not hold) fails the transaction. */
 export const WINDOW_CHECK = 'window_ids_as_planned';
 
-/** A ping-ids file of the window: with `own`, a published day's own (its manifest's key and rows); without, what adjustments count. */
-export interface WindowFile { key: string; size: number; own?: { day: string; rows: number } }
+/** A ping-ids file of the window (PingIdsFile: with `own`, a published day's own), wherever it lies. */
+export type WindowFile = Pick<PingIdsFile, 'key' | 'size' | 'own'>;
 
 /** What the table holds of a day: each file's rows (`stateSql`'s rows). */
 export interface WindowState { day: string; file: string; n: number }
@@ -74,7 +75,7 @@ export function planWindow(files: readonly WindowFile[], state: readonly WindowS
   for (const s of state) held.set(s.day, [...(held.get(s.day) ?? []), s]);
   const asPlanned = (f: WindowFile): boolean => {
     const rows = held.get(f.own!.day) ?? [];
-    return f.own!.rows === 0 ? rows.length === 0 : rows.length === 1 && rows[0]!.file === f.key && Number(rows[0]!.n) === f.own!.rows;
+    return f.own!.rows === 0 ? rows.length === 0 : rows.length === 1 && rows[0]!.file === f.key && rows[0]!.n === f.own!.rows;
   };
   const ownDays = new Set(own.map((f) => f.own!.day));
   if (ownDays.size !== own.length) throw new Error(`the window names two ping-ids files of one day: ${own.map((f) => f.key).join(', ')}`);
@@ -131,7 +132,7 @@ export function windowStatements(schema: string, day: string, w: number, plan: W
       `LOCK ${table}`,
       // The days replaced, and what no rollup of this day or after it reads (a backfill of an earlier day loads its own again).
       `DELETE FROM ${table} WHERE ${plan.replace.length ? `day IN (${plan.replace.map(date).join(', ')}) OR ` : ''}day < ${date(addDays(day, -w))}`,
-      ...(copy.loadManifest && plan.load.length ? [`INSERT INTO ${table} (day, file, ${columns}) SELECT ${byDay((l) => date(l.day))}, ${byDay((l) => sqlString(l.key))}, ${columns} FROM window_load`] : []),
+      ...(copy.loadManifest ? [`INSERT INTO ${table} (day, file, ${columns}) SELECT ${byDay((l) => date(l.day))}, ${byDay((l) => sqlString(l.key))}, ${columns} FROM window_load`] : []),
     ],
     rollup: check ? [check.replace(/\n\s+/g, ' ')] : [],
     ids: reads.length ? `(${reads.join(' UNION ALL ')}) w` : null,
