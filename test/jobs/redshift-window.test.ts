@@ -6,7 +6,9 @@
  * (test/support/redshift-on-postgres.ts) against moto's S3.
  */
 import { describe, expect, it } from 'vitest';
+import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
 import { dayManifestKey } from '../../datasets/layout.js';
+import { RedshiftDataApi } from '../../export/warehouse/redshift/redshift-warehouse.js';
 import { loadConfig } from '../../infra/config.js';
 import { memoryLog } from '../../lib/log.js';
 import { addDays, daysFrom } from '../../lib/utc-day.js';
@@ -14,7 +16,6 @@ import { planWindow, WINDOW_CHECK, windowStatements } from '../../rollup/engines
 import { generateSample, objectBody, type TruthRecord } from '../../tools/sample/access-log-generator.js';
 import { readStoreDay, runDays, tempDir } from '../support/job-fixture.js';
 import { expectedDay } from '../support/oracle.js';
-import { forPostgres } from '../support/redshift-on-postgres.js';
 import { redshiftRunSuite } from '../support/redshift-run.js';
 
 const ENV = {
@@ -106,22 +107,28 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
   });
 
   it('fails the transaction when the table does not hold what the plan reads (a plan made stale by another transaction): never read as it stands', async () => {
-    const s = 'window_plan_check';
-    await run.pg.exec(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    const day = '2026-11-10';
-    const plan = { read: [{ day: addDays(day, -1), key: 'a.parquet', rows: 3 }], replace: [], load: [], adjusted: [] };
-    const w = windowStatements(s, day, 30, plan, { role: "IAM_ROLE 'x'", loadManifest: null, adjustedManifest: null });
-    const start = Date.parse(`${addDays(day, -1)}T12:00:00Z`);
-    const attempt = (rows: number) => run.pg.transaction(async (tx) => {
-      for (const sql of w.prepare) await tx.exec(forPostgres(sql.replace('CREATE TEMP TABLE', 'CREATE TEMP TABLE IF NOT EXISTS'), 'dev'));
-      await tx.exec(`DELETE FROM ${s}.window_ping_ids`);
-      for (let i = 0; i < rows; i++) await tx.exec(`INSERT INTO ${s}.window_ping_ids VALUES (DATE '${addDays(day, -1)}', 'a.parquet', 'id-${i}', ${start + i}, FALSE, TRUE)`);
-      for (const sql of w.rollup) await tx.exec(forPostgres(sql, 'dev'));
-      const read = await tx.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${w.ids}`);
-      expect(read.rows[0]!.n).toBe(rows);
-    });
+    // As the rollup sends them: the jobs' user, through the Data API, the inputs' batch then the
+    // reading transaction in one session, in a schema of their own bootstrapped as the warehouse's is.
+    const cfg = { ...loadConfig(ENV).redshift!, schema: 'window_plan_check' };
+    await run.bootstrap(cfg);
+    const api = new RedshiftDataApi(new RedshiftDataClient({}), cfg, { sleep: async () => {}, firstPollMs: 1 });
+    const day = '2026-11-10', before = addDays(day, -1);
+    const plan = { read: [{ day: before, key: 'a.parquet', rows: 3 }], replace: [], load: [], adjusted: [] };
+    const w = windowStatements(cfg.schema, day, 30, plan, { role: `IAM_ROLE '${cfg.iamRole}'`, loadManifest: null, adjustedManifest: null });
+    /** The table made to hold `rows` of the planned day's file (by another transaction: Postgres's administrator). */
+    const holds = async (rows: number): Promise<void> => {
+      await run.pg.exec(`DELETE FROM ${cfg.schema}.window_ping_ids`);
+      for (let i = 0; i < rows; i++) await run.pg.exec(`INSERT INTO ${cfg.schema}.window_ping_ids VALUES (DATE '${before}', 'a.parquet', 'id-${i}', ${Date.parse(`${before}T12:00:00Z`) + i}, FALSE, TRUE)`);
+    };
+    /** The plan made from 3 rows; the table holding `rows` when the reading transaction starts. */
+    const attempt = async (rows: number): Promise<void> => {
+      const session = await api.batch(w.prepare, 'the window\'s inputs', { keepAliveSeconds: 60 });
+      await holds(rows);
+      await api.batch(w.rollup, 'the window\'s check', { id: session.sessionId! });
+    };
     await expect(attempt(2)).rejects.toThrow(new RegExp(WINDOW_CHECK));
     await expect(attempt(4)).rejects.toThrow(new RegExp(WINDOW_CHECK));
     await attempt(3);
+    expect(await api.query(`SELECT COUNT(*) AS n FROM ${w.ids}`, 'the window\'s ids')).toEqual([{ n: 3 }]);
   });
 });

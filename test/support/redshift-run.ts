@@ -25,6 +25,8 @@ export interface RedshiftRun {
   sent: string[][];
   /** The Data API's mock (the one AWS API with no local stand-in). */
   rs: ReturnType<typeof dataApiStub>;
+  /** `warehouse bootstrap` against the stand-in as its administrator, for other settings (another schema). */
+  bootstrap: (cfg: RedshiftConfig) => Promise<void>;
 }
 
 /** @param redshift the runs' Redshift settings (loadConfig(env).redshift), which the bootstrap grants for; `root`: the stand-in's scratch folder. */
@@ -42,6 +44,7 @@ export function redshiftRunSuite(redshift: () => RedshiftConfig, root: string): 
     const standIn = redshiftOnPostgres(run.rs, run.pg, run.store, await duck.connect(), root);
     await standIn.bootstrap(redshift());
     run.sent = standIn.sent;
+    run.bootstrap = (cfg) => standIn.bootstrap(cfg);
   }, 120_000);
   afterAll(async () => {
     run.rs.restore();
