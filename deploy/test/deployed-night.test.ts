@@ -15,6 +15,7 @@ import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateDatabaseCommand, CreateTableCommand, GlueClient } from '@aws-sdk/client-glue';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dayManifestKey } from '../../datasets/layout.js';
 import { DATASETS } from '../../datasets/registry.js';
 import type { DuckDBConnection, DuckDBInstance as Duck } from '@duckdb/node-api';
 import { DuckDBInstance } from '../../lib/duckdb-engine.js';
@@ -176,6 +177,15 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     expect(ran.map((r) => r.exits.every((e) => e === 0))).toEqual([true, true, true, true, true, true]);
     expect(ran[1]!.command.slice(4)).toEqual(['ingest', '--wait', '600', '--date', DAYS.join(',')]);
     for (const day of DAYS) expect(await publishedDay(day), day).toEqual(expectedDay(truth, day));
+    // The ping-id window inside Redshift (rollup/engines/redshift/window-table.ts), as the jobs' user
+    // kept it: each day but the last COPYed by the rollup of the day after it, as its manifest names it.
+    const store = new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/');
+    const named = await Promise.all(DAYS.slice(0, -1).map(async (day) => {
+      const { pingIds } = JSON.parse((await store.get(dayManifestKey(day)))!.toString()) as { pingIds: { key: string; rows: number } };
+      return { day, file: pingIds.key, n: pingIds.rows };
+    }));
+    expect(named.every((f) => f.n > 0)).toBe(true);
+    expect((await pg.query(`SELECT TO_CHAR(day, 'YYYY-MM-DD') AS day, file, COUNT(*)::BIGINT AS n FROM pingroll.window_ping_ids GROUP BY day, file ORDER BY day`)).rows).toEqual(named);
   }, 300_000);
 
   it('the month\'s job, as its EventBridge rule starts it: the month before today\'s, exact', async () => {
