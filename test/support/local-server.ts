@@ -25,15 +25,22 @@ export async function startLocalServer(spec: ServerSpec): Promise<LocalServer> {
   const options: SpawnOptions = { stdio: ['ignore', 'pipe', 'pipe'], ...(spec.env ? { env: spec.env } : {}) };
   const child: ChildProcess = spawn(spec.command, spec.args, options);
   const port = await new Promise<number>((resolve, reject) => {
+    // What the server said until it listened (the tail of it, for the messages). After that its output
+    // is drained and dropped: moto writes a line a request, and a suite's thousands of requests read
+    // against all that came before cost the tests' process minutes of CPU (a regex over a string that
+    // only grows, once a chunk).
     let out = '';
+    let started = false;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${spec.name} did not start within ${spec.startupMs ?? 60_000} ms: ${out.slice(-2000)}`));
     }, spec.startupMs ?? 60_000);
     const onData = (d: Buffer): void => {
-      out += d.toString();
+      if (started) return;
+      out = (out + d.toString()).slice(-16_384);
       const m = spec.listening.exec(out);
       if (m) {
+        started = true;
         clearTimeout(timer);
         resolve(Number(m[1]));
       }
