@@ -80,10 +80,14 @@ export function expectedMonth(truth: TruthRecord[], month: string, w = 0): Month
   return expectedMonthIn(truth, month, 'UTC', w).map(({ tz: _, ...row }) => row);
 }
 
+/** One formatter per zone: making an Intl.DateTimeFormat costs about as much as a thousand formats with one. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The local `YYYY-MM-DD` of an instant's minute in `tz`, by the runtime's own zone data (Intl), not pingroll's code. */
 export function localDayOf(ms: number, tz: string): string {
-  const p = Object.fromEntries(new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })
-    .formatToParts(new Date(Math.floor(ms / 60000) * 60000)).map((x) => [x.type, x.value]));
+  let f = dayFormats.get(tz);
+  if (!f) dayFormats.set(tz, f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }));
+  const p = Object.fromEntries(f.formatToParts(new Date(Math.floor(ms / 60000) * 60000)).map((x) => [x.type, x.value]));
   return `${p.year}-${p.month}-${p.day}`;
 }
 
@@ -97,7 +101,10 @@ export function expectedMonthIn(truth: TruthRecord[], month: string, tz: string,
   for (const day of days) {
     for (const p of countedSurvivors(truth, day, w)) {
       const local = localDayOf(p.eventTimeMs, tz);
-      if (local.slice(0, 7) === month) bySeries.set(p.series!, [...(bySeries.get(p.series!) ?? []), { ...p, local }]);
+      if (local.slice(0, 7) !== month) continue;
+      const ps = bySeries.get(p.series!) ?? [];
+      ps.push({ ...p, local });
+      bySeries.set(p.series!, ps);
     }
   }
   return [...bySeries].map(([series_id, ps]) => ({
