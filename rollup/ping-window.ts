@@ -14,6 +14,7 @@
  * after anything before day D - W, and at most W days after anything from D - W + 1 on.
  */
 import { addDays } from '../lib/utc-day.js';
+import type { DayInput, RunContext } from './engine.js';
 
 /** The columns of a day's ping-ids file, in order: the id, its survivor's event time (epoch ms), whether that survivor is a repeat, and whether the day counts it. */
 export const PING_IDS_COLUMNS = [
@@ -45,4 +46,14 @@ export function laterDays(day: string, w: number): string[] {
   const out: string[] = [];
   for (let k = 1; k <= w; k++) out.push(addDays(day, k));
   return out;
+}
+
+/**
+ * A day's `window.checked` line (docs/operations.md), as each engine writes it: the window, the ids the
+ * day kept and its repeats, then the engine's own account of what the check cost (`cost`).
+ */
+export function logWindowChecked(run: RunContext, input: Pick<DayInput, 'day' | 'window'>, ids: number, repeats: Record<string, number>, cost: Record<string, unknown>): void {
+  const { day, window } = input;
+  run.log.info('window.checked', { day, days: window.days, historyFiles: window.history.length + window.closedAfter.length, ids,
+    repeats: Object.values(repeats).reduce((a, b) => a + b, 0), ...cost });
 }

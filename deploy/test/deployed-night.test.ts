@@ -15,8 +15,8 @@ import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateDatabaseCommand, CreateTableCommand, GlueClient } from '@aws-sdk/client-glue';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dayManifestKey } from '../../datasets/layout.js';
 import { DATASETS } from '../../datasets/registry.js';
+import { readManifest } from '../../export/manifest.js';
 import type { DuckDBConnection, DuckDBInstance as Duck } from '@duckdb/node-api';
 import { DuckDBInstance } from '../../lib/duckdb-engine.js';
 import { addDays } from '../../lib/utc-day.js';
@@ -149,7 +149,9 @@ describe('the deployed night, run as the synthesized template runs it', () => {
   });
 
   /** A day's tables as published on S3, read as the directory runs' are. */
-  const publishedDay = (day: string) => readStoreDay(new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/'), day, join(root, `read-${day}-${Date.now()}`));
+  /** The output bucket's store, as the jobs write it. */
+  const outputStore = () => new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/');
+  const publishedDay = (day: string) => readStoreDay(outputStore(), day, join(root, `read-${day}-${Date.now()}`));
 
   it('synthesizes through the app: a state machine whose every Batch task names a job definition of the template', () => {
     const m = machineOf(template, (id) => id);
@@ -179,10 +181,9 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     for (const day of DAYS) expect(await publishedDay(day), day).toEqual(expectedDay(truth, day));
     // The ping-id window inside Redshift (rollup/engines/redshift/window-table.ts), as the jobs' user
     // kept it: each day but the last COPYed by the rollup of the day after it, as its manifest names it.
-    const store = new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/');
     const named = await Promise.all(DAYS.slice(0, -1).map(async (day) => {
-      const { pingIds } = JSON.parse((await store.get(dayManifestKey(day)))!.toString()) as { pingIds: { key: string; rows: number } };
-      return { day, file: pingIds.key, n: pingIds.rows };
+      const { pingIds } = (await readManifest(outputStore(), day))!;
+      return { day, file: pingIds!.key, n: pingIds!.rows };
     }));
     expect(named.every((f) => f.n > 0)).toBe(true);
     expect((await pg.query(`SELECT TO_CHAR(day, 'YYYY-MM-DD') AS day, file, COUNT(*)::BIGINT AS n FROM pingroll.window_ping_ids GROUP BY day, file ORDER BY day`)).rows).toEqual(named);
@@ -195,7 +196,7 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     const dir = join(root, 'month');
     const key = `monthly_series_stats/dt=${MONTH}-01/part-00000.parquet`;
     await mkdir(join(dir, `monthly_series_stats/dt=${MONTH}-01`), { recursive: true });
-    await new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/').download(key, join(dir, key));
+    await outputStore().download(key, join(dir, key));
     const cols = 'month::VARCHAR AS month, series_id, episodes, pings, sessions, viewers, minutes_watched, days_watched';
     expect(await query(`SELECT ${cols} FROM read_parquet('${join(dir, key)}', hive_partitioning = false) ORDER BY series_id`)).toEqual(expectedMonth(truth, MONTH));
   }, 300_000);

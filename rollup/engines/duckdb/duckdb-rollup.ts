@@ -8,6 +8,7 @@ import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, R
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
+import { logWindowChecked } from '../../ping-window.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay, adjustedPingIds } from './adjustments.js';
@@ -33,10 +34,7 @@ export class DuckDbRollup implements RollupEngine {
     const window = { days: input.window.days, history: input.window.history.map((f) => local(input.day, f)), closedAfter: input.window.closedAfter.map((f) => local(input.day, f)),
       out: join(input.dir, 'ping-ids.parquet') };
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });
-    if (rollup.windowCost) {
-      run.log.info('window.checked', { day: input.day, days: window.days, historyFiles: window.history.length + window.closedAfter.length, ids: rollup.pingIdRows,
-        repeats: Object.values(rollup.repeats).reduce((a, b) => a + b, 0), ...rollup.windowCost });
-    }
+    if (rollup.windowCost) logWindowChecked(run, input, rollup.pingIdRows, rollup.repeats, rollup.windowCost);
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
     const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;

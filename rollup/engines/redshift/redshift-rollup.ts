@@ -29,6 +29,7 @@ import { copyManifest } from './copy-manifest.js';
 import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 import { planWindow, stateSql, WINDOW_CHECK, WINDOW_TABLE, windowRange, windowStatements, type WindowFile, type WindowPlan } from './window-table.js';
 import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
+import { logWindowChecked } from '../../ping-window.js';
 
 /** Statements run as one transaction, in a session kept open or named (the Redshift Data API's BatchExecuteStatement: export/warehouse/redshift/). */
 export interface StatementBatches {
@@ -180,8 +181,7 @@ export class RedshiftRollup implements RollupEngine {
       const ids = input.window.days > 0 ? { file: pingIds, rows: await this.fetchUnloaded(`${unloadPrefix}${PING_IDS_UNLOAD}/`, pingIds, `the ping ids of ${day}`, 'ping_ids') } : null;
       // What the window cost, as the DuckDB engine says it: here, the days the window's table held and those COPYed into it.
       if (window && ids) {
-        run.log.info('window.checked', { day, days: input.window.days, historyFiles: input.window.history.length + input.window.closedAfter.length, ids: ids.rows,
-          repeats: Object.values(repeats).reduce((a, b) => a + b, 0), table: `${target.schema}.${WINDOW_TABLE}`,
+        logWindowChecked(run, input, ids.rows, repeats, { table: `${target.schema}.${WINDOW_TABLE}`,
           heldDays: window.read.length - window.load.length, loadedDays: window.load.map((l) => l.day), adjustmentFiles: window.adjusted.length });
       }
       return { pings, duplicates, repeats, pingIds: ids, invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: true };
