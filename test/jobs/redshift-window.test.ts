@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RedshiftDataClient } from '@aws-sdk/client-redshift-data';
-import { dayManifestKey } from '../../datasets/layout.js';
+import { readManifest } from '../../export/manifest.js';
 import { RedshiftDataApi } from '../../export/warehouse/redshift/redshift-warehouse.js';
 import { loadConfig } from '../../infra/config.js';
 import { memoryLog } from '../../lib/log.js';
@@ -34,8 +34,8 @@ describe('the ping-id window inside Redshift: the published days\' ping ids in a
     (await run.pg.query<{ day: string; file: string; n: number }>(`SELECT TO_CHAR(day, 'YYYY-MM-DD') AS day, file, COUNT(*) AS n FROM ${schema}.window_ping_ids GROUP BY day, file ORDER BY day, file`)).rows;
   /** A published day's ping ids as its manifest names them. */
   const idsOf = async (day: string): Promise<{ day: string; file: string; n: number }> => {
-    const m = JSON.parse((await run.store.get(dayManifestKey(day)))!.toString()) as { pingIds: { key: string; rows: number } };
-    return { day, file: m.pingIds.key, n: m.pingIds.rows };
+    const { pingIds } = (await readManifest(run.store, day))!;
+    return { day, file: pingIds!.key, n: pingIds!.rows };
   };
   /** The files the window's loads since batch `from` named (the INSERT into the table names each loaded file). */
   const loadedSince = (from: number): string[] => run.sent.slice(from).flat().filter((q) => q.startsWith(`INSERT INTO ${schema}.window_ping_ids`))
