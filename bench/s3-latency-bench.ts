@@ -1,7 +1,7 @@
 /**
  * `make bench` (S3 part): the job bench's day (1M records in 3,000 objects) read over the S3 API with
  * S3's first-byte latency, against the same day from a directory. The objects are in moto's S3 server
- * behind a proxy that answers every request after a set delay (moto spends ~8 ms of CPU per GET, one
+ * behind a proxy that answers every request after a set delay (moto spends 2.5-5 ms of CPU per GET, one
  * at a time: too slow to time 3,000 of them directly): the proxy passes each request to moto once and
  * replays its answer from memory after that, the delay before every answer. `make rollup` runs cold,
  * with the default reads in flight, with 128, and with 4 (latency adding up), interleaved passes

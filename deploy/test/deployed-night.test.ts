@@ -148,9 +148,9 @@ describe('the deployed night, run as the synthesized template runs it', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  /** A day's tables as published on S3, read as the directory runs' are. */
   /** The output bucket's store, as the jobs write it. */
   const outputStore = () => new S3ObjectStore(moto.client(), BUCKETS.output, 'pingroll/');
+  /** A day's tables as published on S3, read as the directory runs' are. */
   const publishedDay = (day: string) => readStoreDay(outputStore(), day, join(root, `read-${day}-${Date.now()}`));
 
   it('synthesizes through the app: a state machine whose every Batch task names a job definition of the template', () => {

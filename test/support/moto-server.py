@@ -22,11 +22,5 @@ if callable(getattr(backends, "list_of_moto_modules", None)):
     _modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: _modules
 
-
-class _StartAndWarnings(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.WARNING or "Running on" in record.getMessage()
-
-
-logging.getLogger("werkzeug").addFilter(_StartAndWarnings())
+logging.getLogger("werkzeug").addFilter(lambda r: r.levelno >= logging.WARNING or "Running on" in r.getMessage())
 main(sys.argv[1:])
