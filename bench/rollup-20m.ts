@@ -7,7 +7,7 @@
 import { loadConfig } from '../infra/config.js';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writeParquet } from '../rollup/output-file.js';
 import { TABLES } from '../rollup/rules.js';
 import { openEngine, sqlString } from '../lib/duckdb-engine.js';
@@ -16,7 +16,7 @@ import { stagedSelectList } from '../ingest/staged-ping.js';
 
 export async function makeStaged(file: string, day: string, count: number): Promise<void> {
   if (existsSync(file)) return;
-  const engine = await openEngine({ memoryLimitMb: loadConfig(process.env).memoryLimitMb });
+  const engine = await openEngine({ tempDir: join(dirname(file), 'spill'), memoryLimitMb: loadConfig(process.env).memoryLimitMb });
   const day0 = Date.parse(`${day}T00:00:00Z`);
   await engine.run(`COPY (
     SELECT ${stagedSelectList({

@@ -1,6 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import type * as DuckDBApi from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -46,7 +44,8 @@ export interface EngineOptions {
   memoryLimitMb: number;
   /** DuckDB's threads: one per core unless said (on a 16-core host the staging conversions and the rollup use them all). */
   threads?: number;
-  tempDir?: string;
+  /** Where it spills: a folder of the caller's, which the caller removes (a run's work folder: jobs/run.ts). */
+  tempDir: string;
 }
 
 /**
@@ -57,7 +56,7 @@ export async function openEngine(opts: EngineOptions): Promise<DuckDBConnection>
   const instance = await DuckDBInstance.create(':memory:', {
     memory_limit: `${opts.memoryLimitMb}MB`,
     threads: String(opts.threads ?? availableParallelism()),
-    temp_directory: opts.tempDir ?? mkdtempSync(join(tmpdir(), 'pingroll-spill-')),
+    temp_directory: opts.tempDir,
     preserve_insertion_order: 'false',
   });
   return instance.connect();

@@ -17,7 +17,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('adjustments of a closed day', () => {
   it.each([[null], ['episodes'], ['series']] as const)('leave out a late ping on the bot list, and with PINGROLL_CATALOG_ONLY=%s one the catalog does not list', async (only) => {
-    const db = await openEngine({ memoryLimitMb: 256 });
+    const db = await openEngine({ tempDir: join(dir, `spill-${only}`), memoryLimitMb: 256 });
     try {
       const file = async (name: string, rows: Array<[string, string, string, string, number, string | null]>): Promise<string> => {
         const path = join(dir, `${name}-${only}.parquet`);
