@@ -9,19 +9,22 @@
 //   command). The program has no `import()` (tools/bundle.mjs makes each a `require`): code V8 reads
 //   from a cache cannot import.
 // The cache is a file of the user's own cache folder (`$XDG_CACHE_HOME` or `~/.cache`, then
-// `pingroll/compile-cache/`), named by the Node version and the program's SHA-1: V8 checks a cache
-// against the length of the source only, so a program rebuilt to the same length must not find the
-// old one. It is used only from a folder that is the user's own and no one else can write (code read
-// from it runs as the program), written whole or not at all (a temporary file renamed), and at most
-// KEPT of them stay. Anything amiss (no such folder, a read-only disk, V8 refusing the data) loads the
-// program without a cache, as `NODE_DISABLE_COMPILE_CACHE=1` asks too.
+// `pingroll/compile-cache/`), named by the Node version and the SHA-1 of the program's path and
+// bytes: V8 checks a cache against the length of the source only, so a program rebuilt to the same
+// length must not find the old one; and code read from a cache keeps the file name it was compiled
+// under, so another copy of the same program (a second clone, an install beside the old one) must
+// not find it either, or its stack traces would name the other copy's file. It is used only from a
+// folder that is the user's own and no one else can write (code read from it runs as the program),
+// written whole or not at all (a temporary file renamed), and at most KEPT of them stay. Anything
+// amiss (no such folder, a read-only disk, V8 refusing the data) loads the program without a cache,
+// as `NODE_DISABLE_COMPILE_CACHE=1` asks too.
 // CommonJS (bin/package.json), as bin/pingroll.js: Node starts a CommonJS file without its ES module
 // loader, ~4 ms of a run with nothing to do.
 'use strict';
 const Module = require('node:module');
 const vm = require('node:vm');
 const { isAscii } = require('node:buffer');
-const { hash } = require('node:crypto');
+const { createHash } = require('node:crypto');
 const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } = require('node:fs');
 const { homedir } = require('node:os');
 const { dirname, isAbsolute, join } = require('node:path');
@@ -47,7 +50,7 @@ function loadProgram(file, { cacheDir = defaultCacheDir(), nodeCache = typeof Mo
   const bytes = readFileSync(file);
   // The build makes the program ASCII (tools/bundle.mjs): read as Latin-1, it is not decoded.
   const source = isAscii(bytes) ? bytes.latin1Slice(0, bytes.length) : bytes.toString('utf8');
-  const cacheFile = join(cacheDir, `${process.version}-${hash('sha1', bytes)}-${/^[a-z][a-z-]{0,31}$/.test(kind) ? kind : 'other'}.bin`);
+  const cacheFile = join(cacheDir, `${process.version}-${createHash('sha1').update(`${file}\0`).update(bytes).digest('hex')}-${/^[a-z][a-z-]{0,31}$/.test(kind) ? kind : 'other'}.bin`);
   let cachedData;
   try {
     cachedData = readFileSync(cacheFile);

@@ -60,6 +60,20 @@ describe('loading the program with a code cache', () => {
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
 
+  it("never gives a copy of the same program elsewhere the first copy's cache: code read from a cache names the file it was compiled from", () => {
+    const { program, cacheDir } = setup();
+    const other = setup().program;
+    // Where the program's `main` runs from, as a stack trace names it.
+    for (const p of [program, other]) writeFileSync(p, `'use strict';\nexports.main = () => process.stdout.write(new Error().stack.split('\\n')[1]);\n`);
+    expect(load(program, cacheDir)).toContain(`${program}:2:`);
+    expect(load(other, cacheDir)).toContain(`${other}:2:`);
+    expect(caches(cacheDir)).toHaveLength(2);
+    // Each read back from its own cache.
+    expect(load(program, cacheDir)).toContain(`${program}:2:`);
+    expect(load(other, cacheDir)).toContain(`${other}:2:`);
+    expect(caches(cacheDir)).toHaveLength(2);
+  });
+
   it('reads a program that is not ASCII as UTF-8', () => {
     const { program, cacheDir } = setup();
     writeProgram(program, 'caf\u00e9 \u00a710 \ud83e\udd84');
