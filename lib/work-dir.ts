@@ -13,14 +13,16 @@ export function makeWorkDir(kind: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `pingroll-${kind}-${process.pid}-`));
 }
 
-/** Removes the work folders of processes that are gone; returns how many. */
+/**
+ * Removes the work folders of processes that are gone; returns how many. One it cannot remove (another
+ * user's, in a shared TMPDIR) is left, and the run goes on: it is not this run's to clear.
+ */
 export async function removeDeadWorkDirs(): Promise<number> {
   let removed = 0;
   for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
     const pid = Number(WORK_DIR.exec(name)?.[1]);
     if (!pid || processAlive(pid)) continue;
-    await rm(join(tmpdir(), name), { recursive: true, force: true });
-    removed++;
+    if (await rm(join(tmpdir(), name), { recursive: true, force: true }).then(() => true, () => false)) removed++;
   }
   return removed;
 }

@@ -4,11 +4,13 @@
  * neither did): the CLI, the parsing threads and the scanner's module load from `dist/`, and a test
  * run must test the source as it stands, however it was started (`make test`, `npx vitest run`).
  *
- * Every temporary folder of the run (the tests' own, the DuckDB spill folders, the pingroll processes'
- * work folders, PostgreSQL's data) is made in one folder of the run's, its TMPDIR, removed when the run
- * ends: a pass leaves nothing in the machine's TMPDIR. The test workers and every process they start
- * inherit it. A run killed before its teardown leaves its folder, named after its process
- * (`pingroll-suite-<pid>-`), and the next run removes it, as pingroll removes a dead run's work folder.
+ * Every temporary folder of the run (the tests' own, the DuckDB spill folders, the pingroll runs' work
+ * folders, PostgreSQL's data) is made in one folder of the run's, its TMPDIR, removed when the run
+ * ends. The test workers inherit it, and the processes they start with their environment. A process a
+ * test starts with an environment of its own (as cron or a deployed task would: PATH and pingroll's
+ * settings) uses the machine's TMPDIR, and removes its work folder itself. A run killed before its
+ * teardown leaves its folder, named after its process (`pingroll-suite-<pid>-`), and the next run
+ * removes it, as pingroll removes a dead run's work folder.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +32,7 @@ export default async function setup(): Promise<() => void> {
   return () => {
     if (outer === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = outer;
-    rmSync(dir, { recursive: true, force: true });
+    // Retried: a process a test started may still be letting go of a file in it.
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   };
 }

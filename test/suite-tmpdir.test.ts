@@ -1,11 +1,13 @@
-/** The run's temporary folders are its own (test/global-setup.ts): what a test makes there goes when the run ends. */
-import { basename, dirname } from 'node:path';
+/** The run's temporary folders are its own (test/global-setup.ts). */
+import { spawnSync } from 'node:child_process';
+import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from './support/job-fixture.js';
 
 describe("the suite's TMPDIR", () => {
-  it("is a folder of the run's own, which every temporary folder of a test is made in", () => {
-    expect(basename(process.env.TMPDIR ?? '')).toMatch(/^pingroll-suite-\d+-/);
-    expect(dirname(tempDir())).toBe(process.env.TMPDIR);
+  it("is a folder of the run's own, in the test workers and the processes they start", () => {
+    const own = process.env.TMPDIR ?? '';
+    expect(basename(own)).toMatch(/^pingroll-suite-\d+-/);
+    const child = spawnSync(process.execPath, ['-e', "process.stdout.write(require('node:os').tmpdir())"], { encoding: 'utf8' });
+    expect(child.stdout).toBe(own);
   });
 });
