@@ -8,16 +8,14 @@
  * [folder, default .bench: on the file system to measure; the bench works in a new folder inside it
  * and removes only that]
  */
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { BENCH_DIR } from './bench-data.js';
-import { ROOT } from './cold-run.js';
+import { measure, ROOT, type Measured } from './cold-run.js';
 import { warehouseStatements } from '../export/warehouse/sql/ddl.js';
 import { daysFrom } from '../lib/utc-day.js';
-import { generateSample, objectBody } from '../tools/sample/access-log-generator.js';
+import { generateSample, writeSample } from '../tools/sample/access-log-generator.js';
 
 const FROM = '2026-10-01';
 const TO = '2026-10-31';
@@ -35,36 +33,17 @@ async function yearWarehouse(file: string): Promise<void> {
   instance.closeSync();
 }
 
-/** CPU seconds (user + system) of this process's children that have ended (Linux: /proc/self/stat's cutime and cstime, at 100 ticks a second). */
-function childrenCpu(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
-/** `pingroll backfill` of the 31 days, a cold process: wall seconds and its CPU. */
-function backfill(dir: string, warehouse: string): { seconds: number; cpu: number } {
-  const cpu0 = childrenCpu();
-  const started = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/pingroll.js'), 'backfill', '--from', FROM, '--to', TO], {
-    cwd: dir, encoding: 'utf8',
-    env: { ...process.env, PINGROLL_LOGS: join(dir, 'logs'), PINGROLL_OUTPUT: join(dir, `out-${Date.now()}`), PINGROLL_WAREHOUSE: `duckdb:${warehouse}` },
-  });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (r.status !== 0) throw new Error(`pingroll backfill failed (exit ${r.status}): ${r.stderr.slice(-1000)}`);
-  return { seconds, cpu: childrenCpu() - cpu0 };
+/** `pingroll backfill` of the 31 days, a cold process, into a fresh output. */
+function backfill(dir: string, warehouse: string): Measured {
+  return measure('node', [join(ROOT, 'bin/pingroll.js'), 'backfill', '--from', FROM, '--to', TO],
+    { PINGROLL_LOGS: join(dir, 'logs'), PINGROLL_OUTPUT: join(dir, `out-${Date.now()}`), PINGROLL_WAREHOUSE: `duckdb:${warehouse}` });
 }
 
 async function main(): Promise<void> {
   const where = resolve(process.argv[2] ?? join(ROOT, BENCH_DIR));
   await mkdir(where, { recursive: true });
   const dir = await mkdtemp(join(where, 'warehouse-growth-'));
-  for (const [i, date] of daysFrom(FROM, TO).entries()) {
-    for (const o of generateSample({ date, sessions: 2, seed: 1 + i }).objects) {
-      await mkdir(dirname(join(dir, o.key)), { recursive: true });
-      await writeFile(join(dir, o.key), objectBody(o));
-    }
-  }
+  for (const [i, date] of daysFrom(FROM, TO).entries()) await writeSample(generateSample({ date, sessions: 2, seed: 1 + i }), dir);
   const year = join(dir, 'year.duckdb');
   process.stderr.write('making a year of daily_series_minutes...\n');
   await yearWarehouse(year);
@@ -76,8 +55,8 @@ async function main(): Promise<void> {
   console.log('');
   console.log('| warehouse before | file MiB | wall s | CPU s (user + system) | a load\'s extra wall s |');
   console.log('|---|---:|---:|---:|---:|');
-  console.log(`| none (made by the first load) | | ${empty.seconds.toFixed(1)} | ${empty.cpu.toFixed(1)} | |`);
-  console.log(`| a year of daily_series_minutes, 400 series | ${mb(size)} | ${full.seconds.toFixed(1)} | ${full.cpu.toFixed(1)} | ${((full.seconds - empty.seconds) / 31).toFixed(2)} |`);
+  console.log(`| none (made by the first load) | | ${empty.seconds.toFixed(1)} | ${empty.cpuSeconds.toFixed(1)} | |`);
+  console.log(`| a year of daily_series_minutes, 400 series | ${mb(size)} | ${full.seconds.toFixed(1)} | ${full.cpuSeconds.toFixed(1)} | ${((full.seconds - empty.seconds) / 31).toFixed(2)} |`);
   await rm(dir, { recursive: true, force: true });
 }
 

@@ -24,14 +24,11 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 export default async function setup(): Promise<() => void> {
   execFileSync('make', ['-s', 'dist/.built'], { cwd: ROOT, stdio: 'inherit' });
   await removeDeadWorkDirs();
-  const outer = process.env.TMPDIR;
   const dir = mkdtempSync(join(tmpdir(), `pingroll-suite-${process.pid}-`));
   // Others may pass through it, not list it: PostgreSQL runs as nobody when the suite runs as root, in a folder made its own there.
   chmodSync(dir, 0o711);
   process.env.TMPDIR = dir;
   return () => {
-    if (outer === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = outer;
     // Retried: a process a test started may still be letting go of a file in it.
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   };

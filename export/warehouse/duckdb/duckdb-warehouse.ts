@@ -12,7 +12,7 @@
  * DuckDB takes a file lock per open file: one writer, or many read-only readers. Writing a new file
  * each time is what keeps the two apart. Copying costs a read and write of the file per load where
  * the file system cannot clone it (ext4; XFS and Btrfs clone it in `copy_file_range`, which copyFile
- * reaches): a year of per-minute figures for 400 series is 1.4 GB, 1.7-1.8 s more a load on
+ * reaches): a year of per-minute figures for 400 series is 1.4 GB, 1.7-2.0 s more a load on
  * ext4 (bench/warehouse-growth.ts; docs/operations.md, *The embedded warehouse's size*).
  *
  * The copy is ATTACHed to one small in-memory DuckDB the warehouse keeps for the process, and
