@@ -50,6 +50,8 @@ const RECORD_LIMIT = 16 * 1024;
 const REJECT_READ_BYTES = 1 << 20;
 /** Rejects held for the day files before they are appended to them. */
 const REJECT_HOLD_BYTES = 1 << 20;
+/** Days one COPY writes at most (DuckDB holds a buffer for each): a part of more is written in turns (`manyDays`). */
+const DAYS_A_COPY = 32;
 /** CSV bytes per part at most (about 250,000 pings); a small batch's are smaller (ingest-batch.ts partBytesFor). */
 export const PART_BYTES = 32 << 20;
 /**
@@ -164,11 +166,14 @@ export class DaySpool {
     const days = new Set(parts.flatMap((p) => p.days));
     const rows = `read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`;
     const oneDay = days.size === 1 ? [...days][0]! : null;
+    const options = `FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}`;
     const written = oneDay !== null
-      ? await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, RETURN_STATS)`)
-      : await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
-          TO ${sqlString(base)} (FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}, PARTITION_BY (day_number), RETURN_STATS)`);
-    for (const row of written.getRowObjects()) {
+      ? (await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (${options}, RETURN_STATS)`)).getRowObjects()
+      : days.size <= DAYS_A_COPY
+        ? (await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
+            TO ${sqlString(base)} (${options}, PARTITION_BY (day_number), RETURN_STATS)`)).getRowObjects()
+        : await this.manyDays(rows, base, options);
+    for (const row of written) {
       const file = String(row.filename);
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,
       // which waited for the disk to write them all (45 ms on the job bench's day). A failure here is
@@ -180,6 +185,31 @@ export class DaySpool {
       this.parts.set(day, list);
     }
     for (const part of parts) await rm(part.path, { force: true });
+  }
+
+  /**
+   * Parts whose rows are of more than DAYS_A_COPY days (an object of records from all over the
+   * calendar: never S3's own logs, whatever a bucket holds). DuckDB's partitioned write keeps a buffer
+   * for each day it writes at once (about half a MB), so one COPY of a thousand days ran out of the
+   * default memory limit, at every run, for every day. The rows are read once into a table sorted
+   * by day, then written DAYS_A_COPY days at a time, each COPY reading only its days' rows.
+   */
+  private async manyDays(rows: string, base: string, options: string): Promise<Array<Record<string, unknown>>> {
+    const table = 'spool_many_days';
+    await this.engine.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows} ORDER BY day_number`);
+    try {
+      const numbers = (await this.engine.runAndReadAll(`SELECT DISTINCT day_number FROM ${table} ORDER BY day_number`)).getRows().map((r) => Number(r[0] as bigint));
+      const written: Array<Record<string, unknown>> = [];
+      for (let i = 0; i < numbers.length; i += DAYS_A_COPY) {
+        const last = numbers[Math.min(i + DAYS_A_COPY, numbers.length) - 1]!;
+        const copy = await this.engine.runAndReadAll(`COPY (SELECT * FROM ${table} WHERE day_number BETWEEN ${numbers[i]!} AND ${last})
+          TO ${sqlString(`${base}-${i / DAYS_A_COPY}`)} (${options}, PARTITION_BY (day_number), RETURN_STATS)`);
+        written.push(...copy.getRowObjects());
+      }
+      return written;
+    } finally {
+      await this.engine.run(`DROP TABLE IF EXISTS ${table}`);
+    }
   }
 
   addPing(day: string, ping: PingRecord, input: number): void {

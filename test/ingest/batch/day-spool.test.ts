@@ -91,6 +91,34 @@ describe('the day spool', () => {
     }
   });
 
+  it('stages a part whose rows are of 1,000 days within the default memory limit, each day\'s rows under it (DuckDB\'s partitioned write holds a buffer a day)', async () => {
+    // An object of records from all over the calendar (a bucket holds whatever landed in it): one COPY
+    // partitioned by all its days ran out of the default 512 MB at every run, for every day.
+    const first = Date.parse('1990-01-01T12:00:00Z');
+    const pings = Array.from({ length: 3000 }, (_, i): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: `p${i}`, eventTimeMs: first + (i % 1000) * 86_400_000 + i, naturalKey: `k:${i}`, platform: null, pos: null, ...NO_CLIENT }));
+    const engine = await openEngine({ tempDir: join(dir, 'spill-many'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    const spool = new DaySpool(join(dir, 'work-many'), engine);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'work-many'), { recursive: true });
+    try {
+      pings.forEach((p) => spool.addPing(dayOf(p.eventTimeMs), p, 0));
+      const store = new DirectoryObjectStore(join(dir, 'out-many'));
+      const days = await spool.stage(store, 'b-many');
+      expect(Object.keys(days)).toHaveLength(1000);
+      const dayOfFile = new Map(Object.entries(days).flatMap(([day, d]) => d.pings!.map((k) => [store.localFile(k), day] as const)));
+      const files = [...dayOfFile.keys()].map(sqlString);
+      // Each day's files hold its rows, and every row once.
+      const byFile = await queryRows<{ filename: string; first: bigint; last: bigint; keys: string }>(engine, `SELECT filename, min(event_ms) AS first, max(event_ms) AS last, string_agg(natural_key, ',') AS keys
+        FROM read_parquet([${files.join(', ')}], hive_partitioning = false, filename = true) GROUP BY filename`);
+      expect(byFile.map((f) => [dayOf(Number(f.first)), dayOf(Number(f.last))])).toEqual(byFile.map((f) => [dayOfFile.get(f.filename), dayOfFile.get(f.filename)]));
+      expect(byFile.flatMap((f) => f.keys.split(',')).sort()).toEqual(pings.map((p) => p.naturalKey).sort());
+      for (const [day, d] of Object.entries(days)) expect(d.pingCount).toBe(pings.filter((p) => dayOf(p.eventTimeMs) === day).length);
+    } finally {
+      await spool.discard();
+      engine.closeSync();
+    }
+  });
+
   it('writes a staged file in row groups of STAGED_ROW_GROUP_ROWS, which DuckDB writes side by side', async () => {
     const t = Date.parse('2026-11-01T10:00:00Z');
     const rows = STAGED_ROW_GROUP_ROWS * 2 + 100;
