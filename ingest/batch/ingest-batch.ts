@@ -172,6 +172,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
     // as many at once as the read budget holds (by their listed sizes), up to `concurrency` requests,
     // so that first-byte latency overlaps instead of adding up.
     const local = opts.source.local;
+    const within = local ? opts.source.localRoot?.() : undefined;
     const budget = new ByteBudget(READ_BUDGET_BYTES);
     const queue = new PQueue({ concurrency: local ? pool.slots : Math.max(opts.concurrency, pool.slots) });
     let failure: unknown = null;
@@ -187,7 +188,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[]): Promise<{ com
         const ref = todo[index]!;
         // No date in its name (a file that is no access log): its records without a time are of no day (UNDATED).
         const day = dayInObjectName(ref.key);
-        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile(ref)!, size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
+        const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile(ref)!, within, size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, ...tail };
         const held = local ? 0 : await budget.take(ref.size);
         let parsed: ParsedObject;
         try {

@@ -1,4 +1,4 @@
-import { constants, createReadStream, lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
+import { constants, createReadStream, lstatSync, readdirSync, realpathSync, type Dirent, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bounded, LocationError } from '../../lib/location.js';
@@ -166,5 +166,11 @@ export class DirectoryObjectSource implements ObjectSource {
 
   localFile(ref: ObjectRef): string {
     return join(this.root, ref.key);
+  }
+
+  private realRoot: string | null = null;
+
+  localRoot(): string {
+    return (this.realRoot ??= realpathSync(this.root));
   }
 }

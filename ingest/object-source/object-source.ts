@@ -43,6 +43,8 @@ export interface ObjectSource {
   readonly local: boolean;
   /** Where the object is a local file: its path; null for a remote source. */
   localFile(ref: ObjectRef): string | null;
+  /** A local source's folder, its real path (links resolved): each file read must lie under it. */
+  localRoot?(): string;
   /**
    * The entries the listings passed over without listing them, with why (a directory's links and
    * special files: the first ones named, all of them counted); none for S3, which lists objects only.

@@ -114,6 +114,30 @@ describe('unreadable log objects', () => {
     }
   });
 
+  it.each([['in the run\'s own thread', 0], ['in parsing threads', 2]])('never reads a quarantined key, retried by its name, through a folder made a link since: it stays quarantined, with why (parsed %s)', async (_where, threads) => {
+    const r = root();
+    const config = { ...dirConfig(r), parseThreads: threads };
+    const sample = generateSample({ date: DAY, sessions: 20, seed: 47, truth: true, recordsPerObject: 200 });
+    await writeObjects(join(r, 'logs'), sample.objects);
+    // A bogus gzip in a subfolder: quarantined by the first run.
+    const key = 'sub/2026-11-01-18-00-00-ESCAPE';
+    await mkdir(join(r, 'logs', 'sub'), { recursive: true });
+    await writeFile(join(r, 'logs', key), Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(100, 7)]));
+    const first = await runDay(config, { day: DAY, log: memoryLog() });
+    expect(first.unreadable.map((u) => u.key)).toEqual([key]);
+    // Then the subfolder becomes a link to a folder outside the logs holding a real log of that name:
+    // the listing passes the link over, and the retry of the key by its name must not read through it.
+    const outside = generateSample({ date: DAY, sessions: 5, seed: 48, truth: true, recordsPerObject: 50 }).objects[0]!;
+    await rm(join(r, 'logs', 'sub'), { recursive: true });
+    await mkdir(join(r, 'outside'), { recursive: true });
+    await writeFile(join(r, 'outside', '2026-11-01-18-00-00-ESCAPE'), objectBody(outside));
+    await symlink(join(r, 'outside'), join(r, 'logs', 'sub'));
+    const second = await runDay(config, { day: DAY, log: memoryLog() });
+    expect(second.unreadable).toEqual([{ key, reason: expect.stringMatching(/^its path leads out of the log directory through a link, to .*outside.*: pingroll reads only regular files under it, and follows no link$/) }]);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf(sample.objects), DAY));
+    expect((await Quarantine.load(new DirectoryObjectStore(join(r, 'out')))).pending().map((o) => o.key)).toEqual([key]);
+  });
+
   it('keeps a rejected line\'s original bytes when they are not valid UTF-8', async () => {
     const r = root();
     await mkdir(join(r, 'logs'), { recursive: true });
