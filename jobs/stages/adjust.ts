@@ -10,13 +10,15 @@
  * freezes them (jobs/close.ts) and clears its pieces.
  */
 import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { OutputFile } from '../../rollup/output-file.js';
 import type { StagedFile } from '../../rollup/engine.js';
 import { accounted, pendingInputs, type Close } from '../../state/closes.js';
 import { REJECTS_TAGS, TOO_LATE } from '../../datasets/layout.js';
 import type { PieceOf } from '../../state/adjustments.js';
-import { readFile, stat } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import type { Stage } from './stage.js';
 import { windowAround } from './window.js';
 
@@ -67,7 +69,11 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
       const bySource = Object.fromEntries(Object.entries(input.staged.outcomes).flatMap(([source, o]) => (o?.ping ? [[source, o.ping]] : [])));
       const records = Object.fromEntries(Object.entries(bySource).map(([source, n]) => [source, { too_late: n }]));
       pings += Object.values(bySource).reduce((n, m) => n + m, 0);
-      const parts: Buffer[] = [];
+      // The gzip members (the too-late pings, the batch's rejects) joined in one file, a gzip stream
+      // still: on disk, as large as they are, never in memory.
+      const joined = join(dir, 'joined.jsonl.gz');
+      await writeFile(joined, '');
+      const append = async (file: string): Promise<void> => pipeline(createReadStream(file), createWriteStream(joined, { flags: 'a' }));
       if (input.staged.pings?.length) {
         // Fetched only for an engine that reads them here (Redshift's COPYs them where they are).
         const staged: StagedFile[] = [];
@@ -79,16 +85,16 @@ async function tooLateDay({ backends, run, db }: Stage, day: string): Promise<nu
         const out = join(dir, 'too-late.jsonl.gz');
         const reason = `too late: ${day} belongs to a closed month whose staged data expired (PINGROLL_RETENTION_DAYS); it can no longer be deduplicated, so it is counted nowhere`;
         await engine.tooLate({ batch: input.id, day, staged, reason, dir, out }, run.context);
-        parts.push(await readFile(out));
+        await append(out);
       }
       // The batch's other records of the day (not pings) are its rejects, as staged.
       const rejects = input.staged.rejects;
       if (rejects) {
         await store.download(rejects, join(dir, 'rejects.gz'));
-        parts.push(await readFile(join(dir, 'rejects.gz')));
+        await append(join(dir, 'rejects.gz'));
       }
       const key = `${TOO_LATE}dt=${day}/${input.id}`;
-      await store.put(`${key}.jsonl.gz`, Buffer.concat(parts), REJECTS_TAGS);
+      await store.put(`${key}.jsonl.gz`, { file: joined, move: true }, REJECTS_TAGS);
       await store.put(`${key}.json`, Buffer.from(JSON.stringify({ run: run.id, day, batch: input.id, at: new Date().toISOString(), records, otherOutcomes: input.staged.outcomes }, null, 2) + '\n'));
     });
   }
