@@ -15,6 +15,7 @@ export function failureLine(err: unknown): string {
     case 'EPERM': return `permission denied: ${where || first}; give the user that runs pingroll access to it, and run again`;
     case 'ENOTDIR': return `${where || 'a path'} is not a directory (a file stands where a directory should be); check PINGROLL_LOGS and PINGROLL_OUTPUT`;
     case 'EISDIR': return `${where || 'a path'} is a directory where a file should be; check the path`;
+    case 'ENAMETOOLONG': return `a path is longer than this system allows: ${shortened(where || first)}; move what is nested that deep out of PINGROLL_LOGS (or shorten PINGROLL_OUTPUT or TMPDIR) and run again`;
     case 'ENOSPC': return `the disk is full${where ? ` (writing ${where})` : ''}; free space under TMPDIR and PINGROLL_OUTPUT and run again (nothing of the day was replaced)`;
     case 'ECONNREFUSED':
     case 'ECONNRESET':
@@ -31,4 +32,9 @@ export function failureLine(err: unknown): string {
   if (/^Region is missing/.test(first)) return 'no AWS region is set; set AWS_REGION (e.g. AWS_REGION=us-east-1) for the S3, DynamoDB and Redshift clients';
   if (/out of memory/i.test(first)) return `DuckDB ran out of memory (${first.replace(/^.*?Out of Memory Error:\s*/i, '')}); raise PINGROLL_MEMORY_LIMIT or give the machine more memory, and run again`;
   return first;
+}
+
+/** A path of thousands of characters, as its two ends. */
+function shortened(path: string): string {
+  return path.length <= 200 ? path : `${path.slice(0, 100)}...${path.slice(-100)}`;
 }
