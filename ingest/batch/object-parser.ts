@@ -280,6 +280,8 @@ export class ObjectParser {
       // Not through a link: one made since the listing must not lead the read out of the log directory.
       fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch (err) {
+      // A name that is not UTF-8 is listed with U+FFFD in place of its bytes, and no file has that name.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && path.includes('\uFFFD')) throw new Unreadable('its name is not valid UTF-8 (pingroll names objects by UTF-8 keys, as S3 does): rename the file, then accept this key as lost (pingroll quarantine accept KEY)');
       throw new Unreadable(firstLine(err));
     }
     try {

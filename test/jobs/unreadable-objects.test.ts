@@ -138,6 +138,24 @@ describe('unreadable log objects', () => {
     expect((await Quarantine.load(new DirectoryObjectStore(join(r, 'out')))).pending().map((o) => o.key)).toEqual([key]);
   });
 
+  it('quarantines a file whose name is not valid UTF-8 with why and what to do, and reads it once renamed', async () => {
+    const r = root();
+    const sample = generateSample({ date: DAY, sessions: 10, seed: 49, truth: true, recordsPerObject: 100 });
+    const [odd, ...rest] = sample.objects;
+    await writeObjects(join(r, 'logs'), rest);
+    await writeFile(Buffer.concat([Buffer.from(join(r, 'logs', `${odd!.key}-`)), Buffer.from([0xff, 0xfe])]), objectBody(odd!));
+    const first = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(first.unreadable).toEqual([{ key: `${odd!.key}-\uFFFD\uFFFD`, reason: expect.stringMatching(/^its name is not valid UTF-8 .*: rename the file, then accept this key as lost/) }]);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf(rest), DAY));
+    // Renamed: the next run reads it under its new name (the old key stays quarantined until accepted).
+    const { rename } = await import('node:fs/promises');
+    await rename(Buffer.concat([Buffer.from(join(r, 'logs', `${odd!.key}-`)), Buffer.from([0xff, 0xfe])]), join(r, 'logs', odd!.key));
+    const second = await runDay(dirConfig(r), { day: DAY, log: memoryLog() });
+    expect(second.parsedObjects).toBe(1);
+    expect(second.unreadable.map((u) => u.key)).toEqual([`${odd!.key}-\uFFFD\uFFFD`]);
+    expect(await readDay(join(r, 'out'), DAY)).toEqual(expectedDay(truthOf(sample.objects), DAY));
+  });
+
   it('keeps a rejected line\'s original bytes when they are not valid UTF-8', async () => {
     const r = root();
     await mkdir(join(r, 'logs'), { recursive: true });
