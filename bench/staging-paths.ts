@@ -9,6 +9,8 @@
  * - DuckDB's appender fed data chunks from JavaScript, each string set from its bytes
  *   (`vector_assign_string_element_len`), each number written into the vector: the rows as columns,
  *   with no text, through the only way @duckdb/node-api has to hand DuckDB values;
+ * - Parquet written from the rows' columns by the libraries a user would pick (bench/parquet-libraries.ts:
+ *   parquet-wasm, hyparquet-writer), each file checked to hold the same rows as DuckDB's;
  * - the rollup of the day (rollup/engines/duckdb/day-rollup.ts) over the staged files as DuckDB
  *   writes them (dictionary pages) and over the same rows without dictionaries (PLAIN), which is what
  *   a writer of our own would make unless it built dictionaries too.
@@ -20,13 +22,14 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openEngine, sqlString } from '../lib/duckdb-engine.js';
+import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 import { STAGED_COLUMNS, STAGED_CSV_COLUMNS } from '../ingest/staged-ping.js';
 import { STAGED_ROW_GROUP_ROWS } from '../ingest/batch/day-spool.js';
 import { benchLogDir } from './job-bench.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
+import { parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
 
 const DAY = '2026-11-01';
 const PASSES = Number(process.env.BENCH_PASSES ?? 9);
@@ -154,6 +157,18 @@ async function main(): Promise<void> {
     process.exit(0);
   }
 
+  // The rows as columns (each field's bytes and offsets, each number), as a parser of columns would
+  // hand them over: made before the passes, as the parser's writing them is not what is measured.
+  const columns = rowColumns(STAGED_COLUMNS, text, starts, ends, rowCount);
+  const libraries = await parquetLibraryWriters(STAGED_ROW_GROUP_ROWS);
+  for (const [name, write] of Object.entries(libraries)) {
+    // Each library's file holds the rows DuckDB's does, value for value.
+    const to = join(WORK, `${name}.parquet`);
+    write(columns, rowCount, to);
+    const [diff] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ((SELECT * FROM rows EXCEPT ALL SELECT * FROM read_parquet(${sqlString(to)})) UNION ALL (SELECT * FROM read_parquet(${sqlString(to)}) EXCEPT ALL SELECT * FROM rows))`);
+    if (Number(diff!.n) !== 0) throw new Error(`${name}'s file differs from the staged rows in ${diff!.n} rows`);
+  }
+
   const ways: Record<string, () => Promise<void | { wall: number; cpu: number }>> = {
     'CSV to Parquet, one COPY (today)': async () => { await engine.run(toParquet(readCsv)); },
     'CSV read into a table': async () => { await engine.run(`CREATE OR REPLACE TABLE read_back AS SELECT * FROM ${readCsv}`); },
@@ -165,6 +180,8 @@ async function main(): Promise<void> {
       if (r.status !== 0) throw new Error(`the appender's pass failed (exit ${r.status}): ${r.stderr}`);
       return JSON.parse(r.stdout) as { wall: number; cpu: number };
     },
+    'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { libraries['parquet-wasm'](columns, rowCount, join(WORK, 'parquet-wasm.parquet')); },
+    'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { libraries['hyparquet-writer'](columns, rowCount, join(WORK, 'hyparquet-writer.parquet')); },
     'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows without dictionaries': async () => { await rollupDay(engine, DAY, plainFiles, { s3: { ping: rowCount } }); },
   };
