@@ -19,7 +19,7 @@ import { maskedLine, withheld, type Privacy } from '../privacy.js';
 import { clientDescriber } from '../audience/client-describer.js';
 import { OUTCOMES, UNDATED } from '../ping-record.js';
 import { isGzip } from '../object-source/gzip.js';
-import { fetchObject, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
+import { fetchObject, TooLong, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { dayOf } from '../../lib/utc-day.js';
 import type { Reject } from './day-spool.js';
 import { RowFile } from './row-file.js';
@@ -66,6 +66,13 @@ export interface ParseTask {
   size?: number;
   bytes?: Uint8Array;
   fetch?: ObjectRef;
+  /**
+   * With `fetch`: the most bytes it may bring, what the batch's read budget holds for it
+   * (ingest-batch.ts). A listed object may bring its listed size, and no more: one that grew after its
+   * listing is unreadable this run, and read again by the next. A key retried from quarantine by its
+   * name, whose size now nobody listed, may bring MAX_OBJECT_BYTES. MAX_OBJECT_BYTES when absent.
+   */
+  maxBytes?: number;
   /**
    * Log bytes the batch lists after this object, when the batch is parsed in order by one parser:
    * near its end, parts are cut smaller (ObjectParser.partLimit).
@@ -119,8 +126,12 @@ export async function fetched(source: ObjectSource, task: ParseTask): Promise<Pa
   if (!task.fetch) return task;
   if (task.fetch.size > MAX_OBJECT_BYTES) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: tooLarge('an object', task.fetch.size) };
   try {
-    return { index: task.index, key: task.key, day: task.day, after: task.after, bytes: await fetchObject(source, task.fetch, MAX_OBJECT_BYTES) };
+    const maxBytes = Math.min(MAX_OBJECT_BYTES, task.maxBytes ?? MAX_OBJECT_BYTES);
+    return { index: task.index, key: task.key, day: task.day, after: task.after, bytes: await fetchObject(source, task.fetch, maxBytes) };
   } catch (err) {
+    if (err instanceof TooLong && err.maxBytes < MAX_OBJECT_BYTES) {
+      return { index: task.index, records: 0, counts: [], rejects: null, unreadable: `it holds more than the ${err.maxBytes} bytes it was listed at: it changed after the listing, and the next run reads it again` };
+    }
     return { index: task.index, records: 0, counts: [], rejects: null, unreadable: firstLine(err) };
   }
 }

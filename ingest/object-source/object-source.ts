@@ -62,7 +62,7 @@ export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes
   let out = ownBuffer(ref.size);
   let at = 0;
   for await (const c of await source.open(ref)) {
-    if (at + c.length > maxBytes) throw new Error(`it holds more than the ${maxBytes} bytes pingroll reads whole (it was listed at ${ref.size})`);
+    if (at + c.length > maxBytes) throw new TooLong(`it holds more than the ${maxBytes} bytes pingroll reads whole (it was listed at ${ref.size})`, maxBytes);
     if (at + c.length > out.length) {
       const grown = ownBuffer(Math.max(at + c.length, out.length * 2));
       grown.set(out.subarray(0, at));
@@ -72,6 +72,13 @@ export async function fetchObject(source: ObjectSource, ref: ObjectRef, maxBytes
     at += c.length;
   }
   return at === out.length ? out : out.slice(0, at);
+}
+
+/** An object streamed more than the bytes its fetch may bring (`maxBytes`): it stopped there. */
+export class TooLong extends Error {
+  constructor(message: string, readonly maxBytes: number) {
+    super(message);
+  }
 }
 
 /** `n` bytes, not zeroed, in an ArrayBuffer of their own (not a slice of Node's shared pool: it can be transferred). */

@@ -114,6 +114,47 @@ describe('unreadable log objects', () => {
     }
   });
 
+  it.each([['in the run\'s own thread', 0], ['by parsing threads', 2]])('reads no more of an S3 object than its listed size: one overwritten by a larger one after the listing is quarantined, and read whole by the next run (fetched %s)', async (_where, threads) => {
+    const moto = await startMoto(['logs', 'out']);
+    const restore = setEnv(moto.env);
+    try {
+      const sample = generateSample({ date: DAY, sessions: 40, seed: 44, truth: true, recordsPerObject: 200, gzipShare: 0 });
+      const s3 = moto.client();
+      for (const o of sample.objects) await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: o.key, Body: objectBody(o) }));
+      // Overwritten after the run listed it, before it read it: its records and as many again.
+      const grown = sample.objects[1]!;
+      const more = generateSample({ date: DAY, sessions: 10, seed: 45, truth: true, recordsPerObject: 400, gzipShare: 0 }).objects[0]!;
+      const config = { ...loadConfig({ ...moto.env, PINGROLL_LOGS: 's3://logs/', PINGROLL_OUTPUT: 's3://out/run/', PINGROLL_WAREHOUSE: 'none' }), parseThreads: threads };
+      const growingAfterList = (logs: ObjectSource): ObjectSource => Object.assign(Object.create(logs) as ObjectSource, {
+        listPlanned: async function* (plan: ListPlan) {
+          for await (const ref of logs.listPlanned(plan)) yield ref;
+          await s3.send(new PutObjectCommand({ Bucket: 'logs', Key: grown.key, Body: Buffer.concat([objectBody(grown), objectBody(more)]) }));
+        },
+      });
+      const first = await runDay(config, { day: DAY, log: memoryLog() }, (b) => ({ ...b, logs: growingAfterList(b.logs) }));
+      expect(first.unreadable).toEqual([{ key: grown.key, reason: `it holds more than the ${objectBody(grown).length} bytes it was listed at: it changed after the listing, and the next run reads it again` }]);
+      const store = new S3ObjectStore(s3, 'out', 'run/');
+      const dayOf = async (): Promise<unknown> => {
+        const local = root();
+        for (const t of ['daily_episode_stats', 'daily_series_stats', 'daily_ingest_audit']) {
+          await mkdir(join(local, t, `dt=${DAY}`), { recursive: true });
+          await store.download(`${t}/dt=${DAY}/part-00000.parquet`, join(local, t, `dt=${DAY}`, 'part-00000.parquet'));
+        }
+        return readDay(local, DAY);
+      };
+      expect(await dayOf()).toEqual(expectedDay(truthOf(sample.objects.filter((o) => o !== grown)), DAY));
+      // The next run reads the object as it is now, whole.
+      const second = await runDay(config, { day: DAY, log: memoryLog() });
+      expect(second.unreadable).toEqual([]);
+      expect(second.parsedObjects).toBe(1);
+      expect(await dayOf()).toEqual(expectedDay([...truthOf(sample.objects), ...more.truth], DAY));
+      expect((await Quarantine.load(store)).pending()).toEqual([]);
+    } finally {
+      restore();
+      await moto.stop();
+    }
+  });
+
   it.each([['in the run\'s own thread', 0], ['in parsing threads', 2]])('never reads a quarantined key, retried by its name, through a folder made a link since: it stays quarantined, with why (parsed %s)', async (_where, threads) => {
     const r = root();
     const config = { ...dirConfig(r), parseThreads: threads };

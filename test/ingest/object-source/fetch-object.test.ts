@@ -4,7 +4,7 @@
  * came), and it stops at the bound it is given.
  */
 import { describe, expect, it } from 'vitest';
-import { fetchObject, type ObjectRef, type ObjectSource } from '../../../ingest/object-source/object-source.js';
+import { fetchObject, TooLong, type ObjectRef, type ObjectSource } from '../../../ingest/object-source/object-source.js';
 
 /** A source whose one object streams `pieces`, whatever size it was listed at. */
 function streaming(pieces: string[]): ObjectSource {
@@ -37,5 +37,7 @@ describe('fetchObject', () => {
 
   it('throws past the bound, naming it and the listed size', async () => {
     await expect(fetchObject(streaming(['abc', 'def']), ref(3), 4)).rejects.toThrow(/more than the 4 bytes.*listed at 3/);
+    // What the batch's read budget holds for a listed object is its listed size: the bound is the error's, to say so.
+    await expect(fetchObject(streaming(['abc', 'def']), ref(3), 3)).rejects.toMatchObject({ constructor: TooLong, maxBytes: 3 });
   });
 });
