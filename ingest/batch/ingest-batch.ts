@@ -14,7 +14,7 @@ import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
 import { stagedCodec } from '../../lib/parquet-codec.js';
-import { MAX_OBJECT_BYTES, type ParsedObject, type ParseTask } from './object-parser.js';
+import { CHANGED_AFTER_LISTING, MAX_OBJECT_BYTES, type ParsedObject, type ParseTask } from './object-parser.js';
 import { parsers } from './parse-pool.js';
 import { batchKey, type BatchCommit, type InputObject, type Ledger, type StagedDay } from '../../state/ledger.js';
 import type { BatchWriter } from '../../state/batch-writer.js';
@@ -111,7 +111,7 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
   /** `byKey`: quarantined keys tried by their names, whose sizes no listing of this run gave. */
-  const parseChunk = async (todo: ObjectRef[], byKey = false): Promise<void> => {
+  const parseChunk = async (todo: RetriedRef[], byKey = false): Promise<void> => {
     for (const ref of todo) untried.delete(ref.key);
     const parsed = await parseBatch(opts, todo, byKey);
     for (const f of parsed.failures) {
@@ -129,8 +129,8 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const lister = await Lister.open(opts.store, { marginMs: opts.listing.marginMs, schedule: opts.listing.schedule, shard });
   const found = await lister.newObjects(opts.source, { ...opts.listing, known: opts, chunk: opts.batchObjects ?? MAX_BATCH_OBJECTS }, parseChunk);
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
-  const retry: ObjectRef[] = [];
-  for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size });
+  const retry: RetriedRef[] = [];
+  for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size, grew: o.reason.endsWith(CHANGED_AFTER_LISTING) });
   if (retry.length) await parseChunk(retry.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), true);
   await quarantine.settle(opts.ledger, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
   // Only now is everything the listing found committed or quarantined: the lister may commit.
@@ -156,7 +156,10 @@ const MIN_PART_BYTES = 8 << 20;
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */
 export const READ_BUDGET_BYTES = 64 << 20;
 
-async function parseBatch(opts: IngestOptions, todo: ObjectRef[], byKey: boolean): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
+/** A quarantined key retried by its name: `grew`, it was quarantined for growing after its listing. */
+type RetriedRef = ObjectRef & { grew?: boolean };
+
+async function parseBatch(opts: IngestOptions, todo: RetriedRef[], byKey: boolean): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
   const bytes = todo.reduce((n, r) => n + r.size, 0);
@@ -173,8 +176,9 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[], byKey: boolean
     // as many at once as the read budget holds, up to `concurrency` requests, so that first-byte
     // latency overlaps instead of adding up. The budget holds what each fetch may bring at most
     // (ParseTask.maxBytes): a listed object its listed size, as no more of it is read (one overwritten
-    // by a larger one since is read by the next run); a key retried by its name, whose size now is
-    // unknown, the most an object may be, so such keys are fetched one at a time.
+    // by a larger one since is read by the next run); a key retried by its name, the size it was
+    // quarantined at, or the most an object may be when it was quarantined for growing (such keys are
+    // fetched one at a time), so that a key that grew again is read by the run after.
     const local = opts.source.local;
     const within = local ? opts.source.localRoot?.() : undefined;
     const budget = new ByteBudget(READ_BUDGET_BYTES);
@@ -192,7 +196,7 @@ async function parseBatch(opts: IngestOptions, todo: ObjectRef[], byKey: boolean
         const ref = todo[index]!;
         // No date in its name (a file that is no access log): its records without a time are of no day (UNDATED).
         const day = dayInObjectName(ref.key);
-        const maxBytes = byKey ? MAX_OBJECT_BYTES : ref.size;
+        const maxBytes = byKey && (ref.grew || ref.size > MAX_OBJECT_BYTES) ? MAX_OBJECT_BYTES : ref.size;
         const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile(ref)!, within, size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, maxBytes, ...tail };
         const held = local ? 0 : await budget.take(maxBytes);
         let parsed: ParsedObject;
