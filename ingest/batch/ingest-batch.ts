@@ -110,10 +110,9 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const result: Omit<IngestResult, 'lister'> = { batches: [], objects: 0, records: 0, sealedUnchanged: 0 };
   // Objects quarantined before this run are tried again by it, once: in the listing's chunks, or after it.
   const untried = new Map(quarantine.pending().filter((o) => owns(shard, o.key)).map((o) => [o.key, o]));
-  /** `byKey`: quarantined keys tried by their names, whose sizes no listing of this run gave. */
-  const parseChunk = async (todo: RetriedRef[], byKey = false): Promise<void> => {
+  const parseChunk = async (todo: BoundRef[]): Promise<void> => {
     for (const ref of todo) untried.delete(ref.key);
-    const parsed = await parseBatch(opts, todo, byKey);
+    const parsed = await parseBatch(opts, todo);
     for (const f of parsed.failures) {
       quarantine.failed(f.ref, f.reason, dayInObjectName(f.ref.key));
       opts.onUnreadable?.(f.ref.key, f.reason);
@@ -129,9 +128,14 @@ export async function ingestNewObjects(opts: IngestOptions): Promise<IngestResul
   const lister = await Lister.open(opts.store, { marginMs: opts.listing.marginMs, schedule: opts.listing.schedule, shard });
   const found = await lister.newObjects(opts.source, { ...opts.listing, known: opts, chunk: opts.batchObjects ?? MAX_BATCH_OBJECTS }, parseChunk);
   // A quarantined object the listing no longer shows (gone between list and get, or outside the window) is tried by its key.
-  const retry: RetriedRef[] = [];
-  for (const o of untried.values()) if (!(await opts.ledger.hasParsed(o.key))) retry.push({ key: o.key, etag: o.etag, size: o.size, grew: o.reason.endsWith(CHANGED_AFTER_LISTING) });
-  if (retry.length) await parseChunk(retry.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), true);
+  // No listing of this run gave its size: it is held at the size it was quarantined at, or at the
+  // most an object may be when it was quarantined for growing, or above that (fetched up to it).
+  const retry: BoundRef[] = [];
+  for (const o of untried.values()) {
+    if (await opts.ledger.hasParsed(o.key)) continue;
+    retry.push({ key: o.key, etag: o.etag, size: o.size, maxBytes: o.reason.endsWith(CHANGED_AFTER_LISTING) || o.size > MAX_OBJECT_BYTES ? MAX_OBJECT_BYTES : o.size });
+  }
+  if (retry.length) await parseChunk(retry.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
   await quarantine.settle(opts.ledger, shard ? { name: shardName(shard), owns: (key) => owns(shard, key) } : undefined);
   // Only now is everything the listing found committed or quarantined: the lister may commit.
   return {
@@ -156,10 +160,10 @@ const MIN_PART_BYTES = 8 << 20;
 /** Bytes of fetched objects held at once, waiting to be parsed: what bounds the reads in flight. */
 export const READ_BUDGET_BYTES = 64 << 20;
 
-/** A quarantined key retried by its name: `grew`, it was quarantined for growing after its listing. */
-type RetriedRef = ObjectRef & { grew?: boolean };
+/** An object to read, and for a remote one the most its fetch may bring (ParseTask.maxBytes): its listed size unless said. */
+type BoundRef = ObjectRef & { maxBytes?: number };
 
-async function parseBatch(opts: IngestOptions, todo: RetriedRef[], byKey: boolean): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
+async function parseBatch(opts: IngestOptions, todo: BoundRef[]): Promise<{ commit: BatchCommit | null; records: number; failures: Array<{ ref: ObjectRef; reason: string }> }> {
   const batch = batchId();
   const dir = await makeWorkDir('ingest');
   const bytes = todo.reduce((n, r) => n + r.size, 0);
@@ -196,7 +200,7 @@ async function parseBatch(opts: IngestOptions, todo: RetriedRef[], byKey: boolea
         const ref = todo[index]!;
         // No date in its name (a file that is no access log): its records without a time are of no day (UNDATED).
         const day = dayInObjectName(ref.key);
-        const maxBytes = byKey && (ref.grew || ref.size > MAX_OBJECT_BYTES) ? MAX_OBJECT_BYTES : ref.size;
+        const maxBytes = ref.maxBytes ?? ref.size;
         const task: ParseTask = local ? { index, key: ref.key, day, file: opts.source.localFile(ref)!, within, size: ref.size, ...tail } : { index, key: ref.key, day, fetch: ref, maxBytes, ...tail };
         const held = local ? 0 : await budget.take(maxBytes);
         let parsed: ParsedObject;

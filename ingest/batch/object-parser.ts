@@ -73,7 +73,8 @@ export interface ParseTask {
    * With `fetch`: the most bytes it may bring, what the batch's read budget holds for it
    * (ingest-batch.ts). A listed object may bring its listed size, and no more: one that grew after its
    * listing is unreadable this run, and read again by the next. A key retried from quarantine by its
-   * name, whose size now nobody listed, may bring MAX_OBJECT_BYTES. MAX_OBJECT_BYTES when absent.
+   * name brings the size it was quarantined at, or MAX_OBJECT_BYTES when it was quarantined for growing.
+   * Above MAX_OBJECT_BYTES the object is not fetched; its listed size when absent.
    */
   maxBytes?: number;
   /**
@@ -127,10 +128,10 @@ export interface ObjectParserOptions {
  */
 export async function fetched(source: ObjectSource, task: ParseTask): Promise<ParseTask | ParsedObject> {
   if (!task.fetch) return task;
-  // A key retried by its name may be held at less than its old size (ingest-batch.ts): the bound decides.
-  if (Math.min(task.fetch.size, task.maxBytes ?? Infinity) > MAX_OBJECT_BYTES) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: tooLarge('an object', task.fetch.size) };
+  // The bound decides, not the size: a key retried by its name is held at no more than MAX_OBJECT_BYTES (ingest-batch.ts).
+  const maxBytes = task.maxBytes ?? task.fetch.size;
+  if (maxBytes > MAX_OBJECT_BYTES) return { index: task.index, records: 0, counts: [], rejects: null, unreadable: tooLarge('an object', task.fetch.size) };
   try {
-    const maxBytes = Math.min(MAX_OBJECT_BYTES, task.maxBytes ?? MAX_OBJECT_BYTES);
     return { index: task.index, key: task.key, day: task.day, after: task.after, bytes: await fetchObject(source, task.fetch, maxBytes) };
   } catch (err) {
     if (err instanceof TooLong && err.maxBytes < MAX_OBJECT_BYTES) {
