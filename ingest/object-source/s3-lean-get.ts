@@ -106,10 +106,17 @@ export interface ListPage {
   NextContinuationToken?: string;
 }
 
-/** The SDK's output of a ListObjectsV2 as a ListPage. */
+/**
+ * The SDK's output of a ListObjectsV2 as a ListPage. A key listed with no size is refused, as `listPage`
+ * refuses it: a fetch brings no more than the listed size (ParseTask.maxBytes), so a size taken as 0
+ * would quarantine the object as changed after its listing at every run.
+ */
 export function sdkListPage(page: { Contents?: Array<{ Key?: string; Size?: number; ETag?: string }>; CommonPrefixes?: Array<{ Prefix?: string }>; IsTruncated?: boolean; NextContinuationToken?: string }): ListPage {
   return {
-    Contents: (page.Contents ?? []).map((o) => ({ Key: o.Key ?? '', Size: o.Size ?? 0, ETag: o.ETag ?? '' })),
+    Contents: (page.Contents ?? []).map((o) => {
+      if (o.Key === undefined || o.Size === undefined || !Number.isSafeInteger(o.Size) || o.Size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${JSON.stringify(o).slice(0, 200)}`);
+      return { Key: o.Key, Size: o.Size, ETag: o.ETag ?? '' };
+    }),
     CommonPrefixes: (page.CommonPrefixes ?? []).map((p) => ({ Prefix: p.Prefix ?? '' })),
     IsTruncated: page.IsTruncated === true,
     ...(page.NextContinuationToken !== undefined ? { NextContinuationToken: page.NextContinuationToken } : {}),

@@ -198,6 +198,9 @@ describe('the lean GetObject and ListObjectsV2', () => {
     // Not a listing (a proxy's page, an error that came with 200), or an entry without its size: errors, never an empty page.
     expect(() => listPage('<html><body>502</body></html>')).toThrow(/no ListBucketResult/);
     expect(() => listPage('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>')).toThrow(/no Key or Size/);
+    // The SDK's page read the same way: a key listed with no size is an error, not a size of 0 (which a fetch bounded by it would take as grown).
+    expect(() => sdkListPage({ Contents: [{ Key: 'k', ETag: '"e"' }], IsTruncated: false })).toThrow(/no Key or Size/);
+    expect(sdkListPage({ Contents: [{ Key: 'k', Size: 0 }], IsTruncated: false })).toEqual({ Contents: [{ Key: 'k', Size: 0, ETag: '' }], CommonPrefixes: [], IsTruncated: false });
     expect(() => listPage('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key><Size>1</Size>')).toThrow(/unclosed/);
   });
 
