@@ -107,16 +107,20 @@ export interface ListPage {
 }
 
 /**
- * The SDK's output of a ListObjectsV2 as a ListPage. A key listed with no size is refused, as `listPage`
- * refuses it: a fetch brings no more than the listed size (ParseTask.maxBytes), so a size taken as 0
- * would quarantine the object as changed after its listing at every run.
+ * A listed object's entry, or an error for one with no key or no size (`shown`: the entry as the answer
+ * gave it). Both ways of reading a listing refuse it: a fetch brings no more than the listed size
+ * (ParseTask.maxBytes), so a size taken as 0 would quarantine the object as changed after its listing
+ * at every run.
  */
+function listedEntry(key: string | undefined, size: number | undefined, etag: string, shown: () => string): ListPage['Contents'][number] {
+  if (key === undefined || size === undefined || !Number.isSafeInteger(size) || size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${shown()}`);
+  return { Key: key, Size: size, ETag: etag };
+}
+
+/** The SDK's output of a ListObjectsV2 as a ListPage (an entry with no key or size refused: `listedEntry`). */
 export function sdkListPage(page: { Contents?: Array<{ Key?: string; Size?: number; ETag?: string }>; CommonPrefixes?: Array<{ Prefix?: string }>; IsTruncated?: boolean; NextContinuationToken?: string }): ListPage {
   return {
-    Contents: (page.Contents ?? []).map((o) => {
-      if (o.Key === undefined || o.Size === undefined || !Number.isSafeInteger(o.Size) || o.Size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${JSON.stringify(o).slice(0, 200)}`);
-      return { Key: o.Key, Size: o.Size, ETag: o.ETag ?? '' };
-    }),
+    Contents: (page.Contents ?? []).map((o) => listedEntry(o.Key, o.Size, o.ETag ?? '', () => JSON.stringify(o).slice(0, 200))),
     CommonPrefixes: (page.CommonPrefixes ?? []).map((p) => ({ Prefix: p.Prefix ?? '' })),
     IsTruncated: page.IsTruncated === true,
     ...(page.NextContinuationToken !== undefined ? { NextContinuationToken: page.NextContinuationToken } : {}),
@@ -170,9 +174,8 @@ export function listPage(xml: string): ListPage {
   // Each entry's fields are looked for between its own tags only.
   for (const [at, end] of spans(xml, CONTENTS)) {
     const key = element(xml, KEY, at, end);
-    const size = Number(element(xml, SIZE, at, end));
-    if (key === undefined || !Number.isSafeInteger(size) || size < 0) throw new Error(`a ListObjectsV2 answer with a <Contents> that has no Key or Size: ${JSON.stringify(xml.slice(at, Math.min(end, at + 200)))}`);
-    page.Contents.push({ Key: xmlText(key), Size: size, ETag: xmlText(element(xml, ETAG, at, end) ?? '') });
+    page.Contents.push(listedEntry(key === undefined ? undefined : xmlText(key), Number(element(xml, SIZE, at, end)), xmlText(element(xml, ETAG, at, end) ?? ''),
+      () => JSON.stringify(xml.slice(at, Math.min(end, at + 200)))));
   }
   for (const [at, end] of spans(xml, COMMON_PREFIXES)) {
     const prefix = element(xml, PREFIX, at, end);
