@@ -7,10 +7,11 @@
  * own (its resends: repeats). Wall time and peak RSS of each, and the ratios to the first.
  * (A script, not a test: it takes many minutes.)
  *
- * The history's days are one ping-ids file, made once from the second run's ids (a share of them
- * moved ten days back) and random UUIDs, sorted by id, and linked under each day's name: W files to
- * read of the same size as W real ones, on a disk that has room for one. What is read from the page
- * cache rather than the disk is the same for the days after the first.
+ * The history's days are one ping-ids file and its keys (rollup/engines/duckdb/ping-keys.ts), made
+ * once from the second run's ids (a share of them moved ten days back) and random UUIDs, and linked
+ * under each day's name: W files to read of the same size as W real ones, on a disk that has room for
+ * one. So the days after the first are read from the page cache, not the disk: the check's CPU is
+ * measured, and W days of keys read from a disk would add their bytes at its rate.
  *
  * Usage: node dist/bench/window-cost.js [W, default 30] [repeat share, default 0.02]
  */
@@ -23,6 +24,8 @@ import { measure } from './cold-run.js';
 import { dayManifestKey, PING_IDS } from '../datasets/layout.js';
 import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
 import { PING_IDS_ROW_GROUP } from '../rollup/ping-window.js';
+import { keysOfParquet } from '../rollup/engines/duckdb/ping-keys.js';
+import { keysKeyOf } from '../state/ping-ids.js';
 
 const DAY = '2026-11-01';
 
@@ -58,7 +61,7 @@ async function main(): Promise<void> {
 
   // The history: one day's ids, linked under each of the W days before.
   const idsDir = join(kept, 'out', PING_IDS, `dt=${DAY}`);
-  const dayIds = join(idsDir, readdirSync(idsDir)[0]!);
+  const dayIds = join(idsDir, readdirSync(idsDir).find((f) => f.endsWith('.parquet'))!);
   const history = join(BENCH_DIR, `window-history-${share}.parquet`);
   const db = await (await DuckDBInstance.create(':memory:', { memory_limit: '12GB', temp_directory: join(BENCH_DIR, 'window-spill') })).connect();
   const rows = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dayIds}')`)).getRowObjectsJson())[0]!.n);
@@ -73,7 +76,10 @@ async function main(): Promise<void> {
   const sampled = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${dayIds}') WHERE counted AND hash(ping_id) % 1000 < ${Math.round(share * 1000)}`)).getRowObjectsJson())[0]!.n);
   const historyRows = Number((await (await db.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${history}')`)).getRowObjectsJson())[0]!.n);
   const bytes = (await stat(history)).size;
-  process.stderr.write(`history: ${w} days of ${historyRows} ids (${(bytes / 2 ** 20).toFixed(0)} MiB a day), ${sampled} of them the busy day's own\n`);
+  const historyKeys = history.replace(/\.parquet$/, '.keys');
+  await keysOfParquet(db, history, historyKeys);
+  const keyBytes = (await stat(historyKeys)).size;
+  process.stderr.write(`history: ${w} days of ${historyRows} ids (${(bytes / 2 ** 20).toFixed(0)} MiB a day, ${(keyBytes / 2 ** 20).toFixed(0)} MiB of keys), ${sampled} of them the busy day's own\n`);
 
   // The window on, over a fresh output holding the history as published days.
   const on = join(BENCH_DIR, 'window-on-out');
@@ -83,6 +89,7 @@ async function main(): Promise<void> {
     const key = `${PING_IDS}dt=${day}/bench.parquet`;
     await mkdir(join(on, 'out', PING_IDS, `dt=${day}`), { recursive: true });
     await link(resolve(history), join(on, 'out', key));
+    await link(resolve(historyKeys), join(on, 'out', keysKeyOf(key)));
     await mkdir(join(on, 'out', dayManifestKey(day), '..'), { recursive: true });
     await writeFile(join(on, 'out', dayManifestKey(day)), JSON.stringify({ run: 'bench', day, pings: historyRows, pingIds: { key, rows: historyRows, bytes } }) + '\n');
   }
@@ -94,7 +101,7 @@ async function main(): Promise<void> {
     '',
     `window off (PINGROLL_DEDUPE_DAYS=0): ${pings.toLocaleString('en')} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB).toLocaleString('en')} MiB`,
     `window on, no day before it (the day's ids kept, none checked): ${k.seconds.toFixed(0)} s (${(k.seconds / a.seconds).toFixed(2)}x), peak RSS ${Math.round(k.maxRssMiB).toLocaleString('en')} MiB`,
-    `window on (${w} days, ${(w * historyRows).toLocaleString('en')} history ids, ${(w * bytes / 2 ** 30).toFixed(1)} GiB): ${pingsOn.toLocaleString('en')} pings and ${repeats.toLocaleString('en')} repeats in ${b.seconds.toFixed(0)} s, peak RSS ${Math.round(b.maxRssMiB).toLocaleString('en')} MiB`,
+    `window on (${w} days, ${(w * historyRows).toLocaleString('en')} history ids, ${(w * keyBytes / 2 ** 30).toFixed(1)} GiB of keys): ${pingsOn.toLocaleString('en')} pings and ${repeats.toLocaleString('en')} repeats in ${b.seconds.toFixed(0)} s, peak RSS ${Math.round(b.maxRssMiB).toLocaleString('en')} MiB`,
     `ratio: ${(b.seconds / a.seconds).toFixed(2)}x (target 1.15x), peak RSS ${(b.maxRssMiB / 1024).toFixed(2)} GiB (target 1.5 GiB)`,
     exact ? `exact: every sampled id of the day a repeat, the rest counted` : `expected ${sampled} repeats and ${pings} pings in all: a bug`,
   ].join('\n') + '\n');

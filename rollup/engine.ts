@@ -36,7 +36,7 @@ export interface DayAdjustment {
 
 /**
  * A closed day's adjustments as the engine made them: the piece (statement_adjustments), and with the
- * window on (W > 0) the ping ids its new pings counted (PING_IDS_COLUMNS, sorted by id, a local file):
+ * window on (W > 0) the ping ids its new pings counted (PING_IDS_COLUMNS, a local file):
  * what later days' windows read beside the day's own as it was closed (contract §4, §9).
  */
 export type AdjustedDay = OutputFile & { pingIds: { file: string; rows: number } | null };
@@ -93,7 +93,11 @@ export interface LocalFiles {
 export interface StagedFile { key: string; size: number; local: string | null }
 
 /** A ping-ids file of the ping-id window: with `own`, a published day's own (its manifest's day and rows); without, what adjustments of a closed day count. */
-export interface PingIdsFile extends StagedFile { own?: { day: string; rows: number } }
+export interface PingIdsFile extends StagedFile {
+  own?: { day: string; rows: number };
+  /** Its keys kept beside it (rollup/engines/duckdb/ping-keys.ts), fetched for an engine that reads them; null or absent: none kept, or not fetched. */
+  keys?: string | null;
+}
 
 /** What a day's rollup reads. */
 export interface DayInput {
@@ -124,8 +128,11 @@ export interface RolledUpDay {
   duplicates: Record<string, number>;
   /** Survivors left out as repeats of a ping counted on an earlier day (contract §4), by source. */
   repeats: Record<string, number>;
-  /** The day's ping ids (rollup/ping-window.ts), a local Parquet file, and its rows; null: the engine keeps none (the window off). */
-  pingIds: { file: string; rows: number } | null;
+  /**
+   * The day's ping ids (rollup/ping-window.ts), a local Parquet file, and its rows; null: the engine
+   * keeps none (the window off). `keys`: their keys, a local file to keep beside them (the DuckDB engine's).
+   */
+  pingIds: { file: string; rows: number; keys?: string | null } | null;
   /** Records left out as automated traffic (outcome `invalid_traffic`, contract §10), by source: staged as pings, counted as these. */
   invalid: Record<string, number>;
   /** Every table of the day, `daily_runs` last, as local Parquet files. */

@@ -5,10 +5,13 @@
  * repeat is counted nowhere, and its day's audit counts it.
  *
  * What every engine shares: each rolled-up day leaves its **ping ids**, one row per survivor with a
- * ping id (PING_IDS_COLUMNS), sorted by the id, in a Parquet file of its own that the day's manifest
- * names (`pingIds`). A later day's rollup reads the ping ids of the W days before it (`historyDays`),
- * their counted rows only; and when a republished day's counted ids change, the published days after
- * it that hold one of those ids are stale (`laterDays`, jobs/stages/window.ts).
+ * ping id (PING_IDS_COLUMNS), in a Parquet file of its own that the day's manifest names (`pingIds`).
+ * A later day's rollup reads the ping ids of the W days before it (`historyDays`), their counted rows
+ * only; and when a republished day's counted ids change, the published days after it that hold one of
+ * those ids are stale (`laterDays`, jobs/stages/window.ts). The DuckDB engine also keeps, beside the
+ * file, its counted ids as sorted 128-bit keys, which its check merges against
+ * (rollup/engines/duckdb/ping-keys.ts); the Redshift engine keeps them in a table distributed by the
+ * id (rollup/engines/redshift/window-table.ts).
  *
  * Only the day W days before needs the event times compared: a record of day D is more than W days
  * after anything before day D - W, and at most W days after anything from D - W + 1 on.
@@ -25,12 +28,12 @@ export const PING_IDS_COLUMNS = [
   { name: 'counted', type: 'BOOLEAN' },
 ] as const;
 
-/** Rows a row group of a ping-ids file holds: a reader asking for a range of ids reads the groups whose min/max fall in it. */
+/** Rows a row group of a ping-ids file holds. */
 export const PING_IDS_ROW_GROUP = 100_000;
 
 /**
- * The day's ids one pass of the window check holds at most (DuckDB's engine: day-rollup.ts): the day's
- * ids are checked a range at a time, so that what a pass hashes is bounded whatever the day.
+ * The day's ids one pass of the window check holds at most (DuckDB's engine: window-check.ts): the
+ * day's ids are checked a range at a time, so that what a pass holds is bounded whatever the day.
  */
 export const WINDOW_PASS_IDS = 2_000_000;
 

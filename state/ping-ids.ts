@@ -27,6 +27,14 @@ function pingIdsKey(day: string, run: string): string {
   return `${PING_IDS}dt=${day}/${run}.${randomBytes(4).toString('hex')}.parquet`;
 }
 
+/**
+ * Where the DuckDB engine keeps a day's ping ids as sorted keys (rollup/engines/duckdb/ping-keys.ts):
+ * beside its ping-ids file, `.keys` for `.parquet`. Another engine keeps none.
+ */
+export function keysKeyOf(pingIdsKey: string): string {
+  return pingIdsKey.replace(/\.parquet$/, '') + '.keys';
+}
+
 /** Which adjustments counted them: the closed day, its close's month and zone, and the month they are reported on (state/adjustments.ts PieceOf). */
 export interface AdjustedOf { reported: string; month: string; tz: string; day: string }
 
@@ -43,11 +51,22 @@ function staleKey(day: string): string {
 export class PingIds {
   constructor(private readonly store: ObjectStore) {}
 
-  /** Puts a day's ping ids (a local file, given up) under a name of the run's own (pingIdsKey): the key its manifest names. */
-  async save(day: string, run: string, file: string): Promise<string> {
+  /**
+   * Puts a day's ping ids (a local file, given up) under a name of the run's own (pingIdsKey): the key
+   * its manifest names; and their keys (`keys`: a local file, given up; null: none), beside it, first.
+   */
+  async save(day: string, run: string, file: string, keys: string | null = null): Promise<string> {
     const key = pingIdsKey(day, run);
+    if (keys) await this.store.put(keysKeyOf(key), { file: keys, move: true });
     await this.store.put(key, { file, move: true });
     return key;
+  }
+
+  /** The keys kept beside a day's ping ids as a file on this machine (as `local`); null: none were kept (an older version's day, or another engine's). */
+  async localKeys(key: string, dir: string): Promise<string | null> {
+    const keys = keysKeyOf(key);
+    if ((await this.store.size(keys)) === null) return null;
+    return (await this.local(keys, dir)).local;
   }
 
   /** A day's ping ids as a file on this machine: where the store keeps it, or fetched into `dir`. */
@@ -66,9 +85,10 @@ export class PingIds {
     return (await this.store.size(key)) !== null;
   }
 
-  /** Removes the day's ping-ids files but `keep` (the one its manifest names now). */
+  /** Removes the day's ping-ids files but `keep` (the one its manifest names now) and its keys. */
   async keepOnly(day: string, keep: string | null): Promise<void> {
-    for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) if (key !== keep) await this.store.delete(key);
+    const kept = keep === null ? [] : [keep, keysKeyOf(keep)];
+    for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) if (!kept.includes(key)) await this.store.delete(key);
   }
 
   /** Retention's (state/retention.ts): the day's ping ids, its adjustments' too, once no day that can read them can be counted again; how many files went. */

@@ -68,7 +68,7 @@ export async function rollupDay(stage: Stage, dir: string, day: string, ingest: 
   if (rolled.pingIds) {
     await markLaterDays(stage, day, { file: rolled.pingIds.file, before: await run.publisher.manifests.read(day) }, dir);
     const bytes = (await stat(rolled.pingIds.file)).size;
-    pingIds = { key: await run.state.pingIds.save(day, run.id, rolled.pingIds.file), rows: rolled.pingIds.rows, bytes };
+    pingIds = { key: await run.state.pingIds.save(day, run.id, rolled.pingIds.file, rolled.pingIds.keys ?? null), rows: rolled.pingIds.rows, bytes };
   }
   const rejects = await run.publisher.dayRejects(inputs.rejects, dir, rolled.invalidRejects);
   const manifest = dayManifest({

@@ -22,6 +22,15 @@ export async function pingIdsFile({ run, backends, db }: Stage, ids: Pick<NonNul
 }
 
 /**
+ * A published day's ping ids as the window check reads them: pingIdsFile, and for an engine that
+ * reads local files the keys kept beside them (null when none were: the engine makes them).
+ */
+async function windowIdsFile(stage: Stage, ids: Pick<NonNullable<DayManifest['pingIds']>, 'key' | 'bytes'>, dir: string): Promise<PingIdsFile> {
+  const file = await pingIdsFile(stage, ids, dir);
+  return file.local === null ? file : { ...file, keys: await stage.run.state.pingIds.localKeys(ids.key, dir) };
+}
+
+/**
  * The ping ids that adjustments of `day` count, when a close covers it (state/ping-ids.ts
  * saveAdjusted): counted for good, as the closed day's own are, so read wherever its own are.
  */
@@ -52,7 +61,7 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
       if (m.pings > 0) without.push(d);
       return files;
     }
-    return [...files, { ...(await pingIdsFile(stage, m.pingIds, dir)), own: { day: d, rows: m.pingIds.rows } }];
+    return [...files, { ...(await windowIdsFile(stage, m.pingIds, dir)), own: { day: d, rows: m.pingIds.rows } }];
   };
   // What a closed month's day counts stays counted (contract §9): an earlier open day's record is the repeat.
   const before = historyDays(day, config.dedupeDays);

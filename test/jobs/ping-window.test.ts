@@ -240,8 +240,11 @@ describe('the ping-id window across a closed month (contract §4, §9)', () => {
     // Retention (PINGROLL_RETENTION_DAYS=1, in December): October's staged data goes, and of its ping ids
     // only those no open day can read (October 1's: November 1 reads from October 2 on).
     const DEC_5 = new Date('2026-12-05T06:00:00Z');
-    const idsOf = async (day: string): Promise<string[]> => (await readdir(join(r, 'out', '_state', 'ping-ids', `dt=${day}`)).catch(() => []));
+    const idsOf = async (day: string): Promise<string[]> => (await readdir(join(r, 'out', '_state', 'ping-ids', `dt=${day}`)).catch(() => [])).filter((f) => f.endsWith('.parquet'));
     expect(await idsOf('2026-10-01')).toHaveLength(1);
+    // Beside each day's ping ids, their keys (the DuckDB engine's: rollup/engines/duckdb/ping-keys.ts), and nothing else.
+    const [kept] = await idsOf('2026-10-01');
+    expect((await readdir(join(r, 'out', '_state', 'ping-ids', 'dt=2026-10-01'))).sort()).toEqual([kept!.replace(/\.parquet$/, '.keys'), kept].sort());
     await runDay(dirConfig(r, { PINGROLL_RETENTION_DAYS: '1' }), { day: '2026-12-04', log: memoryLog(), now: DEC_5 });
     expect(await idsOf('2026-10-01')).toEqual([]);
     for (const day of ['2026-10-02', '2026-10-30', '2026-10-31']) expect(await idsOf(day), day).toHaveLength(1);

@@ -78,7 +78,7 @@ export async function adjustDay(db: DuckDBConnection, a: LocalDayAdjustment, int
 
 /**
  * The ping ids the adjustment `adjustDay` just made counts (its new pings with an id), written to `out`
- * as a day's ping ids are (rollup/ping-window.ts PING_IDS_COLUMNS, sorted by id): each counted, none a
+ * as a day's ping ids are (rollup/ping-window.ts PING_IDS_COLUMNS): each counted, none a
  * repeat. Later days' windows read them beside the closed day's own, so that a resend of a ping first
  * counted by an adjustment is a repeat (contract §4, §9). Its rows.
  */

@@ -19,6 +19,8 @@ import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
+import { uuidKeySql, writeKeys } from './ping-keys.js';
+import { checkWindow, type WindowFile } from './window-check.js';
 
 /**
  * How DuckDB writes a ping-ids file: zstd at level 1, which on the small-object day's 445,657 ids wrote
@@ -93,11 +95,15 @@ export function catalogRuleFor(only: CatalogOnly | null | undefined, catalogFile
 /** The ping-id window as a day's rollup takes it (rollup/ping-window.ts): W, the earlier days' ping ids (local files), and where to write the day's own. */
 export interface DayWindow {
   days: number;
-  history: readonly string[];
+  history: readonly WindowFile[];
   /** The ping ids of the days of closed months among the W after it: what they count stays counted (contract §9). */
-  closedAfter: readonly string[];
-  /** The day's ping ids, written here (PING_IDS_COLUMNS, sorted by id). */
+  closedAfter: readonly WindowFile[];
+  /** The day's ping ids, written here (PING_IDS_COLUMNS). */
   out: string;
+  /** Its counted ids that are UUIDs, as sorted keys (ping-keys.ts), written here. */
+  outKeys: string;
+  /** A folder for the keys the check makes of files kept without them. */
+  dir: string;
   /** The day's ids a pass of the check holds at most (WINDOW_PASS_IDS unless said: tests make it small). */
   passIds?: number;
 }
@@ -176,38 +182,16 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   if (window) {
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE day_ids AS
-      SELECT rowid, source, session, ping_id, event_ms FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+      SELECT rowid, source, session, ping_id, event_ms, ${uuidKeySql('ping_id')} AS u FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
   }
   // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
-  // with its id, at most W days before it, is the repeat.
-  // In passes, each a range of ids: the day's ids of the range are hashed (at most WINDOW_PASS_IDS of
-  // them: what a pass holds is bounded, whatever the day), and only the row groups of the history
-  // whose ids fall in the range are read (each day's ping ids are sorted by id: their min/max say).
-  // The ranges are cut at a sample of the day's ids.
+  // with its id, at most W days before it, is the repeat. The check: window-check.ts.
   await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
-  const sources = window ? [
-    ...(window.history.length ? [{ files: window.history, from: dayStart - W, to: dayStart, within: `d.event_ms - h.event_ms <= ${W}` }] : []),
-    ...(window.closedAfter.length ? [{ files: window.closedAfter, from: dayStart + DAY_MS, to: dayStart + DAY_MS + W, within: `h.event_ms - d.event_ms <= ${W}` }] : []),
-  ] : [];
-  if (sources.length) {
-    const ids = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
-    passes = Math.max(1, Math.ceil(ids / (window!.passIds ?? WINDOW_PASS_IDS)));
-    const cuts = passes === 1 ? [] : (await queryRows<{ ping_id: string }>(engine, `
-      SELECT ping_id FROM (SELECT ping_id, row_number() OVER (ORDER BY ping_id) AS k FROM (SELECT ping_id FROM day_ids USING SAMPLE reservoir(${passes * 64} ROWS) REPEATABLE (7)))
-      WHERE k % 64 = 0 ORDER BY ping_id`)).map((r) => r.ping_id);
-    const bounds = [null, ...new Set(cuts), null] as Array<string | null>;
-    for (let i = 0; i + 1 < bounds.length; i++) {
-      const lo = bounds[i] ?? null, hi = bounds[i + 1] ?? null;
-      const range = [lo === null ? null : `ping_id >= ${sqlString(lo)}`, hi === null ? null : `ping_id < ${sqlString(hi)}`].filter(Boolean).join(' AND ') || 'true';
-      for (const src of sources) {
-        await engine.run(`INSERT INTO repeat_rows
-          SELECT d.rowid FROM (SELECT rowid, ping_id, event_ms FROM day_ids WHERE ${range}) d
-          JOIN (SELECT ping_id, event_ms FROM read_parquet([${src.files.map(sqlString).join(', ')}]) WHERE ${range} AND counted AND event_ms >= ${src.from} AND event_ms < ${src.to}) h
-          ON h.ping_id = d.ping_id AND ${src.within}`);
-      }
-    }
+  const checked = window !== null && (window.history.length > 0 || window.closedAfter.length > 0);
+  if (checked) {
+    passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir });
   }
-  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${sources.length
+  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${checked
     ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
   const checkMs = performance.now() - checkStart;
@@ -313,13 +297,19 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   let pingIdRows = 0;
   const keepStart = performance.now();
   if (window) {
-    // Every survivor with a ping id, sorted by it: whether it is a repeat, and whether the day counts it
-    // (neither a repeat nor of a caught session): what later days' windows read.
+    // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
+    // repeat nor of a caught session): what later days' windows read, and the month's rollup and the
+    // stale marks. In no order: the check reads the keys beside it, and what reads it reads it whole
+    // (sorting the busy day's 45M ids as text was 22 of its 28 s).
     await engine.run(`COPY (
       SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND d.session NOT IN (SELECT session FROM caught_sessions) AS counted
-      FROM day_ids d LEFT JOIN repeats r USING (rowid) ORDER BY d.ping_id)
+      FROM day_ids d LEFT JOIN repeats r USING (rowid))
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
+    // Its counted ids that are UUIDs as sorted keys, beside it (ping-keys.ts): what later days' checks merge against.
+    const counted = `FROM day_ids d ANTI JOIN repeats r USING (rowid) WHERE d.session NOT IN (SELECT session FROM caught_sessions)`;
+    const textIds = Number((await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n ${counted} AND d.u IS NULL`))[0]!.n);
+    await writeKeys(engine, `SELECT d.u, d.event_ms ${counted} AND d.u IS NOT NULL ORDER BY d.u`, textIds, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

@@ -4,12 +4,13 @@
  */
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
+import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, PingIdsFile, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { logWindowChecked } from '../../ping-window.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
+import type { WindowFile } from './window-check.js';
 import { rollupMonth } from './month-rollup.js';
 import { adjustDay, adjustedPingIds } from './adjustments.js';
 import { ADJUSTMENTS_ORDER, adjustmentsOf, issueStatement, tooLateRejects } from './statement.js';
@@ -31,14 +32,15 @@ export class DuckDbRollup implements RollupEngine {
   async rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay> {
     const { db } = this;
     const files = input.staged.map((f) => local(input.day, f));
-    const window = { days: input.window.days, history: input.window.history.map((f) => local(input.day, f)), closedAfter: input.window.closedAfter.map((f) => local(input.day, f)),
-      out: join(input.dir, 'ping-ids.parquet') };
+    const windowFile = (f: PingIdsFile): WindowFile => ({ parquet: local(input.day, f), keys: f.keys ?? null });
+    const window = { days: input.window.days, history: input.window.history.map(windowFile), closedAfter: input.window.closedAfter.map(windowFile),
+      out: join(input.dir, 'ping-ids.parquet'), outKeys: join(input.dir, 'ping-ids.keys'), dir: input.dir };
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });
     if (rollup.windowCost) logWindowChecked(run, input, rollup.pingIdRows, rollup.repeats, rollup.windowCost);
     const outputs: OutputFile[] = [];
     for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
     const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;
-    return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: window.days > 0 ? { file: window.out, rows: rollup.pingIdRows } : null,
+    return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: window.days > 0 ? { file: window.out, rows: rollup.pingIdRows, keys: window.outKeys } : null,
       invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }
 

@@ -106,13 +106,15 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     // before the session rate is judged, and they would no longer be caught.
     const idsDir = root();
     // (A pass of the check at most 300 of the day's ids: the ranges, and their edges, are exercised.)
-    const window = withWindow ? { days: 30, history: [join(idsDir, 'history.parquet')], closedAfter: [join(idsDir, 'closed-after.parquet')], out: join(idsDir, 'day.parquet'), passIds: 300 } : null;
+    // (The other days' files are kept without keys: the check makes them, as for a day the Redshift engine rolled up.)
+    const window = withWindow ? { days: 30, history: [{ parquet: join(idsDir, 'history.parquet'), keys: null }], closedAfter: [{ parquet: join(idsDir, 'closed-after.parquet'), keys: null }],
+      out: join(idsDir, 'day.parquet'), outKeys: join(idsDir, 'day.keys'), dir: idsDir, passIds: 300 } : null;
     if (window) {
       const staged = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
       await c.run(`COPY (SELECT ping_id, event_ms - (CASE hash(ping_id) % 4 WHEN 0 THEN 86400000 WHEN 1 THEN 2592000000 WHEN 2 THEN 2592000001 ELSE 432000000 END) AS event_ms,
-          false AS "repeat", hash(ping_id) % 5 <> 0 AS counted FROM ${staged} WHERE ping_id IS NOT NULL AND hash(natural_key) % 6 = 0 AND session NOT LIKE 'burst-%') TO ${sqlString(window.history[0]!)} (FORMAT parquet)`);
+          false AS "repeat", hash(ping_id) % 5 <> 0 AS counted FROM ${staged} WHERE ping_id IS NOT NULL AND hash(natural_key) % 6 = 0 AND session NOT LIKE 'burst-%') TO ${sqlString(window.history[0]!.parquet)} (FORMAT parquet)`);
       await c.run(`COPY (SELECT ping_id, event_ms + 259200000 AS event_ms, false AS "repeat", true AS counted FROM ${staged} WHERE ping_id IS NOT NULL AND hash(natural_key) % 6 = 1)
-        TO ${sqlString(window.closedAfter[0]!)} (FORMAT parquet)`);
+        TO ${sqlString(window.closedAfter[0]!.parquet)} (FORMAT parquet)`);
     }
     // An episode catalog, and an episode whose ids differ from another's only by trailing blanks (a
     // checked catalog refuses such ids; the SQL must keep them apart all the same).
@@ -164,7 +166,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     await insertRows(pg, `${schema}.episode_catalog`, catalogRows, [...CATALOG_COLUMNS]);
     const idTables = window ? { history: `${schema}.window_history`, closedAfter: `${schema}.window_closed_after` } : null;
     if (window && idTables) {
-      for (const [table, file] of [[idTables.history, window.history[0]!], [idTables.closedAfter, window.closedAfter[0]!]] as const) {
+      for (const [table, file] of [[idTables.history, window.history[0]!.parquet], [idTables.closedAfter, window.closedAfter[0]!.parquet]] as const) {
         await pg.exec(`CREATE TABLE ${table} (${PING_IDS_TABLE_COLUMNS})`);
         const d2 = await DuckDBInstance.create(':memory:');
         const c2 = await d2.connect();
@@ -208,8 +210,8 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
       await d.run(`CREATE TEMP TABLE viewer_secret AS SELECT '${KEY.secret}' AS secret`);
       await d.run(`CREATE TABLE episode_catalog AS SELECT * FROM read_parquet(${sqlString(catalog.file)})`);
       if (window) {
-        await d.run(`CREATE TABLE window_history AS SELECT * FROM read_parquet(${sqlString(window.history[0]!)})`);
-        await d.run(`CREATE TABLE window_closed_after AS SELECT * FROM read_parquet(${sqlString(window.closedAfter[0]!)})`);
+        await d.run(`CREATE TABLE window_history AS SELECT * FROM read_parquet(${sqlString(window.history[0]!.parquet)})`);
+        await d.run(`CREATE TABLE window_closed_after AS SELECT * FROM read_parquet(${sqlString(window.closedAfter[0]!.parquet)})`);
       }
       for (const sql of dayRollupStatements({ day, staged: 'staged', tables: plain, outcomes, viewers: { keyId: KEY.id, secretTable: 'viewer_secret' }, sha256Hex: SHA256_HEX.duckdb, catalogTable: 'episode_catalog', catalogOnly,
         window: window ? { days: window.days, history: 'window_history', closedAfter: 'window_closed_after' } : null })) await d.run(sql);

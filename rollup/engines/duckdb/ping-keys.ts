@@ -1,0 +1,264 @@
+/**
+ * A day's counted ping ids as sorted 128-bit keys (contract §4, rollup/ping-window.ts): what the
+ * DuckDB engine's window check merges a day's ids against, instead of joining their text.
+ *
+ * A ping id that is a canonical UUID (lowercase, with its dashes: what players send) is its 128 bits,
+ * exactly: two ids are equal when their keys are. Any other id stays text, and is checked against the
+ * days' ping-ids Parquet by DuckDB's join, as before (day-rollup.ts): a text is canonical or not on
+ * every day, so a key never has to meet a text.
+ *
+ * A keys file (`<the ping-ids file's name>.keys`, beside it):
+ *
+ *   n keys, 16 bytes each, ascending: four 32-bit little-endian words, the UUID's most significant first
+ *   n event times, 8 bytes each (epoch ms, little-endian), in the keys' order
+ *   trailer: n, the day's counted ids that are not UUIDs, the least and greatest event time, magic
+ *
+ * Only counted ids are kept (what a later day's window reads). A check reads the keys between two
+ * bounds by a binary search, and an event time only where the boundary of the window can fall.
+ */
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type * as Bindings from '@duckdb/node-bindings';
+import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
+import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+
+/** DuckDB's C API as Node sees it, loaded at first use (CommonJS, as lib/duckdb-engine.ts loads the API). */
+let bindings: typeof Bindings | null = null;
+
+/** A column of a streamed chunk as its bytes: fixed-width values, as DuckDB holds them (no value made for each). */
+function columnBytes(chunk: DuckDBDataChunk, column: number, width: number): DataView {
+  const b = (bindings ??= createRequire(import.meta.url)('@duckdb/node-bindings') as typeof Bindings);
+  const data = b.vector_get_data(b.data_chunk_get_vector(chunk.chunk, column), chunk.rowCount * width);
+  return new DataView(data.buffer, data.byteOffset, data.byteLength);
+}
+
+const MAGIC = Buffer.from('PRKEYS01');
+const TRAILER = 40;
+/** Keys a read of a keys file brings at once: 1 MiB. */
+const BLOCK_KEYS = 65_536;
+
+/** The SQL of an id's key: its UUID when the text is a canonical UUID, else NULL (the id stays text). */
+export function uuidKeySql(id: string): string {
+  return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN TRY_CAST(${id} AS UUID) END`;
+}
+
+/**
+ * DuckDB's UUID as it streams (a HUGEINT, little-endian, the top bit flipped), four words at `at`
+ * of `raw`, into a key's words at `o` of `out` (most significant first: ascending words are ascending UUIDs).
+ */
+function keyFromStored(raw: DataView, at: number, out: Uint32Array, o: number): void {
+  out[o] = (raw.getUint32(at + 12, true) ^ 0x80000000) >>> 0;
+  out[o + 1] = raw.getUint32(at + 8, true);
+  out[o + 2] = raw.getUint32(at + 4, true);
+  out[o + 3] = raw.getUint32(at, true);
+}
+
+/** -1, 0 or 1: key i of `a` against key j of `b`. */
+function compare(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
+  for (let w = 0; w < 4; w++) {
+    const x = a[i * 4 + w]!, y = b[j * 4 + w]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** A UUID's text as a key's words. */
+export function keyOfUuid(uuid: string): Uint32Array {
+  const hex = uuid.replace(/-/g, '');
+  return Uint32Array.from([0, 8, 16, 24], (k) => Number.parseInt(hex.slice(k, k + 8), 16) >>> 0);
+}
+
+/** The day's keys in a range, sorted, with their event times and the rows they stand for (rowid). */
+export interface DayKeys { keys: Uint32Array; events: BigInt64Array; rowids: BigInt64Array; n: number }
+
+/** A streamed chunk's columns as bytes: keys (16 a row), event times and row ids (8 a row; null when not asked). */
+interface KeyChunk { rows: number; u: DataView; ev: DataView; rid: DataView | null }
+
+/** Streams `sql`'s rows (u UUID, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
+async function streamKeys(db: DuckDBConnection, sql: string, each: (c: KeyChunk) => void): Promise<number> {
+  const result = await db.stream(sql);
+  let n = 0;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    // Every column is NOT NULL here (the callers' WHERE): no validity to read.
+    each({ rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8), rid: chunk.columnCount > 2 ? columnBytes(chunk, 2, 8) : null });
+    n += chunk.rowCount;
+  }
+  return n;
+}
+
+/** A chunk's keys into `out` from key `at` on. */
+function putKeys(c: KeyChunk, out: Uint32Array, at: number): void {
+  for (let i = 0; i < c.rows; i++) keyFromStored(c.u, i * 16, out, (at + i) * 4);
+}
+
+/** `bytes` into `out` at byte `at`. */
+function putBytes(bytes: DataView, out: ArrayBufferView, at: number): void {
+  new Uint8Array(out.buffer, out.byteOffset + at, bytes.byteLength).set(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+}
+
+/** An epoch-ms BIGINT of a column's bytes as a number (below 2^53), with no BigInt made. */
+function msAt(v: DataView, at: number): number {
+  return v.getInt32(at + 4, true) * 4294967296 + v.getUint32(at, true);
+}
+
+/**
+ * Reads the day's ids of `sql` (u UUID, event_ms, rowid; ordered by u), at most `max` of them, into
+ * arrays a merge reads.
+ */
+export async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
+  const keys = new Uint32Array(max * 4), events = new BigInt64Array(max), rowids = new BigInt64Array(max);
+  let n = 0;
+  await streamKeys(db, sql, (c) => {
+    if (n + c.rows > max) throw new Error(`a pass of the window check was given more than its ${max} ids`);
+    putKeys(c, keys, n);
+    putBytes(c.ev, events, n * 8);
+    putBytes(c.rid!, rowids, n * 8);
+    n += c.rows;
+  });
+  return { keys, events, rowids, n };
+}
+
+/**
+ * Writes the keys of `sql` (u UUID, event_ms; its rows ordered by u, each key once) to `out`, with
+ * `textIds` (the counted ids that are not UUIDs) in its trailer. Returns how many keys it holds.
+ */
+export async function writeKeys(db: DuckDBConnection, sql: string, textIds: number, out: string): Promise<number> {
+  const n = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM (${sql})`))[0]!.n);
+  const fd = openSync(out, 'w');
+  try {
+    const keyBuf = Buffer.alloc(BLOCK_KEYS * 16), evBuf = Buffer.alloc(BLOCK_KEYS * 8);
+    const keyWords = new Uint32Array(keyBuf.buffer, keyBuf.byteOffset, BLOCK_KEYS * 4);
+    let held = 0, written = 0, min = Number.MAX_SAFE_INTEGER, max = Number.MIN_SAFE_INTEGER;
+    const flush = (): void => {
+      writeSync(fd, keyBuf, 0, held * 16, written * 16);
+      writeSync(fd, evBuf, 0, held * 8, n * 16 + written * 8);
+      written += held;
+      held = 0;
+    };
+    const got = await streamKeys(db, sql, (c) => {
+      if (held + c.rows > BLOCK_KEYS) flush();
+      putKeys(c, keyWords, held);
+      putBytes(c.ev, evBuf, held * 8);
+      for (let i = 0; i < c.rows; i++) {
+        const e = msAt(c.ev, i * 8);
+        if (e < min) min = e;
+        if (e > max) max = e;
+      }
+      held += c.rows;
+    });
+    flush();
+    if (got !== n) throw new Error(`the keys of ${out} changed while they were written (${got} rows, ${n} counted)`);
+    const trailer = Buffer.alloc(TRAILER);
+    trailer.writeBigUInt64LE(BigInt(n), 0);
+    trailer.writeBigUInt64LE(BigInt(textIds), 8);
+    trailer.writeBigInt64LE(BigInt(n ? min : 0), 16);
+    trailer.writeBigInt64LE(BigInt(n ? max : 0), 24);
+    MAGIC.copy(trailer, 32);
+    writeSync(fd, trailer, 0, TRAILER, n * 24);
+  } finally {
+    closeSync(fd);
+  }
+  return n;
+}
+
+/**
+ * Writes a ping-ids Parquet file's counted ids as keys to `out` (a file kept before keys were, or
+ * written by another engine, or an adjustments' file). Returns its counted ids that are not UUIDs.
+ */
+export async function keysOfParquet(db: DuckDBConnection, parquet: string, out: string): Promise<void> {
+  const rows = `(SELECT ${uuidKeySql('ping_id')} AS u, event_ms FROM read_parquet(${sqlString(parquet)}) WHERE counted)`;
+  const text = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM ${rows} WHERE u IS NULL`))[0]!.n);
+  await writeKeys(db, `SELECT u, event_ms FROM ${rows} WHERE u IS NOT NULL ORDER BY u`, text, out);
+}
+
+/** An open keys file: its keys read between bounds, an event time by its place. */
+export class KeysFile {
+  readonly n: number;
+  /** Its day's counted ids that are not UUIDs. */
+  readonly textIds: number;
+  readonly minEvent: number;
+  readonly maxEvent: number;
+  private readonly fd: number;
+  private readonly one = new Uint32Array(4);
+  private readonly ev = Buffer.alloc(8);
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'r');
+    const t = Buffer.alloc(TRAILER);
+    const size = fstatSync(this.fd).size;
+    if (size < TRAILER || readSync(this.fd, t, 0, TRAILER, size - TRAILER) !== TRAILER || !t.subarray(32).equals(MAGIC)) {
+      closeSync(this.fd);
+      throw new Error(`${path} is not a ping-ids keys file`);
+    }
+    this.n = Number(t.readBigUInt64LE(0));
+    this.textIds = Number(t.readBigUInt64LE(8));
+    this.minEvent = Number(t.readBigInt64LE(16));
+    this.maxEvent = Number(t.readBigInt64LE(24));
+    if (size !== this.n * 24 + TRAILER) {
+      closeSync(this.fd);
+      throw new Error(`${path} is damaged: ${size} bytes for ${this.n} keys`);
+    }
+  }
+
+  private keyAt(i: number): Uint32Array {
+    const b = Buffer.from(this.one.buffer);
+    readSync(this.fd, b, 0, 16, i * 16);
+    return this.one;
+  }
+
+  /** The place of the first key not below `key` (words at `o` of `keys`): n when there is none. */
+  private seek(keys: Uint32Array, o: number): number {
+    let lo = 0, hi = this.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.keyAt(mid), 0, keys, o) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The event time (epoch ms) of key i. */
+  eventAt(i: number): number {
+    readSync(this.fd, this.ev, 0, 8, this.n * 16 + i * 8);
+    return Number(this.ev.readBigInt64LE(0));
+  }
+
+  /**
+   * Merges the day's sorted keys (each once: the day's dedupe) against this file's, from the day's
+   * first key to past its last: `found(dayIndex, fileIndex)` for each place of the file that holds a
+   * key of the day's (a file may hold a key more than once: each is found).
+   */
+  merge(day: DayKeys, found: (d: number, f: number) => void): void {
+    if (day.n === 0 || this.n === 0) return;
+    let f = this.seek(day.keys, 0);
+    const buf = Buffer.alloc(BLOCK_KEYS * 16);
+    const block = new Uint32Array(buf.buffer, buf.byteOffset, BLOCK_KEYS * 4);
+    let d = 0;
+    while (f < this.n && d < day.n) {
+      const len = Math.min(BLOCK_KEYS, this.n - f);
+      readSync(this.fd, buf, 0, len * 16, f * 16);
+      let j = 0;
+      const dk = day.keys;
+      while (j < len && d < day.n) {
+        // Most words differ at the first: compare it alone before the rest.
+        const x = dk[d * 4]!, y = block[j * 4]!;
+        if (x < y) d++;
+        else if (x > y) j++;
+        else {
+          const c = compare(dk, d, block, j);
+          if (c < 0) d++;
+          else if (c > 0) j++;
+          else { found(d, f + j); j++; }
+        }
+      }
+      f += j;
+      if (j < len) break;
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * A day's ping ids as sorted 128-bit keys (rollup/engines/duckdb/ping-keys.ts): exact for canonical
+ * UUIDs, in DuckDB's UUID order across the sign bit, every place of a repeated key found, and a
+ * damaged file refused.
+ */
+import { truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { dayKeys, keyOfUuid, KeysFile, keysOfParquet, uuidKeySql, writeKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { rm, tempDir } from '../../support/job-fixture.js';
+
+const dir = tempDir();
+let db: DuckDBConnection;
+beforeAll(async () => { db = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 512 }); });
+afterAll(async () => { db.closeSync(); await rm(dir, { recursive: true, force: true }); });
+
+/** Ids across the first byte's every value (DuckDB stores a UUID with its top bit flipped), and the edges. */
+const EDGES = ['00000000-0000-0000-0000-000000000000', '7fffffff-ffff-ffff-ffff-ffffffffffff', '80000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff', '00000000-0000-0000-8000-000000000000', '00000000-0000-0000-7fff-ffffffffffff', '00000000-0000-0001-0000-000000000000'];
+
+describe('ping-id keys', () => {
+  it('keys a canonical UUID only: any other spelling of one stays text', async () => {
+    const ids = ['0f8fad5b-d9cb-469f-a165-70867728950e', '0F8FAD5B-D9CB-469F-A165-70867728950E', '{0f8fad5b-d9cb-469f-a165-70867728950e}',
+      '0f8fad5bd9cb469fa16570867728950e', '0f8fad5b-d9cb-469f-a165-70867728950e ', ' 0f8fad5b-d9cb-469f-a165-70867728950e', 'r:abc', ''];
+    const rows = await queryRows<{ id: string; k: string | null }>(db,
+      `SELECT id, (${uuidKeySql('id')})::VARCHAR AS k FROM (VALUES ${ids.map((i, n) => `(${sqlString(i)}, ${n})`).join(', ')}) t(id, n) ORDER BY n`);
+    expect(rows.map((r) => r.k)).toEqual(['0f8fad5b-d9cb-469f-a165-70867728950e', null, null, null, null, null, null, null]);
+  });
+
+  it('writes keys in DuckDB\'s UUID order, the text\'s order, and finds each with its event time', async () => {
+    await db.run(`CREATE OR REPLACE TABLE ids AS
+      SELECT id, 1790000000000 + n * 1000 AS event_ms, n AS rowid FROM (
+        SELECT id, row_number() OVER (ORDER BY id DESC)::BIGINT AS n FROM (
+          SELECT (lower(lpad(to_hex(b), 2, '0')) || substr(gen_random_uuid()::VARCHAR, 3)) AS id FROM range(256) t(b), range(40)
+          UNION ALL SELECT unnest([${EDGES.map(sqlString).join(', ')}])))`);
+    const n = Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM ids'))[0]!.n);
+    const file = join(dir, 'all.keys');
+    expect(await writeKeys(db, `SELECT ${uuidKeySql('id')} AS u, event_ms FROM ids ORDER BY u`, 3, file)).toBe(n);
+    const k = new KeysFile(file);
+    try {
+      expect([k.n, k.textIds, k.minEvent, k.maxEvent]).toEqual([n, 3, 1790000001000, 1790000000000 + n * 1000]);
+      // The day is every id, in the text's order: each found at its own place, so both orders agree.
+      const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (SELECT ${uuidKeySql('id')} AS u, event_ms, rowid, id FROM ids) ORDER BY id`, n);
+      const places: number[] = [];
+      k.merge(day, (d, f) => {
+        expect(f).toBe(d);
+        expect(k.eventAt(f)).toBe(Number(day.events[d]));
+        places.push(d);
+      });
+      expect(places).toEqual(Array.from({ length: n }, (_, i) => i));
+      // The first and last keys are the edges', word by word.
+      expect([...day.keys.subarray(0, 4)]).toEqual([...keyOfUuid(EDGES[0]!)]);
+      expect([...day.keys.subarray((n - 1) * 4, n * 4)]).toEqual([...keyOfUuid(EDGES[3]!)]);
+    } finally {
+      k.close();
+    }
+  });
+
+  it('finds every place of a key a file holds more than once, and only the keys both hold', async () => {
+    const parquet = join(dir, 'dup.parquet');
+    // The other day's ids: each of 2,000 twice (events a second apart), one not counted, one not a UUID.
+    await db.run(`CREATE OR REPLACE TABLE other AS SELECT gen_random_uuid()::VARCHAR AS ping_id FROM range(2000)`);
+    await db.run(`COPY (SELECT ping_id, 1790000000000 + k * 1000 AS event_ms, false AS "repeat", true AS counted FROM other, range(2) t(k)
+      UNION ALL SELECT gen_random_uuid()::VARCHAR, 1790000000000, false, false
+      UNION ALL SELECT 'r:text-id', 1790000000000, false, true) TO ${sqlString(parquet)} (FORMAT parquet)`);
+    const keys = join(dir, 'dup.keys');
+    await keysOfParquet(db, parquet, keys);
+    const k = new KeysFile(keys);
+    try {
+      expect([k.n, k.textIds]).toEqual([4000, 1]);
+      // The day: every third of those ids, and 5,000 of its own.
+      const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
+        SELECT ping_id::UUID AS u, 1790100000000::BIGINT AS event_ms, row_number() OVER ()::BIGINT AS rowid FROM (SELECT ping_id FROM other USING SAMPLE 600 ROWS (reservoir, 3)
+          UNION ALL SELECT gen_random_uuid()::VARCHAR FROM range(5000))) ORDER BY u`, 5600);
+      const found = new Map<number, number[]>();
+      k.merge(day, (d, f) => found.set(d, [...(found.get(d) ?? []), k.eventAt(f)]));
+      expect(found.size).toBe(600);
+      for (const events of found.values()) expect(Math.abs(events[1]! - events[0]!)).toBe(1000);
+    } finally {
+      k.close();
+    }
+  });
+
+  it('refuses a file that is not whole, saying which', async () => {
+    const file = join(dir, 'cut.keys');
+    await writeKeys(db, `SELECT gen_random_uuid() AS u, 0::BIGINT AS event_ms FROM range(100) ORDER BY u`, 0, file);
+    await truncate(file, 100 * 24);
+    expect(() => new KeysFile(file)).toThrow(`${file} is not a ping-ids keys file`);
+  });
+});
