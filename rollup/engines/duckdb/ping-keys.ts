@@ -108,7 +108,8 @@ function msAt(v: DataView, at: number): number {
  * arrays a merge reads.
  */
 export async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
-  const keys = new Uint32Array(max * 4), events = new BigInt64Array(max), rowids = new BigInt64Array(max);
+  // Keys and event times on shared memory: a merge thread reads them where they are (keys-merge.ts).
+  const keys = new Uint32Array(new SharedArrayBuffer(max * 16)), events = new BigInt64Array(new SharedArrayBuffer(max * 8)), rowids = new BigInt64Array(max);
   let n = 0;
   await streamKeys(db, sql, (c) => {
     if (n + c.rows > max) throw new Error(`a pass of the window check was given more than its ${max} ids`);
@@ -208,12 +209,12 @@ export class KeysFile {
     return this.one;
   }
 
-  /** The place of the first key not below `key` (words at `o` of `keys`): n when there is none. */
-  private seek(keys: Uint32Array, o: number): number {
+  /** The place of the first key not below key `k` of `keys`: n when there is none. */
+  private seek(keys: Uint32Array, k: number): number {
     let lo = 0, hi = this.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compare(this.keyAt(mid), 0, keys, o) < 0) lo = mid + 1;
+      if (compare(this.keyAt(mid), 0, keys, k) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -226,22 +227,22 @@ export class KeysFile {
   }
 
   /**
-   * Merges the day's sorted keys (each once: the day's dedupe) against this file's, from the day's
-   * first key to past its last: `found(dayIndex, fileIndex)` for each place of the file that holds a
-   * key of the day's (a file may hold a key more than once: each is found).
+   * Merges the day's sorted keys (each once: the day's dedupe), those from place `from` to before
+   * `to`, against this file's: `found(dayIndex, fileIndex)` for each place of the file that holds one
+   * of them (a file may hold a key more than once: each is found).
    */
-  merge(day: DayKeys, found: (d: number, f: number) => void): void {
-    if (day.n === 0 || this.n === 0) return;
-    let f = this.seek(day.keys, 0);
+  merge(day: Pick<DayKeys, 'keys' | 'n'>, found: (d: number, f: number) => void, from = 0, to = day.n): void {
+    if (from >= to || this.n === 0) return;
+    let f = this.seek(day.keys, from);
     const buf = Buffer.alloc(BLOCK_KEYS * 16);
     const block = new Uint32Array(buf.buffer, buf.byteOffset, BLOCK_KEYS * 4);
-    let d = 0;
-    while (f < this.n && d < day.n) {
+    let d = from;
+    while (f < this.n && d < to) {
       const len = Math.min(BLOCK_KEYS, this.n - f);
       readSync(this.fd, buf, 0, len * 16, f * 16);
       let j = 0;
       const dk = day.keys;
-      while (j < len && d < day.n) {
+      while (j < len && d < to) {
         // Most words differ at the first: compare it alone before the rest.
         const x = dk[d * 4]!, y = block[j * 4]!;
         if (x < y) d++;

@@ -15,6 +15,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
 import { dayKeys, KeysFile, keysOfParquet, uuidKeySql } from './ping-keys.js';
+import { MergeThreads, type MergeFile } from './keys-merge.js';
 
 /** A day's ping ids as the check reads them: its Parquet file, and its keys file (null: none kept; made from the Parquet file). */
 export interface WindowFile { parquet: string; keys: string | null }
@@ -83,9 +84,18 @@ function rangeSql(column: string, lo: string | null, hi: string | null, cast: st
 async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number; passIds: number }, sides: readonly Side[], keysOf: Map<WindowFile, KeysFile>, n: number): Promise<number> {
   if (n === 0) return 0;
   const { dayStart, W } = o;
-  const dayLast = dayStart + DAY_MS - 1;
   // Cut at the sample's UUIDs as text: a canonical UUID's text sorts as the UUID does.
   const bounds = await cuts(db, 'u', 'u IS NOT NULL', n, o.passIds);
+  const files = sides.flatMap((side) => side.files.map((f) => ({ path: keysOf.get(f)!.path, from: side.from, to: side.to, after: side.after })));
+  const threads = new MergeThreads();
+  try {
+    return await keyPasses(db, bounds, files, threads, dayStart, W);
+  } finally {
+    await threads.close();
+  }
+}
+
+async function keyPasses(db: DuckDBConnection, bounds: ReadonlyArray<string | null>, files: readonly MergeFile[], threads: MergeThreads, dayStart: number, W: number): Promise<number> {
   let passes = 0;
   for (let i = 0; i + 1 < bounds.length; i++) {
     const range = `u IS NOT NULL AND ${rangeSql('u', bounds[i]!, bounds[i + 1]!, '::UUID')}`;
@@ -93,18 +103,9 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
     if (m === 0) continue;
     passes++;
     const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM day_ids WHERE ${range} ORDER BY u`, m);
+    const found = await threads.merge({ keys: day.keys, events: day.events, files, dayStart, dayMs: DAY_MS, W }, day.n);
     const repeats: bigint[] = [];
-    for (const side of sides) {
-      for (const f of side.files) {
-        const k = keysOf.get(f)!;
-        // Whether every key of the file is in the side's span and close enough to any of the day's: then no event time is read.
-        const within = (h: number, d: number): boolean => h >= side.from && h < side.to && (side.after ? h - d <= W : d - h <= W);
-        const all = k.n === 0 || (k.minEvent >= side.from && k.maxEvent < side.to && (side.after ? k.maxEvent - dayStart <= W : dayLast - k.minEvent <= W));
-        k.merge(day, (d, j) => {
-          if (all || within(k.eventAt(j), Number(day.events[d]))) repeats.push(day.rowids[d]!);
-        });
-      }
-    }
+    for (const half of found) for (const d of half) repeats.push(day.rowids[d]!);
     await appendRowids(db, repeats);
   }
   return passes;

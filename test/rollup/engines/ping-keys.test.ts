@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { dayKeys, keyOfUuid, KeysFile, keysOfParquet, uuidKeySql, writeKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { mergeHalf, MergeThreads } from '../../../rollup/engines/duckdb/keys-merge.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 
 const dir = tempDir();
@@ -80,6 +81,30 @@ describe('ping-id keys', () => {
       for (const events of found.values()) expect(Math.abs(events[1]! - events[0]!)).toBe(1000);
     } finally {
       k.close();
+    }
+  });
+
+  it('finds the same on two threads as on one, the window\'s edge by event time included', async () => {
+    // Another day's 60,000 ids, a day apart from the day's; the day holds 20,000 of them and 20,000 of its own.
+    const dayStart = 1790121600000, DAY = 86_400_000, W = 86_400_000;
+    await db.run(`CREATE OR REPLACE TABLE other2 AS SELECT gen_random_uuid() AS u, ${dayStart - DAY} + i * 1000 AS event_ms FROM range(60000) t(i)`);
+    const file = join(dir, 'other2.keys');
+    await writeKeys(db, 'SELECT u, event_ms FROM other2 ORDER BY u', 0, file);
+    const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
+      SELECT u, ${dayStart} + (i % 86400) * 1000 AS event_ms, i::BIGINT AS rowid FROM (SELECT u, row_number() OVER () AS i FROM (SELECT u FROM other2 USING SAMPLE 20000 ROWS (reservoir, 5) UNION ALL SELECT gen_random_uuid() FROM range(20000))))
+      ORDER BY u`, 40_000);
+    const ask = { keys: day.keys, events: day.events, files: [{ path: file, from: dayStart - W, to: dayStart, after: false }], dayStart, dayMs: DAY, W };
+    const one = [...mergeHalf({ ...ask, lo: 0, hi: day.n })];
+    // Only those at most W before: some of the 20,000 fall past the edge.
+    expect(one.length).toBeGreaterThan(1000);
+    expect(one.length).toBeLessThan(20_000);
+    const threads = new MergeThreads();
+    try {
+      const halves = await threads.merge(ask, day.n);
+      expect(halves).toHaveLength(2);
+      expect(halves.flatMap((h) => [...h]).sort((a, b) => a - b)).toEqual(one.sort((a, b) => a - b));
+    } finally {
+      await threads.close();
     }
   });
 
