@@ -306,10 +306,10 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       FROM day_ids d LEFT JOIN repeats r USING (rowid))
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
-    // Its counted ids that are UUIDs as sorted keys, beside it (ping-keys.ts): what later days' checks merge against.
+    // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them
+    // (ping-keys.ts): what later days' checks read.
     const counted = `FROM day_ids d ANTI JOIN repeats r USING (rowid) WHERE d.session NOT IN (SELECT session FROM caught_sessions)`;
-    const textIds = Number((await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n ${counted} AND d.u IS NULL`))[0]!.n);
-    await writeKeys(engine, `SELECT d.u, d.event_ms ${counted} AND d.u IS NOT NULL ORDER BY d.u`, textIds, window.outKeys);
+    await writeKeys(engine, `SELECT d.u, d.event_ms ${counted} AND d.u IS NOT NULL ORDER BY d.u`, `SELECT d.ping_id, d.event_ms ${counted} AND d.u IS NULL`, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

@@ -11,7 +11,8 @@
  *
  *   n keys, 16 bytes each, ascending: four 32-bit little-endian words, the UUID's most significant first
  *   n event times, 8 bytes each (epoch ms, little-endian), in the keys' order
- *   trailer: n, the day's counted ids that are not UUIDs, the least and greatest event time, magic
+ *   the counted ids that are not UUIDs: each its length (4 bytes), its UTF-8, its event time
+ *   trailer (48 bytes): n, the text ids, their bytes, the keys' least and greatest event time, magic
  *
  * Only counted ids are kept (what a later day's window reads). A check reads the keys between two
  * bounds by a binary search, and an event time only where the boundary of the window can fall.
@@ -33,7 +34,7 @@ function columnBytes(chunk: DuckDBDataChunk, column: number, width: number): Dat
 }
 
 const MAGIC = Buffer.from('PRKEYS01');
-const TRAILER = 40;
+const TRAILER = 48;
 /** Keys a read of a keys file brings at once: 1 MiB. */
 const BLOCK_KEYS = 65_536;
 
@@ -104,28 +105,52 @@ function msAt(v: DataView, at: number): number {
 }
 
 /**
- * Reads the day's ids of `sql` (u UUID, event_ms, rowid; ordered by u), at most `max` of them, into
- * arrays a merge reads.
+ * The day's ids of `sql` (u UUID, event_ms, rowid; none NULL; ordered by u) in batches of at most
+ * `max`, in its order, as arrays a merge reads: one DuckDB sort for all, however many batches. A
+ * batch's arrays are reused for the next: the caller is done with one when it asks for the next.
  */
-export async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
+export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: number): AsyncGenerator<DayKeys> {
   // Keys and event times on shared memory: a merge thread reads them where they are (keys-merge.ts).
   const keys = new Uint32Array(new SharedArrayBuffer(max * 16)), events = new BigInt64Array(new SharedArrayBuffer(max * 8)), rowids = new BigInt64Array(max);
+  const result = await db.stream(sql);
   let n = 0;
-  await streamKeys(db, sql, (c) => {
-    if (n + c.rows > max) throw new Error(`a pass of the window check was given more than its ${max} ids`);
-    putKeys(c, keys, n);
-    putBytes(c.ev, events, n * 8);
-    putBytes(c.rid!, rowids, n * 8);
-    n += c.rows;
-  });
-  return { keys, events, rowids, n };
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    const u = columnBytes(chunk, 0, 16), ev = columnBytes(chunk, 1, 8), rid = columnBytes(chunk, 2, 8);
+    // A chunk's rows into the batch, as many as it has room for; a full batch handed on.
+    for (let i = 0; i < chunk.rowCount;) {
+      const take = Math.min(chunk.rowCount - i, max - n);
+      for (let r = 0; r < take; r++) keyFromStored(u, (i + r) * 16, keys, (n + r) * 4);
+      putBytes(new DataView(ev.buffer, ev.byteOffset + i * 8, take * 8), events, n * 8);
+      putBytes(new DataView(rid.buffer, rid.byteOffset + i * 8, take * 8), rowids, n * 8);
+      n += take;
+      i += take;
+      if (n === max) {
+        yield { keys, events, rowids, n };
+        n = 0;
+      }
+    }
+  }
+  if (n > 0) yield { keys, events, rowids, n };
+}
+
+/** The day's ids of `sql` as dayKeyBatches gives them, all in one batch of at most `max`. */
+export async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
+  let out: DayKeys | null = null;
+  for await (const batch of dayKeyBatches(db, sql, max)) {
+    if (out) throw new Error(`more than ${max} ids`);
+    out = batch;
+  }
+  return out ?? { keys: new Uint32Array(0), events: new BigInt64Array(0), rowids: new BigInt64Array(0), n: 0 };
 }
 
 /**
- * Writes the keys of `sql` (u UUID, event_ms; its rows ordered by u, each key once) to `out`, with
- * `textIds` (the counted ids that are not UUIDs) in its trailer. Returns how many keys it holds.
+ * Writes the keys of `sql` (u UUID, event_ms; its rows ordered by u, each key once) to `out`, and
+ * after them the ids of `textSql` (ping_id, event_ms: the counted ids that are not UUIDs; null: none).
+ * Returns how many keys it holds.
  */
-export async function writeKeys(db: DuckDBConnection, sql: string, textIds: number, out: string): Promise<number> {
+export async function writeKeys(db: DuckDBConnection, sql: string, textSql: string | null, out: string): Promise<number> {
   const n = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM (${sql})`))[0]!.n);
   const fd = openSync(out, 'w');
   try {
@@ -151,34 +176,59 @@ export async function writeKeys(db: DuckDBConnection, sql: string, textIds: numb
     });
     flush();
     if (got !== n) throw new Error(`the keys of ${out} changed while they were written (${got} rows, ${n} counted)`);
+    const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);
     const trailer = Buffer.alloc(TRAILER);
     trailer.writeBigUInt64LE(BigInt(n), 0);
-    trailer.writeBigUInt64LE(BigInt(textIds), 8);
-    trailer.writeBigInt64LE(BigInt(n ? min : 0), 16);
-    trailer.writeBigInt64LE(BigInt(n ? max : 0), 24);
-    MAGIC.copy(trailer, 32);
-    writeSync(fd, trailer, 0, TRAILER, n * 24);
+    trailer.writeBigUInt64LE(BigInt(text.ids), 8);
+    trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
+    trailer.writeBigInt64LE(BigInt(n ? min : 0), 24);
+    trailer.writeBigInt64LE(BigInt(n ? max : 0), 32);
+    MAGIC.copy(trailer, 40);
+    writeSync(fd, trailer, 0, TRAILER, n * 24 + text.bytes);
   } finally {
     closeSync(fd);
   }
   return n;
 }
 
+/** The text ids of `sql` (ping_id, event_ms) at `at` of `fd`, each its length (4 bytes), its UTF-8 and its event time. */
+async function writeText(db: DuckDBConnection, sql: string, fd: number, at: number): Promise<{ ids: number; bytes: number }> {
+  const result = await db.stream(sql);
+  let ids = 0, bytes = 0;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    const id = chunk.getColumnVector(0), ev = columnBytes(chunk, 1, 8);
+    const parts: Buffer[] = [];
+    for (let i = 0; i < chunk.rowCount; i++) {
+      const text = Buffer.from(String(id.getItem(i)));
+      const head = Buffer.alloc(4);
+      head.writeUInt32LE(text.length, 0);
+      parts.push(head, text, Buffer.from(ev.buffer, ev.byteOffset + i * 8, 8));
+    }
+    const block = Buffer.concat(parts);
+    writeSync(fd, block, 0, block.length, at + bytes);
+    bytes += block.length;
+    ids += chunk.rowCount;
+  }
+  return { ids, bytes };
+}
+
 /**
  * Writes a ping-ids Parquet file's counted ids as keys to `out` (a file kept before keys were, or
- * written by another engine, or an adjustments' file). Returns its counted ids that are not UUIDs.
+ * written by another engine, or an adjustments' file), its other ids as text after them.
  */
 export async function keysOfParquet(db: DuckDBConnection, parquet: string, out: string): Promise<void> {
-  const rows = `(SELECT ${uuidKeySql('ping_id')} AS u, event_ms FROM read_parquet(${sqlString(parquet)}) WHERE counted)`;
-  const text = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM ${rows} WHERE u IS NULL`))[0]!.n);
-  await writeKeys(db, `SELECT u, event_ms FROM ${rows} WHERE u IS NOT NULL ORDER BY u`, text, out);
+  const rows = `(SELECT ping_id, ${uuidKeySql('ping_id')} AS u, event_ms FROM read_parquet(${sqlString(parquet)}) WHERE counted)`;
+  await writeKeys(db, `SELECT u, event_ms FROM ${rows} WHERE u IS NOT NULL ORDER BY u`, `SELECT ping_id, event_ms FROM ${rows} WHERE u IS NULL`, out);
 }
 
 /** An open keys file: its keys read between bounds, an event time by its place. */
 export class KeysFile {
   readonly n: number;
-  /** Its day's counted ids that are not UUIDs. */
+  /** Its day's counted ids that are not UUIDs, and their bytes here. */
   readonly textIds: number;
+  private readonly textBytes: number;
   readonly minEvent: number;
   readonly maxEvent: number;
   private readonly fd: number;
@@ -189,15 +239,16 @@ export class KeysFile {
     this.fd = openSync(path, 'r');
     const t = Buffer.alloc(TRAILER);
     const size = fstatSync(this.fd).size;
-    if (size < TRAILER || readSync(this.fd, t, 0, TRAILER, size - TRAILER) !== TRAILER || !t.subarray(32).equals(MAGIC)) {
+    if (size < TRAILER || readSync(this.fd, t, 0, TRAILER, size - TRAILER) !== TRAILER || !t.subarray(40).equals(MAGIC)) {
       closeSync(this.fd);
       throw new Error(`${path} is not a ping-ids keys file`);
     }
     this.n = Number(t.readBigUInt64LE(0));
     this.textIds = Number(t.readBigUInt64LE(8));
-    this.minEvent = Number(t.readBigInt64LE(16));
-    this.maxEvent = Number(t.readBigInt64LE(24));
-    if (size !== this.n * 24 + TRAILER) {
+    this.textBytes = Number(t.readBigUInt64LE(16));
+    this.minEvent = Number(t.readBigInt64LE(24));
+    this.maxEvent = Number(t.readBigInt64LE(32));
+    if (size !== this.n * 24 + this.textBytes + TRAILER) {
       closeSync(this.fd);
       throw new Error(`${path} is damaged: ${size} bytes for ${this.n} keys`);
     }
@@ -256,6 +307,34 @@ export class KeysFile {
       }
       f += j;
       if (j < len) break;
+    }
+  }
+
+  /** Its text ids (ping_id, event_ms), a block of at most 1 MiB at a time (or one id, when larger). */
+  *texts(): Generator<Array<{ id: string; event: bigint }>> {
+    const start = this.n * 24, end = start + this.textBytes;
+    let at = start;
+    while (at < end) {
+      const buf = Buffer.alloc(Math.min(BLOCK_KEYS * 16, end - at));
+      readSync(this.fd, buf, 0, buf.length, at);
+      const out: Array<{ id: string; event: bigint }> = [];
+      let o = 0;
+      while (o + 4 <= buf.length) {
+        const len = buf.readUInt32LE(o);
+        if (o + 4 + len + 8 > buf.length) break;
+        out.push({ id: buf.toString('utf8', o + 4, o + 4 + len), event: buf.readBigInt64LE(o + 4 + len) });
+        o += 4 + len + 8;
+      }
+      if (o === 0) {
+        // One id longer than a block: read it whole.
+        const len = buf.readUInt32LE(0);
+        const one = Buffer.alloc(len + 8);
+        readSync(this.fd, one, 0, one.length, at + 4);
+        out.push({ id: one.toString('utf8', 0, len), event: one.readBigInt64LE(len) });
+        o = 4 + len + 8;
+      }
+      at += o;
+      yield out;
     }
   }
 

@@ -38,10 +38,13 @@ describe('ping-id keys', () => {
           UNION ALL SELECT unnest([${EDGES.map(sqlString).join(', ')}])))`);
     const n = Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM ids'))[0]!.n);
     const file = join(dir, 'all.keys');
-    expect(await writeKeys(db, `SELECT ${uuidKeySql('id')} AS u, event_ms FROM ids ORDER BY u`, 3, file)).toBe(n);
+    expect(await writeKeys(db, `SELECT ${uuidKeySql('id')} AS u, event_ms FROM ids ORDER BY u`,
+      `SELECT * FROM (VALUES ('r:one', 5::BIGINT), ('k:two|\u00e9', 6), (${sqlString('x'.repeat(2_000_000))}, 7)) t(ping_id, event_ms)`, file)).toBe(n);
     const k = new KeysFile(file);
     try {
       expect([k.n, k.textIds, k.minEvent, k.maxEvent]).toEqual([n, 3, 1790000001000, 1790000000000 + n * 1000]);
+      // The ids that are not UUIDs, after the keys: one longer than a read's block among them.
+      expect([...k.texts()].flat()).toEqual([{ id: 'r:one', event: 5n }, { id: 'k:two|\u00e9', event: 6n }, { id: 'x'.repeat(2_000_000), event: 7n }]);
       // The day is every id, in the text's order: each found at its own place, so both orders agree.
       const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (SELECT ${uuidKeySql('id')} AS u, event_ms, rowid, id FROM ids) ORDER BY id`, n);
       const places: number[] = [];
@@ -71,6 +74,7 @@ describe('ping-id keys', () => {
     const k = new KeysFile(keys);
     try {
       expect([k.n, k.textIds]).toEqual([4000, 1]);
+      expect([...k.texts()].flat()).toEqual([{ id: 'r:text-id', event: 1790000000000n }]);
       // The day: every third of those ids, and 5,000 of its own.
       const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
         SELECT ping_id::UUID AS u, 1790100000000::BIGINT AS event_ms, row_number() OVER ()::BIGINT AS rowid FROM (SELECT ping_id FROM other USING SAMPLE 600 ROWS (reservoir, 3)
@@ -89,7 +93,7 @@ describe('ping-id keys', () => {
     const dayStart = 1790121600000, DAY = 86_400_000, W = 86_400_000;
     await db.run(`CREATE OR REPLACE TABLE other2 AS SELECT gen_random_uuid() AS u, ${dayStart - DAY} + i * 1000 AS event_ms FROM range(60000) t(i)`);
     const file = join(dir, 'other2.keys');
-    await writeKeys(db, 'SELECT u, event_ms FROM other2 ORDER BY u', 0, file);
+    await writeKeys(db, 'SELECT u, event_ms FROM other2 ORDER BY u', null, file);
     const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
       SELECT u, ${dayStart} + (i % 86400) * 1000 AS event_ms, i::BIGINT AS rowid FROM (SELECT u, row_number() OVER () AS i FROM (SELECT u FROM other2 USING SAMPLE 20000 ROWS (reservoir, 5) UNION ALL SELECT gen_random_uuid() FROM range(20000))))
       ORDER BY u`, 40_000);
@@ -110,7 +114,7 @@ describe('ping-id keys', () => {
 
   it('refuses a file that is not whole, saying which', async () => {
     const file = join(dir, 'cut.keys');
-    await writeKeys(db, `SELECT gen_random_uuid() AS u, 0::BIGINT AS event_ms FROM range(100) ORDER BY u`, 0, file);
+    await writeKeys(db, `SELECT gen_random_uuid() AS u, 0::BIGINT AS event_ms FROM range(100) ORDER BY u`, null, file);
     await truncate(file, 100 * 24);
     expect(() => new KeysFile(file)).toThrow(`${file} is not a ping-ids keys file`);
   });
