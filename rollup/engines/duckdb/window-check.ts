@@ -60,10 +60,11 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
     let passes = 0;
     passes += await checkKeys(db, o, sides, keysOf, Number(counts.keyed));
     if (Number(counts.text) > 0) passes += await checkText(db, o, sides, keysOf);
-
     return passes;
   } finally {
     for (const k of opened) k.close();
+    // The keys made here go with the check (a day's are as large as its ids).
+    for (let i = 0; i < made; i++) await rm(join(o.dir, `window-keys-${i}.keys`), { force: true });
   }
 }
 
