@@ -247,6 +247,7 @@ describe('the ping-id window across a closed month (contract §4, §9)', () => {
     expect((await readdir(join(r, 'out', '_state', 'ping-ids', 'dt=2026-10-01'))).sort()).toEqual([kept!.replace(/\.parquet$/, '.keys'), kept].sort());
     await runDay(dirConfig(r, { PINGROLL_RETENTION_DAYS: '1' }), { day: '2026-12-04', log: memoryLog(), now: DEC_5 });
     expect(await idsOf('2026-10-01')).toEqual([]);
+    expect(await readdir(join(r, 'out', '_state', 'ping-ids', 'dt=2026-10-01')).catch(() => []), 'its keys too').toEqual([]);
     for (const day of ['2026-10-02', '2026-10-30', '2026-10-31']) expect(await idsOf(day), day).toHaveLength(1);
     expect(await readdir(join(r, 'out', '_state', 'ping-ids', 'adjusted', 'dt=2026-10-31')), 'the adjustment\'s ids').toHaveLength(1);
     // November 2 rolled up again after it: X is still its repeat.
