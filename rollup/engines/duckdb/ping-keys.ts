@@ -3,9 +3,9 @@
  * DuckDB engine's window check merges a day's ids against, instead of joining their text.
  *
  * A ping id that is a canonical UUID (lowercase, with its dashes: what players send) is its 128 bits,
- * exactly: two ids are equal when their keys are. Any other id stays text, and is checked against the
- * days' ping-ids Parquet by DuckDB's join, as before (day-rollup.ts): a text is canonical or not on
- * every day, so a key never has to meet a text.
+ * exactly: two ids are equal when their keys are. Any other id stays text, kept after the keys and
+ * joined by DuckDB (window-check.ts): a text is canonical or not on every day, so a key never has to
+ * meet a text.
  *
  * A keys file (`<the ping-ids file's name>.keys`, beside it):
  *
