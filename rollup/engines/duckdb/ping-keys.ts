@@ -63,35 +63,31 @@ function compare(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
   return 0;
 }
 
-/** A UUID's text as a key's words. */
-export function keyOfUuid(uuid: string): Uint32Array {
-  const hex = uuid.replace(/-/g, '');
-  return Uint32Array.from([0, 8, 16, 24], (k) => Number.parseInt(hex.slice(k, k + 8), 16) >>> 0);
-}
-
 /** The day's keys in a range, sorted, with their event times and the rows they stand for (rowid). */
 export interface DayKeys { keys: Uint32Array; events: BigInt64Array; rowids: BigInt64Array; n: number }
 
 /** A streamed chunk's columns as bytes: keys (16 a row), event times and row ids (8 a row; null when not asked). */
 interface KeyChunk { rows: number; u: DataView; ev: DataView; rid: DataView | null }
 
-/** Streams `sql`'s rows (u UUID, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
-async function streamKeys(db: DuckDBConnection, sql: string, each: (c: KeyChunk) => void): Promise<number> {
+/** `sql`'s rows (u UUID, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
+async function* keyChunks(db: DuckDBConnection, sql: string): AsyncGenerator<KeyChunk> {
   const result = await db.stream(sql);
-  let n = 0;
   for (;;) {
     const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
+    if (!chunk || chunk.rowCount === 0) return;
     // Every column is NOT NULL here (the callers' WHERE): no validity to read.
-    each({ rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8), rid: chunk.columnCount > 2 ? columnBytes(chunk, 2, 8) : null });
-    n += chunk.rowCount;
+    yield { rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8), rid: chunk.columnCount > 2 ? columnBytes(chunk, 2, 8) : null };
   }
-  return n;
 }
 
-/** A chunk's keys into `out` from key `at` on. */
-function putKeys(c: KeyChunk, out: Uint32Array, at: number): void {
-  for (let i = 0; i < c.rows; i++) keyFromStored(c.u, i * 16, out, (at + i) * 4);
+/** `count` of a chunk's keys from row `from` into `out` from key `at` on. */
+function putKeys(c: KeyChunk, from: number, count: number, out: Uint32Array, at: number): void {
+  for (let i = 0; i < count; i++) keyFromStored(c.u, (from + i) * 16, out, (at + i) * 4);
+}
+
+/** Rows `from` to `from + count` of an 8-byte column. */
+function rows8(v: DataView, from: number, count: number): DataView {
+  return new DataView(v.buffer, v.byteOffset + from * 8, count * 8);
 }
 
 /** `bytes` into `out` at byte `at`. */
@@ -112,18 +108,14 @@ function msAt(v: DataView, at: number): number {
 export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: number): AsyncGenerator<DayKeys> {
   // Keys and event times on shared memory: a merge thread reads them where they are (keys-merge.ts).
   const keys = new Uint32Array(new SharedArrayBuffer(max * 16)), events = new BigInt64Array(new SharedArrayBuffer(max * 8)), rowids = new BigInt64Array(max);
-  const result = await db.stream(sql);
   let n = 0;
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    const u = columnBytes(chunk, 0, 16), ev = columnBytes(chunk, 1, 8), rid = columnBytes(chunk, 2, 8);
+  for await (const c of keyChunks(db, sql)) {
     // A chunk's rows into the batch, as many as it has room for; a full batch handed on.
-    for (let i = 0; i < chunk.rowCount;) {
-      const take = Math.min(chunk.rowCount - i, max - n);
-      for (let r = 0; r < take; r++) keyFromStored(u, (i + r) * 16, keys, (n + r) * 4);
-      putBytes(new DataView(ev.buffer, ev.byteOffset + i * 8, take * 8), events, n * 8);
-      putBytes(new DataView(rid.buffer, rid.byteOffset + i * 8, take * 8), rowids, n * 8);
+    for (let i = 0; i < c.rows;) {
+      const take = Math.min(c.rows - i, max - n);
+      putKeys(c, i, take, keys, n);
+      putBytes(rows8(c.ev, i, take), events, n * 8);
+      putBytes(rows8(c.rid!, i, take), rowids, n * 8);
       n += take;
       i += take;
       if (n === max) {
@@ -133,16 +125,6 @@ export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: num
     }
   }
   if (n > 0) yield { keys, events, rowids, n };
-}
-
-/** The day's ids of `sql` as dayKeyBatches gives them, all in one batch of at most `max`. */
-export async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
-  let out: DayKeys | null = null;
-  for await (const batch of dayKeyBatches(db, sql, max)) {
-    if (out) throw new Error(`more than ${max} ids`);
-    out = batch;
-  }
-  return out ?? { keys: new Uint32Array(0), events: new BigInt64Array(0), rowids: new BigInt64Array(0), n: 0 };
 }
 
 /**
@@ -163,9 +145,10 @@ export async function writeKeys(db: DuckDBConnection, sql: string, textSql: stri
       written += held;
       held = 0;
     };
-    const got = await streamKeys(db, sql, (c) => {
+    let got = 0;
+    for await (const c of keyChunks(db, sql)) {
       if (held + c.rows > BLOCK_KEYS) flush();
-      putKeys(c, keyWords, held);
+      putKeys(c, 0, c.rows, keyWords, held);
       putBytes(c.ev, evBuf, held * 8);
       for (let i = 0; i < c.rows; i++) {
         const e = msAt(c.ev, i * 8);
@@ -173,7 +156,8 @@ export async function writeKeys(db: DuckDBConnection, sql: string, textSql: stri
         if (e > max) max = e;
       }
       held += c.rows;
-    });
+      got += c.rows;
+    }
     flush();
     if (got !== n) throw new Error(`the keys of ${out} changed while they were written (${got} rows, ${n} counted)`);
     const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);

@@ -39,7 +39,7 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
   if (sides.length === 0) return 0;
   // Each other day's keys: kept beside its Parquet file, or made from it here (a day kept before keys
   // were, one the Redshift engine rolled up, or what adjustments count).
-  let made = 0;
+  const made: string[] = [];
   const opened: KeysFile[] = [];
   const keysOf = new Map<WindowFile, KeysFile>();
   try {
@@ -47,7 +47,8 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
       for (const f of s.files) {
         let path = f.keys;
         if (path === null) {
-          path = join(o.dir, `window-keys-${made++}.keys`);
+          path = join(o.dir, `window-keys-${made.length}.keys`);
+          made.push(path);
           await keysOfParquet(db, f.parquet, path);
         }
         const k = new KeysFile(path);
@@ -64,7 +65,7 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
   } finally {
     for (const k of opened) k.close();
     // The keys made here go with the check (a day's are as large as its ids).
-    for (let i = 0; i < made; i++) await rm(join(o.dir, `window-keys-${i}.keys`), { force: true });
+    for (const path of made) await rm(path, { force: true });
   }
 }
 
@@ -105,19 +106,22 @@ async function checkText(db: DuckDBConnection, o: { W: number }, sides: readonly
   const withText = sides.map((s) => ({ ...s, files: s.files.filter((f) => keysOf.get(f)!.textIds > 0) })).filter((s) => s.files.length > 0);
   if (withText.length === 0) return 0;
   await db.run('CREATE OR REPLACE TEMP TABLE window_text (side INTEGER, ping_id VARCHAR, event_ms BIGINT)');
-  for (const [k, s] of withText.entries()) {
-    for (const f of s.files) {
-      for (const block of keysOf.get(f)!.texts()) {
-        const app = await db.createAppender('window_text', 'main', 'temp');
-        for (const t of block) {
-          app.appendInteger(k);
-          app.appendVarchar(t.id);
-          app.appendBigInt(t.event);
-          app.endRow();
+  const app = await db.createAppender('window_text', 'main', 'temp');
+  try {
+    for (const [k, s] of withText.entries()) {
+      for (const f of s.files) {
+        for (const block of keysOf.get(f)!.texts()) {
+          for (const t of block) {
+            app.appendInteger(k);
+            app.appendVarchar(t.id);
+            app.appendBigInt(t.event);
+            app.endRow();
+          }
         }
-        app.closeSync();
       }
     }
+  } finally {
+    app.closeSync();
   }
   for (const [k, s] of withText.entries()) {
     await db.run(`INSERT INTO repeat_rows
