@@ -17,11 +17,11 @@
  * Only counted ids are kept (what a later day's window reads). A check reads the keys between two
  * bounds by a binary search, and an event time only where the boundary of the window can fall.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Bindings from '@duckdb/node-bindings';
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
-import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { sqlString } from '../../../lib/duckdb-engine.js';
 
 /** DuckDB's C API as Node sees it, loaded at first use (CommonJS, as lib/duckdb-engine.ts loads the API). */
 let bindings: typeof Bindings | null = null;
@@ -133,19 +133,22 @@ export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: num
  * Returns how many keys it holds.
  */
 export async function writeKeys(db: DuckDBConnection, sql: string, textSql: string | null, out: string): Promise<number> {
-  const n = Number((await queryRows<{ n: bigint }>(db, `SELECT count(*) AS n FROM (${sql})`))[0]!.n);
-  const fd = openSync(out, 'w');
+  // The event times go to a file of their own while the keys stream, and after the keys once their
+  // number is known: counting the rows first ran the query twice (the busy day's 44M keys, written
+  // twice each way in one process: 21.0 and 21.5 s against 23.1 and 24.5 s).
+  const events = `${out}.events`;
+  const fd = openSync(out, 'w'), evFd = openSync(events, 'w+');
+  let n = 0;
   try {
     const keyBuf = Buffer.alloc(BLOCK_KEYS * 16), evBuf = Buffer.alloc(BLOCK_KEYS * 8);
     const keyWords = new Uint32Array(keyBuf.buffer, keyBuf.byteOffset, BLOCK_KEYS * 4);
-    let held = 0, written = 0, min = Number.MAX_SAFE_INTEGER, max = Number.MIN_SAFE_INTEGER;
+    let held = 0, min = Number.MAX_SAFE_INTEGER, max = Number.MIN_SAFE_INTEGER;
     const flush = (): void => {
-      writeSync(fd, keyBuf, 0, held * 16, written * 16);
-      writeSync(fd, evBuf, 0, held * 8, n * 16 + written * 8);
-      written += held;
+      writeSync(fd, keyBuf, 0, held * 16, n * 16);
+      writeSync(evFd, evBuf, 0, held * 8, n * 8);
+      n += held;
       held = 0;
     };
-    let got = 0;
     for await (const c of keyChunks(db, sql)) {
       if (held + c.rows > BLOCK_KEYS) flush();
       putKeys(c, 0, c.rows, keyWords, held);
@@ -156,10 +159,13 @@ export async function writeKeys(db: DuckDBConnection, sql: string, textSql: stri
         if (e > max) max = e;
       }
       held += c.rows;
-      got += c.rows;
     }
     flush();
-    if (got !== n) throw new Error(`the keys of ${out} changed while they were written (${got} rows, ${n} counted)`);
+    // The event times after the keys, a block at a time.
+    for (let at = 0; at < n * 8; at += keyBuf.length) {
+      const len = readSync(evFd, keyBuf, 0, Math.min(keyBuf.length, n * 8 - at), at);
+      writeSync(fd, keyBuf, 0, len, n * 16 + at);
+    }
     const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);
     const trailer = Buffer.alloc(TRAILER);
     trailer.writeBigUInt64LE(BigInt(n), 0);
@@ -171,6 +177,8 @@ export async function writeKeys(db: DuckDBConnection, sql: string, textSql: stri
     writeSync(fd, trailer, 0, TRAILER, n * 24 + text.bytes);
   } finally {
     closeSync(fd);
+    closeSync(evFd);
+    rmSync(events, { force: true });
   }
   return n;
 }
