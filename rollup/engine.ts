@@ -95,7 +95,7 @@ export interface StagedFile { key: string; size: number; local: string | null }
 /** A ping-ids file of the ping-id window: with `own`, a published day's own (its manifest's day and rows); without, what adjustments of a closed day count. */
 export interface PingIdsFile extends StagedFile {
   own?: { day: string; rows: number };
-  /** Its keys kept beside it (rollup/engines/duckdb/ping-keys.ts), fetched for an engine that reads them; null or absent: none kept, or not fetched. */
+  /** Its keys kept beside it (rollup/engines/duckdb/ping-keys.ts), fetched for an engine that reads them (the Parquet file then is not: `local` is null); null or absent: none kept, or not fetched. */
   keys?: string | null;
 }
 

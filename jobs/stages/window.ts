@@ -22,12 +22,16 @@ export async function pingIdsFile({ run, backends, db }: Stage, ids: Pick<NonNul
 }
 
 /**
- * A published day's ping ids as the window check reads them: pingIdsFile, and for an engine that
- * reads local files the keys kept beside them (null when none were: the engine makes them).
+ * A published day's ping ids as the window check reads them: for an engine that reads local files,
+ * the keys kept beside them alone when they were kept (the check reads nothing else: fetching the
+ * Parquet file too doubled the bytes a check read from S3), else pingIdsFile (the engine makes keys of it).
  */
 async function windowIdsFile(stage: Stage, ids: Pick<NonNullable<DayManifest['pingIds']>, 'key' | 'bytes'>, dir: string): Promise<PingIdsFile> {
-  const file = await pingIdsFile(stage, ids, dir);
-  return file.local === null ? file : { ...file, keys: await stage.run.state.pingIds.localKeys(ids.key, dir) };
+  if (stage.backends.rollup(stage.db).readsLocalFiles) {
+    const keys = await stage.run.state.pingIds.localKeys(ids.key, dir);
+    if (keys !== null) return { key: ids.key, size: ids.bytes, local: null, keys };
+  }
+  return { ...(await pingIdsFile(stage, ids, dir)), keys: null };
 }
 
 /**

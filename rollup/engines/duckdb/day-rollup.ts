@@ -10,6 +10,7 @@
  * Distinct counts are written as DISTINCT-then-GROUP-BY rather than COUNT(DISTINCT ...): plain
  * grouped aggregation is what DuckDB spills to disk best.
  */
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAYS, PARSED, SEALS, STAGING } from '../../../datasets/layout.js';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
@@ -19,7 +20,7 @@ import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
-import { uuidKeySql, writeKeys } from './ping-keys.js';
+import { keepKeys, uuidKeySql } from './ping-keys.js';
 import { checkWindow, type WindowFile } from './window-check.js';
 
 /**
@@ -179,18 +180,18 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const window = W > 0 ? opts.window! : null;
   const checkStart = performance.now();
   let passes = 0;
+  // The day's keys that are not repeats, sorted as the check read them: the keys file kept below.
+  const checkedKeys = window ? join(window.dir, 'ping-ids.checked.keys') : '';
+  await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
   if (window) {
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE day_ids AS
       SELECT rowid, source, session, ping_id, event_ms, ${uuidKeySql('ping_id')} AS u FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+    // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
+    // with its id, at most W days before it, is the repeat. The check: window-check.ts.
+    passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
   }
-  // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
-  // with its id, at most W days before it, is the repeat. The check: window-check.ts.
-  await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
   const checked = window !== null && (window.history.length > 0 || window.closedAfter.length > 0);
-  if (checked) {
-    passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir });
-  }
   await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${checked
     ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
@@ -307,9 +308,13 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
     // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them
-    // (ping-keys.ts): what later days' checks read.
+    // (ping-keys.ts): what later days' checks read. The check kept the keys that are not repeats as
+    // it read them; of those, the keys of sessions caught as automated traffic are not counted.
+    const caught = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM caught_sessions'))[0]!.n) > 0;
     const counted = `FROM day_ids d ANTI JOIN repeats r USING (rowid) WHERE d.session NOT IN (SELECT session FROM caught_sessions)`;
-    await writeKeys(engine, `SELECT d.u, d.event_ms ${counted} AND d.u IS NOT NULL ORDER BY d.u`, `SELECT d.ping_id, d.event_ms ${counted} AND d.u IS NULL`, window.outKeys);
+    await keepKeys(engine, checkedKeys, caught
+      ? 'SELECT d.u, d.event_ms FROM day_ids d ANTI JOIN repeats r USING (rowid) WHERE d.u IS NOT NULL AND (d.session NOT IN (SELECT session FROM caught_sessions)) IS NOT TRUE ORDER BY d.u'
+      : null, `SELECT d.ping_id, d.event_ms ${counted} AND d.u IS NULL`, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

@@ -32,7 +32,7 @@ export class DuckDbRollup implements RollupEngine {
   async rollupDay(input: DayInput, run: RunContext): Promise<RolledUpDay> {
     const { db } = this;
     const files = input.staged.map((f) => local(input.day, f));
-    const windowFile = (f: PingIdsFile): WindowFile => ({ parquet: local(input.day, f), keys: f.keys ?? null });
+    const windowFile = (f: PingIdsFile): WindowFile => (f.keys ? { parquet: null, keys: f.keys } : { parquet: local(input.day, f), keys: null });
     const window = { days: input.window.days, history: input.window.history.map(windowFile), closedAfter: input.window.closedAfter.map(windowFile),
       out: join(input.dir, 'ping-ids.parquet'), outKeys: join(input.dir, 'ping-ids.keys'), dir: input.dir };
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });

@@ -17,7 +17,7 @@
  * Only counted ids are kept (what a later day's window reads). A check reads the keys between two
  * bounds by a binary search, and an event time only where the boundary of the window can fall.
  */
-import { closeSync, fstatSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Bindings from '@duckdb/node-bindings';
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
@@ -35,6 +35,8 @@ function columnBytes(chunk: DuckDBDataChunk, column: number, width: number): Dat
 
 const MAGIC = Buffer.from('PRKEYS01');
 const TRAILER = 48;
+/** A day's first batch arrays, in keys: DuckDB's chunks are 2,048 rows. */
+const BATCH_FIRST = 8_192;
 /** Keys a read of a keys file brings at once: 1 MiB. */
 const BLOCK_KEYS = 65_536;
 
@@ -107,12 +109,24 @@ function msAt(v: DataView, at: number): number {
  */
 export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: number): AsyncGenerator<DayKeys> {
   // Keys and event times on shared memory: a merge thread reads them where they are (keys-merge.ts).
-  const keys = new Uint32Array(new SharedArrayBuffer(max * 16)), events = new BigInt64Array(new SharedArrayBuffer(max * 8)), rowids = new BigInt64Array(max);
+  // The arrays grow (fourfold, up to `max`) as the day's keys come: a small day's check allocated and
+  // zeroed 2M keys' arrays (64 MB) for its few, 3.4 s of CPU over a test file's 99 rollups.
+  let cap = 0;
+  let keys: Uint32Array = new Uint32Array(0), events: BigInt64Array = new BigInt64Array(0), rowids = new BigInt64Array(0);
+  const grow = (n: number): void => {
+    cap = Math.min(max, Math.max(BATCH_FIRST, cap * 4));
+    const k = new Uint32Array(new SharedArrayBuffer(cap * 16)), e = new BigInt64Array(new SharedArrayBuffer(cap * 8)), r = new BigInt64Array(cap);
+    k.set(keys.subarray(0, n * 4));
+    e.set(events.subarray(0, n));
+    r.set(rowids.subarray(0, n));
+    [keys, events, rowids] = [k, e, r];
+  };
   let n = 0;
   for await (const c of keyChunks(db, sql)) {
     // A chunk's rows into the batch, as many as it has room for; a full batch handed on.
     for (let i = 0; i < c.rows;) {
-      const take = Math.min(c.rows - i, max - n);
+      if (n === cap) grow(n);
+      const take = Math.min(c.rows - i, cap - n);
       putKeys(c, i, take, keys, n);
       putBytes(rows8(c.ev, i, take), events, n * 8);
       putBytes(rows8(c.rid!, i, take), rowids, n * 8);
@@ -128,59 +142,184 @@ export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: num
 }
 
 /**
+ * A keys file as it is written: keys in ascending order (each once), a block at a time, then
+ * `finish` with the text ids and the trailer. The event times go to a file of their own while the
+ * keys come, and after the keys once their number is known: counting the rows first ran the query
+ * twice (the busy day's 44M keys, written twice each way in one process: 21.0 and 21.5 s against
+ * 23.1 and 24.5 s).
+ */
+export class KeysWriter {
+  private readonly fd: number;
+  private readonly evFd: number;
+  private readonly keyBuf = Buffer.allocUnsafeSlow(BLOCK_KEYS * 16);
+  private readonly evBuf = Buffer.allocUnsafeSlow(BLOCK_KEYS * 8);
+  private readonly keyWords = new Uint32Array(this.keyBuf.buffer, this.keyBuf.byteOffset, BLOCK_KEYS * 4);
+  private readonly evWords = new BigInt64Array(this.evBuf.buffer, this.evBuf.byteOffset, BLOCK_KEYS);
+  private held = 0;
+  private min = Number.MAX_SAFE_INTEGER;
+  private max = Number.MIN_SAFE_INTEGER;
+  private closed = false;
+  /** Keys written so far. */
+  n = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'w');
+    try {
+      this.evFd = openSync(`${path}.events`, 'w+');
+    } catch (err) {
+      closeSync(this.fd);
+      throw err;
+    }
+  }
+
+  private flush(): void {
+    writeSync(this.fd, this.keyBuf, 0, this.held * 16, this.n * 16);
+    writeSync(this.evFd, this.evBuf, 0, this.held * 8, this.n * 8);
+    this.n += this.held;
+    this.held = 0;
+  }
+
+  private seen(e: number): void {
+    if (e < this.min) this.min = e;
+    if (e > this.max) this.max = e;
+  }
+
+  /** `count` keys of a streamed chunk from row `from` on. */
+  addChunk(c: KeyChunk, from: number, count: number): void {
+    for (let done = 0; done < count;) {
+      if (this.held === BLOCK_KEYS) this.flush();
+      const take = Math.min(count - done, BLOCK_KEYS - this.held);
+      putKeys(c, from + done, take, this.keyWords, this.held);
+      putBytes(rows8(c.ev, from + done, take), this.evBuf, this.held * 8);
+      for (let i = 0; i < take; i++) this.seen(msAt(c.ev, (from + done + i) * 8));
+      this.held += take;
+      done += take;
+    }
+  }
+
+  /** Key i of `keys` (four words) and its event time. */
+  add(keys: Uint32Array, events: BigInt64Array, i: number): void {
+    if (this.held === BLOCK_KEYS) this.flush();
+    const h = this.held;
+    this.keyWords[h * 4] = keys[i * 4]!;
+    this.keyWords[h * 4 + 1] = keys[i * 4 + 1]!;
+    this.keyWords[h * 4 + 2] = keys[i * 4 + 2]!;
+    this.keyWords[h * 4 + 3] = keys[i * 4 + 3]!;
+    const e = events[i]!;
+    this.evWords[h] = e;
+    this.seen(Number(e));
+    this.held++;
+  }
+
+  /** The event times after the keys, the ids of `textSql` (ping_id, event_ms: the counted ids that are not UUIDs; null: none) and the trailer. Returns the keys. */
+  async finish(db: DuckDBConnection, textSql: string | null): Promise<number> {
+    try {
+      this.flush();
+      const { n, fd } = this;
+      for (let at = 0; at < n * 8; at += this.keyBuf.length) {
+        const len = readSync(this.evFd, this.keyBuf, 0, Math.min(this.keyBuf.length, n * 8 - at), at);
+        writeSync(fd, this.keyBuf, 0, len, n * 16 + at);
+      }
+      const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);
+      const trailer = Buffer.alloc(TRAILER);
+      trailer.writeBigUInt64LE(BigInt(n), 0);
+      trailer.writeBigUInt64LE(BigInt(text.ids), 8);
+      trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
+      trailer.writeBigInt64LE(BigInt(n ? this.min : 0), 24);
+      trailer.writeBigInt64LE(BigInt(n ? this.max : 0), 32);
+      MAGIC.copy(trailer, 40);
+      writeSync(fd, trailer, 0, TRAILER, n * 24 + text.bytes);
+      return n;
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Closes it, its event times' file removed (an unfinished keys file is left for its writer to remove). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+    closeSync(this.evFd);
+    rmSync(`${this.path}.events`, { force: true });
+  }
+}
+
+/**
  * Writes the keys of `sql` (u UUID, event_ms; its rows ordered by u, each key once) to `out`, and
  * after them the ids of `textSql` (ping_id, event_ms: the counted ids that are not UUIDs; null: none).
  * Returns how many keys it holds.
  */
 export async function writeKeys(db: DuckDBConnection, sql: string, textSql: string | null, out: string): Promise<number> {
-  // The event times go to a file of their own while the keys stream, and after the keys once their
-  // number is known: counting the rows first ran the query twice (the busy day's 44M keys, written
-  // twice each way in one process: 21.0 and 21.5 s against 23.1 and 24.5 s).
-  const events = `${out}.events`;
-  const fd = openSync(out, 'w'), evFd = openSync(events, 'w+');
-  let n = 0;
+  const w = new KeysWriter(out);
   try {
-    const keyBuf = Buffer.alloc(BLOCK_KEYS * 16), evBuf = Buffer.alloc(BLOCK_KEYS * 8);
-    const keyWords = new Uint32Array(keyBuf.buffer, keyBuf.byteOffset, BLOCK_KEYS * 4);
-    let held = 0, min = Number.MAX_SAFE_INTEGER, max = Number.MIN_SAFE_INTEGER;
-    const flush = (): void => {
-      writeSync(fd, keyBuf, 0, held * 16, n * 16);
-      writeSync(evFd, evBuf, 0, held * 8, n * 8);
-      n += held;
-      held = 0;
-    };
-    for await (const c of keyChunks(db, sql)) {
-      if (held + c.rows > BLOCK_KEYS) flush();
-      putKeys(c, 0, c.rows, keyWords, held);
-      putBytes(c.ev, evBuf, held * 8);
-      for (let i = 0; i < c.rows; i++) {
-        const e = msAt(c.ev, i * 8);
-        if (e < min) min = e;
-        if (e > max) max = e;
-      }
-      held += c.rows;
-    }
-    flush();
-    // The event times after the keys, a block at a time.
-    for (let at = 0; at < n * 8; at += keyBuf.length) {
-      const len = readSync(evFd, keyBuf, 0, Math.min(keyBuf.length, n * 8 - at), at);
-      writeSync(fd, keyBuf, 0, len, n * 16 + at);
-    }
-    const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);
-    const trailer = Buffer.alloc(TRAILER);
-    trailer.writeBigUInt64LE(BigInt(n), 0);
-    trailer.writeBigUInt64LE(BigInt(text.ids), 8);
-    trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
-    trailer.writeBigInt64LE(BigInt(n ? min : 0), 24);
-    trailer.writeBigInt64LE(BigInt(n ? max : 0), 32);
-    MAGIC.copy(trailer, 40);
-    writeSync(fd, trailer, 0, TRAILER, n * 24 + text.bytes);
+    for await (const c of keyChunks(db, sql)) w.addChunk(c, 0, c.rows);
+    return await w.finish(db, textSql);
   } finally {
-    closeSync(fd);
-    closeSync(evFd);
-    rmSync(events, { force: true });
+    w.close();
   }
-  return n;
+}
+
+/**
+ * Makes the keys a check kept (the keys file `kept`: the day's keys that are not repeats: window-check.ts)
+ * the day's keys file `out`: those of `dropSql` left out (u, event_ms, ordered by u: keys the day does
+ * not count after all, those of sessions caught as automated traffic; null: none), and the ids of
+ * `textSql` after them (ping_id, event_ms). Returns how many keys it holds.
+ */
+export async function keepKeys(db: DuckDBConnection, kept: string, dropSql: string | null, textSql: string, out: string): Promise<number> {
+  const all = new KeysFile(kept);
+  if (dropSql === null) {
+    // All of them: the text ids over its trailer, and the trailer after them.
+    all.close();
+    const fd = openSync(kept, 'r+');
+    try {
+      const trailer = Buffer.alloc(TRAILER);
+      readSync(fd, trailer, 0, TRAILER, all.n * 24);
+      const text = await writeText(db, textSql, fd, all.n * 24);
+      trailer.writeBigUInt64LE(BigInt(text.ids), 8);
+      trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
+      writeSync(fd, trailer, 0, TRAILER, all.n * 24 + text.bytes);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(kept, out);
+    return all.n;
+  }
+  // The kept keys merged against the dropped (both ascending, each key once), a block at a time.
+  const w = new KeysWriter(out);
+  try {
+    const drops = keyChunks(db, dropSql)[Symbol.asyncIterator]();
+    const drop = new Uint32Array(4);
+    let chunk: KeyChunk | null = null, at = 0;
+    /** The next dropped key into `drop`: false when there is none. */
+    const next = async (): Promise<boolean> => {
+      while (chunk === null || at >= chunk.rows) {
+        const r = await drops.next();
+        if (r.done) return false;
+        chunk = r.value;
+        at = 0;
+      }
+      putKeys(chunk, at++, 1, drop, 0);
+      return true;
+    };
+    let has = await next();
+    const keyBuf = Buffer.allocUnsafeSlow(BLOCK_KEYS * 16), evBuf = Buffer.allocUnsafeSlow(BLOCK_KEYS * 8);
+    const keys = new Uint32Array(keyBuf.buffer, keyBuf.byteOffset, BLOCK_KEYS * 4);
+    const events = new BigInt64Array(evBuf.buffer, evBuf.byteOffset, BLOCK_KEYS);
+    for (let from = 0; from < all.n; from += BLOCK_KEYS) {
+      const len = all.read(from, Math.min(BLOCK_KEYS, all.n - from), keyBuf, evBuf);
+      for (let j = 0; j < len; j++) {
+        while (has && compare(drop, 0, keys, j) < 0) has = await next();
+        if (!has || compare(drop, 0, keys, j) !== 0) w.add(keys, events, j);
+      }
+    }
+    await drops.return?.(undefined);
+    return await w.finish(db, textSql);
+  } finally {
+    w.close();
+    all.close();
+    rmSync(kept, { force: true });
+  }
 }
 
 /** The text ids of `sql` (ping_id, event_ms) at `at` of `fd`, each its length (4 bytes), its UTF-8 and its event time. */
@@ -263,6 +402,13 @@ export class KeysFile {
     return lo;
   }
 
+  /** Keys `from` to `from + count` into `keys` (16 bytes each) and their event times into `events` (8 each). Returns `count`. */
+  read(from: number, count: number, keys: Buffer, events: Buffer): number {
+    readSync(this.fd, keys, 0, count * 16, from * 16);
+    readSync(this.fd, events, 0, count * 8, this.n * 16 + from * 8);
+    return count;
+  }
+
   /** The event time (epoch ms) of key i. */
   eventAt(i: number): number {
     readSync(this.fd, this.ev, 0, 8, this.n * 16 + i * 8);
@@ -277,8 +423,8 @@ export class KeysFile {
   merge(day: Pick<DayKeys, 'keys' | 'n'>, found: (d: number, f: number) => void, from = 0, to = day.n): void {
     if (from >= to || this.n === 0) return;
     let f = this.seek(day.keys, from);
-    const buf = Buffer.alloc(BLOCK_KEYS * 16);
-    const block = new Uint32Array(buf.buffer, buf.byteOffset, BLOCK_KEYS * 4);
+    const size = Math.min(BLOCK_KEYS, this.n - f), buf = Buffer.allocUnsafeSlow(size * 16);
+    const block = new Uint32Array(buf.buffer, buf.byteOffset, size * 4);
     let d = from;
     while (f < this.n && d < to) {
       const len = Math.min(BLOCK_KEYS, this.n - f);

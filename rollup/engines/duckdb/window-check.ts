@@ -17,36 +17,40 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
-import { dayKeyBatches, KeysFile, keysOfParquet } from './ping-keys.js';
-import { MergeThreads } from './keys-merge.js';
+import { dayKeyBatches, KeysFile, keysOfParquet, KeysWriter } from './ping-keys.js';
+import { MergeThreads, type MergeFile } from './keys-merge.js';
 
-/** A day's ping ids as the check reads them: its Parquet file, and its keys file (null: none kept; made from the Parquet file). */
-export interface WindowFile { parquet: string; keys: string | null }
+/** A day's ping ids as the check reads them: its keys file, or when none was kept its Parquet file (the keys made from it). */
+export type WindowFile = { parquet: null; keys: string } | { parquet: string; keys: null };
 
 /** Where the other days' ids lie against the day's, and which of their survivors are close enough (`within`). */
 interface Side { files: readonly WindowFile[]; from: number; to: number; after: boolean }
 
 /**
  * Checks the day's ids in `day_ids` (rowid, ping_id, event_ms, u: the id's key, NULL when it is not a
- * UUID) against the other days' files; the repeats' row ids go to `repeat_rows`. Returns the passes.
+ * UUID) against the other days' files; the repeats' row ids go to `repeat_rows`. The day's keys are
+ * read sorted once, for the check and for keeping: those that are not repeats go to the keys file
+ * `keptPath` as they stream (with no other day, all of them), which `keepKeys` (ping-keys.ts) makes
+ * the day's once the day knows which it counts. Returns the passes.
  */
-export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[]; passIds: number; dir: string }): Promise<number> {
+export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[]; passIds: number; dir: string; keptPath: string }): Promise<number> {
   const { dayStart, W } = o;
   const sides: Side[] = [
     ...(o.history.length ? [{ files: o.history, from: dayStart - W, to: dayStart, after: false }] : []),
     ...(o.closedAfter.length ? [{ files: o.closedAfter, from: dayStart + DAY_MS, to: dayStart + DAY_MS + W, after: true }] : []),
   ];
-  if (sides.length === 0) return 0;
   // Each other day's keys: kept beside its Parquet file, or made from it here (a day kept before keys
   // were, one the Redshift engine rolled up, or what adjustments count).
   const made: string[] = [];
   const opened: KeysFile[] = [];
   const keysOf = new Map<WindowFile, KeysFile>();
+  const kept = new KeysWriter(o.keptPath);
   try {
     for (const s of sides) {
       for (const f of s.files) {
-        let path = f.keys;
-        if (path === null) {
+        let path: string;
+        if (f.keys !== null) path = f.keys;
+        else {
           path = join(o.dir, `window-keys-${made.length}.keys`);
           made.push(path);
           await keysOfParquet(db, f.parquet, path);
@@ -56,44 +60,60 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
         keysOf.set(f, k);
       }
     }
-    const counts = (await queryRows<{ keyed: bigint; text: bigint }>(db,
-      'SELECT count(u) AS keyed, count(*) - count(u) AS text FROM day_ids'))[0]!;
-    let passes = 0;
-    passes += await checkKeys(db, o, sides, keysOf, Number(counts.keyed));
-    if (Number(counts.text) > 0) passes += await checkText(db, o, sides, keysOf);
+    const files = sides.flatMap((side) => side.files.map((f) => ({ path: keysOf.get(f)!.path, from: side.from, to: side.to, after: side.after })));
+    let passes = await checkKeys(db, o, files, kept);
+    if (sides.length > 0) {
+      const text = Number((await queryRows<{ n: bigint }>(db, 'SELECT count(*) AS n FROM day_ids WHERE u IS NULL'))[0]!.n);
+      if (text > 0) passes += await checkText(db, o, sides, keysOf);
+    }
+    await kept.finish(db, null);
     return passes;
   } finally {
+    kept.close();
     for (const k of opened) k.close();
     // The keys made here go with the check (a day's are as large as its ids).
     for (const path of made) await rm(path, { force: true });
   }
 }
 
-async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number; passIds: number; dir: string }, sides: readonly Side[], keysOf: Map<WindowFile, KeysFile>, n: number): Promise<number> {
-  if (n === 0) return 0;
+/**
+ * The day's keys, sorted, a batch at a time: each merged against the other days' `files` (none: no
+ * check), its repeats' row ids to `repeat_rows`, its other keys to `kept`. Returns the passes.
+ */
+async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number; passIds: number; dir: string }, files: readonly MergeFile[], kept: KeysWriter): Promise<number> {
   const { dayStart, W, dir } = o;
-  const files = sides.flatMap((side) => side.files.map((f) => ({ path: keysOf.get(f)!.path, from: side.from, to: side.to, after: side.after })));
-  const threads = new MergeThreads();
+  const threads = files.length > 0 ? new MergeThreads() : null;
   let passes = 0;
   // The repeats' row ids go to a file while the day's keys stream (a query on the connection would
   // end the stream), and into repeat_rows after: nothing sized by the day is held.
   const found = join(dir, 'window-repeats.csv');
   const out = openSync(found, 'w');
+  let repeats = 0;
   try {
     // The day's keys sorted once by DuckDB, and streamed a batch (a pass) at a time: on the busy day
     // one sort of its 45M keys took 8.9 s, where 24 passes each sorting its range took 48 s.
+    let repeat = new Uint8Array(0);
     for await (const day of dayKeyBatches(db, 'SELECT u, event_ms, rowid FROM day_ids WHERE u IS NOT NULL ORDER BY u', o.passIds)) {
-      passes++;
-      const halves = await threads.merge({ keys: day.keys, events: day.events, files, dayStart, dayMs: DAY_MS, W }, day.n);
+      if (repeat.length < day.n) repeat = new Uint8Array(day.keys.length / 4);
+      repeat.fill(0, 0, day.n);
+      if (threads) {
+        passes++;
+        // A key may be found in more than one file: it is one repeat.
+        for (const half of await threads.merge({ keys: day.keys, events: day.events, files, dayStart, dayMs: DAY_MS, W }, day.n)) for (const d of half) repeat[d] = 1;
+      }
       const lines: string[] = [];
-      for (const half of halves) for (const d of half) lines.push(String(day.rowids[d]!));
+      for (let d = 0; d < day.n; d++) {
+        if (repeat[d]) lines.push(String(day.rowids[d]!));
+        else kept.add(day.keys, day.events, d);
+      }
       if (lines.length) writeSync(out, lines.join('\n') + '\n');
+      repeats += lines.length;
     }
   } finally {
     closeSync(out);
-    await threads.close();
+    await threads?.close();
   }
-  await db.run(`INSERT INTO repeat_rows SELECT rowid FROM read_csv(${sqlString(found)}, header = false, columns = {'rowid': 'BIGINT'})`);
+  if (repeats > 0) await db.run(`INSERT INTO repeat_rows SELECT rowid FROM read_csv(${sqlString(found)}, header = false, columns = {'rowid': 'BIGINT'})`);
   await rm(found, { force: true });
   return passes;
 }

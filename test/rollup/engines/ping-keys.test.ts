@@ -1,14 +1,15 @@
 /**
  * A day's ping ids as sorted 128-bit keys (rollup/engines/duckdb/ping-keys.ts): exact for canonical
- * UUIDs, in DuckDB's UUID order across the sign bit, every place of a repeated key found, and a
- * damaged file refused.
+ * UUIDs, in DuckDB's UUID order across the sign bit, every place of a repeated key found, what a
+ * check kept made the day's keys, and a damaged file refused.
  */
-import { truncate } from 'node:fs/promises';
+import { readFile, truncate } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
-import { dayKeyBatches, KeysFile, keysOfParquet, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { dayKeyBatches, keepKeys, KeysFile, keysOfParquet, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
 import { mergeHalf, MergeThreads } from '../../../rollup/engines/duckdb/keys-merge.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 
@@ -125,6 +126,22 @@ describe('ping-id keys', () => {
       expect(halves.flatMap((h) => [...h]).sort((a, b) => a - b)).toEqual(one.sort((a, b) => a - b));
     } finally {
       await threads.close();
+    }
+  });
+
+  it('keeps what the check kept, less the keys dropped after it, the same bytes as writing the counted keys', async () => {
+    // 200,000 keys (past a read's block of 65,536), a third of the rest not kept by the check (its
+    // repeats); every seventh of those kept is dropped, with some of the repeats (the drop's SQL may name them).
+    await db.run(`CREATE OR REPLACE TABLE k3 AS SELECT gen_random_uuid() AS u, 1790000000000 + i * 7 AS event_ms, i % 3 = 0 AS rep, i % 7 = 0 AS dropped FROM range(300000) t(i)`);
+    const text = `SELECT * FROM (VALUES ('r:kept', 9::BIGINT)) t(ping_id, event_ms)`;
+    for (const drop of [false, true]) {
+      const kept = join(dir, `checked-${drop}.keys`), out = join(dir, `day-${drop}.keys`), want = join(dir, `want-${drop}.keys`);
+      await writeKeys(db, 'SELECT u, event_ms FROM k3 WHERE NOT rep ORDER BY u', null, kept);
+      const n = await keepKeys(db, kept, drop ? 'SELECT u, event_ms FROM k3 WHERE dropped ORDER BY u' : null, text, out);
+      expect(await writeKeys(db, `SELECT u, event_ms FROM k3 WHERE NOT rep${drop ? ' AND NOT dropped' : ''} ORDER BY u`, text, want)).toBe(n);
+      expect(n).toBe(drop ? 171_428 : 200_000);
+      expect((await readFile(out)).equals(await readFile(want))).toBe(true);
+      expect(existsSync(kept)).toBe(false);
     }
   });
 
