@@ -101,11 +101,15 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
         // A key may be found in more than one file: it is one repeat.
         for (const half of await threads.merge({ keys: day.keys, events: day.events, files, dayStart, dayMs: DAY_MS, W }, day.n)) for (const d of half) repeat[d] = 1;
       }
+      // The keys between two repeats kept as a run.
       const lines: string[] = [];
-      for (let d = 0; d < day.n; d++) {
-        if (repeat[d]) lines.push(String(day.rowids[d]!));
-        else kept.add(day.keys, day.events, d);
+      let run = 0;
+      for (let d = repeat.indexOf(1); d !== -1 && d < day.n; d = repeat.indexOf(1, d + 1)) {
+        lines.push(String(day.rowids[d]!));
+        kept.addRange(day.keys, day.events, run, d);
+        run = d + 1;
       }
+      kept.addRange(day.keys, day.events, run, day.n);
       if (lines.length) writeSync(out, lines.join('\n') + '\n');
       repeats += lines.length;
     }
