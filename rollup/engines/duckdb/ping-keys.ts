@@ -84,21 +84,7 @@ async function* keyChunks(db: DuckDBConnection, sql: string): AsyncGenerator<Key
 
 /** `count` of a chunk's keys from row `from` into `out` from key `at` on. */
 function putKeys(c: KeyChunk, from: number, count: number, out: Uint32Array, at: number): void {
-  const { u } = c;
-  if (u.byteOffset % 4 !== 0) {
-    for (let i = 0; i < count; i++) keyFromStored(u, (from + i) * 16, out, (at + i) * 4);
-    return;
-  }
-  // Aligned (DuckDB's vectors are): the words read as words, not through the DataView (this machine
-  // is little-endian, as every platform DuckDB's Node bindings are built for).
-  const w = new Uint32Array(u.buffer, u.byteOffset, u.byteLength / 4);
-  for (let i = 0; i < count; i++) {
-    const r = (from + i) * 4, o = (at + i) * 4;
-    out[o] = (w[r + 3]! ^ 0x80000000) >>> 0;
-    out[o + 1] = w[r + 2]!;
-    out[o + 2] = w[r + 1]!;
-    out[o + 3] = w[r]!;
-  }
+  for (let i = 0; i < count; i++) keyFromStored(c.u, (from + i) * 16, out, (at + i) * 4);
 }
 
 /** Rows `from` to `from + count` of an 8-byte column. */
@@ -109,11 +95,6 @@ function rows8(v: DataView, from: number, count: number): DataView {
 /** `bytes` into `out` at byte `at`. */
 function putBytes(bytes: DataView, out: ArrayBufferView, at: number): void {
   new Uint8Array(out.buffer, out.byteOffset + at, bytes.byteLength).set(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-}
-
-/** An epoch-ms BIGINT of a column's bytes as a number (below 2^53), with no BigInt made. */
-function msAt(v: DataView, at: number): number {
-  return v.getInt32(at + 4, true) * 4294967296 + v.getUint32(at, true);
 }
 
 /**
@@ -193,24 +174,6 @@ export class KeysWriter {
     this.held = 0;
   }
 
-  private seen(e: number): void {
-    if (e < this.min) this.min = e;
-    if (e > this.max) this.max = e;
-  }
-
-  /** `count` keys of a streamed chunk from row `from` on. */
-  addChunk(c: KeyChunk, from: number, count: number): void {
-    for (let done = 0; done < count;) {
-      if (this.held === BLOCK_KEYS) this.flush();
-      const take = Math.min(count - done, BLOCK_KEYS - this.held);
-      putKeys(c, from + done, take, this.keyWords, this.held);
-      putBytes(rows8(c.ev, from + done, take), this.evBuf, this.held * 8);
-      for (let i = 0; i < take; i++) this.seen(msAt(c.ev, (from + done + i) * 8));
-      this.held += take;
-      done += take;
-    }
-  }
-
   /**
    * Keys `from` to before `to` of `keys` (four words each) and their event times, copied a block at a
    * time (a key at a time, with its event time as a BigInt, was 10 s of the busy day's 45M keys).
@@ -246,14 +209,7 @@ export class KeysWriter {
         writeSync(fd, this.keyBuf, 0, len, n * 16 + at);
       }
       const text = textSql === null ? { ids: 0, bytes: 0 } : await writeText(db, textSql, fd, n * 24);
-      const trailer = Buffer.alloc(TRAILER);
-      trailer.writeBigUInt64LE(BigInt(n), 0);
-      trailer.writeBigUInt64LE(BigInt(text.ids), 8);
-      trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
-      trailer.writeBigInt64LE(BigInt(n ? this.min : 0), 24);
-      trailer.writeBigInt64LE(BigInt(n ? this.max : 0), 32);
-      MAGIC.copy(trailer, 40);
-      writeSync(fd, trailer, 0, TRAILER, n * 24 + text.bytes);
+      writeSync(fd, trailerOf(n, text, n ? this.min : 0, n ? this.max : 0), 0, TRAILER, n * 24 + text.bytes);
       return n;
     } finally {
       this.close();
@@ -278,7 +234,14 @@ export class KeysWriter {
 export async function writeKeys(db: DuckDBConnection, sql: string, textSql: string | null, out: string): Promise<number> {
   const w = new KeysWriter(out);
   try {
-    for await (const c of keyChunks(db, sql)) w.addChunk(c, 0, c.rows);
+    // Each chunk's keys and event times as a merge holds them, then written as a run.
+    let keys = new Uint32Array(0), events = new BigInt64Array(0);
+    for await (const c of keyChunks(db, sql)) {
+      if (events.length < c.rows) [keys, events] = [new Uint32Array(c.rows * 4), new BigInt64Array(c.rows)];
+      putKeys(c, 0, c.rows, keys, 0);
+      putBytes(c.ev, events, 0);
+      w.addRange(keys, events, 0, c.rows);
+    }
     return await w.finish(db, textSql);
   } finally {
     w.close();
@@ -298,12 +261,8 @@ export async function keepKeys(db: DuckDBConnection, kept: string, dropSql: stri
     all.close();
     const fd = openSync(kept, 'r+');
     try {
-      const trailer = Buffer.alloc(TRAILER);
-      readSync(fd, trailer, 0, TRAILER, all.n * 24);
       const text = await writeText(db, textSql, fd, all.n * 24);
-      trailer.writeBigUInt64LE(BigInt(text.ids), 8);
-      trailer.writeBigUInt64LE(BigInt(text.bytes), 16);
-      writeSync(fd, trailer, 0, TRAILER, all.n * 24 + text.bytes);
+      writeSync(fd, trailerOf(all.n, text, all.minEvent, all.maxEvent), 0, TRAILER, all.n * 24 + text.bytes);
     } finally {
       closeSync(fd);
     }
@@ -351,6 +310,18 @@ export async function keepKeys(db: DuckDBConnection, kept: string, dropSql: stri
     all.close();
     rmSync(kept, { force: true });
   }
+}
+
+/** A keys file's trailer: its keys, its text ids and their bytes, the keys' least and greatest event time (0 without keys), the magic. */
+function trailerOf(n: number, text: { ids: number; bytes: number }, minEvent: number, maxEvent: number): Buffer {
+  const t = Buffer.alloc(TRAILER);
+  t.writeBigUInt64LE(BigInt(n), 0);
+  t.writeBigUInt64LE(BigInt(text.ids), 8);
+  t.writeBigUInt64LE(BigInt(text.bytes), 16);
+  t.writeBigInt64LE(BigInt(minEvent), 24);
+  t.writeBigInt64LE(BigInt(maxEvent), 32);
+  MAGIC.copy(t, 40);
+  return t;
 }
 
 /** The text ids of `sql` (ping_id, event_ms) at `at` of `fd`, each its length (4 bytes), its UTF-8 and its event time. */
