@@ -184,16 +184,22 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const checkedKeys = window ? join(window.dir, 'ping-ids.checked.keys') : '';
   await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
   if (window) {
+    // Each id as its key; its text only when it has none (the key's text is the id). No session or
+    // source: a row's strings are most of what holding it costs (the busy day's 47M ids: 10.6 s to
+    // hold, against 20.6 s with the session and 23.5 s with the id's text too, at the default memory
+    // limit), and the few rows that need them (the repeats, the caught sessions') are read for them.
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE day_ids AS
-      SELECT rowid, source, session, ping_id, event_ms, ${uuidKeySql('ping_id')} AS u FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`);
+      SELECT rowid, event_ms, u, CASE WHEN u IS NULL THEN ping_id END AS text_id FROM (
+        SELECT rowid, ping_id, event_ms, ${uuidKeySql('ping_id')} AS u FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL)`);
     // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
     // with its id, at most W days before it, is the repeat. The check: window-check.ts.
     passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
   }
-  const checked = window !== null && (window.history.length > 0 || window.closedAfter.length > 0);
-  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${checked
-    ? 'SELECT rowid, source, session FROM day_ids SEMI JOIN repeat_rows USING (rowid)'
+  // The repeats' sources and sessions, read for them (one read of two columns: 1.3 s for the busy day).
+  const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM repeat_rows'))[0]!.n) > 0;
+  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${found
+    ? `SELECT rowid, source, session FROM ${stagedRows(stagedFiles)} SEMI JOIN repeat_rows USING (rowid)`
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
   const checkMs = performance.now() - checkStart;
   await engine.run(`
@@ -298,24 +304,27 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   let pingIdRows = 0;
   const keepStart = performance.now();
   if (window) {
-    // A survivor that is not a repeat is counted unless its session was caught as automated traffic.
-    const uncaught = 'd.session NOT IN (SELECT session FROM caught_sessions)';
+    // A survivor that is not a repeat is counted unless its session was caught as automated traffic:
+    // the rows of those sessions with an id, read for them (most days have none).
+    const caught = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM caught_sessions'))[0]!.n) > 0;
+    await engine.run(`CREATE OR REPLACE TEMP TABLE caught_ids AS ${caught
+      ? `SELECT rowid FROM ${stagedRows(stagedFiles)} SEMI JOIN caught_sessions USING (session) WHERE ${inDay} AND ping_id IS NOT NULL`
+      : 'SELECT rowid FROM losers LIMIT 0'}`);
     // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
     // repeat nor of a caught session): what later days' windows read, and the month's rollup and the
     // stale marks. In no order: the check reads the keys beside it, and what reads it reads it whole
     // (sorting the busy day's 45M ids as text was 22 of its 28 s).
     await engine.run(`COPY (
-      SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND ${uncaught} AS counted
-      FROM day_ids d LEFT JOIN repeats r USING (rowid))
+      SELECT coalesce(d.text_id, d.u::VARCHAR) AS ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND c.rowid IS NULL AS counted
+      FROM day_ids d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
     // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them
     // (ping-keys.ts): what later days' checks read. The check kept the keys that are not repeats as
     // it read them; of those, the keys of sessions caught as automated traffic are not counted.
-    const caught = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM caught_sessions'))[0]!.n) > 0;
     const survivors = 'FROM day_ids d ANTI JOIN repeats r USING (rowid)';
-    await keepKeys(engine, checkedKeys, caught ? `SELECT d.u, d.event_ms ${survivors} WHERE d.u IS NOT NULL AND (${uncaught}) IS NOT TRUE ORDER BY d.u` : null,
-      `SELECT d.ping_id, d.event_ms ${survivors} WHERE d.u IS NULL AND ${uncaught}`, window.outKeys);
+    await keepKeys(engine, checkedKeys, caught ? `SELECT d.u, d.event_ms ${survivors} SEMI JOIN caught_ids c USING (rowid) WHERE d.u IS NOT NULL ORDER BY d.u` : null,
+      `SELECT d.text_id, d.event_ms ${survivors} ANTI JOIN caught_ids c USING (rowid) WHERE d.u IS NULL`, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

@@ -27,11 +27,11 @@ export type WindowFile = { parquet: null; keys: string } | { parquet: string; ke
 interface Side { files: readonly WindowFile[]; from: number; to: number; after: boolean }
 
 /**
- * Checks the day's ids in `day_ids` (rowid, ping_id, event_ms, u: the id's key, NULL when it is not a
- * UUID) against the other days' files; the repeats' row ids go to `repeat_rows`. The day's keys are
- * read sorted once, for the check and for keeping: those that are not repeats go to the keys file
- * `keptPath` as they stream (with no other day, all of them), which `keepKeys` (ping-keys.ts) makes
- * the day's once the day knows which it counts. Returns the passes.
+ * Checks the day's ids in `day_ids` (rowid, event_ms, u: the id's key, NULL when it is not a UUID,
+ * text_id: the id when it is not) against the other days' files; the repeats' row ids go to
+ * `repeat_rows`. The day's keys are read sorted once, for the check and for keeping: those that are
+ * not repeats go to the keys file `keptPath` as they stream (with no other day, all of them), which
+ * `keepKeys` (ping-keys.ts) makes the day's once the day knows which it counts. Returns the passes.
  */
 export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[]; passIds: number; dir: string; keptPath: string }): Promise<number> {
   const { dayStart, W } = o;
@@ -149,7 +149,7 @@ async function checkText(db: DuckDBConnection, o: { W: number }, sides: readonly
   }
   for (const [k, s] of withText.entries()) {
     await db.run(`INSERT INTO repeat_rows
-      SELECT d.rowid FROM (SELECT rowid, ping_id, event_ms FROM day_ids WHERE u IS NULL) d
+      SELECT d.rowid FROM (SELECT rowid, text_id AS ping_id, event_ms FROM day_ids WHERE u IS NULL) d
       JOIN (SELECT ping_id, event_ms FROM window_text WHERE side = ${k} AND event_ms >= ${s.from} AND event_ms < ${s.to}) h
       ON h.ping_id = d.ping_id AND ${s.after ? `h.event_ms - d.event_ms <= ${o.W}` : `d.event_ms - h.event_ms <= ${o.W}`}`);
   }
