@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS } from '../../../lib/utc-day.js';
-import { dayKeyBatches, KeysFile, keysOfParquet, KeysWriter } from './ping-keys.js';
+import { dayKeyBatches, KeysFile, keysOfParquet, KeysWriter, WRITING_BLOCKS } from './ping-keys.js';
 import { MergeThreads, type MergeFile } from './keys-merge.js';
 
 /** A day's ping ids as the check reads them: its keys file, or when none was kept its Parquet file (the keys made from it). */
@@ -69,7 +69,7 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
     await kept.finish(db, null);
     return passes;
   } finally {
-    kept.close();
+    await kept.close();
     for (const k of opened) k.close();
     // The keys made here go with the check (a day's are as large as its ids).
     for (const path of made) await rm(path, { force: true });
@@ -110,6 +110,8 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
         run = d + 1;
       }
       kept.addRange(day.keys, day.events, run, day.n);
+      // The batch's keys are written while the next is streamed and merged; the batch before must be.
+      await kept.settle(WRITING_BLOCKS);
       if (lines.length) writeSync(out, lines.join('\n') + '\n');
       repeats += lines.length;
     }

@@ -1,9 +1,9 @@
 /**
  * A day's ping ids as sorted 128-bit keys (rollup/engines/duckdb/ping-keys.ts): exact for canonical
  * UUIDs, in DuckDB's UUID order across the sign bit, every place of a repeated key found, what a
- * check kept made the day's keys, and a damaged file refused.
+ * check kept made the day's keys, a failed write surfaced, and a damaged file refused.
  */
-import { readFile, truncate } from 'node:fs/promises';
+import { readFile, symlink, truncate } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,6 +143,15 @@ describe('ping-id keys', () => {
       expect((await readFile(out)).equals(await readFile(want))).toBe(true);
       expect(existsSync(kept)).toBe(false);
     }
+  });
+
+  it('fails where a write fails, the blocks written on the thread pool: the disk full under 300,000 keys', async () => {
+    // The event times, written a block at a time as the keys are, go to /dev/full (every write:
+    // ENOSPC) through a link.
+    const file = join(dir, 'full.keys');
+    await symlink('/dev/full', `${file}.events`);
+    await expect(writeKeys(db, 'SELECT gen_random_uuid() AS u, 0::BIGINT AS event_ms FROM range(300000) ORDER BY u', null, file)).rejects.toThrow(/ENOSPC/);
+    expect(existsSync(`${file}.events`)).toBe(false);
   });
 
   it('refuses a file that is not whole, saying which', async () => {
