@@ -305,11 +305,13 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const keepStart = performance.now();
   if (window) {
     // A survivor that is not a repeat is counted unless its session was caught as automated traffic:
-    // the rows of those sessions with an id, read for them (most days have none).
+    // the day's ids of those sessions, found by reading the rows of those sessions for them (most
+    // days have none), and held with their keys, which keeping the day's keys leaves out.
     const caught = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM caught_sessions'))[0]!.n) > 0;
     await engine.run(`CREATE OR REPLACE TEMP TABLE caught_ids AS ${caught
-      ? `SELECT rowid FROM ${stagedRows(stagedFiles)} SEMI JOIN caught_sessions USING (session) WHERE ${inDay} AND ping_id IS NOT NULL`
-      : 'SELECT rowid FROM losers LIMIT 0'}`);
+      ? `SELECT d.rowid, d.u, d.event_ms FROM day_ids d SEMI JOIN (
+          SELECT rowid FROM ${stagedRows(stagedFiles)} SEMI JOIN caught_sessions USING (session) WHERE ${inDay} AND ping_id IS NOT NULL) USING (rowid)`
+      : 'SELECT rowid, u, event_ms FROM day_ids LIMIT 0'}`);
     // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
     // repeat nor of a caught session): what later days' windows read, and the month's rollup and the
     // stale marks. In no order: the check reads the keys beside it, and what reads it reads it whole
@@ -323,7 +325,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // (ping-keys.ts): what later days' checks read. The check kept the keys that are not repeats as
     // it read them; of those, the keys of sessions caught as automated traffic are not counted.
     const survivors = 'FROM day_ids d ANTI JOIN repeats r USING (rowid)';
-    await keepKeys(engine, checkedKeys, caught ? `SELECT d.u, d.event_ms ${survivors} SEMI JOIN caught_ids c USING (rowid) WHERE d.u IS NOT NULL ORDER BY d.u` : null,
+    await keepKeys(engine, checkedKeys, caught ? 'SELECT c.u, c.event_ms FROM caught_ids c ANTI JOIN repeats r USING (rowid) WHERE c.u IS NOT NULL ORDER BY c.u' : null,
       `SELECT d.text_id, d.event_ms ${survivors} ANTI JOIN caught_ids c USING (rowid) WHERE d.u IS NULL`, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
