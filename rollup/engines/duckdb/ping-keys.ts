@@ -165,8 +165,8 @@ export class KeysWriter {
   private evWords = new BigInt64Array(this.evBuf.buffer, this.evBuf.byteOffset, BLOCK_KEYS);
   /**
    * Blocks handed to the thread pool and not yet written, oldest first: the writer goes on while
-   * they are written (written in its own thread, the busy day's keys held the check 3.4 s and
-   * keeping 2.3 s). `settle` bounds them.
+   * they are written (written on the writer's own thread, the busy day's keys held up the check
+   * 3.4 s and keeping 2.3 s). `settle` bounds them.
    */
   private writing: Array<Promise<void>> = [];
   /** Blocks' buffers written and free again (new ones for each block were 0.7 s more of garbage collection on the busy day). */

@@ -62,8 +62,8 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
     }
     const files = sides.flatMap((side) => side.files.map((f) => ({ path: keysOf.get(f)!.path, from: side.from, to: side.to, after: side.after })));
     let passes = await checkKeys(db, o, files, kept);
-    // The ids that are not UUIDs, when another day holds any (their join with none of the day's is a
-    // read of day_ids, as counting them first was).
+    // The ids that are not UUIDs: none to check when no other day holds any; else a join that reads
+    // day_ids once, as counting the day's first did.
     if (sides.length > 0) passes += await checkText(db, o, sides, keysOf);
     await kept.finish(db, null);
     return passes;
