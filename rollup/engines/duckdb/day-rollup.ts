@@ -138,7 +138,8 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // faster than a (filename, row) struct (the dedupe statement: 233 ms against 245 ms, medians of 12
   // interleaved runs).
   // With PINGROLL_CATALOG_ONLY, each row's rule is the catalog's when the bot list has none (rules.ts).
-  const files = ruledRows(stagedRows(stagedFiles), catalogRuleFor(opts.catalogOnly, opts.catalogFile, `the rollup of ${day}`));
+  const stagedSql = stagedRows(stagedFiles);
+  const files = ruledRows(stagedSql, catalogRuleFor(opts.catalogOnly, opts.catalogFile, `the rollup of ${day}`));
   const inDay = `event_ms >= ${dayStart} AND event_ms < ${dayStart + DAY_MS}`;
   // Dedupe. Most keys are unique: only keys staged more than once go through the window that picks
   // each one's survivor, and what comes out is the losers' row ids. "More than once" is asked of the
@@ -199,7 +200,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // The repeats' sources and sessions, read for them (a read of two columns of the staged rows: 1.3-1.9 s for the busy day).
   const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM repeat_rows'))[0]!.n) > 0;
   await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${found
-    ? `SELECT rowid, source, session FROM ${stagedRows(stagedFiles)} SEMI JOIN repeat_rows USING (rowid)`
+    ? `SELECT rowid, source, session FROM ${stagedSql} SEMI JOIN repeat_rows USING (rowid)`
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
   const checkMs = performance.now() - checkStart;
   await engine.run(`
@@ -305,12 +306,13 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const keepStart = performance.now();
   if (window) {
     // A survivor that is not a repeat is counted unless its session was caught as automated traffic:
-    // the day's ids of those sessions, found by reading the rows of those sessions for them (most
-    // days have none), and held with their keys, which keeping the day's keys leaves out.
+    // the day's ids of those sessions (most days have none), from their records in `suspect` (which
+    // holds every record of a session the blocks caught or left undecided), held with their keys,
+    // which keeping the day's keys leaves out.
     const caught = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM caught_sessions'))[0]!.n) > 0;
     await engine.run(`CREATE OR REPLACE TEMP TABLE caught_ids AS ${caught
       ? `SELECT d.rowid, d.u, d.event_ms FROM day_ids d SEMI JOIN (
-          SELECT rowid FROM ${stagedRows(stagedFiles)} SEMI JOIN caught_sessions USING (session) WHERE ${inDay} AND ping_id IS NOT NULL) USING (rowid)`
+          SELECT rowid FROM suspect SEMI JOIN caught_sessions USING (session)) USING (rowid)`
       : 'SELECT rowid, u, event_ms FROM day_ids LIMIT 0'}`);
     // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
     // repeat nor of a caught session): what later days' windows read, and the month's rollup and the

@@ -64,7 +64,7 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
     let passes = await checkKeys(db, o, files, kept);
     // The ids that are not UUIDs: none to check when no other day holds any; else a join that reads
     // day_ids once, as counting the day's first did.
-    if (sides.length > 0) passes += await checkText(db, o, sides, keysOf);
+    passes += await checkText(db, o, sides, keysOf);
     await kept.finish(db, null);
     return passes;
   } finally {
