@@ -1,11 +1,13 @@
 /**
- * Contract §4-§5 on hand-made staged records: which duplicate survives, and what each metric counts.
+ * Contract §4-§5 on hand-made staged records: which duplicate survives, what each metric counts, and
+ * which ids the ping-id window keeps as counted.
  */
 import { defaultConfig, loadConfig } from '../../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
-import { rollupDay } from '../../../rollup/engines/duckdb/day-rollup.js';
+import { rollupDay, type DayWindow } from '../../../rollup/engines/duckdb/day-rollup.js';
+import { KeysFile } from '../../../rollup/engines/duckdb/ping-keys.js';
 import { STAGED_COLUMN_NAMES } from '../../../ingest/staged-ping.js';
 import { DEFAULT_PLATFORMS } from '../../../ingest/ping-record.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
@@ -23,7 +25,7 @@ interface Staged { source?: 's3' | 'dynamodb'; series?: string; episode?: string
   country?: string | null; os?: string | null; device?: string | null; browser?: string | null; agentRule?: string | null }
 
 /** Rolls up hand-made staged records; returns the three tables' rows. */
-async function rollup(records: Staged[], platforms?: string[], catalog?: { only: CatalogOnly; episodes: Array<[string, string]> }) {
+async function rollup(records: Staged[], platforms?: string[], catalog?: { only: CatalogOnly; episodes: Array<[string, string]> }, window: DayWindow | null = null) {
   const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
   try {
     const file = join(dir, `staged-${Math.random().toString(36).slice(2)}.parquet`);
@@ -40,7 +42,7 @@ async function rollup(records: Staged[], platforms?: string[], catalog?: { only:
       catalogFile = join(dir, `catalog-${Math.random().toString(36).slice(2)}.parquet`);
       await engine.run(`COPY (SELECT * FROM (VALUES ${catalog.episodes.map(([se, ep]) => `(${sqlString(se)}, ${sqlString(ep)}, 600::BIGINT)`).join(', ')}) t(series_id, episode_id, duration_seconds)) TO ${sqlString(catalogFile)} (FORMAT parquet)`);
     }
-    const out = await rollupDay(engine, DAY, [file], outcomes, { platforms, catalogOnly: catalog?.only ?? null, catalogFile });
+    const out = await rollupDay(engine, DAY, [file], outcomes, { platforms, catalogOnly: catalog?.only ?? null, catalogFile, window });
     const rejectsDir = await mkdtemp(join(dir, 'rejects-'));
     const rejects = gunzipSync(await readFile(await writeInvalidRejects(engine, out.excluded, rejectsDir))).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const read = async (t: string) => (await queryRows<Record<string, unknown>>(engine, `SELECT * FROM ${t}`)).map((r) =>
@@ -275,5 +277,30 @@ describe('audience and automated traffic (contract §10)', () => {
     expect(r.invalid).toEqual([{ day: expect.anything(), series_id: 's1', rule: 'session_rate', records: 7, sessions: 1, minutes_watched: 2 }]);
     expect(r.series).toMatchObject([{ pings: 6 + 4 + 4, sessions: 3 }]);
     expect(r.audit.map((a) => [a.outcome, a.records])).toEqual([['duplicate', 4], ['invalid_traffic', 7], ['ping', 10 + 4 + 4]]);
+  });
+
+  it('with the ping-id window on, a caught session\'s ids are kept as not counted, and its keys and text ids left out of the day\'s keys file', async () => {
+    // Six pings in one minute (UUIDs and one other id) make `loop` caught; `fine` sends one a minute.
+    const uuid = (session: string, i: number): string => `${session === 'loop' ? '0' : 'f'}0000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    const sends = (session: string, every: number): Staged[] => Array.from({ length: 6 }, (_, i) => ({ session, ping: i === 5 ? `${session}-text` : uuid(session, i), t: T0 + i * every, key: `r:${session}-${i}` }));
+    const wdir = await mkdtemp(join(dir, 'window-'));
+    const window: DayWindow = { days: 30, history: [], closedAfter: [], out: join(wdir, 'ping-ids.parquet'), outKeys: join(wdir, 'ping-ids.keys'), dir: wdir };
+    const r = await rollup([...sends('loop', 1000), ...sends('fine', 60_000)], undefined, undefined, window);
+    expect(r.invalid.map((i) => [i.rule, i.records])).toEqual([['session_rate', 6]]);
+    const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
+    try {
+      const ids = await queryRows<{ ping_id: string; counted: boolean }>(engine, `SELECT ping_id, counted FROM read_parquet(${sqlString(window.out)}) ORDER BY ping_id`);
+      expect(ids.filter((i) => i.counted).map((i) => i.ping_id)).toEqual([...Array.from({ length: 5 }, (_, i) => uuid('fine', i)), 'fine-text']);
+      expect(ids.filter((i) => !i.counted).map((i) => i.ping_id)).toEqual([...Array.from({ length: 5 }, (_, i) => uuid('loop', i)), 'loop-text']);
+    } finally {
+      engine.closeSync();
+    }
+    const keys = new KeysFile(window.outKeys);
+    try {
+      expect([keys.n, keys.textIds]).toEqual([5, 1]);
+      expect([...keys.texts()].flat().map((t) => t.id)).toEqual(['fine-text']);
+    } finally {
+      keys.close();
+    }
   });
 });
