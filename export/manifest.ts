@@ -121,22 +121,57 @@ export function inputsChanged(manifest: DayManifest, now: string[]): string | nu
   return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
 }
 
-/** The days' manifests in the output: the store is handed over once (a job's publisher holds one; `pingroll status` makes its own). */
+/** Manifests a run keeps read (most recently read last): the ping-id window's 2W + 1 days, and more. */
+const KEPT_MANIFESTS = 256;
+
+/**
+ * The days' manifests in the output: the store is handed over once (a job's publisher holds one;
+ * `pingroll status` makes its own).
+ *
+ * A manifest read is kept for the next read of the same day. Only the run that holds the run lock
+ * publishes (state/run-lock.ts), through its publisher, which drops a day's kept manifest when it
+ * publishes the day (`forget`), and all of them when it completes what a killed run left. So a
+ * kept manifest is the one published. (A run's rollups read the manifests of the W days around each
+ * day: a month's backfill read each manifest up to 73 times, a GET each.) What is kept is the
+ * manifest's text, parsed at each read: a caller may change the object it is given.
+ */
 export class Manifests {
+  private readonly kept = new Map<string, Promise<string | null>>();
+
   constructor(private readonly store: ObjectStore) {}
 
   /** The manifest `day` was last published with; null: never published (or unreadable). */
-  read(day: string): Promise<DayManifest | null> {
-    return readManifest(this.store, day);
+  async read(day: string): Promise<DayManifest | null> {
+    let text = this.kept.get(day);
+    if (text) this.kept.delete(day);
+    else {
+      text = this.store.get(dayManifestKey(day)).then((body) => (body ? body.toString('utf8') : null));
+      // A read that failed is not kept: the next asks the store again.
+      const read = text;
+      read.catch(() => { if (this.kept.get(day) === read) this.kept.delete(day); });
+    }
+    this.kept.set(day, text);
+    if (this.kept.size > KEPT_MANIFESTS) this.kept.delete(this.kept.keys().next().value!);
+    return parseManifest(await text);
+  }
+
+  /** Drops what is kept of `day`'s manifest (every day's without one): it is being published. */
+  forget(day?: string): void {
+    if (day === undefined) this.kept.clear();
+    else this.kept.delete(day);
   }
 }
 
 /** The day's manifest, or null when the day was never published (or its manifest is unreadable). */
 export async function readManifest(store: ObjectStore, day: string): Promise<DayManifest | null> {
   const body = await store.get(dayManifestKey(day));
-  if (!body) return null;
+  return parseManifest(body ? body.toString('utf8') : null);
+}
+
+function parseManifest(text: string | null): DayManifest | null {
+  if (text === null) return null;
   try {
-    return JSON.parse(body.toString('utf8')) as DayManifest;
+    return JSON.parse(text) as DayManifest;
   } catch {
     return null;
   }

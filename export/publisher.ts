@@ -72,8 +72,12 @@ export class DayPublisher {
   }
 
   /** Completes the publication of days that runs killed while publishing left behind. */
-  recover(): Promise<string[]> {
-    return recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
+  async recover(): Promise<string[]> {
+    try {
+      return await recoverPublishes(this.opts.store, this.loadWarehouse, this.opts.workDir, this.opts.log);
+    } finally {
+      this.manifests.forget();
+    }
   }
 
   /** The day's rejects, from the staged rejects files `staged` and then `rolledUp`, as one local gzip file to publish with it (day-rejects.ts); null: none. */
@@ -100,10 +104,16 @@ export class DayPublisher {
     const { store, run } = this.opts;
     const complete = d.manifest.state === 'complete';
     if (!complete) await store.putMarker(unsettledKey(d.day));
-    await publishWhole(store, {
-      run, day: d.day, tables: d.outputs,
-      others: [{ key: dayRejectsKey(d.day), body: d.rejects && { file: d.rejects.file }, tags: REJECTS_TAGS }, { key: dayManifestKey(d.day), body: manifestBody(d.manifest) }],
-    }, d.loaded ? null : this.loadWarehouse, this.opts.fence);
+    this.manifests.forget(d.day);
+    try {
+      await publishWhole(store, {
+        run, day: d.day, tables: d.outputs,
+        others: [{ key: dayRejectsKey(d.day), body: d.rejects && { file: d.rejects.file }, tags: REJECTS_TAGS }, { key: dayManifestKey(d.day), body: manifestBody(d.manifest) }],
+      }, d.loaded ? null : this.loadWarehouse, this.opts.fence);
+    } finally {
+      // Read again from the store: a publication that failed may or may not have put the manifest in place.
+      this.manifests.forget(d.day);
+    }
     if (complete) await store.delete(unsettledKey(d.day));
     await this.opts.catalog?.register(d.outputs.map((o) => ({ table: o.table, dt: d.day })));
   }
@@ -113,7 +123,12 @@ export class DayPublisher {
     const { store, run } = this.opts;
     // A state that is not complete (an object quarantined since) is marked first, as publishDay does.
     if (manifest.state !== 'complete') await store.putMarker(unsettledKey(day));
-    await publishWhole(store, { run, day, tables: [runs], others: [{ key: dayManifestKey(day), body: manifestBody(manifest) }] }, this.loadWarehouse, this.opts.fence);
+    this.manifests.forget(day);
+    try {
+      await publishWhole(store, { run, day, tables: [runs], others: [{ key: dayManifestKey(day), body: manifestBody(manifest) }] }, this.loadWarehouse, this.opts.fence);
+    } finally {
+      this.manifests.forget(day);
+    }
     if (manifest.state === 'complete') await store.delete(unsettledKey(day));
   }
 

@@ -48,8 +48,36 @@ function staleKey(day: string): string {
   return `${WINDOW_STALE}dt=${day}.json`;
 }
 
+/** Ping-ids files whose sizes a run keeps at most (a day's rollup asks about the 2W + 1 days around it). */
+const KEPT_SIZES = 8_192;
+
 export class PingIds {
+  /**
+   * What the run found of ping-ids files: each one's size, null when it is not there. Only the run
+   * that holds the run lock (state/run-lock.ts) writes them, through this object, which drops what
+   * it knew of each key it writes or deletes: a file's key names its content (pingIdsKey), and the
+   * one key put again (adjustedKey) is dropped when it is. A month's backfill asked about each day's
+   * files once for each day whose window holds it, 50-60 requests a file.
+   */
+  private readonly sizes = new Map<string, number | null>();
+  /** Each day's adjusted ping-ids files (`adjusted`) as the run found them, dropped when it writes them. */
+  private readonly adjustedOf = new Map<string, Array<{ key: string; bytes: number }>>();
+
   constructor(private readonly store: ObjectStore) {}
+
+  private async sizeOf(key: string): Promise<number | null> {
+    const known = this.sizes.get(key);
+    if (known !== undefined) return known;
+    const size = await this.store.size(key);
+    if (this.sizes.size >= KEPT_SIZES) this.sizes.clear();
+    this.sizes.set(key, size);
+    return size;
+  }
+
+  /** Drops what the run knew of the files under `prefix`. */
+  private forgetUnder(prefix: string): void {
+    for (const key of this.sizes.keys()) if (key.startsWith(prefix)) this.sizes.delete(key);
+  }
 
   /**
    * Puts a day's ping ids (a local file, given up) under a name of the run's own (pingIdsKey): the key
@@ -57,6 +85,8 @@ export class PingIds {
    */
   async save(day: string, run: string, file: string, keys: string | null = null): Promise<string> {
     const key = pingIdsKey(day, run);
+    this.sizes.delete(key);
+    this.sizes.delete(keysKeyOf(key));
     if (keys) await this.store.put(keysKeyOf(key), { file: keys, move: true });
     await this.store.put(key, { file, move: true });
     return key;
@@ -65,13 +95,13 @@ export class PingIds {
   /** The keys kept beside a day's ping ids as a file on this machine (as `local`); null: none were kept (an older version's day, or another engine's). */
   async localKeys(key: string, dir: string): Promise<string | null> {
     const keys = keysKeyOf(key);
-    if ((await this.store.size(keys)) === null) return null;
+    if ((await this.sizeOf(keys)) === null) return null;
     return (await this.local(keys, dir)).local;
   }
 
   /** A day's ping ids as a file on this machine: where the store keeps it, or fetched into `dir`. */
   async local(key: string, dir: string): Promise<{ key: string; size: number; local: string }> {
-    const size = await this.store.size(key);
+    const size = await this.sizeOf(key);
     if (size === null) throw new Error(`the ping ids ${this.store.url}${key} are missing, though a day's manifest names them: roll that day up again (make backfill FROM=<day> TO=<day> FORCE=1)`);
     const at = this.store.localFile(key);
     if (at) return { key, size, local: at };
@@ -82,19 +112,25 @@ export class PingIds {
 
   /** Whether a day's ping ids are still kept (retention removes them: `expire`). */
   async kept(key: string): Promise<boolean> {
-    return (await this.store.size(key)) !== null;
+    return (await this.sizeOf(key)) !== null;
   }
 
   /** Removes the day's ping-ids files but `keep` (the one its manifest names now) and its keys. */
   async keepOnly(day: string, keep: string | null): Promise<void> {
     const kept = keep === null ? [] : [keep, keysKeyOf(keep)];
-    for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) if (!kept.includes(key)) await this.store.delete(key);
+    for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) {
+      if (kept.includes(key)) continue;
+      this.sizes.delete(key);
+      await this.store.delete(key);
+    }
   }
 
   /** Retention's (state/retention.ts): the day's ping ids, its adjustments' too, once no day that can read them can be counted again; how many files went. */
   async expire(day: string): Promise<number> {
     let n = 0;
+    this.adjustedOf.delete(day);
     for (const prefix of [`${PING_IDS}dt=${day}/`, `${ADJUSTED}dt=${day}/`]) {
+      this.forgetUnder(prefix);
       const keys = await this.store.list(prefix);
       for (const key of keys) await this.store.delete(key);
       await this.store.prune(prefix);
@@ -110,23 +146,31 @@ export class PingIds {
    * retention: later days' windows read them (jobs/stages/window.ts).
    */
   async saveAdjusted(p: AdjustedOf, file: string | null): Promise<void> {
+    this.adjustedOf.delete(p.day);
+    this.sizes.delete(adjustedKey(p));
     if (file) await this.store.put(adjustedKey(p), { file, move: true });
     else await this.store.delete(adjustedKey(p));
   }
 
   /** The ping ids adjustments of `day` count, each file's key and size (none: no adjustment of it counted a ping with an id). */
   async adjusted(day: string): Promise<Array<{ key: string; bytes: number }>> {
+    const known = this.adjustedOf.get(day);
+    if (known) return [...known];
     const out: Array<{ key: string; bytes: number }> = [];
     for (const key of await this.store.list(`${ADJUSTED}dt=${day}/`)) {
-      const bytes = key.endsWith('.parquet') ? await this.store.size(key) : null;
+      const bytes = key.endsWith('.parquet') ? await this.sizeOf(key) : null;
       if (bytes !== null) out.push({ key, bytes });
     }
-    return out;
+    if (this.adjustedOf.size >= KEPT_SIZES) this.adjustedOf.clear();
+    this.adjustedOf.set(day, out);
+    return [...out];
   }
 
   /** A reopen of `month` in `tz` counts what was pending for it: the ping ids its adjustments reported on `reported` counted go. */
   async clearAdjusted(reported: string, month: string, tz: string): Promise<void> {
     const name = `/${reported}.${month}.${zoneSlug(tz)}.parquet`;
+    this.adjustedOf.clear();
+    this.forgetUnder(ADJUSTED);
     for (const key of await this.store.list(ADJUSTED)) if (key.endsWith(name)) await this.store.delete(key);
   }
 

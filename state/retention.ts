@@ -13,7 +13,7 @@ import type { Closes } from './closes.js';
 import type { Ledger } from './ledger.js';
 import type { ObjectStore } from './object-store/object-store.js';
 import { Checks } from './checks.js';
-import { PingIds } from './ping-ids.js';
+import type { PingIds } from './ping-ids.js';
 
 /** Days being expired: what went of them, and the delivery days whose parsed keys and seals may go now (the lister's to end: ingest/listing/lister.ts). */
 export interface Expiring { days: string[]; files: number; deliveryDays: string[] }
@@ -25,7 +25,7 @@ export interface Expiring { days: string[]; files: number; deliveryDays: string[
  * ended the delivery days this returns: those whose every day of records (the day and the `lateDays`
  * before it) is expired.
  */
-export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Closes, ask: { today: string; retentionDays: number; lateDays: number; dedupeDays: number }): Promise<Expiring> {
+export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Closes, pingIds: PingIds, ask: { today: string; retentionDays: number; lateDays: number; dedupeDays: number }): Promise<Expiring> {
   const cutoff = addDays(ask.today, -ask.retentionDays);
   const due = new Set<string>();
   for (const c of closes.list()) for (const [day, d] of Object.entries(c.days)) if (day < cutoff && !d.expired) due.add(day);
@@ -49,7 +49,7 @@ export async function expireDays(store: ObjectStore, ledger: Ledger, closes: Clo
     await new Checks(store).forget(day);
     // The ping ids §4's window still needs outlive the day: those of the day W before it go now, when
     // every day that could read them (the W after it, up to this one) is expired too.
-    if (expiredBack(day, ask.dedupeDays)) files += await new PingIds(store).expire(addDays(day, -ask.dedupeDays));
+    if (expiredBack(day, ask.dedupeDays)) files += await pingIds.expire(addDays(day, -ask.dedupeDays));
     // The delivery day's parsed keys and seals, once no day it can hold records of can be counted again.
     if (expiredBack(day, ask.lateDays)) deliveryDays.push(day);
   }

@@ -51,7 +51,7 @@ export class RunState {
 
   /** Retention's first step (retention.ts): the days of closed months that old are expired; their marks stay until `doneExpiring`. */
   expireDays(ask: { today: string; retentionDays: number; lateDays: number; dedupeDays: number }): Promise<Expiring> {
-    return expireDays(this.store, this.ledger, this.closes, ask);
+    return expireDays(this.store, this.ledger, this.closes, this.pingIds, ask);
   }
 
   doneExpiring(days: readonly string[]): Promise<void> {
