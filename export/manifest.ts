@@ -4,6 +4,7 @@
  * records came to, and what was written.
  */
 import { dayManifestKey } from '../datasets/layout.js';
+import { ClearingMap } from '../lib/clearing-map.js';
 import type { DaySources } from '../state/day-inputs.js';
 import type { Completeness } from '../state/completeness.js';
 import type { HeldObjects } from '../state/quarantine.js';
@@ -121,7 +122,7 @@ export function inputsChanged(manifest: DayManifest, now: string[]): string | nu
   return `${added} batch${added === 1 ? '' : 'es'} or scans staged since it was published${gone ? ` (${gone} replaced)` : ''}`;
 }
 
-/** Manifests a run keeps read (most recently read last): the ping-id window's 2W + 1 days, and more. */
+/** Manifests a run keeps read: the ping-id window's 2W + 1 days, and more. */
 const KEPT_MANIFESTS = 256;
 
 /**
@@ -136,22 +137,20 @@ const KEPT_MANIFESTS = 256;
  * manifest's text, parsed at each read: a caller may change the object it is given.
  */
 export class Manifests {
-  private readonly kept = new Map<string, Promise<string | null>>();
+  private readonly kept = new ClearingMap<string, Promise<string | null>>(KEPT_MANIFESTS);
 
   constructor(private readonly store: ObjectStore) {}
 
   /** The manifest `day` was last published with; null: never published (or unreadable). */
   async read(day: string): Promise<DayManifest | null> {
     let text = this.kept.get(day);
-    if (text) this.kept.delete(day);
-    else {
-      text = this.store.get(dayManifestKey(day)).then((body) => (body ? body.toString('utf8') : null));
+    if (!text) {
+      const read = this.store.get(dayManifestKey(day)).then((body) => (body ? body.toString('utf8') : null));
       // A read that failed is not kept: the next asks the store again.
-      const read = text;
       read.catch(() => { if (this.kept.get(day) === read) this.kept.delete(day); });
+      this.kept.set(day, read);
+      text = read;
     }
-    this.kept.set(day, text);
-    if (this.kept.size > KEPT_MANIFESTS) this.kept.delete(this.kept.keys().next().value!);
     return parseManifest(await text);
   }
 

@@ -15,4 +15,14 @@ export class ClearingMap<K, V> {
     if (this.entries.size >= this.limit) this.entries.clear();
     this.entries.set(key, value);
   }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets every entry whose key `which` picks (every entry without it). */
+  clear(which?: (key: K) => boolean): void {
+    if (!which) return this.entries.clear();
+    for (const key of this.entries.keys()) if (which(key)) this.entries.delete(key);
+  }
 }

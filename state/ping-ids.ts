@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
+import { ClearingMap } from '../lib/clearing-map.js';
 import { zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
@@ -48,8 +49,8 @@ function staleKey(day: string): string {
   return `${WINDOW_STALE}dt=${day}.json`;
 }
 
-/** Ping-ids files whose sizes a run keeps at most (a day's rollup asks about the 2W + 1 days around it). */
-const KEPT_SIZES = 8_192;
+/** Ping-ids files whose sizes, and days whose adjusted ids, a run keeps at most (a day's rollup asks about the 2W + 1 days around it). */
+const KEPT = 8_192;
 
 export class PingIds {
   /**
@@ -59,9 +60,9 @@ export class PingIds {
    * one key put again (adjustedKey) is dropped when it is. A month's backfill asked about each day's
    * files once for each day whose window holds it, 50-60 requests a file.
    */
-  private readonly sizes = new Map<string, number | null>();
+  private readonly sizes = new ClearingMap<string, number | null>(KEPT);
   /** Each day's adjusted ping-ids files (`adjusted`) as the run found them, dropped when it writes them. */
-  private readonly adjustedOf = new Map<string, Array<{ key: string; bytes: number }>>();
+  private readonly adjustedOf = new ClearingMap<string, Array<{ key: string; bytes: number }>>(KEPT);
 
   constructor(private readonly store: ObjectStore) {}
 
@@ -69,14 +70,8 @@ export class PingIds {
     const known = this.sizes.get(key);
     if (known !== undefined) return known;
     const size = await this.store.size(key);
-    if (this.sizes.size >= KEPT_SIZES) this.sizes.clear();
     this.sizes.set(key, size);
     return size;
-  }
-
-  /** Drops what the run knew of the files under `prefix`. */
-  private forgetUnder(prefix: string): void {
-    for (const key of this.sizes.keys()) if (key.startsWith(prefix)) this.sizes.delete(key);
   }
 
   /**
@@ -130,7 +125,7 @@ export class PingIds {
     let n = 0;
     this.adjustedOf.delete(day);
     for (const prefix of [`${PING_IDS}dt=${day}/`, `${ADJUSTED}dt=${day}/`]) {
-      this.forgetUnder(prefix);
+      this.sizes.clear((key) => key.startsWith(prefix));
       const keys = await this.store.list(prefix);
       for (const key of keys) await this.store.delete(key);
       await this.store.prune(prefix);
@@ -161,7 +156,6 @@ export class PingIds {
       const bytes = key.endsWith('.parquet') ? await this.sizeOf(key) : null;
       if (bytes !== null) out.push({ key, bytes });
     }
-    if (this.adjustedOf.size >= KEPT_SIZES) this.adjustedOf.clear();
     this.adjustedOf.set(day, out);
     return [...out];
   }
@@ -170,7 +164,7 @@ export class PingIds {
   async clearAdjusted(reported: string, month: string, tz: string): Promise<void> {
     const name = `/${reported}.${month}.${zoneSlug(tz)}.parquet`;
     this.adjustedOf.clear();
-    this.forgetUnder(ADJUSTED);
+    this.sizes.clear((key) => key.startsWith(ADJUSTED));
     for (const key of await this.store.list(ADJUSTED)) if (key.endsWith(name)) await this.store.delete(key);
   }
 

@@ -10,4 +10,14 @@ describe('ClearingMap', () => {
     m.set('d', 4);
     expect([m.get('a'), m.get('b'), m.get('c'), m.get('d')]).toEqual([undefined, undefined, undefined, 4]);
   });
+
+  it('forgets one entry, those a test picks, or all', () => {
+    const m = new ClearingMap<string, number>(10);
+    for (const [k, v] of [['a/1', 1], ['a/2', 2], ['b/1', 3], ['c', 4]] as const) m.set(k, v);
+    m.delete('c');
+    m.clear((k) => k.startsWith('a/'));
+    expect([m.get('a/1'), m.get('a/2'), m.get('b/1'), m.get('c')]).toEqual([undefined, undefined, 3, undefined]);
+    m.clear();
+    expect(m.get('b/1')).toBeUndefined();
+  });
 });
