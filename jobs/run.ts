@@ -79,7 +79,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
   const dir = await makeWorkDir(opts.kind);
   try {
     log.info(opts.start[0], { ...opts.start[1], logs: logs.url, output: store.url });
-    const state = await RunState.load(store, LISTER_RULES, { migrate: true });
+    const state = await RunState.load(store, LISTER_RULES, { migrate: true, workDir: dir });
     const fence = (): Promise<void> => lock.assertHeld();
     const publisher = new DayPublisher({ run: id, store, warehouse, workDir: dir, log, fence, catalog: backends.catalog ?? null });
     // A day a killed run left half published is completed by the next run that holds the output alone.

@@ -10,9 +10,11 @@
  * rollup gives what the day would have anyway.
  */
 import { randomBytes } from 'node:crypto';
+import { link, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
 import { ClearingMap } from '../lib/clearing-map.js';
+import { addDays } from '../lib/utc-day.js';
 import { zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from './object-store/object-store.js';
 
@@ -64,7 +66,19 @@ export class PingIds {
   /** Each day's adjusted ping-ids files (`adjusted`) as the run found them, dropped when it writes them. */
   private readonly adjustedOf = new ClearingMap<string, Array<{ key: string; bytes: number }>>(KEPT);
 
-  constructor(private readonly store: ObjectStore) {}
+  /**
+   * The keys files the run fetched (`localKeys`), each key's file in `fetchDir`, fetched once a run:
+   * a backfill's days one after another read the same days' keys (a day's window is the W days before
+   * it), and each fetched all W of them again: on S3 a month's backfill at the busy day's volume
+   * fetched 30 files of 1.1 GB for every day. A key names its content (pingIdsKey), so a fetched file
+   * stays right until the run deletes the key. `near` bounds them to the days a day can read.
+   */
+  private readonly fetched = new Map<string, Promise<string>>();
+  /** What `localKeys` fetched so far this run: files and bytes. */
+  readonly fetches = { files: 0, bytes: 0 };
+
+  /** `fetchDir`: where the run keeps the keys files it fetches (in its work folder); null: a run that fetches none (status, a dry run). */
+  constructor(private readonly store: ObjectStore, private readonly fetchDir: string | null = null) {}
 
   private async sizeOf(key: string): Promise<number | null> {
     const known = this.sizes.get(key);
@@ -82,16 +96,73 @@ export class PingIds {
     const key = pingIdsKey(day, run);
     this.sizes.delete(key);
     this.sizes.delete(keysKeyOf(key));
-    if (keys) await this.store.put(keysKeyOf(key), { file: keys, move: true });
+    if (keys) {
+      // The keys the next days of a backfill read, kept for them where they would be fetched to (a
+      // link: no copy); a store on this machine is read in place.
+      if (this.fetchDir !== null && this.store.localFile(keysKeyOf(key)) === null) {
+        const local = await this.fetchPath(keysKeyOf(key));
+        if (await link(keys, local).then(() => true, () => false)) this.fetched.set(keysKeyOf(key), Promise.resolve(local));
+      }
+      await this.store.put(keysKeyOf(key), { file: keys, move: true });
+    }
     await this.store.put(key, { file, move: true });
     return key;
   }
 
-  /** The keys kept beside a day's ping ids as a file on this machine (as `local`); null: none were kept (an older version's day, or another engine's). */
-  async localKeys(key: string, dir: string): Promise<string | null> {
+  /** Where a fetched key's file goes: its name in the run's fetch folder. */
+  private async fetchPath(key: string): Promise<string> {
+    if (this.fetchDir === null) throw new Error(`ping ids are fetched only by a run (${key})`);
+    await mkdir(this.fetchDir, { recursive: true });
+    return join(this.fetchDir, key.slice(PING_IDS.length).replace(/\//g, '_'));
+  }
+
+  /** Drops the fetched files of `keys` (deleted from the store, or out of reach: `near`). */
+  private async unfetch(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      const got = this.fetched.get(key);
+      if (!got) continue;
+      this.fetched.delete(key);
+      const local = await got.catch(() => null);
+      if (local) await rm(local, { force: true });
+    }
+  }
+
+  /**
+   * The fetched keys files a rollup of `day` can read no more are removed: those of days more than `w`
+   * days from it (a day's window reads the w before it and the closed days among the w after it).
+   * Days are rolled up one at a time with the window (jobs/backfill.ts), so none of them is being read.
+   */
+  async near(day: string, w: number): Promise<void> {
+    const from = addDays(day, -w), to = addDays(day, w);
+    const dayOf = (key: string): string => /dt=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1] ?? '';
+    await this.unfetch([...this.fetched.keys()].filter((key) => dayOf(key) < from || dayOf(key) > to));
+  }
+
+  /**
+   * The keys kept beside a day's ping ids as a file on this machine: where the store keeps it, or
+   * fetched once this run into its fetch folder; null: none were kept (an older version's day, or
+   * another engine's).
+   */
+  async localKeys(key: string): Promise<string | null> {
     const keys = keysKeyOf(key);
-    if ((await this.sizeOf(keys)) === null) return null;
-    return (await this.local(keys, dir)).local;
+    const size = await this.sizeOf(keys);
+    if (size === null) return null;
+    const at = this.store.localFile(keys);
+    if (at) return at;
+    let got = this.fetched.get(keys);
+    if (!got) {
+      got = this.fetchPath(keys).then(async (local) => {
+        await this.store.download(keys, local);
+        this.fetches.files++;
+        this.fetches.bytes += size;
+        return local;
+      });
+      const fetching = got;
+      // A fetch that failed is not kept: the next asks again.
+      fetching.catch(() => { if (this.fetched.get(keys) === fetching) this.fetched.delete(keys); });
+      this.fetched.set(keys, fetching);
+    }
+    return got;
   }
 
   /** A day's ping ids as a file on this machine: where the store keeps it, or fetched into `dir`. */
@@ -116,6 +187,7 @@ export class PingIds {
     for (const key of await this.store.list(`${PING_IDS}dt=${day}/`)) {
       if (kept.includes(key)) continue;
       this.sizes.delete(key);
+      await this.unfetch([key]);
       await this.store.delete(key);
     }
   }
@@ -126,6 +198,7 @@ export class PingIds {
     this.adjustedOf.delete(day);
     for (const prefix of [`${PING_IDS}dt=${day}/`, `${ADJUSTED}dt=${day}/`]) {
       this.sizes.clear((key) => key.startsWith(prefix));
+      await this.unfetch([...this.fetched.keys()].filter((key) => key.startsWith(prefix)));
       const keys = await this.store.list(prefix);
       for (const key of keys) await this.store.delete(key);
       await this.store.prune(prefix);

@@ -4,6 +4,7 @@
  * the adjustments, the days' ping ids, what a day is rolled up from, retention and leftovers. The store is handed here
  * once; a job asks the owners, and never builds a key of the state itself (datasets/layout.ts).
  */
+import { join } from 'node:path';
 import { Adjustments } from './adjustments.js';
 import { BatchWriter } from './batch-writer.js';
 import { Checks } from './checks.js';
@@ -31,17 +32,22 @@ export class RunState {
     readonly quarantine: Quarantine,
     /** The closed months: one object a run, which keeps itself as they are (closes.ts). */
     readonly closes: Closes,
+    workDir: string | null,
   ) {
     this.checks = new Checks(store);
     this.reopens = new Reopens(store);
     this.adjustments = new Adjustments(store);
-    this.pingIds = new PingIds(store);
+    this.pingIds = new PingIds(store, workDir === null ? null : join(workDir, 'ping-ids'));
   }
 
-  /** `migrate`: a ledger of an older format is migrated (a run that holds the lock); without, it is read as it is (a dry run, status). */
-  static async load(store: ObjectStore, rules: ListerRules, opts: { migrate?: boolean } = {}): Promise<RunState> {
+  /**
+   * `migrate`: a ledger of an older format is migrated (a run that holds the lock); without, it is read
+   * as it is (a dry run, status). `workDir`: the run's work folder, where it keeps the ping ids it
+   * fetches (none: it fetches none).
+   */
+  static async load(store: ObjectStore, rules: ListerRules, opts: { migrate?: boolean; workDir?: string } = {}): Promise<RunState> {
     const ledger = await Ledger.load(store, rules, opts);
-    return new RunState(store, ledger, await Quarantine.load(store), await Closes.load(store));
+    return new RunState(store, ledger, await Quarantine.load(store), await Closes.load(store), opts.workDir ?? null);
   }
 
   /** What `day` is rolled up from, each staged file checked (and fetched into `fetchTo`, unless null): day-inputs.ts. */

@@ -28,7 +28,7 @@ export async function pingIdsFile({ run, backends, db }: Stage, ids: Pick<NonNul
  */
 async function windowIdsFile(stage: Stage, ids: Pick<NonNullable<DayManifest['pingIds']>, 'key' | 'bytes'>, dir: string): Promise<PingIdsFile> {
   if (stage.backends.rollup(stage.db).readsLocalFiles) {
-    const keys = await stage.run.state.pingIds.localKeys(ids.key, dir);
+    const keys = await stage.run.state.pingIds.localKeys(ids.key);
     if (keys !== null) return { key: ids.key, size: ids.bytes, local: null, keys };
   }
   return { ...(await pingIdsFile(stage, ids, dir)), keys: null };
@@ -56,6 +56,9 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
   const { config, run } = stage;
   const out = { history: [] as PingIdsFile[], closedAfter: [] as PingIdsFile[] };
   if (config.dedupeDays === 0) return out;
+  // The keys files fetched for earlier days that this one can read are read again where they are.
+  await run.state.pingIds.near(day, config.dedupeDays);
+  const fetched = { ...run.state.pingIds.fetches };
   const without: string[] = [];
   const ids = async (d: string): Promise<PingIdsFile[]> => {
     const files = await adjustedIds(stage, d, dir);
@@ -75,6 +78,8 @@ export async function windowHistory(stage: Stage, day: string, dir: string): Pro
   const got = await allEnded([...before, ...after].map((d) => () => ids(d)), STORE_CALLS_AT_ONCE);
   out.history.push(...got.slice(0, before.length).flat());
   out.closedAfter.push(...got.slice(before.length).flat());
+  const { files, bytes } = run.state.pingIds.fetches;
+  if (files > fetched.files) run.log.info('window.fetched', { day, files: files - fetched.files, bytes: bytes - fetched.bytes });
   without.sort();
   if (without.length) {
     run.log.warn('window.unkept', { day, days: without, hint: `these days were published before their ping ids were kept: a resend of one of their pings is counted again on ${day}; make backfill FROM=${without[0]} TO=${without[without.length - 1]} rolls them up with the window` });

@@ -1,6 +1,7 @@
 /**
  * The daily job through a real S3 API (moto's server, which honours the lock's conditional writes): logs under one bucket's prefix, output under
- * another's, gzip with and without suffix, listings that take many pages.
+ * another's, gzip with and without suffix, listings that take many pages; and a backfill with the
+ * ping-id window, which fetches each earlier day's keys once a run.
  */
 import { LOCK_PREFIX } from '../../datasets/layout.js';
 import { join } from 'node:path';
@@ -14,7 +15,10 @@ import { generateSample, objectBody, type LogObject, type Sample } from '../../t
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
 import { S3ObjectSource } from '../../ingest/object-source/s3-object-source.js';
 import { expectedDay } from '../support/oracle.js';
-import { query, readStoreDay, rm, runDay, setEnv, tempDir } from '../support/job-fixture.js';
+import { query, readStoreDay, rm, runDay, runDays, setEnv, tempDir } from '../support/job-fixture.js';
+import type { Backends } from '../../infra/backends.js';
+import type { ObjectStore } from '../../state/object-store/object-store.js';
+import { addDays, daysFrom } from '../../lib/utc-day.js';
 import { startMoto, type Moto } from '../support/moto.js';
 
 const DAY = '2026-11-01';
@@ -96,3 +100,42 @@ describe('the S3 log source', () => {
     expect(text).toBe(gz.text);
   });
 });
+
+describe('a backfill over the S3 API with the ping-id window', () => {
+  it("fetches each earlier day's keys once a run, and the keys of the days it rolls up not at all", async () => {
+    const B = '2026-10-01';
+    const days = daysFrom(B, addDays(B, 3));
+    // Sessions on each day, half of whose apps resend pings hours to weeks later: repeats on the days after.
+    const samples = days.map((d, k) => generateSample({ date: d, sessions: 30, seed: 40 + k, truth: true, recordsPerObject: 200, resends: 0.5, prefix: 'logs/' }));
+    const client = makeS3Client({ s3EndpointOverride: true });
+    for (const o of samples.flatMap((x) => x.objects)) await client.send(new PutObjectCommand({ Bucket: 'access-logs', Key: `window/${o.key}`, Body: objectBody(o) }));
+    const truth = samples.flatMap((x) => x.truth);
+    const config = loadConfig({ ...s3.env, PINGROLL_LOGS: 's3://access-logs/window/logs/', PINGROLL_OUTPUT: 's3://rollups/window/', PINGROLL_WAREHOUSE: `duckdb:${join(local, 'window.duckdb')}` });
+    const fetched: string[] = [];
+    const counting = (b: Backends): Backends => ({ ...b, store: Object.assign(Object.create(b.store) as ObjectStore, {
+      download: (key: string, file: string) => { if (key.endsWith('.keys')) fetched.push(key); return b.store.download(key, file); },
+    }) });
+    const now = new Date(`${addDays(B, 30)}T02:30:00Z`);
+    const runs = [days.slice(0, 2), days.slice(2)];
+    const logs = [];
+    for (const [i, [from, to]] of runs.entries()) {
+      const log = memoryLog();
+      expect((await runDays(config, { from: from!, to: to!, log, now }, counting)).done).toEqual(runs[i]);
+      logs.push(log.events.filter((e) => e.event === 'window.fetched').map((e) => e.fields));
+    }
+    // Each day exact with the window: resends of the days before it are its repeats.
+    const store = new S3ObjectStore(client, 'rollups', 'window/');
+    for (const d of days) expect(await readStoreDay(store, d, join(local, `window-${d}`)), d).toEqual(expectedDay(truth, d, 30));
+    // The second run's days hold repeats of the first's (what its fetched keys are read for).
+    const repeats = (d: string): number => expectedDay(truth, d, 30).audit.filter((a) => a.outcome === 'repeat').reduce((n, a) => n + a.records, 0);
+    expect(repeats(days[2]!) + repeats(days[3]!)).toBeGreaterThan(5);
+    // The first run fetched none: each day's keys were read where the run made them. The second
+    // fetched the first run's two days once, for its first day, and its second day read them again
+    // where they were, with the keys its first day made.
+    const keysOf = async (d: string): Promise<string> => (await store.list(`_state/ping-ids/dt=${d}/`)).find((k) => k.endsWith('.keys'))!;
+    expect(logs[0]).toEqual([]);
+    expect(fetched.sort()).toEqual([await keysOf(days[0]!), await keysOf(days[1]!)].sort());
+    expect(logs[1]).toEqual([{ day: days[2], files: 2, bytes: expect.any(Number) }]);
+  }, 120_000);
+});
+
