@@ -25,9 +25,13 @@ import { checkWindow, type WindowFile } from './window-check.js';
 
 /**
  * How DuckDB writes a ping-ids file: zstd at level 1, which on the small-object day's 445,657 ids wrote
- * 0.95x the bytes of the default level 3 in 0.82x the time (sorted, 123 ms against 150, medians of 5).
+ * 0.95x the bytes of the default level 3 in 0.82x the time (sorted, 123 ms against 150, medians of 5);
+ * and no dictionaries (`DICTIONARY_SIZE_LIMIT 1`): a day's ids and event times are distinct, so the
+ * dictionary DuckDB builds of each row group is thrown away (the busy day's 45.2M ids in a scratch
+ * script: 7.8 s against 9.1 s and 127 MB against 143 MB, three rounds each; inside the rollup the
+ * COPY's time was within the runs' noise, 7.8-8.1 s against 7.6-8.3 s).
  */
-export const PING_IDS_PARQUET = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP}`;
+export const PING_IDS_PARQUET = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${PING_IDS_ROW_GROUP}, DICTIONARY_SIZE_LIMIT 1`;
 
 /**
  * How many of a group's 64-minute masks (`minutes`) have each bit set, in one GROUP BY: 32 sums
