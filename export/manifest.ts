@@ -4,7 +4,7 @@
  * records came to, and what was written.
  */
 import { dayManifestKey } from '../datasets/layout.js';
-import { ClearingMap } from '../lib/clearing-map.js';
+import { ClearingMap, keptUntilFailed } from '../lib/clearing-map.js';
 import type { DaySources } from '../state/day-inputs.js';
 import type { Completeness } from '../state/completeness.js';
 import type { HeldObjects } from '../state/quarantine.js';
@@ -143,15 +143,8 @@ export class Manifests {
 
   /** The manifest `day` was last published with; null: never published (or unreadable). */
   async read(day: string): Promise<DayManifest | null> {
-    let text = this.kept.get(day);
-    if (!text) {
-      const read = this.store.get(dayManifestKey(day)).then((body) => (body ? body.toString('utf8') : null));
-      // A read that failed is not kept: the next asks the store again.
-      read.catch(() => { if (this.kept.get(day) === read) this.kept.delete(day); });
-      this.kept.set(day, read);
-      text = read;
-    }
-    return parseManifest(await text);
+    // A read that failed is not kept: the next asks the store again.
+    return parseManifest(await keptUntilFailed(this.kept, day, () => this.store.get(dayManifestKey(day)).then((body) => (body ? body.toString('utf8') : null))));
   }
 
   /** Drops what is kept of `day`'s manifest (every day's without one): it is being published. */

@@ -26,3 +26,23 @@ export class ClearingMap<K, V> {
     for (const key of this.entries.keys()) if (which(key)) this.entries.delete(key);
   }
 }
+
+/** What `keptUntilFailed` keeps its promises in: a `Map`, or a `ClearingMap`. */
+export interface PromiseKeeper<K, V> {
+  get(key: K): Promise<V> | undefined;
+  set(key: K, value: Promise<V>): void;
+  delete(key: K): void;
+}
+
+/**
+ * `start()`'s promise, kept under `key` in `kept`: the first ask starts it, the asks after share it
+ * (those at the same time too), and one that failed is forgotten, so that the next ask starts again.
+ */
+export function keptUntilFailed<K, V>(kept: PromiseKeeper<K, V>, key: K, start: () => Promise<V>): Promise<V> {
+  const known = kept.get(key);
+  if (known) return known;
+  const started = start();
+  started.catch(() => { if (kept.get(key) === started) kept.delete(key); });
+  kept.set(key, started);
+  return started;
+}

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PING_IDS, WINDOW_STALE } from '../datasets/layout.js';
-import { ClearingMap } from '../lib/clearing-map.js';
+import { ClearingMap, keptUntilFailed } from '../lib/clearing-map.js';
 import { addDays } from '../lib/utc-day.js';
 import { zoneSlug } from '../lib/time-zone.js';
 import type { ObjectStore } from './object-store/object-store.js';
@@ -45,6 +45,11 @@ const ADJUSTED = `${PING_IDS}adjusted/`;
 
 function adjustedKey(p: AdjustedOf): string {
   return `${ADJUSTED}dt=${p.day}/${p.reported}.${p.month}.${zoneSlug(p.tz)}.parquet`;
+}
+
+/** A ping-ids file's name on this machine, when fetched: its key under PING_IDS, one name (`dt=2026-11-01_<run>.parquet`). */
+function localName(key: string): string {
+  return key.slice(PING_IDS.length).replace(/\//g, '_');
 }
 
 function staleKey(day: string): string {
@@ -113,7 +118,7 @@ export class PingIds {
   private async fetchPath(key: string): Promise<string> {
     if (this.fetchDir === null) throw new Error(`ping ids are fetched only by a run (${key})`);
     await mkdir(this.fetchDir, { recursive: true });
-    return join(this.fetchDir, key.slice(PING_IDS.length).replace(/\//g, '_'));
+    return join(this.fetchDir, localName(key));
   }
 
   /** Drops the fetched files of `keys` (deleted from the store, or out of reach: `near`). */
@@ -149,20 +154,14 @@ export class PingIds {
     if (size === null) return null;
     const at = this.store.localFile(keys);
     if (at) return at;
-    let got = this.fetched.get(keys);
-    if (!got) {
-      got = this.fetchPath(keys).then(async (local) => {
-        await this.store.download(keys, local);
-        this.fetches.files++;
-        this.fetches.bytes += size;
-        return local;
-      });
-      const fetching = got;
-      // A fetch that failed is not kept: the next asks again.
-      fetching.catch(() => { if (this.fetched.get(keys) === fetching) this.fetched.delete(keys); });
-      this.fetched.set(keys, fetching);
-    }
-    return got;
+    // A fetch that failed is not kept: the next asks again.
+    return keptUntilFailed(this.fetched, keys, async () => {
+      const local = await this.fetchPath(keys);
+      await this.store.download(keys, local);
+      this.fetches.files++;
+      this.fetches.bytes += size;
+      return local;
+    });
   }
 
   /** A day's ping ids as a file on this machine: where the store keeps it, or fetched into `dir`. */
@@ -171,7 +170,7 @@ export class PingIds {
     if (size === null) throw new Error(`the ping ids ${this.store.url}${key} are missing, though a day's manifest names them: roll that day up again (make backfill FROM=<day> TO=<day> FORCE=1)`);
     const at = this.store.localFile(key);
     if (at) return { key, size, local: at };
-    const local = join(dir, key.slice(PING_IDS.length).replace(/\//g, '_'));
+    const local = join(dir, localName(key));
     await this.store.download(key, local);
     return { key, size, local };
   }

@@ -1,6 +1,6 @@
 /** The caches' bound (lib/clearing-map.ts): every entry kept up to the limit, all forgotten past it. */
 import { describe, expect, it } from 'vitest';
-import { ClearingMap } from '../../lib/clearing-map.js';
+import { ClearingMap, keptUntilFailed } from '../../lib/clearing-map.js';
 
 describe('ClearingMap', () => {
   it('keeps every entry up to its limit, and forgets them all when one more comes', () => {
@@ -19,5 +19,18 @@ describe('ClearingMap', () => {
     expect([m.get('a/1'), m.get('a/2'), m.get('b/1'), m.get('c')]).toEqual([undefined, undefined, 3, undefined]);
     m.clear();
     expect(m.get('b/1')).toBeUndefined();
+  });
+
+  it('keeps a started promise until it fails: asks share it, and the ask after a failure starts again', async () => {
+    const kept = new Map<string, Promise<number>>();
+    let starts = 0, fail = true;
+    const start = (): Promise<number> => { starts++; return fail ? Promise.reject(new Error('no')) : Promise.resolve(starts); };
+    const [a, b] = [keptUntilFailed(kept, 'k', start), keptUntilFailed(kept, 'k', start)];
+    expect(a).toBe(b);
+    await expect(a).rejects.toThrow('no');
+    fail = false;
+    expect(await keptUntilFailed(kept, 'k', start)).toBe(2);
+    expect(await keptUntilFailed(kept, 'k', start)).toBe(2);
+    expect(starts).toBe(2);
   });
 });
