@@ -42,6 +42,8 @@ export interface Config {
   rollup: 'duckdb' | 'redshift';
   /** DuckDB's memory limit for a run, in MB (`PINGROLL_MEMORY_LIMIT`); a backfill shares it among its days. */
   memoryLimitMb: number;
+  /** DuckDB's threads in each of a run's engines (`PINGROLL_THREADS`); null: one per core. */
+  threads: number | null;
   /** Remote log objects fetched at once, at most (`--concurrency`); the 64 MB read budget bounds them too. */
   concurrency: number;
   /** Parsing threads (`--parse-threads`): a number (0: the run's own thread), or `auto`: with 4 cores or more, one per core but one, for a batch of 32 MB or more. */
@@ -120,6 +122,7 @@ export const SETTINGS = {
   output: { env: 'PINGROLL_OUTPUT', arg: '<location>', help: 's3://bucket/prefix/ or a directory', on: 'all' },
   warehouse: { env: 'PINGROLL_WAREHOUSE', arg: '<target>', help: 'duckdb:<file>, redshift or none', on: 'all' },
   memoryLimit: { env: 'PINGROLL_MEMORY_LIMIT', arg: '<size>', help: "DuckDB's memory limit, e.g. 2GB (default 512MB)", on: 'all' },
+  threads: { env: 'PINGROLL_THREADS', arg: '<n>', help: "DuckDB's threads (default: one per core)", on: 'all' },
   rollup: { env: 'PINGROLL_ROLLUP', arg: '<engine>', help: 'where a day is rolled up: duckdb (default) or redshift (inside the warehouse)', on: 'run' },
   concurrency: { env: 'PINGROLL_CONCURRENCY', arg: '<n>', help: 'remote log objects fetched at once, at most (default 64; a 64 MB read budget bounds them too)', on: 'run' },
   parseThreads: { env: 'PINGROLL_PARSE_THREADS', arg: '<n>', help: 'threads parsing log objects: a number, 0 for none, or auto (default: with 4 cores or more, one per core but one, for a batch of 32 MB or more; with 2 or 3, one per core for a batch of 4 GiB or more, and one per core but one for a batch of S3 objects from 32 MB)', on: 'run' },
@@ -180,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     redshift: null,
     rollup: parseRollup(pick('rollup', 'duckdb')),
     memoryLimitMb: parseMemoryLimit(pick('memoryLimit', DEFAULTS.memoryLimit)),
+    threads: given('threads') === undefined ? null : number('threads', 1, 1, 1024),
     concurrency: number('concurrency', DEFAULTS.concurrency, 1, 1024),
     parseThreads: threads === undefined || threads === 'auto' ? DEFAULTS.parseThreads : wholeNumber(threads, 0, said('parseThreads'), 0, 64),
     listMarginMs: number('listMargin', DEFAULTS.listMarginMinutes, 0, 7 * 24 * 60) * 60_000,

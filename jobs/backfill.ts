@@ -162,7 +162,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
     if (summary.closed.length) log.info('day.closed', { days: summary.closed.sort(), reason: 'their months are closed: pings that arrived for them are reported as adjustments' });
     await withStage({ config, backends, run: r }, 'adjust', adjust);
     // Days published before whose final listings are now done (or whose unreadable objects were accepted as lost): said so.
-    summary.settled.push(...await r.work.withEngine('settle', config.memoryLimitMb, (db) => settleStates(r, db, ingested.listed)));
+    summary.settled.push(...await r.work.withEngine('settle', config, (db) => settleStates(r, db, ingested.listed)));
     summary.settled.sort();
     // A stale day that is today or later is named, not published: its logs are still arriving.
     const refusedStale = [];

@@ -28,7 +28,7 @@ export interface Workspace {
   /** `fn` with a folder of its own under the work folder, removed after. */
   withFolder<T>(name: string, fn: (dir: string) => Promise<T>): Promise<T>;
   /** `fn` with a DuckDB connection of its own (spilling under the work folder), closed after. */
-  withEngine<T>(name: string, memoryLimitMb: number, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
+  withEngine<T>(name: string, engine: { memoryLimitMb: number; threads: number | null }, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
   /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
   episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
   /** The SHA-256 of the episode catalog's bytes, fetched but not checked (once a run); null without one. */
@@ -124,9 +124,9 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
             await rm(folder, { recursive: true, force: true });
           }
         },
-        withEngine: async (name, memoryLimitMb, work) => {
+        withEngine: async (name, engine, work) => {
           // Opened at its first use: a run with nothing to do never loads DuckDB.
-          const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb }));
+          const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb: engine.memoryLimitMb, threads: engine.threads ?? undefined }));
           try {
             return await work(db);
           } finally {

@@ -14,7 +14,7 @@ export interface Stage {
   readonly db: DuckDBConnection;
 }
 
-/** `fn` as a stage of `at.run` named `name`, with a DuckDB connection of its own (of `memoryLimitMb`: the configured limit unless said). */
+/** `fn` as a stage of `at.run` named `name`, with a DuckDB connection of its own (of `memoryLimitMb`: the configured limit unless said; the configured threads). */
 export function withStage<T>(at: Omit<Stage, 'db'>, name: string, fn: (stage: Stage) => Promise<T>, memoryLimitMb = at.config.memoryLimitMb): Promise<T> {
-  return at.run.work.withEngine(name, memoryLimitMb, (db) => fn({ ...at, db }));
+  return at.run.work.withEngine(name, { memoryLimitMb, threads: at.config.threads }, (db) => fn({ ...at, db }));
 }

@@ -41,6 +41,7 @@ describe('bad configuration fails before any work, with exit 2 and one line', ()
     [['rollup', '--date', '2026-11-01'], { PINGROLL_PING_KEYS: ' , ' }, /PINGROLL_PING_KEYS=' , ' names no key/],
     [['rollup', '--date', '2026-11-01', '--concurrency', '0'], {}, /--concurrency=0 must be a whole number from 1 to 1024/],
     [['rollup', '--date', '2026-11-01', '--parse-threads', 'many'], {}, /--parse-threads=many must be a whole number from 0 to 64/],
+    [['rollup', '--date', '2026-11-01'], { PINGROLL_THREADS: 'all' }, /PINGROLL_THREADS=all must be a whole number from 1 to 1024/],
     [['rollup', '--date', '2026-11-01', '--no-such-flag'], {}, /Unknown option '--no-such-flag'/],
     // A --month given in another form is named, with the form expected (not taken for none).
     [['report', '--month', '2026-1'], {}, /^pingroll: --month=2026-1 is not a month; give it as YYYY-MM \(such as 2026-01\)$/],

@@ -5,9 +5,9 @@
 import { BATCHES, DAYS, INTENTS, PARSED, PUBLISH_PREFIX, SEALS, STAGING } from '../../datasets/layout.js';
 import { Ledger } from '../../state/ledger.js';
 import { removeLeftovers } from '../../state/leftovers.js';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +16,13 @@ import { EpisodeCatalogError } from '../../rollup/episode-catalog.js';
 import { sliceOf } from '../../ingest/listing/slices.js';
 import { memoryLog } from '../../lib/log.js';
 import type { Backends } from '../../infra/backends.js';
+import type { Config } from '../../infra/config.js';
+import { withRun } from '../../jobs/run.js';
+import { withStage } from '../../jobs/stages/stage.js';
 import { DirectoryObjectStore } from '../../state/object-store/directory-object-store.js';
 import { acquireLock, LockHeldError, lockKey } from '../../state/run-lock.js';
 import { catalogDurations, expectedCompletion, expectedCountries, expectedDay, expectedDevices, expectedHourly, expectedInvalid, expectedPeaks, expectedPlatforms, expectedSeriesMinutes } from '../support/oracle.js';
-import { crashingStore, dirConfig, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../support/job-fixture.js';
+import { crashingStore, dirConfig, onBackends, runReconcileDays, query, readDay, rm, runDay, runDays, tempDir, tempRoots, writeObjects } from '../support/job-fixture.js';
 import { LISTER_RULES } from '../../ingest/listing/lister.js';
 
 const DAY = '2026-11-01';
@@ -276,7 +279,8 @@ describe('the daily job over a directory', () => {
   it('parses in threads with the same result as in the run\'s own thread', async () => {
     const r = root();
     await writeObjects(join(r, 'logs'), sample.objects);
-    const summary = await runDay({ ...dirConfig(r), parseThreads: 2 }, { day: DAY, log: memoryLog(), stagingPartBytes: 64 * 1024 });
+    // DuckDB on two threads too (the suite's runs are on one unless they say: job-fixture.ts suiteConfig).
+    const summary = await runDay({ ...dirConfig(r), parseThreads: 2, threads: 2 }, { day: DAY, log: memoryLog(), stagingPartBytes: 64 * 1024 });
     expect(summary.parsedObjects).toBe(sample.objects.length);
     const want = expectedDay(sample.truth, DAY);
     expect(await readDay(join(r, 'out'), DAY)).toEqual(want);
@@ -588,6 +592,17 @@ describe('the daily job over a directory', () => {
     const next = await runDay(dirConfig(r), { day: '2026-11-02', log: memoryLog() });
     expect(next.parsedObjects).toBe(0);
     expect(await readDay(join(r, 'out'), '2026-11-02')).toEqual(expectedDay(sample.truth, '2026-11-02'));
+  });
+
+  it('runs each of its DuckDB engines on PINGROLL_THREADS threads; unset, one per core', async () => {
+    const r = root();
+    await mkdir(join(r, 'logs'), { recursive: true });
+    const threadsOf = async (config: Config): Promise<number> => onBackends(config, memoryLog(), (b) => b, (backends) =>
+      withRun(backends, { id: 'threads-test', command: 'test', kind: 'test', log: memoryLog(), start: ['test.start', {}] }, (run) =>
+        withStage({ config, backends, run }, 'test', async ({ db }) => Number((await db.runAndReadAll("SELECT current_setting('threads') AS n")).getRowObjects()[0]!.n))));
+    expect(await threadsOf(dirConfig(r, { PINGROLL_THREADS: '3' }))).toBe(3);
+    expect(await threadsOf(dirConfig(r))).toBe(availableParallelism());
+    expect(() => dirConfig(r, { PINGROLL_THREADS: '0' })).toThrow(/^PINGROLL_THREADS=0 must be a whole number from 1 to 1024$/);
   });
 
   it('reports what it would do on --dry-run, and writes nothing', async () => {

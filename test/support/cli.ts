@@ -4,9 +4,10 @@ import { CLI } from './kill-run.js';
 
 export interface CliRun { status: number | null; stdout: string; stderr: string }
 
+/** `pingroll <args>` in `env`; DuckDB on one thread unless `env` names PINGROLL_THREADS (job-fixture.ts suiteConfig says why). */
 export function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PINGROLL_THREADS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });

@@ -16,7 +16,9 @@ export const CLI = projectFile('bin/pingroll.js');
 export function cliEnv(root: string): Record<string, string> {
   return { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', PINGROLL_LOGS: join(root, 'logs'), PINGROLL_OUTPUT: join(root, 'out'), PINGROLL_WAREHOUSE: `duckdb:${join(root, 'wh.duckdb')}`,
     // One key for every output a test compares (each output would otherwise make its own: infra/generated-viewer-key.ts).
-    PINGROLL_VIEWER_KEY: 'kill-test-viewer-key-0123' };
+    PINGROLL_VIEWER_KEY: 'kill-test-viewer-key-0123',
+    // DuckDB on one thread, as the suite's other runs (job-fixture.ts suiteConfig).
+    PINGROLL_THREADS: '1' };
 }
 
 /** The preload that kills a process at a named point (PINGROLL_TEST_KILL_AT). */
