@@ -134,8 +134,8 @@ export async function onBackends<T>(config: Config, log: JobOptions['log'], wrap
 /**
  * How the suite runs a job: DuckDB on one thread in each engine, unless the configuration names its
  * threads (PINGROLL_THREADS). Two test files run at once on two cores (vitest.config.ts), and an
- * engine of one thread per core in each oversubscribed them: five job files took 0.87x the wall time
- * and 0.93x the CPU this way (docs/decisions.md). The tests that name their threads keep them
+ * engine of one thread per core in each oversubscribed them: five job files took about 0.91x the
+ * wall time and 0.93x the CPU this way (docs/decisions.md). The tests that name their threads keep them
  * (daily.test.ts runs DuckDB on two in its threaded run).
  */
 export function suiteConfig(config: Config): Config {
