@@ -27,7 +27,7 @@ export async function dryRun(config: Config, backends: Backends, opts: { day: st
   let episodeCatalog: { url: string; episodes: number } | null = null;
   if (backends.episodes) {
     const dir = await makeWorkDir('dry-run');
-    const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb, threads: config.threads ?? undefined });
+    const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: config.memoryLimitMb, threads: config.threads });
     try {
       const c = await loadEpisodeCatalog(engine, backends.episodes, dir);
       episodeCatalog = { url: c.url, episodes: c.episodes };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DayPublisher } from '../export/publisher.js';
 import { shardName, type Shard } from '../ingest/batch/shard.js';
-import { lazyConnection, openEngine } from '../lib/duckdb-engine.js';
+import { lazyConnection, openEngine, type EngineSettings } from '../lib/duckdb-engine.js';
 import type { Log } from '../lib/log.js';
 import { makeWorkDir } from '../lib/work-dir.js';
 import type { RunContext } from '../rollup/engine.js';
@@ -28,7 +28,7 @@ export interface Workspace {
   /** `fn` with a folder of its own under the work folder, removed after. */
   withFolder<T>(name: string, fn: (dir: string) => Promise<T>): Promise<T>;
   /** `fn` with a DuckDB connection of its own (spilling under the work folder), closed after. */
-  withEngine<T>(name: string, engine: { memoryLimitMb: number; threads: number | null }, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
+  withEngine<T>(name: string, engine: EngineSettings, fn: (db: DuckDBConnection) => Promise<T>): Promise<T>;
   /** The episode catalog, fetched and checked the first time (a bad one: EpisodeCatalogError, exit 2); null without one. */
   episodeCatalog(db: DuckDBConnection): Promise<EpisodeCatalog | null>;
   /** The SHA-256 of the episode catalog's bytes, fetched but not checked (once a run); null without one. */
@@ -126,7 +126,7 @@ export async function withRun<T>(backends: Backends, opts: RunOptions, fn: (run:
         },
         withEngine: async (name, engine, work) => {
           // Opened at its first use: a run with nothing to do never loads DuckDB.
-          const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb: engine.memoryLimitMb, threads: engine.threads ?? undefined }));
+          const db = lazyConnection(() => openEngine({ tempDir: join(dir, `spill-${name}`), memoryLimitMb: engine.memoryLimitMb, threads: engine.threads }));
           try {
             return await work(db);
           } finally {

@@ -42,11 +42,14 @@ export function lazyConnection(open: () => Promise<DuckDBConnection>): DuckDBCon
 export interface EngineOptions {
   /** DuckDB's memory limit in MB (from `PINGROLL_MEMORY_LIMIT`); beyond it, aggregations spill to `tempDir`. */
   memoryLimitMb: number;
-  /** DuckDB's threads: one per core unless said (on a 16-core host the staging conversions and the rollup use them all). */
-  threads?: number;
+  /** DuckDB's threads (`PINGROLL_THREADS`); null or unset: one per core (on a 16-core host the staging conversions and the rollup use them all). */
+  threads?: number | null | undefined;
   /** Where it spills: a folder of the caller's, which the caller removes (a run's work folder: jobs/run.ts). */
   tempDir: string;
 }
+
+/** What a run's engine is opened with besides its spill folder: the configured memory limit and threads. */
+export type EngineSettings = Omit<EngineOptions, 'tempDir'>;
 
 /**
  * An in-memory DuckDB for one run: pingroll's aggregation and Parquet engine. It spills to a local
