@@ -24,7 +24,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
-import { STAGED_COLUMNS, STAGED_CSV_COLUMNS } from '../ingest/staged-ping.js';
+import { STAGED_FILE_COLUMNS, STAGED_CSV_COLUMNS } from '../ingest/staged-ping.js';
 import { STAGED_ROW_GROUP_ROWS } from '../ingest/batch/day-spool.js';
 import { benchLogDir } from './job-bench.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const text = readFileSync(csv);
   let rowCount = 0;
   for (let i = text.indexOf(0x0a); i >= 0; i = text.indexOf(0x0a, i + 1)) rowCount++;
-  const starts = new Int32Array(rowCount * STAGED_COLUMNS.length), ends = new Int32Array(rowCount * STAGED_COLUMNS.length);
+  const starts = new Int32Array(rowCount * STAGED_FILE_COLUMNS.length), ends = new Int32Array(rowCount * STAGED_FILE_COLUMNS.length);
   {
     let r = 0, f = 0, s = 0, quoted = false;
     for (let i = 0; i < text.length; i++) {
@@ -97,8 +97,8 @@ async function main(): Promise<void> {
       if (quoted || (c !== 0x2c && c !== 0x0a)) continue;
       // A quoted field's bytes are those inside its quotes (the day's fields hold no quote to undouble).
       const q = text[s] === 0x22 ? 1 : 0;
-      starts[r * STAGED_COLUMNS.length + f] = s + q;
-      ends[r * STAGED_COLUMNS.length + f] = i - q;
+      starts[r * STAGED_FILE_COLUMNS.length + f] = s + q;
+      ends[r * STAGED_FILE_COLUMNS.length + f] = i - q;
       s = i + 1;
       if (c === 0x0a) { r++; f = 0; } else f++;
     }
@@ -115,11 +115,11 @@ async function main(): Promise<void> {
     duckdb.set_config(config, 'threads', '2');
     const db = await duckdb.open(':memory:', config);
     const con = await duckdb.connect(db);
-    await duckdb.query(con, `CREATE TABLE t (${STAGED_COLUMNS.map((c) => `${c.name} ${c.type}`).join(', ')})`);
-    const types = STAGED_COLUMNS.map((c) => duckdb.create_logical_type(c.type === 'BIGINT' ? duckdb.Type.BIGINT : duckdb.Type.VARCHAR));
+    await duckdb.query(con, `CREATE TABLE t (${STAGED_FILE_COLUMNS.map((c) => `${c.name} ${c.type}`).join(', ')})`);
+    const types = STAGED_FILE_COLUMNS.map((c) => duckdb.create_logical_type(c.type === 'BIGINT' ? duckdb.Type.BIGINT : duckdb.Type.VARCHAR));
     const app = duckdb.appender_create(con, null, 't');
     const chunk = duckdb.create_data_chunk(types);
-    const n = STAGED_COLUMNS.length;
+    const n = STAGED_FILE_COLUMNS.length;
     return timed(() => {
       for (let base = 0; base < rowCount; base += 2048) {
         const m = Math.min(2048, rowCount - base);
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
           const vec = duckdb.data_chunk_get_vector(chunk, col);
           duckdb.vector_ensure_validity_writable(vec);
           const validity = duckdb.vector_get_validity(vec, Math.ceil(m / 64) * 8);
-          const data = STAGED_COLUMNS[col]!.type === 'BIGINT' ? duckdb.vector_get_data(vec, m * 8) : null;
+          const data = STAGED_FILE_COLUMNS[col]!.type === 'BIGINT' ? duckdb.vector_get_data(vec, m * 8) : null;
           const values = data ? new BigInt64Array(data.buffer, data.byteOffset, m) : null;
           for (let i = 0; i < m; i++) {
             const k = (base + i) * n + col, s = starts[k]!, e = ends[k]!;
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
 
   // The rows as columns (each field's bytes and offsets, each number), as a parser of columns would
   // hand them over: made before the passes, as the parser's writing them is not what is measured.
-  const columns = rowColumns(STAGED_COLUMNS, text, starts, ends, rowCount);
+  const columns = rowColumns(STAGED_FILE_COLUMNS, text, starts, ends, rowCount);
   const libraries = await parquetLibraryWriters(STAGED_ROW_GROUP_ROWS);
   for (const [name, write] of Object.entries(libraries)) {
     // Each library's file holds the rows DuckDB's does, value for value.

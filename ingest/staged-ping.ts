@@ -7,6 +7,10 @@
  * module's memory; the differential tests hold every row it writes to `stagedRow`, byte for byte).
  * Read by DuckDB through `STAGED_CSV_COLUMNS` (staging), by the rollup, and by `pingroll parse`
  * through `parseStagedRow`.
+ *
+ * A staged file holds the record's columns (`STAGED_COLUMNS`: what a rejects line and every table
+ * read of a ping) and, from staged format 4, the ping id's key after them (`STAGED_KEY_COLUMNS`),
+ * which only the rollup's ping-id window reads.
  */
 import type { PingRecord } from './ping-record.js';
 
@@ -38,23 +42,42 @@ export const STAGED_COLUMNS = [
 ] as const;
 export type StagedColumn = (typeof STAGED_COLUMNS)[number]['name'];
 
+/**
+ * Staged format 4 (files `keyed-N.parquet`), after the record's columns: the ping id's key
+ * (rollup/engines/duckdb/ping-keys.ts), made where the id is parsed, so that the rollup's window
+ * check does not parse 47M texts as UUIDs (docs/benchmarks.md). For an id that is a canonical UUID
+ * (lowercase hex, its dashes in place: what players send), its high and low 64 bits, the top bit of
+ * each flipped, so that signed order is the key's (Redshift has no UUID type, and both engines read
+ * BIGINT); NULL for any other id, or none. Files of formats 1 to 3 have none: the rollup makes the
+ * key from the id's text (ping-keys.ts uuidKeySql).
+ */
+export const STAGED_KEY_COLUMNS = [
+  { name: 'key_hi', type: 'BIGINT' },
+  { name: 'key_lo', type: 'BIGINT' },
+] as const;
+
+/** Every column of a staged file of the current format (4), in order: the record's, then the id's key. */
+export const STAGED_FILE_COLUMNS = [...STAGED_COLUMNS, ...STAGED_KEY_COLUMNS] as const;
+
 export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((c) => c.name);
 
 /** The columns of staged format 1 (before `platform`), in order. */
 export const STAGED_FORMAT_1_COLUMNS = STAGED_COLUMNS.slice(0, 8);
 /** The columns of staged format 2 (before `country`), in order. */
 export const STAGED_FORMAT_2_COLUMNS = STAGED_COLUMNS.slice(0, 10);
+/** The columns of staged format 3 (before the id's key): the record's. */
+export const STAGED_FORMAT_3_COLUMNS = STAGED_COLUMNS;
 
 /**
- * A staged file's format, by its name (ingest/batch/day-spool.ts): format 3 files are
- * `staged-N.parquet`, format 2's `pings-N.parquet`, format 1's `part-N.parquet`.
+ * A staged file's format, by its name (ingest/batch/day-spool.ts): format 4 files are
+ * `keyed-N.parquet`, format 3's `staged-N.parquet`, format 2's `pings-N.parquet`, format 1's `part-N.parquet`.
  */
-export function stagedFormatOf(key: string): 1 | 2 | 3 {
-  return /\/staged-\d+\.parquet$/.test(key) ? 3 : /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
+export function stagedFormatOf(key: string): 1 | 2 | 3 | 4 {
+  return /\/keyed-\d+\.parquet$/.test(key) ? 4 : /\/staged-\d+\.parquet$/.test(key) ? 3 : /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
 }
 
-/** The columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
-export const STAGED_CSV_COLUMNS = `{${STAGED_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
+/** A staged file's columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
+export const STAGED_CSV_COLUMNS = `{${STAGED_FILE_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
 
 /** The audience of a ping with no client IP or user agent (a DynamoDB item). */
 export const NO_CLIENT = { country: 'ZZ', os: 'unknown', deviceType: 'unknown', browser: 'unknown', agentRule: null } as const;
@@ -64,15 +87,31 @@ export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
   return STAGED_COLUMNS.map((c) => `${exprs[c.name]}::${c.type} AS ${c.name}`).join(', ');
 }
 
-/** The staged columns with no rows. */
-export const NO_STAGED_ROWS = `SELECT ${STAGED_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
+/** A staged file's columns with no rows. */
+export const NO_STAGED_ROWS = `SELECT ${STAGED_FILE_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
 
 /**
  * A ping's staged row: CSV, each field quoted only when it holds a quote, comma or line break (quotes
  * doubled), an empty field for a null, a newline at the end.
  */
 export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${csv(p.country)},${csv(p.os)},${csv(p.deviceType)},${csv(p.browser)},${p.agentRule === null ? '' : csv(p.agentRule)}\n`;
+  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${csv(p.country)},${csv(p.os)},${csv(p.deviceType)},${csv(p.browser)},${p.agentRule === null ? '' : csv(p.agentRule)},${keyFields(p.pingId)}\n`;
+}
+
+const CANONICAL_UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
+const TOP_BIT = 1n << 63n;
+
+/** A ping id's key columns (STAGED_KEY_COLUMNS): a canonical UUID's high and low 64 bits, each top bit flipped, as signed numbers; null for any other id or none. */
+export function stagedIdKey(id: string | null): { hi: bigint; lo: bigint } | null {
+  const m = id === null ? null : CANONICAL_UUID.exec(id);
+  if (!m) return null;
+  return { hi: BigInt.asIntN(64, BigInt(`0x${m[1]}${m[2]}${m[3]}`) ^ TOP_BIT), lo: BigInt.asIntN(64, BigInt(`0x${m[4]}${m[5]}`) ^ TOP_BIT) };
+}
+
+/** The key columns' fields of a ping id: `hi,lo`, or `,` for none. */
+function keyFields(id: string | null): string {
+  const k = stagedIdKey(id);
+  return k ? `${k.hi},${k.lo}` : ',';
 }
 
 function csv(v: string): string {
@@ -83,7 +122,7 @@ function csv(v: string): string {
   return v;
 }
 
-/** A ping's values read back from its staged row `b[s, e)`. */
+/** A ping's values read back from its staged row `b[s, e)` (the id's key, after them, is not a value of the ping). */
 export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
   const f = csvFields(b, s, e);
   return {

@@ -311,8 +311,8 @@ export class DaySpool {
       if (rows !== d.pings) throw new Error(`staging ${day}: ${rows} pings read back from the batch's rows, ${d.pings} counted; this is a bug in pingroll, please report it with the log objects of this run`);
       const pings: string[] = [];
       for (const [k, part] of parts.entries()) {
-        // `staged-N`: staged format 3 (with the audience columns); format 2's were `pings-N`, format 1's `part-N` (STAGED_COLUMNS).
-        const key = `${prefix}dt=${day}/staged-${k}.parquet`;
+        // `keyed-N`: staged format 4 (with the ping id's key); format 3's were `staged-N`, 2's `pings-N`, 1's `part-N` (ingest/staged-ping.ts).
+        const key = `${prefix}dt=${day}/keyed-${k}.parquet`;
         puts.push(() => store.put(key, { file: part.file, move: true }));
         pings.push(key);
       }

@@ -39,7 +39,7 @@ export function setPingKeyCount(n: i32): void { keyCount = n; }
 // The parameters, in PARAMS order (paramIndex's numbers); raw value spans for `x-` names (slots 0 to
 // N_PARAMS - 1) and bare aliases (the next N_PARAMS), -1 when absent; then each value's final bytes.
 const N_PARAMS: i32 = 7;
-const P_USER: i32 = 3, P_PLATFORM: i32 = 5, P_POS: i32 = 6;
+const P_USER: i32 = 3, P_PING_ID: i32 = 4, P_PLATFORM: i32 = 5, P_POS: i32 = 6;
 const rawStart: usize = memory.data(N_PARAMS * 8), rawEnd: usize = memory.data(N_PARAMS * 8);
 const valStart: usize = memory.data(N_PARAMS * 4), valEnd: usize = memory.data(N_PARAMS * 4);
 
@@ -515,7 +515,8 @@ function putSmall(v: u32): void {
 /**
  * The staged row (ingest/staged-ping.ts): source, series, episode, session, user_id, ping_id,
  * event_ms, natural_key, platform, pos, then the country of the client IP and the os, device type,
- * browser and bot rule of the user agent (contract §10; client-cache.as.ts), neither of which is staged.
+ * browser and bot rule of the user agent (contract §10; client-cache.as.ts), neither of which is
+ * staged, then the ping id's key (keyFields).
  */
 function writeRow(rec: usize): void {
   put(0x73); put(0x33); put(COMMA); // s3,
@@ -536,7 +537,47 @@ function writeRow(rec: usize): void {
   rows += clientFields(CLIENT_IP, <usize>field(rec, F_REMOTE_IP, false), clientLength(rec, F_REMOTE_IP, MAX_IP_BYTES), rows);
   put(COMMA);
   rows += clientFields(CLIENT_AGENT, <usize>field(rec, F_USER_AGENT, false), clientLength(rec, F_USER_AGENT, MAX_AGENT_BYTES), rows);
+  put(COMMA);
+  keyFields();
   put(LF);
+}
+
+const TOP_BIT: u64 = 0x8000000000000000;
+
+/**
+ * The ping id's key (staged format 4, ingest/staged-ping.ts STAGED_KEY_COLUMNS): for a canonical
+ * UUID (36 bytes, lowercase hex, dashes at 8, 13, 18 and 23), its high and low 64 bits as signed
+ * decimals, each top bit flipped; two empty fields (`,`) for any other id, or none.
+ */
+function keyFields(): void {
+  const s = load<i32>(valStart + <usize>(P_PING_ID << 2));
+  if (s < 0 || load<i32>(valEnd + <usize>(P_PING_ID << 2)) - s != 36) {
+    put(COMMA);
+    return;
+  }
+  let hi: u64 = 0, lo: u64 = 0;
+  for (let i = 0; i < 36; i++) {
+    const c = u8at(<usize>(s + i));
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != 0x2d) {
+        put(COMMA);
+        return;
+      }
+      continue;
+    }
+    let v: u32;
+    if (c - 0x30 <= 9) v = c - 0x30;
+    else if (c - 0x61 <= 5) v = c - 0x57;
+    else {
+      put(COMMA);
+      return;
+    }
+    if (i < 18) hi = (hi << 4) | <u64>v;
+    else lo = (lo << 4) | <u64>v;
+  }
+  putInteger(<i64>(hi ^ TOP_BIT));
+  put(COMMA);
+  putInteger(<i64>(lo ^ TOP_BIT));
 }
 
 /**

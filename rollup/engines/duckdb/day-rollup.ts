@@ -20,7 +20,7 @@ import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
-import { keepKeys, uuidKeySql } from './ping-keys.js';
+import { keepKeys, stagedKeySql, uuidKeySql } from './ping-keys.js';
 import { checkWindow, type WindowFile } from './window-check.js';
 
 /**
@@ -187,16 +187,20 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   let passes = 0;
   // The day's keys that are not repeats, sorted as the check read them: the keys file kept below.
   const checkedKeys = window ? join(window.dir, 'ping-ids.checked.keys') : '';
+  // The day's survivors with an id: day_ids holds them, and the ping-ids file below reads them again for their ids' text.
+  const dayIdRows = `${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`;
   await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
   if (window) {
     // Each id as its key; its text only when it has none (the key's text is the id). No session or
     // source: a row's strings are most of what holding it costs (the busy day's 47M ids: 10.6 s to
     // hold, against 20.6 s with the session and 23.5 s with the id's text too, at the default memory
     // limit), and the few rows that need them (the repeats, the caught sessions') are read for them.
+    // The key as staged (format 4: two numbers, where DuckDB's cast of the busy day's 47M texts to
+    // UUIDs took 5 s of CPU), or made from the id's text for a file of an earlier format.
     await engine.run(`
       CREATE OR REPLACE TEMP TABLE day_ids AS
       SELECT rowid, event_ms, u, CASE WHEN u IS NULL THEN ping_id END AS text_id FROM (
-        SELECT rowid, ping_id, event_ms, ${uuidKeySql('ping_id')} AS u FROM ${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL)`);
+        SELECT rowid, ping_id, event_ms, ${stagedKeySql()} AS u FROM ${dayIdRows})`);
     // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
     // with its id, at most W days before it, is the repeat. The check: window-check.ts.
     passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
@@ -323,10 +327,11 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
     // repeat nor of a caught session): what later days' windows read, and the month's rollup and the
     // stale marks. In no order: the check reads the keys beside it, and what reads it reads it whole
-    // (sorting the busy day's 45M ids as text was 22 of its 28 s).
+    // (sorting the busy day's 45M ids as text was 22 of its 28 s). The ids' text is read again from
+    // the staged rows: day_ids holds only keys, and DuckDB has no cast of a key back to a UUID.
     await engine.run(`COPY (
-      SELECT coalesce(d.text_id, d.u::VARCHAR) AS ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND c.rowid IS NULL AS counted
-      FROM day_ids d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
+      SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND c.rowid IS NULL AS counted
+      FROM (SELECT rowid, ping_id, event_ms FROM ${dayIdRows}) d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
     pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
     // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them

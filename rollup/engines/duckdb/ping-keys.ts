@@ -61,14 +61,41 @@ function writeAt(fd: number, buf: Buffer, len: number, at: number): Promise<void
   });
 }
 
-/** The SQL of an id's key: its UUID when the text is a canonical UUID, else NULL (the id stays text). */
+/**
+ * The SQL of an id's key from its text: when the text is a canonical UUID, its 128 bits as a HUGEINT
+ * whose top bit is flipped (so that signed order is the UUIDs' order: DuckDB's own UUID value, which
+ * no cast turns into a HUGEINT), else NULL (the id stays text). For ids staged before their key was
+ * (staged formats 1 to 3) and ping-ids files; `stagedKeySql` reads a format 4 file's key.
+ */
 export function uuidKeySql(id: string): string {
-  return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN TRY_CAST(${id} AS UUID) END`;
+  const hex = (from: number, n: number): string => `substr(${id}, ${from}, ${n})`;
+  return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN
+    ${keySql(`(('0x' || ${hex(1, 8)} || ${hex(10, 4)} || ${hex(15, 4)})::UBIGINT::HUGEINT - ${2n ** 63n})`, `('0x' || ${hex(20, 4)} || ${hex(25, 12)})::UBIGINT::HUGEINT`)} END`;
 }
 
 /**
- * DuckDB's UUID as it streams (a HUGEINT, little-endian, the top bit flipped), four words at `at`
- * of `raw`, into a key's words at `o` of `out` (most significant first: ascending words are ascending UUIDs).
+ * The key of a UUID's high 64 bits with the top one flipped (a signed number, as HUGEINT) and its low
+ * 64 bits (unsigned, as HUGEINT): high times 2^64 plus low, the product made as two halves added,
+ * because DuckDB's HUGEINT multiplication refuses a product of -2^127 (the nil UUID's key) that its
+ * addition makes.
+ */
+function keySql(high: string, low: string): string {
+  return `(${high} * ${2n ** 63n} + ${high} * ${2n ** 63n} + ${low})`;
+}
+
+/**
+ * The SQL of a staged row's key (as `uuidKeySql` makes it): from its key columns (staged format 4,
+ * ingest/staged-ping.ts STAGED_KEY_COLUMNS: the high and low 64 bits, each top bit flipped), else from
+ * its id's text (a file of an earlier format, whose rows have no key columns; for an id that is not a
+ * canonical UUID, NULL either way).
+ */
+export function stagedKeySql(): string {
+  return `CASE WHEN key_hi IS NOT NULL THEN ${keySql('key_hi::HUGEINT', `(key_lo::HUGEINT + ${2n ** 63n})`)} ELSE ${uuidKeySql('ping_id')} END`;
+}
+
+/**
+ * A key as it streams (a HUGEINT, little-endian, the top bit flipped), four words at `at` of `raw`,
+ * into a key's words at `o` of `out` (most significant first: ascending words are ascending UUIDs).
  */
 function keyFromStored(raw: DataView, at: number, out: Uint32Array, o: number): void {
   out[o] = (raw.getUint32(at + 12, true) ^ 0x80000000) >>> 0;
@@ -102,7 +129,7 @@ export interface DayKeys { keys: Uint32Array; events: BigInt64Array; rowids: Big
 /** A streamed chunk's columns as bytes: keys (16 a row), event times and row ids (8 a row; null when not asked). */
 interface KeyChunk { rows: number; u: DataView; ev: DataView; rid: DataView | null }
 
-/** `sql`'s rows (u UUID, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
+/** `sql`'s rows (u: a key as uuidKeySql makes it, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
 async function* keyChunks(db: DuckDBConnection, sql: string): AsyncGenerator<KeyChunk> {
   const result = await db.stream(sql);
   for (;;) {
@@ -129,7 +156,7 @@ function putBytes(bytes: DataView, out: ArrayBufferView, at: number): void {
 }
 
 /**
- * The day's ids of `sql` (u UUID, event_ms, rowid; none NULL; ordered by u) in batches of at most
+ * The day's ids of `sql` (u: a key as uuidKeySql makes it, event_ms, rowid; none NULL; ordered by u) in batches of at most
  * `max`, in its order, as arrays a merge reads: one DuckDB sort for all, however many batches. A
  * batch's arrays are reused for the next: the caller is done with one when it asks for the next.
  */
@@ -282,7 +309,7 @@ export class KeysWriter {
 }
 
 /**
- * Writes the keys of `sql` (u UUID, event_ms; its rows ordered by u, each key once) to `out`, and
+ * Writes the keys of `sql` (u: a key as uuidKeySql makes it, event_ms; its rows ordered by u, each key once) to `out`, and
  * after them the ids of `textSql` (ping_id, event_ms: the counted ids that are not UUIDs; null: none).
  * Returns how many keys it holds.
  */

@@ -30,18 +30,23 @@
  */
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
-import { STAGED_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS } from '../../../ingest/staged-ping.js';
+import { STAGED_FILE_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, STAGED_FORMAT_3_COLUMNS } from '../../../ingest/staged-ping.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
 import { CATALOG_COLUMNS } from '../../episode-catalog.js';
 
-/** The staged pings' columns as a Redshift (and Postgres) table: ids are at most 256 characters, 1024 bytes of UTF-8. */
-export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_COLUMNS);
+/**
+ * The staged pings' columns as a Redshift (and Postgres) table: a staged file's of the current format
+ * (4, with the ping id's key, which the SQL here does not read). Ids are at most 256 characters, 1024 bytes of UTF-8.
+ */
+export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_FILE_COLUMNS);
 /** The same of staged format 1's files (no `platform`): Redshift's COPY of Parquet takes exactly the file's columns. */
 export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
 /** The same of staged format 2's files (no audience columns). */
 export const STAGED_FORMAT_2_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_2_COLUMNS);
+/** The same of staged format 3's files (no key columns). */
+export const STAGED_FORMAT_3_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_3_COLUMNS);
 
 /** The episode catalog's Parquet (rollup/episode-catalog.ts) as a Redshift table, its columns in the file's order. */
 export const CATALOG_TABLE_COLUMNS = CATALOG_COLUMNS.map((c) => `${c} ${c === 'duration_seconds' ? 'BIGINT' : 'VARCHAR(1024)'}`).join(', ');

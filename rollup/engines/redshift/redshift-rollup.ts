@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Location } from '../../../lib/location.js';
 import { parquetRowCount } from '../../../lib/parquet-file.js';
-import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
+import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, STAGED_FORMAT_3_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
 import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, LocalFiles, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
@@ -26,7 +26,7 @@ import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_FORMAT_3_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
 import { planWindow, stateSql, WINDOW_CHECK, WINDOW_TABLE, windowRange, windowStatements, type WindowFile, type WindowPlan } from './window-table.js';
 import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
 import { logWindowChecked } from '../../ping-window.js';
@@ -69,7 +69,7 @@ export interface WarehouseRollup {
 
 /** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
 export interface RollupManifests {
-  staged: string | null; format1: string | null; format2: string | null; runs: string; secret: string | null; catalog: string | null;
+  staged: string | null; format1: string | null; format2: string | null; format3: string | null; runs: string; secret: string | null; catalog: string | null;
   /**
    * The ping-id window (window-table.ts): the plan, and the manifests of the days' files it loads into
    * the window's table and of what adjustments count (none: no such file); none: the window is off.
@@ -80,6 +80,7 @@ export interface RollupManifests {
 /** The columns of staged format 1's files, for the table their COPY fills. */
 const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
 const FORMAT_2_NAMES = STAGED_FORMAT_2_COLUMNS.map((c) => c.name).join(', ');
+const FORMAT_3_NAMES = STAGED_FORMAT_3_COLUMNS.map((c) => c.name).join(', ');
 
 /** Where the day's left-out records are UNLOADed, under the day's prefix. */
 const EXCLUDED_RECORDS = 'invalid_traffic_records';
@@ -417,9 +418,10 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
-  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>, name = 'staged'): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2'>> {
+  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>, name = 'staged'): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2' | 'format3'>> {
     return {
-      staged: await this.manifest(prefix, name, staged.filter((f) => stagedFormatOf(f.key) === 3)),
+      staged: await this.manifest(prefix, name, staged.filter((f) => stagedFormatOf(f.key) === 4)),
+      format3: await this.manifest(prefix, `${name}-format-3`, staged.filter((f) => stagedFormatOf(f.key) === 3)),
       format2: await this.manifest(prefix, `${name}-format-2`, staged.filter((f) => stagedFormatOf(f.key) === 2)),
       format1: await this.manifest(prefix, `${name}-format-1`, staged.filter((f) => stagedFormatOf(f.key) === 1)),
     };
@@ -441,8 +443,8 @@ export class RedshiftRollup implements RollupEngine {
     if (unload.length) await this.opts.batches.batch(unload, `${what}: its files`, { id: session.sessionId });
   }
 
-  /** The staged pings COPYed into the temporary table `table` (format 1's files through a table of their own columns). */
-  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2'>, table = 'staged_pings'): string[] {
+  /** The staged pings COPYed into the temporary table `table` (earlier formats' files each through a table of their own columns). */
+  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2' | 'format3'>, table = 'staged_pings'): string[] {
     const s3 = s3In(output);
     const role = roleOf(target);
     return [
@@ -460,6 +462,12 @@ export class RedshiftRollup implements RollupEngine {
         `CREATE TEMP TABLE ${table}_format_2 (${STAGED_FORMAT_2_TABLE_COLUMNS})`,
         `COPY ${table}_format_2 FROM ${s3(manifests.format2)} ${role} FORMAT AS PARQUET MANIFEST`,
         `INSERT INTO ${table} (${FORMAT_2_NAMES}) SELECT ${FORMAT_2_NAMES} FROM ${table}_format_2`,
+      ] : []),
+      // And those staged before the ping id's key (format 3): added with none (the SQL here reads the id's text).
+      ...(manifests.format3 ? [
+        `CREATE TEMP TABLE ${table}_format_3 (${STAGED_FORMAT_3_TABLE_COLUMNS})`,
+        `COPY ${table}_format_3 FROM ${s3(manifests.format3)} ${role} FORMAT AS PARQUET MANIFEST`,
+        `INSERT INTO ${table} (${FORMAT_3_NAMES}) SELECT ${FORMAT_3_NAMES} FROM ${table}_format_3`,
       ] : []),
     ];
   }

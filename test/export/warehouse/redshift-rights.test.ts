@@ -53,15 +53,18 @@ afterEach(async () => {
 /** A batch as the jobs' user (no secret: the IAM identity), or as the administrator. */
 const batch = (sqls: string[], admin = false) => new RedshiftDataApi(new RedshiftDataClient({}), admin ? { ...cfg(), secretArn: ADMIN_SECRET } : cfg(), { sleep: async () => {}, firstPollMs: 1 }).batch(sqls, 'test');
 
-/** A staged file of three pings, its columns in the staged order (ingest/staged-ping.ts), and its COPY manifest; the manifest's key. */
+/** A staged file of three pings (staged format 4), its columns in the staged order (ingest/staged-ping.ts), and its COPY manifest; the manifest's key. */
 async function stagedFile(): Promise<string> {
   const local = join(root, 'staged.parquet');
-  await c.run(`COPY (SELECT 's3' AS source, 's1' AS series, 'e1' AS episode, 'session-' || i AS session, NULL::VARCHAR AS user_id, 'p' || i AS ping_id,
+  // The first id a canonical UUID, with its key; the others text, with none.
+  await c.run(`COPY (SELECT 's3' AS source, 's1' AS series, 'e1' AS episode, 'session-' || i AS session, NULL::VARCHAR AS user_id,
+      CASE WHEN i = 0 THEN '0f8fad5b-d9cb-469f-a165-70867728950e' ELSE 'p' || i END AS ping_id,
       (${Date.parse(`${DAY}T10:00:00Z`)} + i * 60000)::BIGINT AS event_ms, 'k' || i AS natural_key, 'web' AS platform, 10::BIGINT AS pos,
-      'FR' AS country, 'Windows' AS os, 'desktop' AS device_type, 'Chrome' AS browser, NULL::VARCHAR AS agent_rule FROM range(3) t(i)) TO '${local}' (FORMAT parquet)`);
-  await store.put('_staging/b1/dt=2026-11-01/staged-0.parquet', { file: local });
-  const size = (await store.size('_staging/b1/dt=2026-11-01/staged-0.parquet'))!;
-  await store.put('u/staged.manifest', Buffer.from(copyManifest(output, [{ key: '_staging/b1/dt=2026-11-01/staged-0.parquet', size }])));
+      'FR' AS country, 'Windows' AS os, 'desktop' AS device_type, 'Chrome' AS browser, NULL::VARCHAR AS agent_rule,
+      CASE WHEN i = 0 THEN ${0x0f8fad5bd9cb469fn - 2n ** 63n} END::BIGINT AS key_hi, CASE WHEN i = 0 THEN ${0xa16570867728950en - 2n ** 63n} END::BIGINT AS key_lo FROM range(3) t(i)) TO '${local}' (FORMAT parquet)`);
+  await store.put('_staging/b1/dt=2026-11-01/keyed-0.parquet', { file: local });
+  const size = (await store.size('_staging/b1/dt=2026-11-01/keyed-0.parquet'))!;
+  await store.put('u/staged.manifest', Buffer.from(copyManifest(output, [{ key: '_staging/b1/dt=2026-11-01/keyed-0.parquet', size }])));
   return 'u/staged.manifest';
 }
 
@@ -160,7 +163,7 @@ describe(`the stand-in's COPY of Parquet, on ${PG_NAME}`, () => {
     await bootstrap(cfg());
     const manifest = await stagedFile();
     const from = `FROM 's3://rollups/pingroll/${manifest}' IAM_ROLE '${ROLE}' FORMAT AS PARQUET MANIFEST`;
-    await expect(batch([`CREATE TEMP TABLE t (${STAGED_TABLE_COLUMNS.replace(/, agent_rule VARCHAR\(1024\)$/, '')})`, `COPY t ${from}`])).rejects.toThrow(/has 15 columns, the table 14: COPY from Parquet loads by position/);
+    await expect(batch([`CREATE TEMP TABLE t (${STAGED_TABLE_COLUMNS.replace(/, key_lo BIGINT$/, '')})`, `COPY t ${from}`])).rejects.toThrow(/has 17 columns, the table 16: COPY from Parquet loads by position/);
     const swappedTypes = STAGED_TABLE_COLUMNS.replace('event_ms BIGINT', 'X_').replace('natural_key VARCHAR(65535)', 'event_ms BIGINT').replace('X_', 'natural_key VARCHAR(65535)');
     await expect(batch([`CREATE TEMP TABLE t (${swappedTypes})`, `COPY t ${from}`])).rejects.toThrow(/incompatible Parquet schema for column 'natural_key' of t \(position 7\)/);
     // A column list: the file's columns in order into the list's, whatever the table's order.

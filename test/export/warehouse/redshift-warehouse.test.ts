@@ -88,7 +88,7 @@ describe('DDL', () => {
 });
 
 describe('loading a day', () => {
-  it(`rolls up a day staged partly before \`platform\` and the audience columns existed (its statements run on ${PG_NAME}): format 1 and 2 files COPYed into tables of their columns and added without; three batches in one session, each within 40 statements`, async () => {
+  it(`rolls up a day staged partly before \`platform\`, the audience columns and the id's key existed (its statements run on ${PG_NAME}): format 1 to 3 files COPYed into tables of their columns and added without; three batches in one session, each within 40 statements`, async () => {
     rs.on(BatchExecuteStatementCommand).resolves({ Id: 'b-1', SessionId: 'session-1' });
     rs.on(DescribeStatementCommand).resolves({ Status: 'FINISHED' });
     // What the window's table holds (rollup/engines/redshift/window-table.ts): the day before, as planned.
@@ -104,14 +104,15 @@ describe('loading a day', () => {
     const engine = new RedshiftRollup({ batches: api, target: cfg(), output, store: { put } as unknown as ObjectStore, settings: {}, ensureTables: () => wh.init() },
       { emptyParquet: noLocal, valueParquet: noLocal, jsonLines: noLocal });
     const staged = [{ key: '_staging/b1/dt=2026-11-01/part-0.parquet', size: 10 }, { key: '_staging/b2/dt=2026-11-01/pings-0.parquet', size: 20 }, { key: '_staging/b2/dt=2026-11-01/pings-1.parquet', size: 30 },
-      { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }];
+      { key: '_staging/b3/dt=2026-11-01/staged-0.parquet', size: 40 }, { key: '_staging/b4/dt=2026-11-01/keyed-0.parquet', size: 50 }];
     await engine.runInWarehouse('2026-11-01', { staged, outcomes: { s3: { ping: 3 } }, viewers: { keyId: 'abcdef01', secretKey: 'u/viewer-secret.parquet', secretSize: 5 },
       catalog: { key: 'u/episode-catalog.parquet', size: 9 }, runsKey: 'u/daily_runs.parquet', runsSize: 7, unloadPrefix: 'u/',
       // The window's worst case: a day held, a day to load, what adjustments count, and a closed day after.
       window: { days: 30, history: [{ key: 'p/dt=2026-10-30/r.parquet', size: 11, own: { day: '2026-10-30', rows: 3 } }, { key: 'p/adjusted/dt=2026-10-31/a.parquet', size: 12 },
         { key: 'p/dt=2026-10-31/r.parquet', size: 13, own: { day: '2026-10-31', rows: 4 } }], closedAfter: [{ key: 'p/dt=2026-11-02/r.parquet', size: 14, own: { day: '2026-11-02', rows: 5 } }] } });
     const entries = (k: string): string[] => (manifests.get(k) as { entries: Array<{ url: string }> }).entries.map((e) => e.url.replace('s3://rollups/pingroll/', ''));
-    expect(entries('u/staged.manifest')).toEqual([staged[3]!.key]);
+    expect(entries('u/staged.manifest')).toEqual([staged[4]!.key]);
+    expect(entries('u/staged-format-3.manifest')).toEqual([staged[3]!.key]);
     expect(entries('u/staged-format-2.manifest')).toEqual([staged[1]!.key, staged[2]!.key]);
     expect(entries('u/staged-format-1.manifest')).toEqual([staged[0]!.key]);
     expect(entries('u/episode-catalog.manifest')).toEqual(['u/episode-catalog.parquet']);
@@ -127,7 +128,7 @@ describe('loading a day', () => {
       for (const absent of ['WorkgroupName', 'Database', 'ClusterIdentifier', 'SecretArn', 'DbUser', 'SessionKeepAliveSeconds']) expect(call, absent).not.toHaveProperty(absent);
     }
     const [sqls, day, unload] = [calls[1]!.Sqls!, calls[2]!.Sqls!, calls[3]!.Sqls!];
-    // The worst case: format 1 and 2 files, a viewer key, a catalog and the window.
+    // The worst case: format 1 to 3 files, a viewer key, a catalog and the window.
     expect(sqls.length).toBeLessThanOrEqual(40);
     expect(day.length).toBeLessThanOrEqual(40);
     expect(day.filter((q) => q.startsWith('UNLOAD'))).toHaveLength(0);
@@ -138,7 +139,7 @@ describe('loading a day', () => {
     expect(unload.every((q) => q.startsWith('UNLOAD'))).toBe(true);
     expect(day.some((q) => q.startsWith('CREATE TEMP TABLE staged_pings') || q.startsWith('COPY staged_pings'))).toBe(false);
     const role = "IAM_ROLE 'arn:aws:iam::123456789012:role/pingroll-copy'";
-    expect(sqls.slice(8)).toEqual([
+    expect(sqls.slice(11)).toEqual([
       'CREATE TEMP TABLE viewer_secret (secret VARCHAR(256))',
       `COPY viewer_secret FROM 's3://rollups/pingroll/u/viewer-secret.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       `CREATE TEMP TABLE episode_catalog (series_id VARCHAR(1024), episode_id VARCHAR(1024), duration_seconds BIGINT)`,
@@ -156,7 +157,7 @@ describe('loading a day', () => {
     ]);
     // The day's transaction checks the plan first, before any figure.
     expect(day[0]).toMatch(/^INSERT INTO window_ids_as_planned SELECT CASE WHEN /);
-    expect(sqls.slice(0, 8)).toEqual([
+    expect(sqls.slice(0, 11)).toEqual([
       `CREATE TEMP TABLE staged_pings (${STAGED_TABLE_COLUMNS})`,
       `COPY staged_pings FROM 's3://rollups/pingroll/u/staged.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       `CREATE TEMP TABLE staged_pings_format_1 (${STAGED_TABLE_COLUMNS.replace(/, platform VARCHAR\(1024\), .*$/, '')})`,
@@ -165,8 +166,13 @@ describe('loading a day', () => {
       `CREATE TEMP TABLE staged_pings_format_2 (${STAGED_TABLE_COLUMNS.replace(/, country VARCHAR\(1024\), .*$/, '')})`,
       `COPY staged_pings_format_2 FROM 's3://rollups/pingroll/u/staged-format-2.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
       'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos FROM staged_pings_format_2',
+      `CREATE TEMP TABLE staged_pings_format_3 (${STAGED_TABLE_COLUMNS.replace(/, key_hi BIGINT, key_lo BIGINT$/, '')})`,
+      `COPY staged_pings_format_3 FROM 's3://rollups/pingroll/u/staged-format-3.manifest' ${role} FORMAT AS PARQUET MANIFEST`,
+      'INSERT INTO staged_pings (source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos, country, os, device_type, browser, agent_rule) SELECT source, series, episode, session, user_id, ping_id, event_ms, natural_key, platform, pos, country, os, device_type, browser, agent_rule FROM staged_pings_format_3',
     ]);
-    // Those statements run on PostgreSQL, and the rows of format 1 get no platform.
+    // The current format's files go straight into the table: its last columns are the id's key.
+    expect(STAGED_TABLE_COLUMNS).toMatch(/, agent_rule VARCHAR\(1024\), key_hi BIGINT, key_lo BIGINT$/);
+    // Those statements run on PostgreSQL, and the rows of format 1 get no platform, and of format 3 no key.
     const pg = await startPostgres();
     try {
       await pg.transaction(async (tx) => {
@@ -177,8 +183,12 @@ describe('loading a day', () => {
         await tx.exec(sqls[5]!);
         await tx.exec(`INSERT INTO staged_pings_format_2 VALUES ('s3', 't', 'e', 'y', NULL, NULL, 2, 'r:2', 'web', 60)`);
         await tx.exec(sqls[7]!);
-        expect((await tx.query('SELECT series, platform, CAST(pos AS INTEGER) AS pos, country, agent_rule FROM staged_pings ORDER BY series')).rows).toEqual([
-          { series: 's', platform: null, pos: null, country: null, agent_rule: null }, { series: 't', platform: 'web', pos: 60, country: null, agent_rule: null }]);
+        await tx.exec(sqls[8]!);
+        await tx.exec(`INSERT INTO staged_pings_format_3 VALUES ('s3', 'u', 'e', 'z', NULL, '0f8fad5b-d9cb-469f-a165-70867728950e', 3, 'r:3', 'web', 60, 'FR', 'iOS', 'mobile', 'Safari', NULL)`);
+        await tx.exec(sqls[10]!);
+        expect((await tx.query('SELECT series, platform, CAST(pos AS INTEGER) AS pos, country, agent_rule, key_hi FROM staged_pings ORDER BY series')).rows).toEqual([
+          { series: 's', platform: null, pos: null, country: null, agent_rule: null, key_hi: null }, { series: 't', platform: 'web', pos: 60, country: null, agent_rule: null, key_hi: null },
+          { series: 'u', platform: 'web', pos: 60, country: 'FR', agent_rule: null, key_hi: null }]);
       });
     } finally {
       await pg.close();

@@ -53,9 +53,24 @@ const name = fc.oneof(
 );
 const query = fc.array(fc.tuple(name, fc.option(text(10), { nil: undefined })), { maxLength: 10 })
   .map((pairs) => pairs.map(([n, v]) => (v === undefined ? n : [...n, 0x3d, ...v])).reduce<number[]>((a, p, i) => (i ? [...a, 0x26, ...p] : p), []));
-/** A query of three valid ids and some extra, so that pings are common. */
-const pingQuery = fc.tuple(text(6), text(6), text(6), query).map(([s, e, x, rest]) => [
-  ...Buffer.from('x-series=s'), ...s, ...Buffer.from('&x-episode=e'), ...e, ...Buffer.from('&x-session=x'), ...x, 0x26, ...rest]);
+/**
+ * Ping ids near a canonical UUID (whose key the row carries: staged format 4): canonical ones across
+ * the top bits of both halves, and each way of missing it by one byte (upper case, a dash misplaced or
+ * escaped, a character too many or too few, a letter past f).
+ */
+const uuidId = fc.tuple(fc.uuid({ version: 4 }), fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 15 }),
+  fc.constantFrom('canonical', 'canonical', 'canonical', 'upper', 'dash', 'escaped', 'long', 'short', 'g', 'percent-hex'))
+  .map(([u, a, b, how]) => {
+    const id = `${a.toString(16)}${u.slice(1, 19)}${b.toString(16)}${u.slice(20)}`;
+    const at = 1 + (a % 30);
+    const spelled = how === 'upper' ? id.toUpperCase() : how === 'dash' ? `${id.slice(0, 8)}${id.slice(9, 10)}-${id.slice(10)}`
+      : how === 'escaped' ? id.replace('-', '%2D') : how === 'long' ? `${id}0` : how === 'short' ? id.slice(0, 35)
+      : how === 'g' ? `${id.slice(0, at)}${id[at] === '-' ? '-' : 'g'}${id.slice(at + 1)}` : how === 'percent-hex' ? `%${id.charCodeAt(0).toString(16)}${id.slice(1)}` : id;
+    return [...Buffer.from(`&x-ping=${spelled}`)];
+  });
+/** A query of three valid ids and some extra, so that pings are common; a ping id like a UUID half the time. */
+const pingQuery = fc.tuple(text(6), text(6), text(6), fc.option(uuidId, { nil: [] }), query).map(([s, e, x, id, rest]) => [
+  ...Buffer.from('x-series=s'), ...s, ...Buffer.from('&x-episode=e'), ...e, ...Buffer.from('&x-session=x'), ...x, ...id, 0x26, ...rest]);
 const often = <T>(usual: T, rest: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof({ weight: 3, arbitrary: fc.constant(usual) }, { weight: 1, arbitrary: rest });
 const key = often('p.gif', fc.constantFrom( 'p%2Egif', 'p%252Egif', '%70.gif', 'p.gif%', '%zz', 'p.gi%66', 'P.gif', 'other.png', '%E2%9C%93', '%C3%28', 'a%2Fp.gif', '/p.gif', '-'));
 const operation = often('REST.GET.OBJECT', fc.constantFrom('WEBSITE.GET.OBJECT', 'REST.HEAD.OBJECT', 'REST.PUT.OBJECT'));
@@ -72,14 +87,17 @@ const record = fc.tuple(time, requestId, operation, key, fc.oneof({ weight: 3, a
 
 describe('the WebAssembly ping rules decide exactly as the TypeScript reference', () => {
   it('on random records, raw bytes included', () => {
-    let pings = 0;
+    let pings = 0, keyed = 0;
     fc.assert(fc.property(record, fc.constantFrom<string[]>(['p.gif'], ['/p.gif', 'other.png'], ['✓']), (line, keys) => {
       const { wasm, reference } = bothWays(line, keys);
       expect(wasm).toEqual(reference);
       if (wasm.outcome === 'ping') pings++;
+      if (wasm.row && !/,\n$/.test(Buffer.from(wasm.row, 'hex').toString('latin1'))) keyed++;
     }), { numRuns: 10_000 });
-    // The generator must reach the interesting outcome often, or the property proves little.
+    // The generator must reach the interesting outcomes often, or the property proves little: pings,
+    // and pings whose id is a canonical UUID (a key in the row's last two fields).
     expect(pings).toBeGreaterThan(1000);
+    expect(keyed).toBeGreaterThan(300);
   });
 
   it('on every corpus line', () => {

@@ -23,7 +23,10 @@ describe('the day spool', () => {
       { source: 'dynamodb', series: 'a,b', episode: 'say "hi"', session: 'line\nbreak', user: 'c\r\nd', pingId: '"', eventTimeMs: t, naturalKey: 'k:1,2|x', platform: 'androidtv', pos: 754,
         country: 'GB', os: 'Mac OS', deviceType: 'desktop', browser: 'Mobile Safari', agentRule: 'bot_list' },
       { source: 'dynamodb', series: 'plain', episode: '1234', session: 's', user: null, pingId: null, eventTimeMs: t + 1, naturalKey: 'k:3|s', platform: null, pos: null, ...NO_CLIENT },
+      { source: 'dynamodb', series: 'plain', episode: '1234', session: 's', user: null, pingId: 'ff8fad5b-d9cb-469f-0165-70867728950e', eventTimeMs: t + 2, naturalKey: 'k:4|s', platform: null, pos: null, ...NO_CLIENT },
     ];
+    // A canonical UUID's key (staged format 4): each half's top bit flipped, as a signed number; none for any other id.
+    const key = { '"': [null, null], null: [null, null], 'ff8fad5b-d9cb-469f-0165-70867728950e': [0xff8fad5bd9cb469fn - 2n ** 63n, 0x016570867728950en - 2n ** 63n] } as Record<string, [bigint | null, bigint | null]>;
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
     const spool = new DaySpool(join(dir, 'work'), engine);
     const { mkdir } = await import('node:fs/promises');
@@ -36,8 +39,9 @@ describe('the day spool', () => {
       const rows = await queryRows<Record<string, unknown>>(engine, `SELECT * FROM read_parquet(${sqlString(file)}, hive_partitioning = false) ORDER BY event_ms`);
       expect(rows.map((r) => ({ ...r, event_ms: Number(r.event_ms), pos: r.pos === null ? null : Number(r.pos) }))).toEqual(pings.map((p) => ({
         source: p.source, series: p.series, episode: p.episode, session: p.session, user_id: p.user, ping_id: p.pingId, event_ms: p.eventTimeMs, natural_key: p.naturalKey, platform: p.platform, pos: p.pos,
-        country: p.country, os: p.os, device_type: p.deviceType, browser: p.browser, agent_rule: p.agentRule,
+        country: p.country, os: p.os, device_type: p.deviceType, browser: p.browser, agent_rule: p.agentRule, key_hi: key[String(p.pingId)]![0], key_lo: key[String(p.pingId)]![1],
       })));
+      expect(days['2026-11-01']!.pings![0]).toMatch(/\/keyed-0\.parquet$/);
     } finally {
       await spool.discard();
       engine.closeSync();

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
 import { rollupDay, type DayWindow } from '../../../rollup/engines/duckdb/day-rollup.js';
 import { KeysFile } from '../../../rollup/engines/duckdb/ping-keys.js';
-import { STAGED_COLUMN_NAMES } from '../../../ingest/staged-ping.js';
+import { STAGED_COLUMN_NAMES, stagedIdKey } from '../../../ingest/staged-ping.js';
 import { DEFAULT_PLATFORMS } from '../../../ingest/ping-record.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -303,4 +303,46 @@ describe('audience and automated traffic (contract §10)', () => {
       keys.close();
     }
   });
+});
+
+describe('the ping-id window across staged formats', () => {
+  /** Stages `ids` (one session, a minute apart from `t0`) as one file: of format 4 (with each id's key columns, as the parser writes them) or of format 3 (none). */
+  async function stage(engine: Awaited<ReturnType<typeof openEngine>>, ids: string[], t0: number, keyed: boolean): Promise<string> {
+    const file = join(dir, `${keyed ? 'keyed' : 'staged'}-${Math.random().toString(36).slice(2)}.parquet`);
+    const rows = ids.map((id, i) => {
+      const k = keyed ? stagedIdKey(id) : null;
+      return `('s3', 's1', 'e1', 'sA', NULL, ${sqlString(id)}, ${t0 + i * 60_000}::BIGINT, ${sqlString(`r:${t0}-${i}`)}, NULL, NULL, 'ZZ', 'unknown', 'unknown', 'unknown', NULL${keyed ? `, ${k ? `(${k.hi})::BIGINT, (${k.lo})::BIGINT` : 'NULL::BIGINT, NULL::BIGINT'}` : ''})`;
+    });
+    await engine.run(`COPY (SELECT * FROM (VALUES ${rows.join(', ')}) t(${[...STAGED_COLUMN_NAMES, ...(keyed ? ['key_hi', 'key_lo'] : [])].join(', ')})) TO ${sqlString(file)} (FORMAT parquet)`);
+    return file;
+  }
+
+  // A resent UUID is found whichever format staged each of its two days: the key the parser stages and
+  // the key made from the text are the same bytes (the nil UUID and the top bits' edges included).
+  for (const [before, after] of [[false, true], [true, false], [true, true]] as const) {
+    it(`finds the resends of a day staged ${before ? 'with' : 'without'} its ids' keys on a day staged ${after ? 'with' : 'without'} them`, async () => {
+      const sent = ['00000000-0000-0000-0000-000000000000', '7fffffff-ffff-ffff-ffff-ffffffffffff', '80000000-0000-0000-0000-000000000000',
+        'ffffffff-ffff-ffff-ffff-ffffffffffff', '0f8fad5b-d9cb-469f-a165-70867728950e', 'text-id'];
+      const fresh = ['1f8fad5b-d9cb-469f-a165-70867728950e', 'ffffffff-ffff-ffff-ffff-fffffffffffe', 'other-text'];
+      const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
+      try {
+        const wdir = await mkdtemp(join(dir, 'formats-'));
+        const win = (name: string, history: DayWindow['history']): DayWindow => ({ days: 30, history, closedAfter: [], out: join(wdir, `${name}.parquet`), outKeys: join(wdir, `${name}.keys`), dir: wdir });
+        const first = win('before', []);
+        const prior = '2026-10-31';
+        const a = await rollupDay(engine, prior, [await stage(engine, sent, Date.parse(`${prior}T10:00:00Z`), before)], { s3: { ping: sent.length } }, { window: first });
+        expect(a.pingIdRows).toBe(sent.length);
+        const second = win('day', [{ parquet: null, keys: first.outKeys }]);
+        // The day resends every id of the day before, in another order, and sends three of its own.
+        const ids = [...[...sent].reverse(), ...fresh];
+        const b = await rollupDay(engine, DAY, [await stage(engine, ids, T0, after)], { s3: { ping: ids.length } }, { window: second });
+        expect(b.repeats).toEqual({ s3: sent.length });
+        expect(b.pings).toBe(fresh.length);
+        const counted = await queryRows<{ ping_id: string; repeat: boolean }>(engine, `SELECT ping_id, "repeat" FROM read_parquet(${sqlString(second.out)}) ORDER BY ping_id`);
+        expect(counted).toEqual(ids.map((ping_id) => ({ ping_id, repeat: sent.includes(ping_id) })).sort((x, y) => (x.ping_id < y.ping_id ? -1 : 1)));
+      } finally {
+        engine.closeSync();
+      }
+    });
+  }
 });

@@ -1,15 +1,18 @@
 /**
  * A day's ping ids as sorted 128-bit keys (rollup/engines/duckdb/ping-keys.ts): exact for canonical
- * UUIDs, in DuckDB's UUID order across the sign bit, every place of a repeated key found, what a
+ * UUIDs, in DuckDB's UUID order across the sign bit, the same from a staged row's key columns as from
+ * its id's text, every place of a repeated key found, what a
  * check kept made the day's keys, a failed write surfaced, and a damaged file refused.
  */
 import { readFile, symlink, truncate } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
-import { dayKeyBatches, keepKeys, KeysFile, keysOfParquet, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { dayKeyBatches, keepKeys, KeysFile, keysOfParquet, stagedKeySql, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { stagedIdKey } from '../../../ingest/staged-ping.js';
 import { mergeHalf, MergeThreads } from '../../../rollup/engines/duckdb/keys-merge.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
 
@@ -44,7 +47,26 @@ describe('ping-id keys', () => {
       '0f8fad5bd9cb469fa16570867728950e', '0f8fad5b-d9cb-469f-a165-70867728950e ', ' 0f8fad5b-d9cb-469f-a165-70867728950e', 'r:abc', ''];
     const rows = await queryRows<{ id: string; k: string | null }>(db,
       `SELECT id, (${uuidKeySql('id')})::VARCHAR AS k FROM (VALUES ${ids.map((i, n) => `(${sqlString(i)}, ${n})`).join(', ')}) t(id, n) ORDER BY n`);
-    expect(rows.map((r) => r.k)).toEqual(['0f8fad5b-d9cb-469f-a165-70867728950e', null, null, null, null, null, null, null]);
+    // The key is the UUID's 128 bits with the top one flipped, as a signed number: DuckDB's own UUID value.
+    expect(rows.map((r) => r.k)).toEqual([String(BigInt('0x0f8fad5bd9cb469fa16570867728950e') - 2n ** 127n), null, null, null, null, null, null, null]);
+  });
+
+  it('reads a staged row\'s key (format 4: two numbers) as the key its id\'s text makes, and the text\'s for a row of an earlier format', async () => {
+    const random = Array.from({ length: 300 }, (_, i) => `${(i % 256).toString(16).padStart(2, '0')}${randomUUID().slice(2)}`);
+    const ids = [...EDGES, ...random, '0F8FAD5B-D9CB-469F-A165-70867728950E', '0f8fad5bd9cb469fa16570867728950e', 'r:abc'];
+    const values = ids.map((id, n) => {
+      const k = stagedIdKey(id);
+      // Every fourth row as a file of an earlier format writes it: no key columns.
+      return `(${sqlString(id)}, ${k && n % 4 ? `${k.hi}, ${k.lo}` : 'NULL, NULL'}, ${n})`;
+    });
+    const rows = await queryRows<{ id: string; staged: string | null; text: string | null }>(db, `SELECT ping_id AS id, (${stagedKeySql()})::VARCHAR AS staged, (${uuidKeySql('ping_id')})::VARCHAR AS text
+      FROM (VALUES ${values.join(', ')}) t(ping_id, key_hi, key_lo, n) ORDER BY n`);
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    for (const r of rows) {
+      const canonical = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(r.id);
+      expect([r.id, r.staged]).toEqual([r.id, canonical ? String(BigInt(`0x${r.id.replace(/-/g, '')}`) - 2n ** 127n) : null]);
+      expect(r.text).toBe(r.staged);
+    }
   });
 
   it('writes keys in DuckDB\'s UUID order, the text\'s order, and finds each with its event time', async () => {
