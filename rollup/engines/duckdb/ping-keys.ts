@@ -64,14 +64,16 @@ function writeAt(fd: number, buf: Buffer, len: number, at: number): Promise<void
 /**
  * The SQL of an id's key from its text: when the text is a canonical UUID, its 128 bits as a HUGEINT
  * whose top bit is flipped (so that signed order is the UUIDs' order: DuckDB's own UUID value, which
- * no cast turns into a HUGEINT), else NULL (the id stays text). For ids staged before their key was
- * (staged formats 1 to 3) and ping-ids files; `stagedKeySql` reads a format 4 file's key.
+ * no cast turns into a HUGEINT directly: its bytes do, through BLOB and BIT), else NULL (the id stays
+ * text). For ids staged before their key was (staged formats 1 to 3) and ping-ids files;
+ * `stagedKeySql` reads a format 4 file's key.
  */
 export function uuidKeySql(id: string): string {
-  const hex = (from: number, n: number): string => `substr(${id}, ${from}, ${n})`;
-  return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN
-    ${keySql(`(('0x' || ${hex(1, 8)} || ${hex(10, 4)} || ${hex(15, 4)})::UBIGINT::HUGEINT - ${2n ** 63n})`, `('0x' || ${hex(20, 4)} || ${hex(25, 12)})::UBIGINT::HUGEINT`)} END`;
+  return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN xor(TRY_CAST(${id} AS UUID)::BLOB::BIT::HUGEINT, ${TOP_BIT}) END`;
 }
+
+/** -2^127 as a HUGEINT: its top bit alone (the literal 2^127 is past the type). */
+const TOP_BIT = `(-${2n ** 127n - 1n}::HUGEINT - 1)`;
 
 /**
  * The key of a UUID's high 64 bits with the top one flipped (a signed number, as HUGEINT) and its low
