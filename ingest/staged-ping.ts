@@ -61,12 +61,16 @@ export const STAGED_FILE_COLUMNS = [...STAGED_COLUMNS, ...STAGED_KEY_COLUMNS] as
 
 export const STAGED_COLUMN_NAMES: readonly StagedColumn[] = STAGED_COLUMNS.map((c) => c.name);
 
-/** The columns of staged format 1 (before `platform`), in order. */
-export const STAGED_FORMAT_1_COLUMNS = STAGED_COLUMNS.slice(0, 8);
-/** The columns of staged format 2 (before `country`), in order. */
-export const STAGED_FORMAT_2_COLUMNS = STAGED_COLUMNS.slice(0, 10);
-/** The columns of staged format 3 (before the id's key): the record's. */
-export const STAGED_FORMAT_3_COLUMNS = STAGED_COLUMNS;
+/**
+ * The staged formats before the current one, each with its files' columns in order: format 1's stop
+ * before `platform`, format 2's before `country`, format 3's are the record's (before the id's key).
+ * A file of one has none of the columns after its own: read as NULL.
+ */
+export const EARLIER_STAGED_FORMATS = [
+  { format: 1, columns: STAGED_COLUMNS.slice(0, 8) },
+  { format: 2, columns: STAGED_COLUMNS.slice(0, 10) },
+  { format: 3, columns: STAGED_COLUMNS },
+] as const;
 
 /**
  * A staged file's format, by its name (ingest/batch/day-spool.ts): format 4 files are
@@ -98,14 +102,16 @@ export function stagedRow(p: PingRecord): string {
   return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${csv(p.country)},${csv(p.os)},${csv(p.deviceType)},${csv(p.browser)},${p.agentRule === null ? '' : csv(p.agentRule)},${keyFields(p.pingId)}\n`;
 }
 
-const CANONICAL_UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOP_BIT = 1n << 63n;
 
-/** A ping id's key columns (STAGED_KEY_COLUMNS): a canonical UUID's high and low 64 bits, each top bit flipped, as signed numbers; null for any other id or none. */
+/**
+ * A ping id's key columns (STAGED_KEY_COLUMNS): a canonical UUID's high and low 64 bits, each top bit
+ * flipped, as signed numbers (an unsigned half less 2^63 is that); null for any other id or none.
+ */
 export function stagedIdKey(id: string | null): { hi: bigint; lo: bigint } | null {
-  const m = id === null ? null : CANONICAL_UUID.exec(id);
-  if (!m) return null;
-  return { hi: BigInt.asIntN(64, BigInt(`0x${m[1]}${m[2]}${m[3]}`) ^ TOP_BIT), lo: BigInt.asIntN(64, BigInt(`0x${m[4]}${m[5]}`) ^ TOP_BIT) };
+  if (id === null || !CANONICAL_UUID.test(id)) return null;
+  return { hi: BigInt(`0x${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(14, 18)}`) - TOP_BIT, lo: BigInt(`0x${id.slice(19, 23)}${id.slice(24)}`) - TOP_BIT };
 }
 
 /** The key columns' fields of a ping id: `hi,lo`, or `,` for none. */

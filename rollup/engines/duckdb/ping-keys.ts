@@ -76,23 +76,16 @@ export function uuidKeySql(id: string): string {
 const TOP_BIT = `(-${2n ** 127n - 1n}::HUGEINT - 1)`;
 
 /**
- * The key of a UUID's high 64 bits with the top one flipped (a signed number, as HUGEINT) and its low
- * 64 bits (unsigned, as HUGEINT): high times 2^64 plus low, the product made as two halves added,
- * because DuckDB's HUGEINT multiplication refuses a product of -2^127 (the nil UUID's key) that its
- * addition makes.
- */
-function keySql(high: string, low: string): string {
-  return `(${high} * ${2n ** 63n} + ${high} * ${2n ** 63n} + ${low})`;
-}
-
-/**
  * The SQL of a staged row's key (as `uuidKeySql` makes it): from its key columns (staged format 4,
  * ingest/staged-ping.ts STAGED_KEY_COLUMNS: the high and low 64 bits, each top bit flipped), else from
  * its id's text (a file of an earlier format, whose rows have no key columns; for an id that is not a
  * canonical UUID, NULL either way).
  */
 export function stagedKeySql(): string {
-  return `CASE WHEN key_hi IS NOT NULL THEN ${keySql('key_hi::HUGEINT', `(key_lo::HUGEINT + ${2n ** 63n})`)} ELSE ${uuidKeySql('ping_id')} END`;
+  // The high half times 2^64 plus the low half unflipped, the product made as two halves added:
+  // DuckDB's HUGEINT product refuses -2^127 (the nil UUID's key), which its sum makes.
+  const half = `key_hi::HUGEINT * ${2n ** 63n}`;
+  return `CASE WHEN key_hi IS NOT NULL THEN ${half} + ${half} + (key_lo::HUGEINT + ${2n ** 63n}) ELSE ${uuidKeySql('ping_id')} END`;
 }
 
 /**

@@ -30,7 +30,7 @@
  */
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { idKey, sqlString } from '../../../lib/duckdb-engine.js';
-import { STAGED_FILE_COLUMNS, STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, STAGED_FORMAT_3_COLUMNS } from '../../../ingest/staged-ping.js';
+import { STAGED_FILE_COLUMNS } from '../../../ingest/staged-ping.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, TABLES, type CatalogOnly, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { SHA256_HEX, viewerKeySql, type Sha256Hex } from '../../viewer-key.js';
@@ -41,17 +41,12 @@ import { CATALOG_COLUMNS } from '../../episode-catalog.js';
  * (4, with the ping id's key, which the SQL here does not read). Ids are at most 256 characters, 1024 bytes of UTF-8.
  */
 export const STAGED_TABLE_COLUMNS = stagedTableColumns(STAGED_FILE_COLUMNS);
-/** The same of staged format 1's files (no `platform`): Redshift's COPY of Parquet takes exactly the file's columns. */
-export const STAGED_FORMAT_1_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_1_COLUMNS);
-/** The same of staged format 2's files (no audience columns). */
-export const STAGED_FORMAT_2_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_2_COLUMNS);
-/** The same of staged format 3's files (no key columns). */
-export const STAGED_FORMAT_3_TABLE_COLUMNS = stagedTableColumns(STAGED_FORMAT_3_COLUMNS);
 
 /** The episode catalog's Parquet (rollup/episode-catalog.ts) as a Redshift table, its columns in the file's order. */
 export const CATALOG_TABLE_COLUMNS = CATALOG_COLUMNS.map((c) => `${c} ${c === 'duration_seconds' ? 'BIGINT' : 'VARCHAR(1024)'}`).join(', ');
 
-function stagedTableColumns(columns: ReadonlyArray<{ name: string; type: string }>): string {
+/** Staged columns as a Redshift (and Postgres) table's (an earlier staged format's files: Redshift's COPY of Parquet takes exactly a file's columns). */
+export function stagedTableColumns(columns: ReadonlyArray<{ name: string; type: string }>): string {
   return columns.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'BIGINT' : c.name === 'source' ? 'VARCHAR(16)' : c.name === 'natural_key' ? 'VARCHAR(65535)' : 'VARCHAR(1024)'}`).join(', ');
 }
 

@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Location } from '../../../lib/location.js';
 import { parquetRowCount } from '../../../lib/parquet-file.js';
-import { STAGED_FORMAT_1_COLUMNS, STAGED_FORMAT_2_COLUMNS, STAGED_FORMAT_3_COLUMNS, stagedFormatOf } from '../../../ingest/staged-ping.js';
+import { EARLIER_STAGED_FORMATS, stagedFormatOf } from '../../../ingest/staged-ping.js';
 import type { ObjectStore } from '../../../state/object-store/object-store.js';
 import { WAREHOUSE_ROLLUP } from '../../../datasets/layout.js';
 import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, LocalFiles, MonthDay, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
@@ -26,7 +26,7 @@ import { MONTH_TABLE, outputKey, type OutputFile } from '../../output-file.js';
 import { figureChanges, TABLES, type CatalogOnly, type Outcomes, type RollupSettings, type TableName } from '../../rules.js';
 import { invalidTrafficLinesSql, tooLateLinesSql } from '../../rejects-lines.js';
 import { copyManifest } from './copy-manifest.js';
-import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_FORMAT_1_TABLE_COLUMNS, STAGED_FORMAT_2_TABLE_COLUMNS, STAGED_FORMAT_3_TABLE_COLUMNS, STAGED_TABLE_COLUMNS } from './day-rollup-sql.js';
+import { CATALOG_TABLE_COLUMNS, dayFiguresSql, dayRollupStatements, PING_IDS_TABLE_COLUMNS, STAGED_TABLE_COLUMNS, stagedTableColumns } from './day-rollup-sql.js';
 import { planWindow, stateSql, WINDOW_CHECK, WINDOW_TABLE, windowRange, windowStatements, type WindowFile, type WindowPlan } from './window-table.js';
 import { rowsOrNoneIfMissing } from '../../../export/warehouse/warehouse.js';
 import { logWindowChecked } from '../../ping-window.js';
@@ -69,7 +69,7 @@ export interface WarehouseRollup {
 
 /** The COPY manifests of a day's rollup: the staged files of each format (none: no such files), the daily_runs row, the viewer key's secret, the episode catalog. */
 export interface RollupManifests {
-  staged: string | null; format1: string | null; format2: string | null; format3: string | null; runs: string; secret: string | null; catalog: string | null;
+  staged: string | null; earlier: EarlierManifests; runs: string; secret: string | null; catalog: string | null;
   /**
    * The ping-id window (window-table.ts): the plan, and the manifests of the days' files it loads into
    * the window's table and of what adjustments count (none: no such file); none: the window is off.
@@ -77,10 +77,8 @@ export interface RollupManifests {
   window?: { plan: WindowPlan; load: string | null; adjusted: string | null } | null;
 }
 
-/** The columns of staged format 1's files, for the table their COPY fills. */
-const FORMAT_1_NAMES = STAGED_FORMAT_1_COLUMNS.map((c) => c.name).join(', ');
-const FORMAT_2_NAMES = STAGED_FORMAT_2_COLUMNS.map((c) => c.name).join(', ');
-const FORMAT_3_NAMES = STAGED_FORMAT_3_COLUMNS.map((c) => c.name).join(', ');
+/** The COPY manifest of each earlier staged format's files (EARLIER_STAGED_FORMATS' order; none: no such files). */
+type EarlierManifests = Array<string | null>;
 
 /** Where the day's left-out records are UNLOADed, under the day's prefix. */
 const EXCLUDED_RECORDS = 'invalid_traffic_records';
@@ -418,13 +416,10 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** The COPY manifests of staged files, of each format (none: no such files). */
-  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>, name = 'staged'): Promise<Pick<RollupManifests, 'staged' | 'format1' | 'format2' | 'format3'>> {
-    return {
-      staged: await this.manifest(prefix, name, staged.filter((f) => stagedFormatOf(f.key) === 4)),
-      format3: await this.manifest(prefix, `${name}-format-3`, staged.filter((f) => stagedFormatOf(f.key) === 3)),
-      format2: await this.manifest(prefix, `${name}-format-2`, staged.filter((f) => stagedFormatOf(f.key) === 2)),
-      format1: await this.manifest(prefix, `${name}-format-1`, staged.filter((f) => stagedFormatOf(f.key) === 1)),
-    };
+  private async stagedManifests(prefix: string, staged: ReadonlyArray<{ key: string; size: number }>, name = 'staged'): Promise<Pick<RollupManifests, 'staged' | 'earlier'>> {
+    const earlier: EarlierManifests = [];
+    for (const { format } of EARLIER_STAGED_FORMATS) earlier.push(await this.manifest(prefix, `${name}-format-${format}`, staged.filter((f) => stagedFormatOf(f.key) === format)));
+    return { staged: await this.manifest(prefix, name, staged.filter((f) => stagedFormatOf(f.key) === 4)), earlier };
   }
 
   /** A COPY manifest under `prefix`; none for no files. */
@@ -444,31 +439,26 @@ export class RedshiftRollup implements RollupEngine {
   }
 
   /** The staged pings COPYed into the temporary table `table` (earlier formats' files each through a table of their own columns). */
-  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'format1' | 'format2' | 'format3'>, table = 'staged_pings'): string[] {
+  static prepareStatements(target: { iamRole: string }, output: S3Location, manifests: Pick<RollupManifests, 'staged' | 'earlier'>, table = 'staged_pings'): string[] {
     const s3 = s3In(output);
     const role = roleOf(target);
     return [
       `CREATE TEMP TABLE ${table} (${STAGED_TABLE_COLUMNS})`,
       ...(manifests.staged ? [`COPY ${table} FROM ${s3(manifests.staged)} ${role} FORMAT AS PARQUET MANIFEST`] : []),
-      // Files staged before \`platform\` (format 1) have columns fewer, and COPY takes exactly a file's
-      // columns: into a table of theirs, then added with no platform or playhead.
-      ...(manifests.format1 ? [
-        `CREATE TEMP TABLE ${table}_format_1 (${STAGED_FORMAT_1_TABLE_COLUMNS})`,
-        `COPY ${table}_format_1 FROM ${s3(manifests.format1)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO ${table} (${FORMAT_1_NAMES}) SELECT ${FORMAT_1_NAMES} FROM ${table}_format_1`,
-      ] : []),
-      // And those staged before the audience columns (format 2): added with none (country ZZ, device unknown, no bot rule).
-      ...(manifests.format2 ? [
-        `CREATE TEMP TABLE ${table}_format_2 (${STAGED_FORMAT_2_TABLE_COLUMNS})`,
-        `COPY ${table}_format_2 FROM ${s3(manifests.format2)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO ${table} (${FORMAT_2_NAMES}) SELECT ${FORMAT_2_NAMES} FROM ${table}_format_2`,
-      ] : []),
-      // And those staged before the ping id's key (format 3): added with none (the SQL here reads the id's text).
-      ...(manifests.format3 ? [
-        `CREATE TEMP TABLE ${table}_format_3 (${STAGED_FORMAT_3_TABLE_COLUMNS})`,
-        `COPY ${table}_format_3 FROM ${s3(manifests.format3)} ${role} FORMAT AS PARQUET MANIFEST`,
-        `INSERT INTO ${table} (${FORMAT_3_NAMES}) SELECT ${FORMAT_3_NAMES} FROM ${table}_format_3`,
-      ] : []),
+      // Files of an earlier format have columns fewer, and COPY takes exactly a file's columns: into a
+      // table of theirs, then added with none of the later ones (no platform or playhead before format
+      // 2, no audience before 3: country ZZ, device unknown, no bot rule; no id's key before 4: the SQL
+      // here reads the id's text).
+      ...EARLIER_STAGED_FORMATS.flatMap(({ format, columns }, i) => {
+        const manifest = manifests.earlier[i];
+        if (!manifest) return [];
+        const names = columns.map((c) => c.name).join(', ');
+        return [
+          `CREATE TEMP TABLE ${table}_format_${format} (${stagedTableColumns(columns)})`,
+          `COPY ${table}_format_${format} FROM ${s3(manifest)} ${role} FORMAT AS PARQUET MANIFEST`,
+          `INSERT INTO ${table} (${names}) SELECT ${names} FROM ${table}_format_${format}`,
+        ];
+      }),
     ];
   }
 

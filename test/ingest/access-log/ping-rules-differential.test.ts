@@ -55,8 +55,9 @@ const query = fc.array(fc.tuple(name, fc.option(text(10), { nil: undefined })), 
   .map((pairs) => pairs.map(([n, v]) => (v === undefined ? n : [...n, 0x3d, ...v])).reduce<number[]>((a, p, i) => (i ? [...a, 0x26, ...p] : p), []));
 /**
  * Ping ids near a canonical UUID (whose key the row carries: staged format 4): canonical ones across
- * the top bits of both halves, and each way of missing it by one byte (upper case, a dash misplaced or
- * escaped, a character too many or too few, a letter past f).
+ * the top bits of both halves; spellings that decode to one (a dash or the first digit escaped); and
+ * ways of missing it by one character (upper case, a dash moved, a character too many or too few, a
+ * letter past f).
  */
 const uuidId = fc.tuple(fc.uuid({ version: 4 }), fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 15 }),
   fc.constantFrom('canonical', 'canonical', 'canonical', 'upper', 'dash', 'escaped', 'long', 'short', 'g', 'percent-hex'))
