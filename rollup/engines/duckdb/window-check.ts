@@ -3,8 +3,9 @@
  * day's survivors (`day_ids`) a counted survivor of another day holds the id of, within W by event
  * time. Their row ids go to `repeat_rows`.
  *
- * - **Ids that are UUIDs** (ping-keys.ts): a merge of sorted 128-bit keys. The day's keys, sorted by
- *   DuckDB and streamed a batch at a time (at most `passIds` held), are merged against each other
+ * - **Ids that are UUIDs** (ping-keys.ts): a merge of sorted 128-bit keys. The day's keys, streamed
+ *   from DuckDB in no order and sorted here a batch at a time (key-sort.ts: at most `passIds` held,
+ *   the rest spilled by range to files under `dir`), are merged against each other
  *   day's keys file, of which only the keys in the batch's range are read (keys-merge.ts, on two
  *   threads); an event time is read only for a key both hold, and only from a day where the window's
  *   boundary can fall.
@@ -89,10 +90,9 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
   const out = openSync(found, 'w');
   let repeats = 0;
   try {
-    // The day's keys sorted once by DuckDB, and streamed a batch (a pass) at a time: on the busy day
-    // one sort of its 45M keys took 8.9 s, where 24 passes each sorting its range took 48 s.
+    // The day's keys streamed once in no order and sorted here, a batch (a pass) at a time (key-sort.ts).
     let repeat = new Uint8Array(0);
-    for await (const day of dayKeyBatches(db, 'SELECT u, event_ms, rowid FROM day_ids WHERE u IS NOT NULL ORDER BY u', o.passIds)) {
+    for await (const day of dayKeyBatches(db, 'SELECT u, event_ms, rowid FROM day_ids WHERE u IS NOT NULL', o.passIds, dir)) {
       if (repeat.length < day.n) repeat = new Uint8Array(day.keys.length / 4);
       repeat.fill(0, 0, day.n);
       if (threads) {

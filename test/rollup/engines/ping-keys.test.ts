@@ -24,7 +24,7 @@ afterAll(async () => { db.closeSync(); await rm(dir, { recursive: true, force: t
 /** The day's ids of `sql` as the check streams them, in one batch of at most `max`. */
 async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
   let out: DayKeys | null = null;
-  for await (const batch of dayKeyBatches(db, sql, max)) {
+  for await (const batch of dayKeyBatches(db, sql, max, dir)) {
     expect(out, `more than ${max} ids`).toBeNull();
     out = batch;
   }

@@ -1,0 +1,312 @@
+/**
+ * The day's keys sorted for the window check (window-check.ts), in JavaScript: DuckDB streams them in
+ * no order, and they come out in ascending batches of at most `max`. DuckDB's ORDER BY and its stream
+ * of the sorted rows took 28.7 s of the busy day's check (45M keys, 2026-12-06); the same rows
+ * streamed in no order take about 5 s (docs/benchmarks.md, *The day's keys sorted where they are
+ * merged*).
+ *
+ * - **A day of at most `max` keys** is held and sorted in memory: one batch, no file.
+ * - **A larger day** is spilled as it streams into 256 files by the keys' top byte (a range of keys
+ *   each), 32 bytes an entry. Then the files are read back in order, as many at once as `max` holds,
+ *   each sorted where it was read: a batch is a run of consecutive ranges. A file of more than `max`
+ *   entries (ids that share their first bits, as time-ordered UUIDs do) is split again, by the byte
+ *   where its keys first differ, so that memory stays bounded by `max` whatever the keys.
+ *
+ * An entry is 8 words: the key's four (most significant first, as ping-keys.ts holds them), the event
+ * time's low and high, the row id's low and high.
+ */
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DayKeys } from './ping-keys.js';
+
+/** Words an entry takes. */
+export const WORDS = 8;
+/** Ranges a spill splits into: a byte of the key. */
+const FANOUT = 256;
+/** Entries a range's file is written and read in (64 KiB). */
+const IO_ENTRIES = 2_048;
+/** The most keys a sort spreads one part a key (a count array of 256 KiB; 2 MiB of entries, within the cache). */
+const SPREAD_MOST = 65_536;
+/** A range this small is sorted by insertion. */
+const INSERTION = 32;
+
+/** A range of keys spilled to a file: its entries, and the bits where they differ from its first (to split it). */
+class Range {
+  readonly fd: number;
+  n = 0;
+  private readonly buf = new Uint32Array(IO_ENTRIES * WORDS);
+  private used = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'w+');
+  }
+
+  add(src: Uint32Array, at: number): void {
+    const buf = this.buf;
+    for (let w = 0, o = at * WORDS, d = this.used * WORDS; w < WORDS; w++) buf[d + w] = src[o + w]!;
+    this.n++;
+    if (++this.used === IO_ENTRIES) this.flush();
+  }
+
+  flush(): void {
+    if (this.used === 0) return;
+    const bytes = Buffer.from(this.buf.buffer, 0, this.used * WORDS * 4);
+    for (let done = 0; done < bytes.length;) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    this.used = 0;
+  }
+
+  /** Entries `from` to `from + count` into `out` at entry `at`. */
+  read(from: number, count: number, out: Uint32Array, at: number): void {
+    const bytes = Buffer.from(out.buffer, out.byteOffset + at * WORDS * 4, count * WORDS * 4);
+    for (let done = 0; done < bytes.length;) {
+      const n = readSync(this.fd, bytes, done, bytes.length - done, from * WORDS * 4 + done);
+      if (n === 0) throw new Error(`${this.path} ends early: a spilled range of the day's keys was cut (is the disk full?)`);
+      done += n;
+    }
+  }
+
+  /** The first bit (0: the key's most significant) where its keys differ, 128 when they are all one key: a read of the file. */
+  firstDiff(): number {
+    const diff = new Uint32Array(4), first = new Uint32Array(4), buf = new Uint32Array(IO_ENTRIES * WORDS);
+    for (let from = 0; from < this.n; from += IO_ENTRIES) {
+      const count = Math.min(IO_ENTRIES, this.n - from);
+      this.read(from, count, buf, 0);
+      if (from === 0) first.set(buf.subarray(0, 4));
+      for (let i = 0; i < count; i++) for (let w = 0; w < 4; w++) diff[w]! |= buf[i * WORDS + w]! ^ first[w]!;
+    }
+    for (let w = 0; w < 4; w++) if (diff[w]) return w * 32 + Math.clz32(diff[w]!);
+    return 128;
+  }
+
+  drop(): void {
+    closeSync(this.fd);
+    rmSync(this.path, { force: true });
+  }
+}
+
+/** The `width` bits of entry `i`'s key from bit `bit` on (width at most 32, within the key). */
+function digit(a: Uint32Array, i: number, bit: number, width: number): number {
+  const o = i * WORDS + (bit >>> 5), s = bit & 31;
+  const top = s === 0 ? a[o]! : s + width <= 32 ? a[o]! << s : (a[o]! << s) | (a[o + 1]! >>> (32 - s));
+  return top >>> (32 - width);
+}
+
+/** -1, 0 or 1: the key of entry i against entry j of `a`. */
+function compare(a: Uint32Array, i: number, j: number): number {
+  for (let w = 0; w < 4; w++) {
+    const x = a[i * WORDS + w]!, y = a[j * WORDS + w]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/**
+ * Sorts entries `lo` to `hi` of `a` by key: by the 16 (or, for a few, 8) bits from where they first
+ * differ, into `t` and back, then each part the same way; a few by insertion. Random keys: one
+ * distribution and a few keys a part. Keys that share their bits cost one pass more per shared run.
+ */
+export class EntrySorter {
+  private t = new Uint32Array(0);
+  private readonly counts: Uint32Array[] = [];
+  private readonly e = new Uint32Array(WORDS);
+
+  sort(a: Uint32Array, lo: number, hi: number): void {
+    if (this.t.length < (hi - lo) * WORDS) this.t = new Uint32Array((hi - lo) * WORDS);
+    this.part(a, lo, hi, 0);
+  }
+
+  private part(a: Uint32Array, lo: number, hi: number, depth: number): void {
+    if (hi - lo <= INSERTION) return this.insertion(a, lo, hi);
+    // Where the keys first differ.
+    let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    const f = lo * WORDS, f0 = a[f]!, f1 = a[f + 1]!, f2 = a[f + 2]!, f3 = a[f + 3]!;
+    for (let o = (lo + 1) * WORDS; o < hi * WORDS; o += WORDS) {
+      d0 |= a[o]! ^ f0; d1 |= a[o + 1]! ^ f1; d2 |= a[o + 2]! ^ f2; d3 |= a[o + 3]! ^ f3;
+    }
+    const bit = d0 ? Math.clz32(d0) : d1 ? 32 + Math.clz32(d1) : d2 ? 64 + Math.clz32(d2) : d3 ? 96 + Math.clz32(d3) : 128;
+    if (bit === 128) return;
+    // Many keys: 256 parts (each written where the one before it was, in the cache: one part a key
+    // scattered over a range of 740,000 keys' 23 MB cost 1.7x the time); fewer: about as many parts
+    // as keys (a few keys a part: insertion's cost grows with its square).
+    const width = Math.min(hi - lo > SPREAD_MOST ? 8 : Math.max(8, 32 - Math.clz32(hi - lo - 1)), 128 - bit);
+    const buckets = 1 << width;
+    if ((this.counts[depth]?.length ?? 0) <= buckets) this.counts[depth] = new Uint32Array(buckets + 1);
+    const count = this.counts[depth]!;
+    count.fill(0, 0, buckets + 1);
+    for (let i = lo; i < hi; i++) count[digit(a, i, bit, width) + 1]!++;
+    for (let c = 0; c < buckets; c++) count[c + 1]! += count[c]!;
+    // Into t from its start, and back.
+    const t = this.t;
+    for (let i = lo; i < hi; i++) {
+      const s = i * WORDS, o = count[digit(a, i, bit, width)]!++ * WORDS;
+      for (let w = 0; w < WORDS; w++) t[o + w] = a[s + w]!;
+    }
+    a.set(t.subarray(0, (hi - lo) * WORDS), lo * WORDS);
+    // count[c] is now where part c ends.
+    let from = lo;
+    for (let c = 0; c < buckets; c++) {
+      const to = lo + count[c]!;
+      if (to - from > 1) this.part(a, from, to, depth + 1);
+      from = to;
+    }
+  }
+
+  private insertion(a: Uint32Array, lo: number, hi: number): void {
+    const e = this.e;
+    for (let i = lo + 1; i < hi; i++) {
+      if (compare(a, i - 1, i) <= 0) continue;
+      for (let w = 0; w < WORDS; w++) e[w] = a[i * WORDS + w]!;
+      let j = i - 1;
+      for (; j >= lo; j--) {
+        let c = 0;
+        for (let w = 0; w < 4 && c === 0; w++) c = a[j * WORDS + w]! < e[w]! ? -1 : a[j * WORDS + w]! > e[w]! ? 1 : 0;
+        if (c <= 0) break;
+        for (let w = 0; w < WORDS; w++) a[(j + 1) * WORDS + w] = a[j * WORDS + w]!;
+      }
+      for (let w = 0; w < WORDS; w++) a[(j + 1) * WORDS + w] = e[w]!;
+    }
+  }
+}
+
+/**
+ * Takes the day's entries in any order (`add`, then `batches`) and gives them back in ascending
+ * batches of at most `max` keys (more only if one key were held by more than `max` entries).
+ */
+export class KeySort {
+  /** Entries held: all of them while they fit, then a batch's. */
+  private held = new Uint32Array(0);
+  private n = 0;
+  /** The spilled ranges by the keys' top byte (null until the day outgrows `max`). */
+  private ranges: Range[] | null = null;
+  /** Every spilled file not yet removed. */
+  private readonly live = new Set<Range>();
+  private files = 0;
+  private readonly sorter = new EntrySorter();
+  /** The batch handed out (keys and event times on shared memory: a merge thread reads them where they are). */
+  private out: DayKeys = { keys: new Uint32Array(0), events: new BigInt64Array(0), rowids: new BigInt64Array(0), n: 0 };
+
+  constructor(private readonly dir: string, private readonly max: number) {}
+
+  /** Room for `n` entries in `held`, what it holds kept: it grows fourfold up to `max` (a small day's check held 2M keys' arrays for its few). */
+  private room(n: number): void {
+    if (this.held.length >= n * WORDS) return;
+    const grown = new Uint32Array(Math.max(n, Math.min(this.max, Math.max(8_192, this.held.length / WORDS * 4))) * WORDS);
+    grown.set(this.held.subarray(0, this.n * WORDS));
+    this.held = grown;
+  }
+
+  /** `count` entries of `src` (8 words each) from entry `from`. */
+  add(src: Uint32Array, from: number, count: number): void {
+    if (this.ranges === null && this.n + count <= this.max) {
+      this.room(this.n + count);
+      this.held.set(src.subarray(from * WORDS, (from + count) * WORDS), this.n * WORDS);
+      this.n += count;
+      return;
+    }
+    if (this.ranges === null) {
+      // The day outgrew one batch: what is held goes to the ranges, and so does all that follows.
+      this.ranges = Array.from({ length: FANOUT }, () => this.newRange());
+      this.spill(this.held, 0, this.n);
+      this.n = 0;
+    }
+    this.spill(src, from, count);
+  }
+
+  private newRange(): Range {
+    const r = new Range(join(this.dir, `day-keys-${this.files++}.spill`));
+    this.live.add(r);
+    return r;
+  }
+
+  private drop(r: Range): void {
+    this.live.delete(r);
+    r.drop();
+  }
+
+  private spill(src: Uint32Array, from: number, count: number): void {
+    const ranges = this.ranges!;
+    for (let i = from; i < from + count; i++) ranges[src[i * WORDS]! >>> 24]!.add(src, i);
+  }
+
+  /** The entries in ascending batches; the arrays of one are reused for the next. Spilled files are removed as they are read, and all by `close`. */
+  async *batches(): AsyncGenerator<DayKeys> {
+    if (this.ranges === null) {
+      if (this.n === 0) return;
+      this.sorter.sort(this.held, 0, this.n);
+      yield this.emit(this.n);
+      return;
+    }
+    // Ranges still to read, the next last (a split range's parts take its place, in order).
+    const todo: Range[] = [];
+    for (const r of this.ranges.reverse()) {
+      r.flush();
+      if (r.n > 0) todo.push(r);
+      else this.drop(r);
+    }
+    while (todo.length > 0) {
+      const next = todo[todo.length - 1]!;
+      const bit = next.n > this.max ? next.firstDiff() : 128;
+      if (bit < 128) {
+        todo.pop();
+        todo.push(...this.split(next, Math.min(bit, 120)).reverse());
+        continue;
+      }
+      // As many whole ranges as a batch holds (at least one), each sorted where it is read.
+      let n = 0;
+      while (todo.length > 0 && (n === 0 || n + todo[todo.length - 1]!.n <= this.max)) {
+        const r = todo.pop()!;
+        this.room(n + r.n);
+        r.read(0, r.n, this.held, n);
+        this.sorter.sort(this.held, n, n + r.n);
+        n += r.n;
+        this.drop(r);
+      }
+      yield this.emit(n);
+    }
+  }
+
+  /** A range too large for a batch, split by the byte from `bit` (where its keys first differ, or before). */
+  private split(r: Range, bit: number): Range[] {
+    const parts = Array.from({ length: FANOUT }, () => this.newRange());
+    const buf = new Uint32Array(IO_ENTRIES * WORDS);
+    for (let from = 0; from < r.n; from += IO_ENTRIES) {
+      const count = Math.min(IO_ENTRIES, r.n - from);
+      r.read(from, count, buf, 0);
+      for (let i = 0; i < count; i++) parts[digit(buf, i, bit, 8)]!.add(buf, i);
+    }
+    this.drop(r);
+    const kept: Range[] = [];
+    for (const p of parts) {
+      p.flush();
+      if (p.n > 0) kept.push(p);
+      else this.drop(p);
+    }
+    return kept;
+  }
+
+  /** The first `n` held entries (sorted) as the batch's arrays. */
+  private emit(n: number): DayKeys {
+    let out = this.out;
+    if (out.events.length < n) {
+      const cap = Math.max(n, Math.min(this.max, out.events.length * 4));
+      out = this.out = { keys: new Uint32Array(new SharedArrayBuffer(cap * 16)), events: new BigInt64Array(new SharedArrayBuffer(cap * 8)), rowids: new BigInt64Array(cap), n: 0 };
+    }
+    const a = this.held, k = out.keys;
+    const ev = new Uint32Array(out.events.buffer, out.events.byteOffset, out.events.length * 2);
+    const rid = new Uint32Array(out.rowids.buffer, out.rowids.byteOffset, out.rowids.length * 2);
+    for (let i = 0; i < n; i++) {
+      const s = i * WORDS;
+      k[i * 4] = a[s]!; k[i * 4 + 1] = a[s + 1]!; k[i * 4 + 2] = a[s + 2]!; k[i * 4 + 3] = a[s + 3]!;
+      ev[i * 2] = a[s + 4]!; ev[i * 2 + 1] = a[s + 5]!;
+      rid[i * 2] = a[s + 6]!; rid[i * 2 + 1] = a[s + 7]!;
+    }
+    out.n = n;
+    return out;
+  }
+
+  /** Removes every spilled file left (a check that ended early, or failed). */
+  close(): void {
+    for (const r of [...this.live]) this.drop(r);
+    this.ranges = null;
+  }
+}
