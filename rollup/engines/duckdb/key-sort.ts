@@ -1,9 +1,9 @@
 /**
  * The day's keys sorted for the window check (window-check.ts), in JavaScript: DuckDB streams them in
  * no order, and they come out in ascending batches of at most `max`. DuckDB's ORDER BY and its stream
- * of the sorted rows took 28.7 s of the busy day's check (45M keys, 2026-12-06); the same rows
- * streamed in no order take about 5 s (docs/benchmarks.md, *The day's keys sorted where they are
- * merged*).
+ * of the sorted rows took 28.7 s of the busy day's check (45.2M keys, 2026-12-06); the same rows
+ * streamed in no order take 6.4 s, and sorting them here 5-6 s more (docs/benchmarks.md, *The day's
+ * keys sorted where they are merged*).
  *
  * - **A day of at most `max` keys** is held and sorted in memory: one batch, no file.
  * - **A larger day** is spilled as it streams into 256 files by the keys' top byte (a range of keys
@@ -101,9 +101,10 @@ function compare(a: Uint32Array, i: number, j: number): number {
 }
 
 /**
- * Sorts entries `lo` to `hi` of `a` by key: by the 16 (or, for a few, 8) bits from where they first
- * differ, into `t` and back, then each part the same way; a few by insertion. Random keys: one
- * distribution and a few keys a part. Keys that share their bits cost one pass more per shared run.
+ * Sorts entries `lo` to `hi` of `a` by key (most significant distribution first): by the bits from
+ * where they first differ, into `t` and back, then each part the same way; a few by insertion. Many
+ * keys are spread 256 ways, fewer about one part a key (up to 16 bits). Random keys: two
+ * distributions and a few keys a part; keys that share their first bits skip them.
  */
 export class EntrySorter {
   private t = new Uint32Array(0);
