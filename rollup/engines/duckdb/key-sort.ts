@@ -188,18 +188,18 @@ export class KeySort {
 
   constructor(private readonly dir: string, private readonly max: number) {}
 
-  /** Room for `n` entries in `held`, what it holds kept: it grows fourfold up to `max` (a small day's check held 2M keys' arrays for its few). */
-  private room(n: number): void {
+  /** Room for `n` entries in `held`, its first `keep` kept: it grows fourfold up to `max` (a small day's check held 2M keys' arrays for its few). */
+  private room(n: number, keep: number): void {
     if (this.held.length >= n * WORDS) return;
     const grown = new Uint32Array(Math.max(n, Math.min(this.max, Math.max(8_192, this.held.length / WORDS * 4))) * WORDS);
-    grown.set(this.held.subarray(0, this.n * WORDS));
+    grown.set(this.held.subarray(0, keep * WORDS));
     this.held = grown;
   }
 
   /** `count` entries of `src` (8 words each) from entry `from`. */
   add(src: Uint32Array, from: number, count: number): void {
     if (this.ranges === null && this.n + count <= this.max) {
-      this.room(this.n + count);
+      this.room(this.n + count, this.n);
       this.held.set(src.subarray(from * WORDS, (from + count) * WORDS), this.n * WORDS);
       this.n += count;
       return;
@@ -256,7 +256,7 @@ export class KeySort {
       let n = 0;
       while (todo.length > 0 && (n === 0 || n + todo[todo.length - 1]!.n <= this.max)) {
         const r = todo.pop()!;
-        this.room(n + r.n);
+        this.room(n + r.n, n);
         r.read(0, r.n, this.held, n);
         this.sorter.sort(this.held, n, n + r.n);
         n += r.n;

@@ -98,6 +98,18 @@ describe('the day\'s keys sorted for the window check', () => {
     });
   }
 
+  it('keeps a batch whole when its arrays grow while it is read (the day spilled at its first entries)', async () => {
+    // All at once: past max before anything is held, so a batch's arrays grow from nothing as its ranges are read.
+    const n = 60_000;
+    const a = entries(n, 'random', 11);
+    const spill = join(dir, 'grown');
+    await mkdir(spill);
+    const got = await sortAll(a, 20_000, n, spill);
+    expect(got.keys.length).toBe(n);
+    expect(got.keys.findIndex((k, i) => i > 0 && k < got.keys[i - 1]!)).toBe(-1);
+    expect(got.batches).toBeGreaterThanOrEqual(3);
+  });
+
   it('removes what it spilled when its batches are not all read (a check that failed)', async () => {
     const spill = join(dir, 'early');
     await mkdir(spill);
