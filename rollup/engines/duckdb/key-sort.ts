@@ -30,7 +30,7 @@ const SPREAD_MOST = 65_536;
 /** A range this small is sorted by insertion. */
 const INSERTION = 32;
 
-/** A range of keys spilled to a file: its entries, and the bits where they differ from its first (to split it). */
+/** A range of keys spilled to a file, written a block at a time and read back (where its keys first differ found by a read of it, when it must be split). */
 class Range {
   readonly fd: number;
   n = 0;
