@@ -21,6 +21,8 @@ import type { DayKeys } from './ping-keys.js';
 
 /** Words an entry takes. */
 export const WORDS = 8;
+/** Entries held at first (DuckDB's chunks are 2,048 rows): the arrays grow fourfold up to a pass. */
+const HELD_FIRST = 8_192;
 /** Ranges a spill splits into: a byte of the key. */
 const FANOUT = 256;
 /** Entries a range's file is written and read in (64 KiB). */
@@ -74,14 +76,18 @@ class Range {
       if (from === 0) first.set(buf.subarray(0, 4));
       for (let i = 0; i < count; i++) for (let w = 0; w < 4; w++) diff[w]! |= buf[i * WORDS + w]! ^ first[w]!;
     }
-    for (let w = 0; w < 4; w++) if (diff[w]) return w * 32 + Math.clz32(diff[w]!);
-    return 128;
+    return firstBit(diff[0]!, diff[1]!, diff[2]!, diff[3]!);
   }
 
   drop(): void {
     closeSync(this.fd);
     rmSync(this.path, { force: true });
   }
+}
+
+/** The first bit set (0: the most significant) of the four words of a key's differences: 128 when none is (the keys are one). */
+function firstBit(d0: number, d1: number, d2: number, d3: number): number {
+  return d0 ? Math.clz32(d0) : d1 ? 32 + Math.clz32(d1) : d2 ? 64 + Math.clz32(d2) : d3 ? 96 + Math.clz32(d3) : 128;
 }
 
 /** The `width` bits of entry `i`'s key from bit `bit` on (width at most 32, within the key). */
@@ -106,7 +112,7 @@ function compare(a: Uint32Array, i: number, j: number): number {
  * keys are spread 256 ways, fewer about one part a key (up to 16 bits). Random keys: two
  * distributions and a few keys a part; keys that share their first bits skip them.
  */
-export class EntrySorter {
+class EntrySorter {
   private t = new Uint32Array(0);
   private readonly counts: Uint32Array[] = [];
   private readonly e = new Uint32Array(WORDS);
@@ -124,7 +130,7 @@ export class EntrySorter {
     for (let o = (lo + 1) * WORDS; o < hi * WORDS; o += WORDS) {
       d0 |= a[o]! ^ f0; d1 |= a[o + 1]! ^ f1; d2 |= a[o + 2]! ^ f2; d3 |= a[o + 3]! ^ f3;
     }
-    const bit = d0 ? Math.clz32(d0) : d1 ? 32 + Math.clz32(d1) : d2 ? 64 + Math.clz32(d2) : d3 ? 96 + Math.clz32(d3) : 128;
+    const bit = firstBit(d0, d1, d2, d3);
     if (bit === 128) return;
     // Many keys: 256 parts (each written where the one before it was, in the cache: one part a key
     // scattered over a range of 740,000 keys' 23 MB cost 1.7x the time); fewer: about as many parts
@@ -191,7 +197,7 @@ export class KeySort {
   /** Room for `n` entries in `held`, its first `keep` kept: it grows fourfold up to `max` (a small day's check held 2M keys' arrays for its few). */
   private room(n: number, keep: number): void {
     if (this.held.length >= n * WORDS) return;
-    const grown = new Uint32Array(Math.max(n, Math.min(this.max, Math.max(8_192, this.held.length / WORDS * 4))) * WORDS);
+    const grown = new Uint32Array(Math.max(n, Math.min(this.max, Math.max(HELD_FIRST, this.held.length / WORDS * 4))) * WORDS);
     grown.set(this.held.subarray(0, keep * WORDS));
     this.held = grown;
   }
@@ -224,9 +230,9 @@ export class KeySort {
     r.drop();
   }
 
-  private spill(src: Uint32Array, from: number, count: number): void {
-    const ranges = this.ranges!;
-    for (let i = from; i < from + count; i++) ranges[src[i * WORDS]! >>> 24]!.add(src, i);
+  /** Entries `from` to `from + count` of `src` to `ranges` by the byte of their keys from `bit` (0: the top byte). */
+  private spill(src: Uint32Array, from: number, count: number, ranges: Range[] = this.ranges!, bit = 0): void {
+    for (let i = from; i < from + count; i++) ranges[digit(src, i, bit, 8)]!.add(src, i);
   }
 
   /** The entries in ascending batches; the arrays of one are reused for the next. Spilled files are removed as they are read, and all by `close`. */
@@ -273,7 +279,7 @@ export class KeySort {
     for (let from = 0; from < r.n; from += IO_ENTRIES) {
       const count = Math.min(IO_ENTRIES, r.n - from);
       r.read(from, count, buf, 0);
-      for (let i = 0; i < count; i++) parts[digit(buf, i, bit, 8)]!.add(buf, i);
+      this.spill(buf, 0, count, parts, bit);
     }
     this.drop(r);
     const kept: Range[] = [];
