@@ -20,7 +20,7 @@ import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
 import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, platformSql, ruledRows, SESSION_RATE_RULE, type CatalogOnly, type CatalogRule, type RollupSettings, type TableName } from '../../rules.js';
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
-import { keepKeys, stagedKeySql, uuidKeySql } from './ping-keys.js';
+import { keepKeys, stagedKeysSql, stagedTextIdsSql, uuidKeySql } from './ping-keys.js';
 import { checkWindow, type WindowFile } from './window-check.js';
 
 /**
@@ -184,26 +184,31 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const W = (opts.window?.days ?? 0) * DAY_MS;
   const window = W > 0 ? opts.window! : null;
   const checkStart = performance.now();
-  let passes = 0;
+  let passes = 0, dayKeys = 0;
   // The day's keys that are not repeats, sorted as the check read them: the keys file kept below.
   const checkedKeys = window ? join(window.dir, 'ping-ids.checked.keys') : '';
-  // The day's survivors with an id: day_ids holds them, and the ping-ids file below reads them again for their ids' text.
-  const dayIdRows = `${human} AS s ANTI JOIN losers USING (rowid) WHERE ${inDay} AND ping_id IS NOT NULL`;
+  // The day's survivors (those with an id: dayIdWhere).
+  const dayIdFrom = `${human} AS s ANTI JOIN losers USING (rowid)`, dayIdWhere = `${inDay} AND ping_id IS NOT NULL`;
   await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
   if (window) {
-    // Each id as its key; its text only when it has none (the key's text is the id). No session or
-    // source: a row's strings are most of what holding it costs (the busy day's 47M ids: 10.6 s to
-    // hold, against 20.6 s with the session and 23.5 s with the id's text too, at the default memory
-    // limit), and the few rows that need them (the repeats, the caught sessions') are read for them.
-    // The key as staged (format 4: two numbers, where DuckDB's cast of the busy day's 47M texts to
-    // UUIDs took 5 s of CPU), or made from the id's text for a file of an earlier format.
-    await engine.run(`
-      CREATE OR REPLACE TEMP TABLE day_ids AS
-      SELECT rowid, event_ms, u, CASE WHEN u IS NULL THEN ping_id END AS text_id FROM (
-        SELECT rowid, ping_id, event_ms, ${stagedKeySql()} AS u FROM ${dayIdRows})`);
+    // Each id that is a UUID as its key (as staged: ping-keys.ts stagedKeysSql), the others (few:
+    // players send UUIDs) with their text apart. No session or source: a row's strings are most of
+    // what holding it costs (the busy day's 47M ids: 10.6 s to hold, against 20.6 s with the session
+    // and 23.5 s with the id's text too, at the default memory limit), and the few rows that need
+    // them (the repeats, the caught sessions') are read for them. The ids that are not UUIDs apart,
+    // so that what reads them (the text check, keeping) reads a few rows, not the day's 45M.
+    // Held, not streamed to the check straight from the staged rows: streamed so (the losers' anti
+    // join in the stream) the busy day's keys took 8.7-10.5 s, about what holding them and streaming
+    // the table take (4.1-4.5 s and 4.0-4.8 s, a scratch measure on the rollup's own SQL), and a
+    // UNION ALL of the two kinds of staged row never answered, streamed (DuckDB 1.5).
+    // (A key is an id's: the staged key columns are asked whether there is one, not the id's text.)
+    await engine.run(`CREATE OR REPLACE TEMP TABLE day_ids AS ${stagedKeysSql(dayIdFrom, inDay)}`);
+    await engine.run(`CREATE OR REPLACE TEMP TABLE day_text_ids AS ${stagedTextIdsSql(dayIdFrom, inDay)}`);
     // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
     // with its id, at most W days before it, is the repeat. The check: window-check.ts.
-    passes = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
+    const checked = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
+    passes = checked.passes;
+    dayKeys = checked.keys;
   }
   // The repeats' sources and sessions, read for them (a read of two columns of the staged rows: 1.3-1.9 s for the busy day).
   const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM repeat_rows'))[0]!.n) > 0;
@@ -323,7 +328,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     await engine.run(`CREATE OR REPLACE TEMP TABLE caught_ids AS ${caught
       ? `SELECT rowid, ${uuidKeySql('ping_id')} AS u, event_ms FROM suspect AS s SEMI JOIN caught_sessions USING (session) ANTI JOIN losers USING (rowid)
           WHERE s.record_rule IS NULL AND s.ping_id IS NOT NULL`
-      : 'SELECT rowid, u, event_ms FROM day_ids LIMIT 0'}`);
+      : 'SELECT NULL::BIGINT AS rowid, NULL::HUGEINT AS u, NULL::BIGINT AS event_ms LIMIT 0'}`);
     // Every survivor with a ping id: whether it is a repeat, and whether the day counts it (neither a
     // repeat nor of a caught session): what later days' windows read, and the month's rollup and the
     // stale marks. In no order: the check reads the keys beside it, and what reads it reads it whole
@@ -332,15 +337,14 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // (1.6 s for 10M ids, a scratch measure) than reading the text.
     await engine.run(`COPY (
       SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND c.rowid IS NULL AS counted
-      FROM (SELECT rowid, ping_id, event_ms FROM ${dayIdRows}) d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
+      FROM (SELECT rowid, ping_id, event_ms FROM ${dayIdFrom} WHERE ${dayIdWhere}) d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
-    pingIdRows = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_ids'))[0]!.n);
+    pingIdRows = dayKeys + Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_text_ids'))[0]!.n);
     // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them
     // (ping-keys.ts): what later days' checks read. The check kept the keys that are not repeats as
     // it read them; of those, the keys of sessions caught as automated traffic are not counted.
-    const survivors = 'FROM day_ids d ANTI JOIN repeats r USING (rowid)';
     await keepKeys(engine, checkedKeys, caught ? 'SELECT c.u, c.event_ms FROM caught_ids c ANTI JOIN repeats r USING (rowid) WHERE c.u IS NOT NULL ORDER BY c.u' : null,
-      `SELECT d.text_id, d.event_ms ${survivors} ANTI JOIN caught_ids c USING (rowid) WHERE d.u IS NULL`, window.outKeys);
+      'SELECT d.text_id, d.event_ms FROM day_text_ids d ANTI JOIN repeats r USING (rowid) ANTI JOIN caught_ids c USING (rowid)', window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

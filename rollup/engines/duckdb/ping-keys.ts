@@ -65,7 +65,7 @@ function writeAt(fd: number, buf: Buffer, len: number, at: number): Promise<void
  * whose top bit is flipped (so that signed order is the UUIDs' order: DuckDB's own UUID value, which
  * no cast turns into a HUGEINT directly: its bytes do, through BLOB and BIT), else NULL (the id stays
  * text). For ids staged before their key was (staged formats 1 to 3) and ping-ids files;
- * `stagedKeySql` reads a format 4 file's key.
+ * `stagedKeysSql` reads a format 4 file's key.
  */
 export function uuidKeySql(id: string): string {
   return `CASE WHEN TRY_CAST(${id} AS UUID)::VARCHAR = ${id} THEN xor(TRY_CAST(${id} AS UUID)::BLOB::BIT::HUGEINT, ${TOP_BIT}) END`;
@@ -75,16 +75,34 @@ export function uuidKeySql(id: string): string {
 const TOP_BIT = `(-${2n ** 127n - 1n}::HUGEINT - 1)`;
 
 /**
- * The SQL of a staged row's key (as `uuidKeySql` makes it): from its key columns (staged format 4,
- * ingest/staged-ping.ts STAGED_KEY_COLUMNS: the high and low 64 bits, each top bit flipped), else from
- * its id's text (a file of an earlier format, whose rows have no key columns; for an id that is not a
- * canonical UUID, NULL either way).
+ * The SQL of the staged rows `from ... WHERE where` whose ids are canonical UUIDs, as keys in the
+ * staged key columns' form (ingest/staged-ping.ts STAGED_KEY_COLUMNS: key_hi and key_lo, the high and
+ * low 64 bits, each top bit flipped), with event_ms and rowid, in no order. A row of staged format 4
+ * has them (NULL unless its id is one), and its id's text is not read (the busy day's 45M ids held
+ * with their text, their keys made HUGEINTs: 7.1-8.2 s; as staged, 5.7-7.1 s). A row of an earlier
+ * format has its key made from its text.
  */
-export function stagedKeySql(): string {
-  // The high half times 2^64 plus the low half unflipped, the product made as two halves added:
-  // DuckDB's HUGEINT product refuses -2^127 (the nil UUID's key), which its sum makes.
-  const half = `key_hi::HUGEINT * ${2n ** 63n}`;
-  return `CASE WHEN key_hi IS NOT NULL THEN ${half} + ${half} + (key_lo::HUGEINT + ${2n ** 63n}) ELSE ${uuidKeySql('ping_id')} END`;
+export function stagedKeysSql(from: string, where: string): string {
+  return `SELECT key_hi, key_lo, event_ms, rowid FROM ${from} WHERE ${where} AND key_hi IS NOT NULL
+    UNION ALL SELECT ${keyHalvesSql('u')}, event_ms, rowid
+      FROM (SELECT ${uuidKeySql('ping_id')} AS u, event_ms, rowid FROM ${from} WHERE ${where} AND key_hi IS NULL AND ping_id IS NOT NULL) WHERE u IS NOT NULL`;
+}
+
+/**
+ * The SQL of a key as `uuidKeySql` makes it (UUID - 2^127, signed) as the staged key columns hold it:
+ * key_hi, the key shifted; key_lo, its low 64 bits less 2^63 (the top bit flipped, as a signed number).
+ */
+export function keyHalvesSql(u: string): string {
+  return `(${u} >> 64)::BIGINT AS key_hi, ((${u} & ${2n ** 64n - 1n}::HUGEINT) - ${2n ** 63n})::BIGINT AS key_lo`;
+}
+
+/**
+ * The SQL of the staged rows `from ... WHERE where` with an id that is not a canonical UUID (rare:
+ * players send UUIDs), with its text: rowid, event_ms, text_id. A row of staged format 4 with key
+ * columns is never one: only rows without them are read for their text.
+ */
+export function stagedTextIdsSql(from: string, where: string): string {
+  return `SELECT rowid, event_ms, ping_id AS text_id FROM ${from} WHERE ${where} AND key_hi IS NULL AND ping_id IS NOT NULL AND ${uuidKeySql('ping_id')} IS NULL`;
 }
 
 /**
@@ -145,28 +163,37 @@ function putBytes(bytes: DataView, out: ArrayBufferView, at: number): void {
 }
 
 /**
- * The day's ids of `sql` (u: a key as uuidKeySql makes it, event_ms, rowid; none NULL; in any order)
- * in ascending batches of at most `max`, sorted here (key-sort.ts: DuckDB's ORDER BY and the stream
- * of its sorted rows took 28.7 s of the busy day's check, the rows unsorted 6.4 s), spilled under `dir`
- * when the day holds more than `max`. A batch's arrays are reused for the next: the caller is done
- * with one when it asks for the next.
+ * The day's ids of `sql`'s rows (key_hi, key_lo: a key as staged, `stagedKeysSql`; event_ms, rowid;
+ * none NULL; in any order) in ascending batches of at most `max`, sorted here (key-sort.ts: DuckDB's
+ * ORDER BY and the stream of its sorted rows took 28.7 s of the busy day's check, the rows unsorted
+ * 6.4 s), spilled under `dir` when the day holds more than `max`. A batch's arrays are reused for the
+ * next: the caller is done with one when it asks for the next.
  */
 export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: number, dir: string): AsyncGenerator<DayKeys> {
   const sort = new KeySort(dir, max);
   try {
     let entries = new Uint32Array(0);
-    for await (const c of keyChunks(db, sql)) {
-      if (entries.length < c.rows * WORDS) entries = new Uint32Array(c.rows * WORDS);
-      const ev = c.ev, rid = c.rid!;
-      for (let i = 0; i < c.rows; i++) {
-        const o = i * WORDS;
-        keyFromStored(c.u, i * 16, entries, o);
-        entries[o + 4] = ev.getUint32(i * 8, true);
-        entries[o + 5] = ev.getUint32(i * 8 + 4, true);
-        entries[o + 6] = rid.getUint32(i * 8, true);
-        entries[o + 7] = rid.getUint32(i * 8 + 4, true);
+    const result = await db.stream(sql);
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const rows = chunk.rowCount;
+      // Every column is NOT NULL here (stagedKeysSql's WHERE): no validity to read.
+      const hi = columnBytes(chunk, 0, 8), lo = columnBytes(chunk, 1, 8), ev = columnBytes(chunk, 2, 8), rid = columnBytes(chunk, 3, 8);
+      if (entries.length < rows * WORDS) entries = new Uint32Array(rows * WORDS);
+      for (let i = 0; i < rows; i++) {
+        const o = i * WORDS, at = i * 8;
+        // Each half's top bit flipped back: the words are the UUID's, most significant first.
+        entries[o] = (hi.getUint32(at + 4, true) ^ 0x80000000) >>> 0;
+        entries[o + 1] = hi.getUint32(at, true);
+        entries[o + 2] = (lo.getUint32(at + 4, true) ^ 0x80000000) >>> 0;
+        entries[o + 3] = lo.getUint32(at, true);
+        entries[o + 4] = ev.getUint32(at, true);
+        entries[o + 5] = ev.getUint32(at + 4, true);
+        entries[o + 6] = rid.getUint32(at, true);
+        entries[o + 7] = rid.getUint32(at + 4, true);
       }
-      sort.add(entries, 0, c.rows);
+      sort.add(entries, 0, rows);
     }
     yield* sort.batches();
   } finally {

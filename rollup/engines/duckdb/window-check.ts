@@ -1,7 +1,7 @@
 /**
  * The ping-id window's check in the DuckDB engine (contract §4, rollup/ping-window.ts): which of the
- * day's survivors (`day_ids`) a counted survivor of another day holds the id of, within W by event
- * time. Their row ids go to `repeat_rows`.
+ * day's survivors with an id (`day_ids`, `day_text_ids`) a counted survivor of another day holds the
+ * id of, within W by event time. Their row ids go to `repeat_rows`.
  *
  * - **Ids that are UUIDs** (ping-keys.ts): a merge of sorted 128-bit keys. The day's keys, streamed
  *   from DuckDB in no order and sorted here a batch at a time (key-sort.ts: at most `passIds` held,
@@ -28,13 +28,14 @@ export type WindowFile = { parquet: null; keys: string } | { parquet: string; ke
 interface Side { files: readonly WindowFile[]; from: number; to: number; after: boolean }
 
 /**
- * Checks the day's ids in `day_ids` (rowid, event_ms, u: the id's key, NULL when it is not a UUID,
- * text_id: the id when it is not) against the other days' files; the repeats' row ids go to
- * `repeat_rows`. The day's keys are read sorted once, for the check and for keeping: those that are
- * not repeats go to the keys file `keptPath` as they stream (with no other day, all of them), which
- * `keepKeys` (ping-keys.ts) makes the day's once the day knows which it counts. Returns the passes.
+ * Checks the day's ids against the other days' files: those that are UUIDs in `day_ids` (key_hi,
+ * key_lo: the key as staged, ping-keys.ts stagedKeysSql; event_ms, rowid), the others in
+ * `day_text_ids` (rowid, event_ms, text_id); the repeats' row ids go to `repeat_rows`. The day's keys
+ * are read sorted once, for the check and for keeping: those that are not repeats go to the keys file
+ * `keptPath` as they stream (with no other day, all of them), which `keepKeys` (ping-keys.ts) makes
+ * the day's once the day knows which it counts. Returns the passes and the day's keys.
  */
-export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[]; passIds: number; dir: string; keptPath: string }): Promise<number> {
+export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W: number; history: readonly WindowFile[]; closedAfter: readonly WindowFile[]; passIds: number; dir: string; keptPath: string }): Promise<{ passes: number; keys: number }> {
   const { dayStart, W } = o;
   const sides: Side[] = [
     ...(o.history.length ? [{ files: o.history, from: dayStart - W, to: dayStart, after: false }] : []),
@@ -62,12 +63,11 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
       }
     }
     const files = sides.flatMap((side) => side.files.map((f) => ({ path: keysOf.get(f)!.path, from: side.from, to: side.to, after: side.after })));
-    let passes = await checkKeys(db, o, files, kept);
-    // The ids that are not UUIDs: none to check when no other day holds any; else a join that reads
-    // day_ids once, as counting the day's first did.
-    passes += await checkText(db, o, sides, keysOf);
+    const checked = await checkKeys(db, o, files, kept);
+    // The ids that are not UUIDs: none to check when no other day holds any; else a join.
+    const textPasses = await checkText(db, o, sides, keysOf);
     await kept.finish(db, null);
-    return passes;
+    return { passes: checked.passes + textPasses, keys: checked.keys };
   } finally {
     await kept.close();
     for (const k of opened) k.close();
@@ -78,9 +78,10 @@ export async function checkWindow(db: DuckDBConnection, o: { dayStart: number; W
 
 /**
  * The day's keys, sorted, a batch at a time: each merged against the other days' `files` (none: no
- * check), its repeats' row ids to `repeat_rows`, its other keys to `kept`. Returns the passes.
+ * check), its repeats' row ids to `repeat_rows`, its other keys to `kept`. Returns the passes and
+ * the day's keys.
  */
-async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number; passIds: number; dir: string }, files: readonly MergeFile[], kept: KeysWriter): Promise<number> {
+async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number; passIds: number; dir: string }, files: readonly MergeFile[], kept: KeysWriter): Promise<{ passes: number; keys: number }> {
   const { dayStart, W, dir } = o;
   const threads = files.length > 0 ? new MergeThreads() : null;
   let passes = 0;
@@ -88,11 +89,12 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
   // end the stream), and into repeat_rows after: nothing sized by the day is held.
   const found = join(dir, 'window-repeats.csv');
   const out = openSync(found, 'w');
-  let repeats = 0;
+  let repeats = 0, keys = 0;
   try {
     // The day's keys streamed once in no order and sorted here, a batch (a pass) at a time (key-sort.ts).
     let repeat = new Uint8Array(0);
-    for await (const day of dayKeyBatches(db, 'SELECT u, event_ms, rowid FROM day_ids WHERE u IS NOT NULL', o.passIds, dir)) {
+    for await (const day of dayKeyBatches(db, 'SELECT key_hi, key_lo, event_ms, rowid FROM day_ids', o.passIds, dir)) {
+      keys += day.n;
       if (repeat.length < day.n) repeat = new Uint8Array(day.keys.length / 4);
       repeat.fill(0, 0, day.n);
       if (threads) {
@@ -120,7 +122,7 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
   }
   if (repeats > 0) await db.run(`INSERT INTO repeat_rows SELECT rowid FROM read_csv(${sqlString(found)}, header = false, columns = {'rowid': 'BIGINT'})`);
   await rm(found, { force: true });
-  return passes;
+  return { passes, keys };
 }
 
 /**
@@ -150,7 +152,7 @@ async function checkText(db: DuckDBConnection, o: { W: number }, sides: readonly
   }
   for (const [k, s] of withText.entries()) {
     await db.run(`INSERT INTO repeat_rows
-      SELECT d.rowid FROM (SELECT rowid, text_id AS ping_id, event_ms FROM day_ids WHERE u IS NULL) d
+      SELECT d.rowid FROM (SELECT rowid, text_id AS ping_id, event_ms FROM day_text_ids) d
       JOIN (SELECT ping_id, event_ms FROM window_text WHERE side = ${k} AND event_ms >= ${s.from} AND event_ms < ${s.to}) h
       ON h.ping_id = d.ping_id AND ${s.after ? `h.event_ms - d.event_ms <= ${o.W}` : `d.event_ms - h.event_ms <= ${o.W}`}`);
   }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
-import { dayKeyBatches, keepKeys, KeysFile, keysOfParquet, stagedKeySql, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
+import { dayKeyBatches, keepKeys, KeysFile, keysOfParquet, keyHalvesSql, stagedKeysSql, stagedTextIdsSql, uuidKeySql, writeKeys, type DayKeys } from '../../../rollup/engines/duckdb/ping-keys.js';
 import { stagedIdKey } from '../../../ingest/staged-ping.js';
 import { mergeHalf, MergeThreads } from '../../../rollup/engines/duckdb/keys-merge.js';
 import { rm, tempDir } from '../../support/job-fixture.js';
@@ -21,10 +21,10 @@ let db: DuckDBConnection;
 beforeAll(async () => { db = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: 512 }); });
 afterAll(async () => { db.closeSync(); await rm(dir, { recursive: true, force: true }); });
 
-/** The day's ids of `sql` as the check streams them, in one batch of at most `max`. */
+/** The day's ids of `sql` (u: a key as uuidKeySql makes it, event_ms, rowid) as the check streams them (as staged), in one batch of at most `max`. */
 async function dayKeys(db: DuckDBConnection, sql: string, max: number): Promise<DayKeys> {
   let out: DayKeys | null = null;
-  for await (const batch of dayKeyBatches(db, sql, max, dir)) {
+  for await (const batch of dayKeyBatches(db, `SELECT ${keyHalvesSql('u')}, event_ms, rowid FROM (${sql})`, max, dir)) {
     expect(out, `more than ${max} ids`).toBeNull();
     out = batch;
   }
@@ -59,14 +59,17 @@ describe('ping-id keys', () => {
       // Every fourth row as a file of an earlier format writes it: no key columns.
       return `(${sqlString(id)}, ${k && n % 4 ? `${k.hi}, ${k.lo}` : 'NULL, NULL'}, ${n})`;
     });
-    const rows = await queryRows<{ id: string; staged: string | null; text: string | null }>(db, `SELECT ping_id AS id, (${stagedKeySql()})::VARCHAR AS staged, (${uuidKeySql('ping_id')})::VARCHAR AS text
-      FROM (VALUES ${values.join(', ')}) t(ping_id, key_hi, key_lo, n) ORDER BY n`);
-    expect(rows.map((r) => r.id)).toEqual(ids);
-    for (const r of rows) {
-      const canonical = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(r.id);
-      expect([r.id, r.staged]).toEqual([r.id, canonical ? String(BigInt(`0x${r.id.replace(/-/g, '')}`) - 2n ** 127n) : null]);
-      expect(r.text).toBe(r.staged);
-    }
+    // And a row with no id: neither a key nor a text.
+    await db.run(`CREATE OR REPLACE TABLE staged AS SELECT ping_id, key_hi, key_lo, n AS event_ms, n AS rowid FROM (VALUES ${[...values, `(NULL, NULL, NULL, ${ids.length})`].join(', ')}) t(ping_id, key_hi, key_lo, n)`);
+    const keyed = await queryRows<{ rowid: number; staged: string }>(db, `SELECT rowid, (key_hi::HUGEINT * ${2n ** 63n} + key_hi::HUGEINT * ${2n ** 63n} + (key_lo::HUGEINT + ${2n ** 63n}))::VARCHAR AS staged FROM (${stagedKeysSql('staged', 'rowid >= 0')}) WHERE event_ms = rowid ORDER BY rowid`);
+    const texts = await queryRows<{ rowid: number; text_id: string }>(db, `SELECT rowid, text_id FROM (${stagedTextIdsSql('staged', 'rowid >= 0')}) WHERE event_ms = rowid ORDER BY rowid`);
+    // Each id once: a key when it is a canonical UUID (its text's key, whether staged with key columns or not), else its text.
+    const canonical = (id: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+    expect(keyed).toEqual(ids.flatMap((id, n) => (canonical(id) ? [{ rowid: n, staged: String(BigInt(`0x${id.replace(/-/g, '')}`) - 2n ** 127n) }] : [])));
+    expect(texts).toEqual(ids.flatMap((id, n) => (canonical(id) ? [] : [{ rowid: n, text_id: id }])));
+    // As the text's own key makes them.
+    const text = await queryRows<{ n: number; k: string | null }>(db, `SELECT rowid AS n, (${uuidKeySql('ping_id')})::VARCHAR AS k FROM staged ORDER BY rowid`);
+    expect(text.filter((r) => r.k !== null)).toEqual(keyed.map((r) => ({ n: r.rowid, k: r.staged })));
   });
 
   it('writes keys in DuckDB\'s UUID order, the text\'s order, and finds each with its event time', async () => {
@@ -116,7 +119,7 @@ describe('ping-id keys', () => {
       expect([...k.texts()].flat()).toEqual([{ id: 'r:text-id', event: 1790000000000n }]);
       // The day: every third of those ids, and 5,000 of its own.
       const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
-        SELECT ping_id::UUID AS u, 1790100000000::BIGINT AS event_ms, row_number() OVER ()::BIGINT AS rowid FROM (SELECT ping_id FROM other USING SAMPLE 600 ROWS (reservoir, 3)
+        SELECT ${uuidKeySql('ping_id')} AS u, 1790100000000::BIGINT AS event_ms, row_number() OVER ()::BIGINT AS rowid FROM (SELECT ping_id FROM other USING SAMPLE 600 ROWS (reservoir, 3)
           UNION ALL SELECT gen_random_uuid()::VARCHAR FROM range(5000))) ORDER BY u`, 5600);
       const found = new Map<number, number[]>();
       k.merge(day, (d, f) => found.set(d, [...(found.get(d) ?? []), k.eventAt(f)]));
@@ -133,7 +136,7 @@ describe('ping-id keys', () => {
     await db.run(`CREATE OR REPLACE TABLE other2 AS SELECT gen_random_uuid() AS u, ${dayStart - DAY} + i * 1000 AS event_ms FROM range(60000) t(i)`);
     const file = join(dir, 'other2.keys');
     await writeKeys(db, 'SELECT u, event_ms FROM other2 ORDER BY u', null, file);
-    const day = await dayKeys(db, `SELECT u, event_ms, rowid FROM (
+    const day = await dayKeys(db, `SELECT ${uuidKeySql('u::VARCHAR')} AS u, event_ms, rowid FROM (
       SELECT u, ${dayStart} + (i % 86400) * 1000 AS event_ms, i::BIGINT AS rowid FROM (SELECT u, row_number() OVER () AS i FROM (SELECT u FROM other2 USING SAMPLE 20000 ROWS (reservoir, 5) UNION ALL SELECT gen_random_uuid() FROM range(20000))))
       ORDER BY u`, 40_000);
     const ask = { keys: day.keys, events: day.events, files: [{ path: file, from: dayStart - W, to: dayStart, after: false }], dayStart, dayMs: DAY, W };
