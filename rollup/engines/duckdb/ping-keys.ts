@@ -138,17 +138,17 @@ function firstNotBelow(lo: number, hi: number, below: (i: number) => boolean): n
 /** The day's keys in a range, sorted, with their event times and the rows they stand for (rowid). */
 export interface DayKeys { keys: Uint32Array; events: BigInt64Array; rowids: BigInt64Array; n: number }
 
-/** A streamed chunk's columns as bytes: keys (16 a row), event times and row ids (8 a row; null when not asked). */
-interface KeyChunk { rows: number; u: DataView; ev: DataView; rid: DataView | null }
+/** A streamed chunk's columns as bytes: keys (16 a row) and event times (8 a row). */
+interface KeyChunk { rows: number; u: DataView; ev: DataView }
 
-/** `sql`'s rows (u: a key as uuidKeySql makes it, event_ms BIGINT[, rowid BIGINT], none NULL), in its order, a chunk at a time. */
+/** `sql`'s rows (u: a key as uuidKeySql makes it, event_ms BIGINT, none NULL), in its order, a chunk at a time. */
 async function* keyChunks(db: DuckDBConnection, sql: string): AsyncGenerator<KeyChunk> {
   const result = await db.stream(sql);
   for (;;) {
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) return;
     // Every column is NOT NULL here (the callers' WHERE): no validity to read.
-    yield { rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8), rid: chunk.columnCount > 2 ? columnBytes(chunk, 2, 8) : null };
+    yield { rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8) };
   }
 }
 
