@@ -548,11 +548,17 @@ export class KeysFile {
       let j = 0;
       const dk = day.keys;
       while (j < len && d < to) {
-        // Most words differ at the first: compare it alone before the rest.
-        const x = dk[d * 4]!, y = block[j * 4]!;
-        if (x < y) d++;
-        else if (x > y) j++;
-        else {
+        // Most keys differ in their first word's top 31 bits: those compared alone, and the place of
+        // the lesser advanced with no branch. Which one it is is a coin's toss where both sides are
+        // random ids as dense as each other (a real day's against its history): a branch then took
+        // 35 ms a merge of 1.46M such keys against a history day's, this 23 ms (a scratch measure).
+        // Their difference fits 32 bits: its sign bit says which is less.
+        const diff = (dk[d * 4]! >>> 1) - (block[j * 4]! >>> 1);
+        if (diff !== 0) {
+          const less = diff >>> 31;
+          d += less;
+          j += less ^ 1;
+        } else {
           const c = compare(dk, d, block, j);
           if (c < 0) d++;
           else if (c > 0) j++;
