@@ -2,8 +2,13 @@
  * A busy day end to end, once (a script, not a test; it takes many minutes): at least 50 million pings
  * through `make rollup` as cron runs it, its wall time and peak RSS (the process's, DuckDB and the
  * parsing threads included). The day is the job bench's day of real traffic (3,000 objects) copied as
- * many times as it takes, each copy's ping, session and request IDs made its own (their first two hex
- * digits replaced by the copy's number), so every copy adds its pings instead of repeating them. Each
+ * many times as it takes, each copy's ping, session and request IDs made its own, so every copy adds
+ * its pings instead of repeating them: a ping id's first 32 bits XORed with a number of the copy's own
+ * (so that the day's ids are spread over all of the ids' space, as real random ids are: the window
+ * check's merge reads as much of each history day as a real day's would; with the first two hex
+ * digits replaced by the copy's number, as before 2026-12-06, the day's ids filled 61 of 256 first
+ * bytes and the merge read a quarter of each history day), session and request ids' first two hex
+ * digits replaced by the copy's number. Each
  * copy's sessions send from addresses of their own, drawn as the bench's traffic draws them (each
  * address of the day mapped to a new one, a copy's map its own: millions of addresses in all), and
  * seven copies in eight write their user agents' first version apart (`Chrome/131.0` as
@@ -34,10 +39,16 @@ const PAIRS = Number(process.env.BUSY_DAY_PAIRS ?? 0);
 /** Copy `k` of one log object's text: its ids, addresses (through `addresses`, the copy's map) and user agents its own. */
 function copyOf(text: string, k: number, addresses: Map<string, string>, rand: () => number): string {
   const hex = k.toString(16).padStart(2, '0');
+  // Distinct for every copy (an odd multiplier is a bijection of 32-bit numbers), 0 for the first.
+  const mask = Math.imul(k, 0x9e3779b1) >>> 0;
   let out = text
-    // Ping and session ids, legacy clients' bare aliases too: a session left the same in every copy
-    // would send as many pings a minute as there are copies, and be left out as a loop (contract §10).
-    .replace(/([?&](?:x-)?(?:ping|session))=[0-9a-f]{2}/g, `$1=${hex}`)
+    // Ping ids, legacy clients' bare aliases too: the first 32 bits XORed with the copy's mask (an id
+    // that does not start with 8 lowercase hex digits: its first two replaced by the copy's number).
+    .replace(/([?&](?:x-)?ping)=([0-9a-f]{8}|[0-9a-f]{2})/g, (_, name: string, head: string) =>
+      `${name}=${head.length === 8 ? ((parseInt(head, 16) ^ mask) >>> 0).toString(16).padStart(8, '0') : hex}`)
+    // Session ids: a session left the same in every copy would send as many pings a minute as there
+    // are copies, and be left out as a loop (contract §10).
+    .replace(/([?&](?:x-)?session)=[0-9a-f]{2}/g, `$1=${hex}`)
     // A ping without an id is told apart by its request ID: each copy's are its own too.
     .replace(/ [0-9A-F]{2}([0-9A-F]{14}) (REST|WEBSITE)\./g, ` ${hex.toUpperCase()}$1 $2.`);
   if (MADE_ONE) out = withOneAddress(out);
@@ -61,7 +72,9 @@ async function main(): Promise<void> {
   const copies = Math.ceil(want / perCopy);
   if (copies > 256) throw new Error('at most 256 copies (two hex digits)');
   const base = await rechunkedLogDir(shards, 3000);
-  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-${MADE_ONE ? 'one-address' : 'traffic'}`);
+  // Named for the way its ids are made (-spread: a ping id's first 32 bits the copy's own): a day
+  // made before that is not taken for one.
+  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-${MADE_ONE ? 'one-address' : 'traffic'}-spread`);
   if (!existsSync(`${dir}.ready`)) {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });

@@ -34,7 +34,7 @@ const DAY = '2026-11-01';
 async function main(): Promise<void> {
   const w = Number(process.argv[2] ?? 30);
   const share = Number(process.argv[3] ?? 0.02);
-  const logs = readdirSync(BENCH_DIR).find((d) => /^busy-day-\d+-copies-traffic$/.test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
+  const logs = readdirSync(BENCH_DIR).find((d) => /^busy-day-\d+-copies-traffic-spread$/.test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
   if (!logs) throw new Error('no busy day\'s logs under .bench/: make busy-day makes them');
   const dir = join(BENCH_DIR, logs);
   // Each run's log lines (their times say where the run's time went) are kept beside its output.
