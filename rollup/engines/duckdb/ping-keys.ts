@@ -28,10 +28,15 @@ import { KeySort, WORDS } from './key-sort.js';
 /** DuckDB's C API as Node sees it, loaded at first use (CommonJS, as lib/duckdb-engine.ts loads the API). */
 let bindings: typeof Bindings | null = null;
 
-/** A column of a streamed chunk as its bytes: fixed-width values, as DuckDB holds them (no value made for each). */
-function columnBytes(chunk: DuckDBDataChunk, column: number, width: number): DataView {
+/** A column of a streamed chunk as DuckDB holds it: `width` bytes a row (fixed-width values; no value made for each). */
+function columnData(chunk: DuckDBDataChunk, column: number, width: number): Uint8Array {
   const b = (bindings ??= createRequire(import.meta.url)('@duckdb/node-bindings') as typeof Bindings);
-  const data = b.vector_get_data(b.data_chunk_get_vector(chunk.chunk, column), chunk.rowCount * width);
+  return b.vector_get_data(b.data_chunk_get_vector(chunk.chunk, column), chunk.rowCount * width);
+}
+
+/** A column of a streamed chunk as its bytes (`columnData`). */
+function columnBytes(chunk: DuckDBDataChunk, column: number, width: number): DataView {
+  const data = columnData(chunk, column, width);
   return new DataView(data.buffer, data.byteOffset, data.byteLength);
 }
 
@@ -43,10 +48,38 @@ const [LOW, HIGH] = endianness() === 'LE' ? [0, 1] : [1, 0];
  * was 3 s of the busy day's 45M keys' four columns); copied only if DuckDB's memory were not aligned.
  */
 function columnWords(chunk: DuckDBDataChunk, column: number): Uint32Array {
-  const b = (bindings ??= createRequire(import.meta.url)('@duckdb/node-bindings') as typeof Bindings);
-  const data = b.vector_get_data(b.data_chunk_get_vector(chunk.chunk, column), chunk.rowCount * 8);
+  const data = columnData(chunk, column, 8);
   if (data.byteOffset % 4 === 0) return new Uint32Array(data.buffer, data.byteOffset, chunk.rowCount * 2);
   return new Uint32Array(new Uint8Array(data).buffer);
+}
+
+/**
+ * `sql`'s result a chunk at a time, the next asked for before this one is handed over: DuckDB makes
+ * it on the thread pool while the caller works on this one (the busy day's 45M keys: 22,000 chunks,
+ * at about 200 us each; a fetch and 150 us of work a chunk took 10.1-10.5 s one after the other, 7.4 s
+ * so).
+ */
+async function* streamChunks(db: DuckDBConnection, sql: string): AsyncGenerator<DuckDBDataChunk> {
+  const result = await db.stream(sql);
+  const fetch = (): Promise<DuckDBDataChunk | null> => {
+    const p = result.fetchChunk();
+    // Awaited below; until then (or if the caller stops or fails first), not an unhandled rejection.
+    p.catch(() => undefined);
+    return p;
+  };
+  let next: Promise<DuckDBDataChunk | null> | null = fetch();
+  try {
+    for (;;) {
+      const chunk = await next;
+      next = null;
+      if (!chunk || chunk.rowCount === 0) return;
+      next = fetch();
+      yield chunk;
+    }
+  } finally {
+    // A caller that stops early waits for the fetch under way: no query of its own may start while one is.
+    if (next) await next.catch(() => null);
+  }
 }
 
 const MAGIC = Buffer.from('PRKEYS01');
@@ -158,10 +191,7 @@ interface KeyChunk { rows: number; u: DataView; ev: DataView }
 
 /** `sql`'s rows (u: a key as uuidKeySql makes it, event_ms BIGINT, none NULL), in its order, a chunk at a time. */
 async function* keyChunks(db: DuckDBConnection, sql: string): AsyncGenerator<KeyChunk> {
-  const result = await db.stream(sql);
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) return;
+  for await (const chunk of streamChunks(db, sql)) {
     // Every column is NOT NULL here (the callers' WHERE): no validity to read.
     yield { rows: chunk.rowCount, u: columnBytes(chunk, 0, 16), ev: columnBytes(chunk, 1, 8) };
   }
@@ -188,21 +218,8 @@ export async function* dayKeyBatches(db: DuckDBConnection, sql: string, max: num
   const sort = new KeySort(dir, max);
   try {
     let entries = new Uint32Array(0);
-    const result = await db.stream(sql);
-    // The next chunk asked for before this one is sorted in: DuckDB makes it on the thread pool
-    // meanwhile (the busy day's 45M keys: 22,000 chunks, at 200 us each; a fetch and 150 us of work a
-    // chunk took 10.1-10.5 s one after the other, 7.4 s so).
-    const fetch = (): Promise<DuckDBDataChunk | null> => {
-      const p = result.fetchChunk();
-      // Awaited below; until then (or if sorting in fails first), not an unhandled rejection.
-      p.catch(() => undefined);
-      return p;
-    };
-    let next = fetch();
-    for (;;) {
-      const chunk = await next;
-      if (!chunk || chunk.rowCount === 0) break;
-      next = fetch();
+    // (The next chunk is made while this one is sorted in: streamChunks.)
+    for await (const chunk of streamChunks(db, sql)) {
       const rows = chunk.rowCount;
       // Every column is NOT NULL here (stagedKeysSql's WHERE): no validity to read.
       const hi = columnWords(chunk, 0), lo = columnWords(chunk, 1), ev = columnWords(chunk, 2), rid = columnWords(chunk, 3);
@@ -447,11 +464,8 @@ function trailerOf(n: number, text: { ids: number; bytes: number }, minEvent: nu
 
 /** The text ids of `sql` (ping_id, event_ms) at `at` of `fd`, each its length (4 bytes), its UTF-8 and its event time. */
 async function writeText(db: DuckDBConnection, sql: string, fd: number, at: number): Promise<{ ids: number; bytes: number }> {
-  const result = await db.stream(sql);
   let ids = 0, bytes = 0;
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
+  for await (const chunk of streamChunks(db, sql)) {
     const id = chunk.getColumnVector(0), ev = columnBytes(chunk, 1, 8);
     const parts: Buffer[] = [];
     for (let i = 0; i < chunk.rowCount; i++) {
