@@ -2,7 +2,7 @@
  * Bench inputs, generated once per machine and kept under `.bench/` (they take a while to make and
  * are the same for the same arguments).
  */
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -11,6 +11,25 @@ import { generateSample } from '../tools/sample/access-log-generator.js';
 export const BENCH_DIR = '.bench';
 /** The viewer key the benches give `pingroll` (PINGROLL_VIEWER_KEY): a bench's, not a secret. */
 export const BENCH_VIEWER_KEY = 'bench-viewer-key-0123456789';
+
+/** The busy day's two kinds (bench/busy-day.ts): real traffic's addresses, or every address made one. */
+export type BusyDayKind = 'traffic' | 'one-address';
+
+/**
+ * The folder of the busy day's logs of `copies` copies (bench/busy-day.ts makes it, `<it>.ready` when
+ * done). Named -spread for the way its ping ids are made (a ping id's first 32 bits the copy's own,
+ * 2026-12-06): a day made before that is not taken for one.
+ */
+export function busyDayDir(copies: number, kind: BusyDayKind): string {
+  return join(BENCH_DIR, `busy-day-${copies}-copies-${kind}-spread`);
+}
+
+/** The busy day of `kind` made and ready, whatever its copies: null when `make busy-day` has not made it. */
+export function readyBusyDay(kind: BusyDayKind): string | null {
+  if (!existsSync(BENCH_DIR)) return null;
+  const name = readdirSync(BENCH_DIR).find((d) => new RegExp(`^busy-day-\\d+-copies-${kind}-spread$`).test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
+  return name === undefined ? null : join(BENCH_DIR, name);
+}
 
 /**
  * One uncompressed access-log file of at least `minRecords` records of `date`, built from samples of

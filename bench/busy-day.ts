@@ -3,12 +3,11 @@
  * through `make rollup` as cron runs it, its wall time and peak RSS (the process's, DuckDB and the
  * parsing threads included). The day is the job bench's day of real traffic (3,000 objects) copied as
  * many times as it takes, each copy's ping, session and request IDs made its own, so every copy adds
- * its pings instead of repeating them: a ping id's first 32 bits XORed with a number of the copy's own
- * (so that the day's ids are spread over all of the ids' space, as real random ids are: the window
- * check's merge reads as much of each history day as a real day's would; with the first two hex
- * digits replaced by the copy's number, as before 2026-12-06, the day's ids filled 61 of 256 first
- * bytes and the merge read a quarter of each history day), session and request ids' first two hex
- * digits replaced by the copy's number. Each
+ * its pings instead of repeating them: a ping id's first 32 bits XORed with a number of the copy's
+ * own, so that the day's ids spread over the whole id space as real random ids do (until 2026-12-06
+ * the copy's number replaced their first two hex digits: the day's ids filled 61 of the 256 first
+ * bytes, and the window check's merge read a quarter of each history day); a session or request ID's
+ * first two hex digits the copy's number. Each
  * copy's sessions send from addresses of their own, drawn as the bench's traffic draws them (each
  * address of the day mapped to a new one, a copy's map its own: millions of addresses in all), and
  * seven copies in eight write their user agents' first version apart (`Chrome/131.0` as
@@ -24,7 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BENCH_DIR, rechunkedLogDir, withClientAddresses, withOneAddress } from './bench-data.js';
+import { BENCH_DIR, busyDayDir, rechunkedLogDir, withClientAddresses, withOneAddress } from './bench-data.js';
 import { measure, median, type Measured } from './cold-run.js';
 import { benchLogDir, expectedTables } from './job-bench.js';
 import { ensureChdb } from './chdb.js';
@@ -72,9 +71,7 @@ async function main(): Promise<void> {
   const copies = Math.ceil(want / perCopy);
   if (copies > 256) throw new Error('at most 256 copies (two hex digits)');
   const base = await rechunkedLogDir(shards, 3000);
-  // Named for the way its ids are made (-spread: a ping id's first 32 bits the copy's own): a day
-  // made before that is not taken for one.
-  const dir = join(BENCH_DIR, `busy-day-${copies}-copies-${MADE_ONE ? 'one-address' : 'traffic'}-spread`);
+  const dir = busyDayDir(copies, MADE_ONE ? 'one-address' : 'traffic');
   if (!existsSync(`${dir}.ready`)) {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });

@@ -19,11 +19,11 @@
  * first ratio's off run went first of all, after whatever ran before: on 2026-12-06 it took 279 s,
  * then 249 s and 226 s in the pairs).
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { link, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BENCH_DIR } from './bench-data.js';
+import { BENCH_DIR, readyBusyDay } from './bench-data.js';
 import { measure, median } from './cold-run.js';
 import { dayManifestKey, PING_IDS } from '../datasets/layout.js';
 import { addDays, DAY_MS, dayStartMs } from '../lib/utc-day.js';
@@ -36,9 +36,8 @@ const DAY = '2026-11-01';
 async function main(): Promise<void> {
   const w = Number(process.argv[2] ?? 30);
   const share = Number(process.argv[3] ?? 0.02);
-  const logs = readdirSync(BENCH_DIR).find((d) => /^busy-day-\d+-copies-traffic-spread$/.test(d) && existsSync(join(BENCH_DIR, `${d}.ready`)));
-  if (!logs) throw new Error('no busy day\'s logs under .bench/: make busy-day makes them');
-  const dir = join(BENCH_DIR, logs);
+  const dir = readyBusyDay('traffic');
+  if (dir === null) throw new Error('no busy day\'s logs under .bench/: make busy-day makes them');
   // Each run's log lines (their times say where the run's time went) are kept beside its output.
   const run = (out: string, env: Record<string, string>) => {
     const r = measure('make', ['-s', 'rollup', `DATE=${DAY}`],
