@@ -133,10 +133,10 @@ async function main(): Promise<void> {
     `window off (PINGROLL_DEDUPE_DAYS=0): ${pings.toLocaleString('en')} pings in ${a.seconds.toFixed(0)} s, peak RSS ${Math.round(a.maxRssMiB).toLocaleString('en')} MiB`,
     `window on, no day before it (the day's ids kept, none checked): ${k.seconds.toFixed(0)} s (${(k.seconds / a.seconds).toFixed(2)}x), peak RSS ${Math.round(k.maxRssMiB).toLocaleString('en')} MiB`,
     `window on (${w} days, ${(w * historyRows).toLocaleString('en')} history ids, ${(w * keyBytes / 2 ** 30).toFixed(1)} GiB of keys): ${pingsOn.toLocaleString('en')} pings and ${repeats.toLocaleString('en')} repeats in ${b.seconds.toFixed(0)} s, peak RSS ${Math.round(b.maxRssMiB).toLocaleString('en')} MiB`,
-    `ratio: ${(b.seconds / a.seconds).toFixed(2)}x (target 1.15x), peak RSS ${(b.maxRssMiB / 1024).toFixed(2)} GiB (target 1.5 GiB)`,
+    // With pairs, the first ratio is not the measure: its off run went first of all, the pairs' runs after a run each.
+    `${pairs.length ? 'ratio to the first off run (not the measure: that run went first of all; the pairs\' median below is)' : 'ratio'}: ${(b.seconds / a.seconds).toFixed(2)}x${pairs.length ? '' : ' (target 1.15x)'}, peak RSS ${(b.maxRssMiB / 1024).toFixed(2)} GiB (target 1.5 GiB)`,
     ...(pairs.length ? [`then ${pairs.length} pairs, the window on over ${w} days and off, the off run first in the odd pairs: ${pairs.map((x) => `${x.on.toFixed(0)} s against ${x.off.toFixed(0)} s (${(x.on / x.off).toFixed(2)}x)`).join(', ')}; `
-      // The first ratio is left out: its off run went first of all, the others after a run each.
-      + `median ratio of the ${pairs.length} pairs ${median(pairs.map((x) => x.on / x.off)).toFixed(2)}x (the first ratio above left out: its off run went first of all), peak RSS at most ${Math.round(Math.max(b.maxRssMiB, ...pairs.map((x) => x.rss))).toLocaleString('en')} MiB`] : []),
+      + `median ratio of the ${pairs.length} pairs ${median(pairs.map((x) => x.on / x.off)).toFixed(2)}x (target 1.15x), peak RSS at most ${Math.round(Math.max(b.maxRssMiB, ...pairs.map((x) => x.rss))).toLocaleString('en')} MiB`] : []),
     exact ? `exact: every sampled id of the day a repeat, the rest counted` : `expected ${sampled} repeats and ${pings} pings in all: a bug`,
   ].join('\n') + '\n');
   if (!exact) process.exitCode = 1;
