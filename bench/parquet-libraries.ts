@@ -33,9 +33,7 @@ export function rowColumns(columns: ReadonlyArray<{ name: string; type: string }
         const s = starts[r * n + col]!, e = ends[r * n + col]!;
         if (s === e) { nulls++; continue; }
         valid[r >> 3]! |= 1 << (r & 7);
-        let v = 0;
-        for (let j = s; j < e; j++) v = v * 10 + text[j]! - 0x30;
-        values[r] = BigInt(v);
+        values[r] = int64Of(text, s, e);
       }
       return { name: c.name, int: true, values, valid, nulls };
     }
@@ -54,6 +52,15 @@ export function rowColumns(columns: ReadonlyArray<{ name: string; type: string }
     }
     return { name: c.name, int: false, offsets, bytes, valid, nulls };
   });
+}
+
+/** A signed 64-bit field's value (staged format 4's keys are negative and past 2^53): a double's sum while it is exact, else BigInt's parse. */
+function int64Of(text: Uint8Array, s: number, e: number): bigint {
+  const minus = text[s] === 0x2d ? 1 : 0;
+  if (e - s - minus > 15) return BigInt(Buffer.from(text.buffer, text.byteOffset + s, e - s).toString('latin1'));
+  let v = 0;
+  for (let j = s + minus; j < e; j++) v = v * 10 + text[j]! - 0x30;
+  return BigInt(minus ? -v : v);
 }
 
 type Writer = (columns: RowColumn[], rowCount: number, to: string) => void;

@@ -10,7 +10,9 @@
  *   (`vector_assign_string_element_len`), each number written into the vector: the rows as columns,
  *   with no text, through the only way @duckdb/node-api has to hand DuckDB values;
  * - Parquet written from the rows' columns by the libraries a user would pick (bench/parquet-libraries.ts:
- *   parquet-wasm, hyparquet-writer), each file checked to hold the same rows as DuckDB's;
+ *   parquet-wasm, hyparquet-writer) and by a writer of pingroll's own in JavaScript
+ *   (bench/own-parquet-writer.ts), each file checked to hold the same rows as DuckDB's, and the
+ *   rollup over the own writer's file;
  * - the rollup of the day (rollup/engines/duckdb/day-rollup.ts) over the staged files as DuckDB
  *   writes them (dictionary pages) and over the same rows without dictionaries (PLAIN), which is what
  *   a writer of our own would make unless it built dictionaries too.
@@ -30,6 +32,7 @@ import { benchLogDir } from './job-bench.js';
 import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
 import { parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
+import { writeOwnParquet } from './own-parquet-writer.js';
 
 const DAY = '2026-11-01';
 const PASSES = Number(process.env.BENCH_PASSES ?? 9);
@@ -161,9 +164,13 @@ async function main(): Promise<void> {
   // hand them over: made before the passes, as the parser's writing them is not what is measured.
   const columns = rowColumns(STAGED_FILE_COLUMNS, text, starts, ends, rowCount);
   const libraries = await parquetLibraryWriters(STAGED_ROW_GROUP_ROWS);
-  for (const [name, write] of Object.entries(libraries)) {
+  // pingroll's own writer (bench/own-parquet-writer.ts), as a format 4 file the rollup reads as it reads the staged ones.
+  const own = join(WORK, 'own', `keyed-0.parquet`);
+  await mkdir(join(WORK, 'own'), { recursive: true });
+  const writers = { ...libraries, own: (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS) };
+  for (const [name, write] of Object.entries(writers)) {
     // Each library's file holds the rows DuckDB's does, value for value.
-    const to = join(WORK, `${name}.parquet`);
+    const to = name === 'own' ? own : join(WORK, `${name}.parquet`);
     write(columns, rowCount, to);
     const [diff] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ((SELECT * FROM rows EXCEPT ALL SELECT * FROM read_parquet(${sqlString(to)})) UNION ALL (SELECT * FROM read_parquet(${sqlString(to)}) EXCEPT ALL SELECT * FROM rows))`);
     if (Number(diff!.n) !== 0) throw new Error(`${name}'s file differs from the staged rows in ${diff!.n} rows`);
@@ -182,7 +189,9 @@ async function main(): Promise<void> {
     },
     'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { libraries['parquet-wasm'](columns, rowCount, join(WORK, 'parquet-wasm.parquet')); },
     'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { libraries['hyparquet-writer'](columns, rowCount, join(WORK, 'hyparquet-writer.parquet')); },
+    'Parquet from the columns by pingroll\'s own writer (JavaScript; dictionaries)': async () => { writers.own(columns, rowCount, own); },
     'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
+    'the day\'s rollup, the same rows as the own writer writes them': async () => { await rollupDay(engine, DAY, [own], { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows without dictionaries': async () => { await rollupDay(engine, DAY, plainFiles, { s3: { ping: rowCount } }); },
   };
   const runs = new Map<string, Array<{ wall: number; cpu: number }>>();

@@ -1,0 +1,112 @@
+/**
+ * The bench's own Parquet writer (bench/own-parquet-writer.ts, issue #57 item 4's candidate): what it
+ * writes, DuckDB's reader reads back row for row, with the encodings and statistics it says.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
+import { rowColumns } from '../../bench/parquet-libraries.js';
+import { writeOwnParquet } from '../../bench/own-parquet-writer.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'own-parquet-'));
+let db: DuckDBConnection;
+beforeAll(async () => { db = await openEngine({ memoryLimitMb: 512, threads: 1, tempDir: join(dir, 'spill') }); });
+afterAll(() => {
+  db?.closeSync();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A seeded generator of [0, 1). */
+function rand(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
+}
+
+const COLUMNS = [
+  { name: 'source', type: 'VARCHAR' },
+  { name: 'series', type: 'VARCHAR' },
+  { name: 'ping_id', type: 'VARCHAR' },
+  { name: 'user_id', type: 'VARCHAR' },
+  { name: 'never', type: 'VARCHAR' },
+  { name: 'event_ms', type: 'BIGINT' },
+  { name: 'pos', type: 'BIGINT' },
+  { name: 'key_hi', type: 'BIGINT' },
+] as const;
+
+/** `rows` rows of COLUMNS: one source, 40 series (some with multi-byte letters), a unique id, a user or null, a column all null, numbers with nulls, either sign and the extremes. */
+function sample(rows: number, seed: number): Array<Array<string | bigint | null>> {
+  const r = rand(seed);
+  const extremes = [-(2n ** 63n), 2n ** 63n - 1n, -1n, 0n];
+  return Array.from({ length: rows }, (_, i) => [
+    's3',
+    `série-${Math.floor(r() * 40)}`,
+    `id-${i}-${Math.floor(r() * 1e9)}`,
+    r() < 0.3 ? null : `user-${Math.floor(r() * 200)}`,
+    null,
+    BigInt(1_793_000_000_000 + Math.floor(r() * 86_400_000)),
+    r() < 0.2 ? null : BigInt(Math.floor(r() * 7200)),
+    i < extremes.length ? extremes[i]! : BigInt(Math.floor((r() - 0.5) * 2 ** 52)) * 1024n,
+  ]);
+}
+
+/** The rows as rowColumns makes columns: CSV fields and their places (an empty field a null). */
+function columnsOf(rows: Array<Array<string | bigint | null>>): ReturnType<typeof rowColumns> {
+  const text = Buffer.from(rows.map((row) => row.map((v) => (v === null ? '' : String(v))).join(',') + '\n').join(''));
+  const n = COLUMNS.length, starts = new Int32Array(rows.length * n), ends = new Int32Array(rows.length * n);
+  let r = 0, f = 0, s = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== 0x2c && text[i] !== 0x0a) continue;
+    starts[r * n + f] = s;
+    ends[r * n + f] = i;
+    s = i + 1;
+    if (text[i] === 0x0a) { r++; f = 0; } else f++;
+  }
+  return rowColumns(COLUMNS, text, starts, ends, rows.length);
+}
+
+describe("the bench's own Parquet writer", () => {
+  it('writes what DuckDB reads back row for row, over row groups, with dictionaries where values repeat', async () => {
+    const rows = sample(2_500, 7);
+    const file = join(dir, 'rows.parquet');
+    writeOwnParquet(columnsOf(rows), rows.length, file, 1_000);
+    const back = await queryRows<Record<string, unknown>>(db, `SELECT * FROM read_parquet(${sqlString(file)}) ORDER BY ping_id`);
+    const expected = rows.map((row) => Object.fromEntries(COLUMNS.map((c, i) => [c.name, row[i]]))).sort((a, b) => (String(a.ping_id) < String(b.ping_id) ? -1 : 1));
+    expect(back).toEqual(expected);
+    const [types] = await queryRows<{ types: string }>(db, `SELECT string_agg(DISTINCT name || ' ' || type, ', ' ORDER BY name || ' ' || type) AS types FROM parquet_schema(${sqlString(file)}) WHERE type IS NOT NULL`);
+    expect(types!.types).toBe('event_ms INT64, key_hi INT64, never BYTE_ARRAY, ping_id BYTE_ARRAY, pos INT64, series BYTE_ARRAY, source BYTE_ARRAY, user_id BYTE_ARRAY');
+    const meta = await queryRows<{ row_group_id: bigint; path_in_schema: string; encodings: string; stats_min_value: string | null; stats_max_value: string | null; stats_null_count: bigint; num_values: bigint }>(db,
+      `SELECT row_group_id, path_in_schema, encodings, stats_min_value, stats_max_value, stats_null_count, num_values FROM parquet_metadata(${sqlString(file)}) ORDER BY row_group_id, column_id`);
+    expect(meta.map((m) => Number(m.row_group_id))).toEqual([0, 1, 2].flatMap((g) => COLUMNS.map(() => g)));
+    expect(meta.filter((m) => Number(m.row_group_id) === 2).map((m) => Number(m.num_values))).toEqual(COLUMNS.map(() => 500));
+    const enc = (name: string): string => meta.find((m) => m.path_in_schema === name)!.encodings;
+    // Values that repeat take a dictionary; a unique id does not.
+    for (const name of ['source', 'series', 'user_id']) expect(enc(name)).toMatch(/RLE_DICTIONARY/);
+    expect(enc('ping_id')).not.toMatch(/DICTIONARY/);
+    // Each group's least and greatest number, and its nulls.
+    for (const [g, group] of [rows.slice(0, 1000), rows.slice(1000, 2000), rows.slice(2000)].entries()) {
+      for (const [i, c] of COLUMNS.entries()) {
+        const m = meta.find((x) => Number(x.row_group_id) === g && x.path_in_schema === c.name)!;
+        const values = group.map((row) => row[i]);
+        expect(Number(m.stats_null_count), `${c.name} in group ${g}`).toBe(values.filter((v) => v === null).length);
+        if (c.type !== 'BIGINT') continue;
+        const nums = values.filter((v): v is bigint => v !== null);
+        expect(BigInt(m.stats_min_value!), `${c.name} in group ${g}`).toBe(nums.reduce((a, b) => (b < a ? b : a)));
+        expect(BigInt(m.stats_max_value!), `${c.name} in group ${g}`).toBe(nums.reduce((a, b) => (b > a ? b : a)));
+      }
+    }
+  });
+
+  it('writes a group of one row, and a column of one value in every row', async () => {
+    const rows = sample(1, 3);
+    const file = join(dir, 'one.parquet');
+    writeOwnParquet(columnsOf(rows), 1, file, 1_000);
+    expect(await queryRows(db, `SELECT * FROM read_parquet(${sqlString(file)})`)).toEqual([Object.fromEntries(COLUMNS.map((c, i) => [c.name, rows[0]![i]]))]);
+    const many = sample(4_000, 5);
+    const big = join(dir, 'many.parquet');
+    writeOwnParquet(columnsOf(many), many.length, big, 4_000);
+    expect(await queryRows(db, `SELECT count(*) AS n, count(DISTINCT source) AS sources, min(source) AS s FROM read_parquet(${sqlString(big)})`)).toEqual([{ n: 4000n, sources: 1n, s: 's3' }]);
+  });
+});
