@@ -299,11 +299,14 @@ class Scratch {
       this.index = new Int32Array(rows);
       this.firstRow = new Int32Array(rows);
     }
-    let t = this.table.length;
+    let t = 16;
     while (t < rows * 2) t *= 2;
     if (t !== this.table.length) this.table = new Int32Array(t);
   }
 }
+
+/** Values a string column's chunk looks at before it gives up a dictionary whose values nearly all differ. */
+const PROBE = 2_048;
 
 /** A string column's chunk: with a dictionary when at most half its values differ, else PLAIN. */
 function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, { int: false }>, column: number, from: number, rows: number): Chunk {
@@ -313,17 +316,24 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
   const { table, firstRow, index } = s;
   const mask = table.length - 1;
   table.fill(-1);
-  let distinct = 0, nulls = 0, n = 0;
+  let distinct = 0, nulls = 0, n = 0, plain = false;
   for (let r = from; r < from + rows; r++) {
     if (!isValid(valid, r)) {
       nulls++;
       continue;
     }
+    // A column whose first values nearly all differ (an id) is written PLAIN, and not hashed on.
+    if (n === PROBE && distinct * 4 > PROBE * 3) {
+      plain = true;
+      break;
+    }
     const a = offsets[r]!, b = offsets[r + 1]!;
-    // FNV-1a of the value's bytes.
-    let h = 0x811c9dc5;
-    for (let i = a; i < b; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-    let slot = h & mask;
+    // A multiplicative hash of the value's bytes, four at a time, then the rest and the length.
+    let h = 0x811c9dc5, i = a;
+    for (; i + 4 <= b; i += 4) h = Math.imul(h ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)), 0x01000193);
+    for (; i < b; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    h = Math.imul(h ^ (h >>> 15) ^ (b - a), 0x2c1b3c6d);
+    let slot = (h ^ (h >>> 13)) & mask;
     for (;;) {
       const e = table[slot]!;
       if (e === -1) {
@@ -350,8 +360,9 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
     }
   }
   page.at = 0;
-  if (distinct * 2 > n) {
+  if (plain || distinct * 2 > n) {
     // PLAIN: each value its length and bytes.
+    if (plain) nulls = nullsIn(valid, from, rows);
     defLevels(page, valid, from, rows, nulls);
     for (let r = from; r < from + rows; r++) {
       if (!isValid(valid, r)) continue;
@@ -369,8 +380,12 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
   // The dictionary page: its values PLAIN, in index order.
   for (let e = 0; e < distinct; e++) {
     const f = firstRow[e]!, a = offsets[f]!, b = offsets[f + 1]!;
+    page.room(4 + b - a);
     page.u32le(b - a);
-    page.raw(bytes.subarray(a, b));
+    const buf = page.buf;
+    let at = page.at;
+    for (let i = a; i < b; i++) buf[at++] = bytes[i]!;
+    page.at = at;
   }
   writePage(out, page, (h) => {
     h.i32(1, PAGE.DICTIONARY);
