@@ -275,17 +275,7 @@ function int64Chunk(out: Bytes, page: Bytes, c: Extract<RowColumn, { int: true }
   }
   page.at = at;
   const min = lo === -1 ? null : c.values[lo]!, max = hi === -1 ? null : c.values[hi]!;
-  writePage(out, page, (h) => {
-    h.i32(1, PAGE.DATA);
-    h.i32(2, page.at);
-    h.i32(3, page.at);
-    h.struct(5, () => {
-      h.i32(1, rows);
-      h.i32(2, ENCODING.PLAIN);
-      h.i32(3, ENCODING.RLE);
-      h.i32(4, ENCODING.RLE);
-    });
-  });
+  writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.PLAIN));
   return { column, type: TYPE.INT64, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min, max };
 }
 
@@ -366,26 +356,15 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
     defLevels(page, valid, from, rows, nulls);
     for (let r = from; r < from + rows; r++) {
       if (!isValid(valid, r)) continue;
-      const a = offsets[r]!, b = offsets[r + 1]!;
-      page.room(4 + b - a);
-      page.u32le(b - a);
-      const buf = page.buf;
-      let at = page.at;
-      for (let i = a; i < b; i++) buf[at++] = bytes[i]!;
-      page.at = at;
+      plainValue(page, bytes, offsets[r]!, offsets[r + 1]!);
     }
     writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.PLAIN));
     return { column, type: TYPE.BYTE_ARRAY, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min: null, max: null };
   }
   // The dictionary page: its values PLAIN, in index order.
   for (let e = 0; e < distinct; e++) {
-    const f = firstRow[e]!, a = offsets[f]!, b = offsets[f + 1]!;
-    page.room(4 + b - a);
-    page.u32le(b - a);
-    const buf = page.buf;
-    let at = page.at;
-    for (let i = a; i < b; i++) buf[at++] = bytes[i]!;
-    page.at = at;
+    const f = firstRow[e]!;
+    plainValue(page, bytes, offsets[f]!, offsets[f + 1]!);
   }
   writePage(out, page, (h) => {
     h.i32(1, PAGE.DICTIONARY);
@@ -425,6 +404,16 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
   }
   writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.RLE_DICTIONARY));
   return { column, type: TYPE.BYTE_ARRAY, encodings: [ENCODING.PLAIN, ENCODING.RLE, ENCODING.RLE_DICTIONARY], values: rows, start, dictionaryAt: start, dataAt, bytes: out.at - start, nulls, min: null, max: null };
+}
+
+/** A string value PLAIN: its length, then its bytes [a, b) (copied a byte at a time: a subarray a value cost more). */
+function plainValue(page: Bytes, bytes: Uint8Array, a: number, b: number): void {
+  page.room(4 + b - a);
+  page.u32le(b - a);
+  const buf = page.buf;
+  let at = page.at;
+  for (let i = a; i < b; i++) buf[at++] = bytes[i]!;
+  page.at = at;
 }
 
 function dataHeader(h: Bytes, size: number, rows: number, encoding: number): void {
