@@ -2,7 +2,8 @@
  * Bench inputs, generated once per machine and kept under `.bench/` (they take a while to make and
  * are the same for the same arguments).
  */
-import { createWriteStream, existsSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -10,6 +11,19 @@ import { generateSample } from '../tools/sample/access-log-generator.js';
 
 export const BENCH_DIR = '.bench';
 /** The viewer key the benches give `pingroll` (PINGROLL_VIEWER_KEY): a bench's, not a secret. */
+/**
+ * A bench's WebAssembly kernel, `bench/<name>.as.ts` under `root`, compiled with the project's asc into
+ * `<name>.wasm` in `dir` (the benches' `.bench/`) when it is missing or older than its source: its path.
+ */
+export function benchKernel(root: string, name: string, dir = join(root, BENCH_DIR)): string {
+  const source = join(root, 'bench', `${name}.as.ts`), kernel = join(dir, `${name}.wasm`);
+  if (existsSync(kernel) && statSync(kernel).mtimeMs >= statSync(source).mtimeMs) return kernel;
+  mkdirSync(dir, { recursive: true });
+  const r = spawnSync(join(root, 'node_modules', '.bin', 'asc'), [source, '-O3', '--runtime', 'stub', '--noAssert', '-o', kernel], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`asc could not compile ${source}`);
+  return kernel;
+}
+
 export const BENCH_VIEWER_KEY = 'bench-viewer-key-0123456789';
 
 /** The busy day's two kinds (bench/busy-day.ts): real traffic's addresses, or every address made one. */

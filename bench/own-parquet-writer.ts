@@ -14,7 +14,7 @@
  * Pages and footer in Parquet's Thrift compact encoding (parquet-format's parquet.thrift). Not used by
  * the product: a measure of what a writer of its own costs, before one is built where the parser is.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { RowColumn } from './parquet-libraries.js';
 
 /** Parquet's enums, as parquet.thrift numbers them. */
@@ -129,8 +129,8 @@ class Bytes {
 /** A column chunk's place and sizes, for the footer. */
 interface Chunk { column: number; type: number; encodings: number[]; values: number; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; nulls: number; min: bigint | null; max: bigint | null }
 
-/** Writes `columns` (of `rowCount` rows) to `to` as Parquet, `rowGroupRows` rows a group. */
-export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: string, rowGroupRows: number): void {
+/** Writes `columns` (of `rowCount` rows) to `to` as Parquet, `rowGroupRows` rows a group; the string columns' dictionaries built here, or by `dictionaryOf`. */
+export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: string, rowGroupRows: number, dictionaryOf?: DictionaryOf): void {
   const out = new Bytes();
   out.raw(Buffer.from('PAR1'));
   const groups: Array<{ rows: number; chunks: Chunk[] }> = [];
@@ -139,7 +139,9 @@ export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: stri
   for (let from = 0; from < rowCount; from += rowGroupRows) {
     const rows = Math.min(rowGroupRows, rowCount - from);
     const chunks: Chunk[] = [];
-    for (const [i, c] of columns.entries()) chunks.push(c.int ? int64Chunk(out, page, c, i, from, rows) : stringChunk(out, page, scratch, c, i, from, rows));
+    for (const [i, c] of columns.entries()) {
+      chunks.push(c.int ? int64Chunk(out, page, c, i, from, rows) : stringChunk(out, page, dictionaryOf ? dictionaryOf(i, from, rows) : jsDictionary(scratch, c, from, rows), c, i, from, rows));
+    }
     groups.push({ rows, chunks });
   }
   const footerAt = out.at;
@@ -298,25 +300,28 @@ class Scratch {
 /** Values a string column's chunk looks at before it gives up a dictionary whose values nearly all differ. */
 const PROBE = 2_048;
 
-/** A string column's chunk: with a dictionary when at most half its values differ, else PLAIN. */
-function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, { int: false }>, column: number, from: number, rows: number): Chunk {
-  const start = out.at;
+/**
+ * A string column's group as a dictionary: each value's entry (`index`, `n` values, nulls skipped),
+ * each entry's first row (`firstRow`), `distinct` entries; or `plain` when its first PROBE values
+ * nearly all differ (then `n` is how far it looked).
+ */
+export interface GroupDictionary { plain: boolean; distinct: number; n: number; index: Int32Array; firstRow: Int32Array }
+
+/** Where a string column's group's dictionary is built: `column` is its place among the columns written. */
+export type DictionaryOf = (column: number, from: number, rows: number) => GroupDictionary;
+
+/** A group's dictionary, built here in JavaScript. */
+function jsDictionary(s: Scratch, c: Extract<RowColumn, { int: false }>, from: number, rows: number): GroupDictionary {
   const { valid, offsets, bytes } = c;
   s.size(rows);
   const { table, firstRow, index } = s;
   const mask = table.length - 1;
   table.fill(-1);
-  let distinct = 0, nulls = 0, n = 0, plain = false;
+  let distinct = 0, n = 0;
   for (let r = from; r < from + rows; r++) {
-    if (!isValid(valid, r)) {
-      nulls++;
-      continue;
-    }
+    if (!isValid(valid, r)) continue;
     // A column whose first values nearly all differ (an id) is written PLAIN, and not hashed on.
-    if (n === PROBE && distinct * 4 > PROBE * 3) {
-      plain = true;
-      break;
-    }
+    if (n === PROBE && distinct * 4 > PROBE * 3) return { plain: true, distinct, n, index, firstRow };
     const a = offsets[r]!, b = offsets[r + 1]!;
     // A multiplicative hash of the value's bytes, four at a time, then the rest and the length.
     let h = 0x811c9dc5, i = a;
@@ -349,6 +354,15 @@ function stringChunk(out: Bytes, page: Bytes, s: Scratch, c: Extract<RowColumn, 
       slot = (slot + 1) & mask;
     }
   }
+  return { plain: false, distinct, n, index, firstRow };
+}
+
+/** A string column's chunk: with a dictionary when at most half its values differ, else PLAIN. */
+function stringChunk(out: Bytes, page: Bytes, d: GroupDictionary, c: Extract<RowColumn, { int: false }>, column: number, from: number, rows: number): Chunk {
+  const start = out.at;
+  const { valid, offsets, bytes } = c;
+  const { plain, distinct, n, index, firstRow } = d;
+  let nulls = rows - n;
   page.at = 0;
   if (plain || distinct * 2 > n) {
     // PLAIN: each value its length and bytes.
@@ -426,4 +440,42 @@ function dataHeader(h: Bytes, size: number, rows: number, encoding: number): voi
     h.i32(3, ENCODING.RLE);
     h.i32(4, ENCODING.RLE);
   });
+}
+
+/**
+ * The string columns' dictionaries built in WebAssembly (bench/parquet-dictionary.as.ts, compiled to
+ * `kernel`): each string column's validity, offsets and bytes copied into the module's memory first,
+ * as a parser of columns would hold them there, so that a call reads no JavaScript memory.
+ */
+export function wasmDictionaries(kernel: string, columns: RowColumn[], rowGroupRows: number): DictionaryOf {
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(kernel)), { env: { abort: () => {} } });
+  const memory = instance.exports.memory as WebAssembly.Memory;
+  const dictionary = instance.exports.dictionary as (...args: number[]) => number;
+  let places = 16;
+  while (places < rowGroupRows * 2) places *= 2;
+  // Past the module's first page (its stack): the count, the table, the entries' first rows, the indices, then the columns.
+  let end = 65_536;
+  const take = (bytes: number): number => {
+    const at = end;
+    end += Math.ceil(bytes / 8) * 8;
+    return at;
+  };
+  const COUNT = take(8), TABLE = take(places * 4), FIRST = take(rowGroupRows * 4), INDEX = take(rowGroupRows * 4);
+  const at = columns.map((c) => (c.int ? null : { valid: take(c.valid.length), offsets: take(c.offsets.byteLength), bytes: take(c.bytes.length) }));
+  memory.grow(Math.max(0, Math.ceil(end / 65_536) - memory.buffer.byteLength / 65_536));
+  const mem = new Uint8Array(memory.buffer);
+  for (const [i, c] of columns.entries()) {
+    const p = at[i];
+    if (c.int || !p) continue;
+    mem.set(c.valid, p.valid);
+    mem.set(new Uint8Array(c.offsets.buffer, c.offsets.byteOffset, c.offsets.byteLength), p.offsets);
+    mem.set(c.bytes, p.bytes);
+  }
+  const index = new Int32Array(memory.buffer, INDEX, rowGroupRows), firstRow = new Int32Array(memory.buffer, FIRST, rowGroupRows);
+  const count = new Int32Array(memory.buffer, COUNT, 1);
+  return (column, from, rows) => {
+    const p = at[column]!;
+    const distinct = dictionary(p.bytes, p.offsets, p.valid, from, rows, TABLE, places - 1, FIRST, INDEX, PROBE, COUNT);
+    return { plain: distinct === -1, distinct: Math.max(0, distinct), n: count[0]!, index, firstRow };
+  };
 }

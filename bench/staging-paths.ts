@@ -29,10 +29,10 @@ import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 import { STAGED_FILE_COLUMNS, STAGED_CSV_COLUMNS } from '../ingest/staged-ping.js';
 import { STAGED_ROW_GROUP_ROWS } from '../ingest/batch/day-spool.js';
 import { benchLogDir } from './job-bench.js';
-import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, benchKernel, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
 import { parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
-import { writeOwnParquet } from './own-parquet-writer.js';
+import { wasmDictionaries, writeOwnParquet } from './own-parquet-writer.js';
 
 const DAY = '2026-11-01';
 const PASSES = Number(process.env.BENCH_PASSES ?? 9);
@@ -167,10 +167,18 @@ async function main(): Promise<void> {
   // pingroll's own writer (bench/own-parquet-writer.ts), as a format 4 file the rollup reads as it reads the staged ones.
   const own = join(WORK, 'own', `keyed-0.parquet`);
   await mkdir(join(WORK, 'own'), { recursive: true });
-  const writers = { ...libraries, own: (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS) };
+  const ownWasm = join(WORK, 'own-wasm', `keyed-0.parquet`);
+  await mkdir(join(WORK, 'own-wasm'), { recursive: true });
+  // Its dictionaries built in WebAssembly (bench/parquet-dictionary.as.ts), the columns in the module's memory.
+  const dictionaries = wasmDictionaries(benchKernel(ROOT, 'parquet-dictionary'), columns, STAGED_ROW_GROUP_ROWS);
+  const writers = {
+    ...libraries,
+    own: (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS),
+    'own-wasm': (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS, dictionaries),
+  };
   for (const [name, write] of Object.entries(writers)) {
     // Each library's file holds the rows DuckDB's does, value for value.
-    const to = name === 'own' ? own : join(WORK, `${name}.parquet`);
+    const to = name === 'own' ? own : name === 'own-wasm' ? ownWasm : join(WORK, `${name}.parquet`);
     write(columns, rowCount, to);
     const [diff] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ((SELECT * FROM rows EXCEPT ALL SELECT * FROM read_parquet(${sqlString(to)})) UNION ALL (SELECT * FROM read_parquet(${sqlString(to)}) EXCEPT ALL SELECT * FROM rows))`);
     if (Number(diff!.n) !== 0) throw new Error(`${name}'s file differs from the staged rows in ${diff!.n} rows`);
@@ -189,6 +197,7 @@ async function main(): Promise<void> {
     },
     // Before the libraries': hyparquet-writer leaves millions of strings for the collector, which the next way pays for.
     'Parquet from the columns by pingroll\'s own writer (JavaScript; dictionaries)': async () => { writers.own(columns, rowCount, own); },
+    'Parquet from the columns by pingroll\'s own writer, its dictionaries in WebAssembly': async () => { writers['own-wasm'](columns, rowCount, ownWasm); },
     'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { libraries['parquet-wasm'](columns, rowCount, join(WORK, 'parquet-wasm.parquet')); },
     'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { libraries['hyparquet-writer'](columns, rowCount, join(WORK, 'hyparquet-writer.parquet')); },
     'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },

@@ -14,12 +14,11 @@
  * (3 days of 45M keys: 2.9 GB in a new folder under TMPDIR, removed at the end). The files are read
  * through the page cache as they were just written: the figures are the merge's CPU, not a disk's.
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { BENCH_DIR } from './bench-data.js';
+import { BENCH_DIR, benchKernel } from './bench-data.js';
 import { ROOT } from './cold-run.js';
 
 /** A key: four 32-bit words, the first two its order (a 64-bit prefix), the last two the rest. */
@@ -29,7 +28,6 @@ const KEY_BYTES = WORDS * 4;
 const CHUNK = 1 << 20;
 
 /** Where the WebAssembly kernel is compiled to. */
-const KERNEL_SOURCE = join(ROOT, 'bench', 'window-merge.as.ts');
 const KERNEL = join(ROOT, BENCH_DIR, 'window-merge.wasm');
 
 type Way = 'JavaScript' | 'WebAssembly';
@@ -49,7 +47,7 @@ async function main(): Promise<void> {
     const dayKeys = writeKeys(dayPath, mergeSorted([sortedKeys(perDay, 77), ...history.map((_, d) => everyNth(sortedKeys(perDay, 1000 + d), every, taken))]));
     const want = taken.n;
 
-    compileKernel();
+    benchKernel(ROOT, 'window-merge');
     const ways = [1, 2].flatMap((threads) => (['JavaScript', 'WebAssembly'] as const).map((way) => ({ way, threads })));
     const seconds = new Map<string, number[]>();
     for (let pass = 0; pass < PASSES; pass++) {
@@ -78,14 +76,6 @@ const PASSES = Number(process.env.BENCH_PASSES ?? 3);
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
-}
-
-/** Compiles the kernel into .bench/ when it is missing or older than its source. */
-function compileKernel(): void {
-  if (existsSync(KERNEL) && statSync(KERNEL).mtimeMs >= statSync(KERNEL_SOURCE).mtimeMs) return;
-  mkdirSync(join(ROOT, BENCH_DIR), { recursive: true });
-  const r = spawnSync(join(ROOT, 'node_modules', '.bin', 'asc'), [KERNEL_SOURCE, '-O3', '--runtime', 'stub', '--noAssert', '-o', KERNEL], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`asc could not compile ${KERNEL_SOURCE}`);
 }
 
 /** The keys of `history` found in the day, on `threads` threads, each its share of the key space. */

@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
 import { rowColumns } from '../../bench/parquet-libraries.js';
-import { writeOwnParquet } from '../../bench/own-parquet-writer.js';
+import { wasmDictionaries, writeOwnParquet } from '../../bench/own-parquet-writer.js';
+import { benchKernel } from '../../bench/bench-data.js';
+import { readFileSync } from 'node:fs';
 
 const dir = mkdtempSync(join(tmpdir(), 'own-parquet-'));
 let db: DuckDBConnection;
@@ -112,6 +114,15 @@ describe("the bench's own Parquet writer", () => {
         expect(BigInt(m.stats_max_value!), `${c.name} in group ${g}`).toBe(nums.reduce((a, b) => (b > a ? b : a)));
       }
     }
+  });
+
+  it('writes the same bytes with its dictionaries built in WebAssembly', () => {
+    const rows = [...sample(5_000, 11), ...Array.from({ length: 300 }, (_, i) => ['s3', 'a'.repeat((i % 150) + 1), `p-${i}`, null, null, null, BigInt(i), null, null])];
+    const columns = columnsOf(rows);
+    const js = join(dir, 'js.parquet'), wasm = join(dir, 'wasm.parquet');
+    writeOwnParquet(columns, rows.length, js, 2_500);
+    writeOwnParquet(columns, rows.length, wasm, 2_500, wasmDictionaries(benchKernel(join(import.meta.dirname, '..', '..'), 'parquet-dictionary', dir), columns, 2_500));
+    expect(readFileSync(wasm).equals(readFileSync(js))).toBe(true);
   });
 
   it('writes a group of one row, and a column of one value in every row', async () => {
