@@ -14,7 +14,7 @@
  * Pages and footer in Parquet's Thrift compact encoding (parquet-format's parquet.thrift). Not used by
  * the product: a measure of what a writer of its own costs, before one is built where the parser is.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { RowColumn } from './parquet-libraries.js';
 
 /** Parquet's enums, as parquet.thrift numbers them. */
@@ -131,71 +131,76 @@ interface Chunk { column: number; type: number; encodings: number[]; values: num
 
 /** Writes `columns` (of `rowCount` rows) to `to` as Parquet, `rowGroupRows` rows a group; the string columns' dictionaries built here, or by `dictionaryOf`. */
 export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: string, rowGroupRows: number, dictionaryOf?: DictionaryOf): void {
-  const out = new Bytes();
-  out.raw(Buffer.from('PAR1'));
-  const groups: Array<{ rows: number; chunks: Chunk[] }> = [];
-  const page = new Bytes();
-  const scratch = new Scratch();
-  for (let from = 0; from < rowCount; from += rowGroupRows) {
-    const rows = Math.min(rowGroupRows, rowCount - from);
-    const chunks: Chunk[] = [];
-    for (const [i, c] of columns.entries()) {
-      chunks.push(c.int ? int64Chunk(out, page, c, i, from, rows) : stringChunk(out, page, dictionaryOf ? dictionaryOf(i, from, rows) : jsDictionary(scratch, c, from, rows), c, i, from, rows));
-    }
-    groups.push({ rows, chunks });
-  }
-  const footerAt = out.at;
-  out.structBody(() => {
-    out.i32(1, 1);
-    out.list(2, T.STRUCT, columns.length + 1, (i) => out.structBody(() => {
-      if (i === 0) {
-        out.string(4, 'schema');
-        out.i32(5, columns.length);
-        return;
+  // The pages go to the file as they are made; the footer is made after them.
+  const file = new FileOut(to);
+  try {
+    file.write(MAGIC, MAGIC.length);
+    const groups: Array<{ rows: number; chunks: Chunk[] }> = [];
+    const page = new Bytes();
+    const scratch = new Scratch();
+    for (let from = 0; from < rowCount; from += rowGroupRows) {
+      const rows = Math.min(rowGroupRows, rowCount - from);
+      const chunks: Chunk[] = [];
+      for (const [i, c] of columns.entries()) {
+        chunks.push(c.int ? int64Chunk(file, page, c, i, from, rows) : stringChunk(file, page, dictionaryOf ? dictionaryOf(i, from, rows) : jsDictionary(scratch, c, from, rows), c, i, from, rows));
       }
-      const c = columns[i - 1]!;
-      out.i32(1, c.int ? TYPE.INT64 : TYPE.BYTE_ARRAY);
-      out.i32(3, OPTIONAL);
-      out.string(4, c.name);
-      if (!c.int) out.i32(6, CONVERTED_UTF8);
-    }));
-    out.i64(3, rowCount);
-    out.list(4, T.STRUCT, groups.length, (g) => out.structBody(() => {
-      const group = groups[g]!;
-      out.list(1, T.STRUCT, group.chunks.length, (k) => out.structBody(() => {
-        const ch = group.chunks[k]!;
-        out.i64(2, ch.start);
-        out.struct(3, () => {
-          out.i32(1, ch.type);
-          out.list(2, T.I32, ch.encodings.length, (e) => out.zigzag(BigInt(ch.encodings[e]!)));
-          out.list(3, T.BINARY, 1, () => {
-            const name = Buffer.from(columns[ch.column]!.name);
-            out.varint(name.length);
-            out.raw(name);
-          });
-          out.i32(4, 0);
-          out.i64(5, ch.values);
-          out.i64(6, ch.bytes);
-          out.i64(7, ch.bytes);
-          out.i64(9, ch.dataAt);
-          if (ch.dictionaryAt !== null) out.i64(11, ch.dictionaryAt);
-          out.struct(12, () => {
-            out.i64(3, ch.nulls);
-            if (ch.min !== null && ch.max !== null) {
-              out.binary(5, int64Bytes(ch.max));
-              out.binary(6, int64Bytes(ch.min));
-            }
-          });
-        });
+      groups.push({ rows, chunks });
+    }
+    const out = new Bytes();
+    out.structBody(() => {
+      out.i32(1, 1);
+      out.list(2, T.STRUCT, columns.length + 1, (i) => out.structBody(() => {
+        if (i === 0) {
+          out.string(4, 'schema');
+          out.i32(5, columns.length);
+          return;
+        }
+        const c = columns[i - 1]!;
+        out.i32(1, c.int ? TYPE.INT64 : TYPE.BYTE_ARRAY);
+        out.i32(3, OPTIONAL);
+        out.string(4, c.name);
+        if (!c.int) out.i32(6, CONVERTED_UTF8);
       }));
-      out.i64(2, group.chunks.reduce((n, ch) => n + ch.bytes, 0));
-      out.i64(3, group.rows);
-    }));
-    out.string(6, 'pingroll');
-  });
-  out.u32le(out.at - footerAt);
-  out.raw(Buffer.from('PAR1'));
-  writeFileSync(to, out.buf.subarray(0, out.at));
+      out.i64(3, rowCount);
+      out.list(4, T.STRUCT, groups.length, (g) => out.structBody(() => {
+        const group = groups[g]!;
+        out.list(1, T.STRUCT, group.chunks.length, (k) => out.structBody(() => {
+          const ch = group.chunks[k]!;
+          out.i64(2, ch.start);
+          out.struct(3, () => {
+            out.i32(1, ch.type);
+            out.list(2, T.I32, ch.encodings.length, (e) => out.zigzag(BigInt(ch.encodings[e]!)));
+            out.list(3, T.BINARY, 1, () => {
+              const name = Buffer.from(columns[ch.column]!.name);
+              out.varint(name.length);
+              out.raw(name);
+            });
+            out.i32(4, 0);
+            out.i64(5, ch.values);
+            out.i64(6, ch.bytes);
+            out.i64(7, ch.bytes);
+            out.i64(9, ch.dataAt);
+            if (ch.dictionaryAt !== null) out.i64(11, ch.dictionaryAt);
+            out.struct(12, () => {
+              out.i64(3, ch.nulls);
+              if (ch.min !== null && ch.max !== null) {
+                out.binary(5, int64Bytes(ch.max));
+                out.binary(6, int64Bytes(ch.min));
+              }
+            });
+          });
+        }));
+        out.i64(2, group.chunks.reduce((n, ch) => n + ch.bytes, 0));
+        out.i64(3, group.rows);
+      }));
+      out.string(6, 'pingroll');
+    });
+    out.u32le(out.at);
+    out.raw(MAGIC);
+    file.write(out.buf, out.at);
+  } finally {
+    file.close();
+  }
 }
 
 function int64Bytes(v: bigint): Uint8Array {
@@ -209,10 +214,31 @@ function isValid(valid: Uint8Array, r: number): boolean {
   return (valid[r >> 3]! & (1 << (r & 7))) !== 0;
 }
 
+const MAGIC = Buffer.from('PAR1');
+
+/** The file written: its pages as they are made (`at`: where the next goes). */
+class FileOut {
+  at = 0;
+  private readonly fd: number;
+  readonly head = new Bytes();
+  constructor(path: string) {
+    this.fd = openSync(path, 'w');
+  }
+  write(buf: Uint8Array, len: number): void {
+    for (let done = 0; done < len;) done += writeSync(this.fd, buf, done, len - done);
+    this.at += len;
+  }
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
 /** A page's header and body, from `body`'s bytes. */
-function writePage(out: Bytes, body: Bytes, header: (h: Bytes) => void): void {
-  out.structBody(() => header(out));
-  out.raw(body.buf.subarray(0, body.at));
+function writePage(out: FileOut, body: Bytes, header: (h: Bytes) => void): void {
+  out.head.at = 0;
+  out.head.structBody(() => header(out.head));
+  out.write(out.head.buf, out.head.at);
+  out.write(body.buf, body.at);
 }
 
 /** The definition levels of rows [from, from + rows) (bit width 1), 4-byte length first: one RLE run of 1 when none is null, else bit-packed. */
@@ -250,32 +276,43 @@ function nullsIn(valid: Uint8Array, from: number, rows: number): number {
   return nulls;
 }
 
-function int64Chunk(out: Bytes, page: Bytes, c: Extract<RowColumn, { int: true }>, column: number, from: number, rows: number): Chunk {
+function int64Chunk(out: FileOut, page: Bytes, c: Extract<RowColumn, { int: true }>, column: number, from: number, rows: number): Chunk {
   const start = out.at;
   const nulls = nullsIn(c.valid, from, rows);
   page.at = 0;
   defLevels(page, c.valid, from, rows, nulls);
   page.room((rows - nulls) * 8);
-  // Each value's 8 bytes copied as they lie; the least and greatest found by their two 32-bit words
-  // (the high one signed), with no BigInt made a row.
+  // The values' bytes copied as they lie, a run of rows with values at a time; the least and greatest
+  // found by their two 32-bit words (the high one signed), with no BigInt made a row.
   const src = new Uint8Array(c.values.buffer, c.values.byteOffset, c.values.byteLength);
   const words = new Int32Array(c.values.buffer, c.values.byteOffset, c.values.length * 2);
-  const buf = page.buf;
-  let at = page.at, lo = -1, hi = -1;
-  for (let r = from; r < from + rows; r++) {
-    if (!isValid(c.valid, r)) continue;
-    for (let k = r * 8; k < r * 8 + 8; k++) buf[at++] = src[k]!;
-    if (lo === -1) {
-      lo = hi = r;
+  let lo = -1, hi = -1;
+  for (let r = from; r < from + rows;) {
+    if (!isValid(c.valid, r)) {
+      r++;
       continue;
     }
-    const h = words[r * 2 + 1]!, l = words[r * 2]! >>> 0;
-    const hl = words[lo * 2 + 1]!, ll = words[lo * 2]! >>> 0;
-    if (h < hl || (h === hl && l < ll)) lo = r;
-    const hh = words[hi * 2 + 1]!, lh = words[hi * 2]! >>> 0;
-    if (h > hh || (h === hh && l > lh)) hi = r;
+    let end = r + 1;
+    while (end < from + rows && isValid(c.valid, end)) end++;
+    page.buf.set(src.subarray(r * 8, end * 8), page.at);
+    page.at += (end - r) * 8;
+    if (lo === -1) lo = hi = r;
+    let lh = words[lo * 2 + 1]!, ll = words[lo * 2]! >>> 0, hh = words[hi * 2 + 1]!, hl = words[hi * 2]! >>> 0;
+    for (let k = r; k < end; k++) {
+      const h = words[k * 2 + 1]!, l = words[k * 2]! >>> 0;
+      if (h < lh || (h === lh && l < ll)) {
+        lo = k;
+        lh = h;
+        ll = l;
+      }
+      if (h > hh || (h === hh && l > hl)) {
+        hi = k;
+        hh = h;
+        hl = l;
+      }
+    }
+    r = end;
   }
-  page.at = at;
   const min = lo === -1 ? null : c.values[lo]!, max = hi === -1 ? null : c.values[hi]!;
   writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.PLAIN));
   return { column, type: TYPE.INT64, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min, max };
@@ -358,7 +395,7 @@ function jsDictionary(s: Scratch, c: Extract<RowColumn, { int: false }>, from: n
 }
 
 /** A string column's chunk: with a dictionary when at most half its values differ, else PLAIN. */
-function stringChunk(out: Bytes, page: Bytes, d: GroupDictionary, c: Extract<RowColumn, { int: false }>, column: number, from: number, rows: number): Chunk {
+function stringChunk(out: FileOut, page: Bytes, d: GroupDictionary, c: Extract<RowColumn, { int: false }>, column: number, from: number, rows: number): Chunk {
   const start = out.at;
   const { valid, offsets, bytes } = c;
   const { plain, distinct, n, index, firstRow } = d;
