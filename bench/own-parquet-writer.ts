@@ -1,7 +1,9 @@
 /**
  * Issue #57, item 4's own candidate: the staged rows written as Parquet from their columns by a writer
- * of pingroll's own, in JavaScript, measured beside DuckDB's writer and the libraries'
- * (bench/staging-paths.ts). It writes what DuckDB's staged files hold, as DuckDB's reader reads them:
+ * of pingroll's own, in JavaScript, its string columns' dictionaries built in JavaScript or in
+ * WebAssembly (`wasmDictionaries`, bench/parquet-dictionary.as.ts: the same bytes either way),
+ * measured beside DuckDB's writer and the libraries' (bench/staging-paths.ts). It writes what DuckDB's
+ * staged files hold, as DuckDB's reader reads them:
  *
  * - each column OPTIONAL (a definition level a row: an RLE run when the page has no null, else bit-packed);
  * - a string column with a dictionary of its values in the row group (found by a hash of their bytes,
@@ -282,8 +284,9 @@ function int64Chunk(out: FileOut, page: Bytes, c: Extract<RowColumn, { int: true
   page.at = 0;
   defLevels(page, c.valid, from, rows, nulls);
   page.room((rows - nulls) * 8);
-  // The values' bytes copied as they lie, a run of rows with values at a time; the least and greatest
-  // found by their two 32-bit words (the high one signed), with no BigInt made a row.
+  // The values' bytes copied as they lie (little-endian, as Parquet's: the machines Node runs on), a
+  // run of rows with values at a time; the least and greatest found by their two 32-bit words (the
+  // high one signed), with no BigInt made a row.
   const src = new Uint8Array(c.values.buffer, c.values.byteOffset, c.values.byteLength);
   const words = new Int32Array(c.values.buffer, c.values.byteOffset, c.values.length * 2);
   let lo = -1, hi = -1;
