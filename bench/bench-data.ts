@@ -10,7 +10,6 @@ import { once } from 'node:events';
 import { generateSample } from '../tools/sample/access-log-generator.js';
 
 export const BENCH_DIR = '.bench';
-/** The viewer key the benches give `pingroll` (PINGROLL_VIEWER_KEY): a bench's, not a secret. */
 /**
  * A bench's WebAssembly kernel, `bench/<name>.as.ts` under `root`, compiled with the project's asc into
  * `<name>.wasm` in `dir` (the benches' `.bench/`) when it is missing or older than its source: its path.
@@ -24,6 +23,7 @@ export function benchKernel(root: string, name: string, dir = join(root, BENCH_D
   return kernel;
 }
 
+/** The viewer key the benches give `pingroll` (PINGROLL_VIEWER_KEY): a bench's, not a secret. */
 export const BENCH_VIEWER_KEY = 'bench-viewer-key-0123456789';
 
 /** The busy day's two kinds (bench/busy-day.ts): real traffic's addresses, or every address made one. */

@@ -18,7 +18,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rm
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { BENCH_DIR, benchKernel } from './bench-data.js';
+import { benchKernel } from './bench-data.js';
 import { ROOT } from './cold-run.js';
 
 /** A key: four 32-bit words, the first two its order (a 64-bit prefix), the last two the rest. */
@@ -27,8 +27,6 @@ const KEY_BYTES = WORDS * 4;
 /** Keys a read. */
 const CHUNK = 1 << 20;
 
-/** Where the WebAssembly kernel is compiled to. */
-const KERNEL = join(ROOT, BENCH_DIR, 'window-merge.wasm');
 
 type Way = 'JavaScript' | 'WebAssembly';
 interface Job { day: string; history: string[]; from: number; to: number; way: Way }
@@ -47,6 +45,7 @@ async function main(): Promise<void> {
     const dayKeys = writeKeys(dayPath, mergeSorted([sortedKeys(perDay, 77), ...history.map((_, d) => everyNth(sortedKeys(perDay, 1000 + d), every, taken))]));
     const want = taken.n;
 
+    // Compiled here, before the workers that read it.
     benchKernel(ROOT, 'window-merge');
     const ways = [1, 2].flatMap((threads) => (['JavaScript', 'WebAssembly'] as const).map((way) => ({ way, threads })));
     const seconds = new Map<string, number[]>();
@@ -114,7 +113,7 @@ function mergeCount(aPath: string, bPath: string, from: number, to: number): num
 
 /** `mergeCount` with the loop in WebAssembly: the runs are read straight into the module's memory. */
 function wasmMergeCount(): typeof mergeCount {
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(KERNEL)), { env: { abort: () => {} } });
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(benchKernel(ROOT, 'window-merge'))), { env: { abort: () => {} } });
   const memory = instance.exports.memory as WebAssembly.Memory;
   memory.grow(Math.ceil((2 * CHUNK * KEY_BYTES + 2 * 65536) / 65536));
   const merge = instance.exports.merge as (a: number, an: number, b: number, bn: number, state: number) => void;
