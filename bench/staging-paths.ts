@@ -31,7 +31,7 @@ import { STAGED_ROW_GROUP_ROWS } from '../ingest/batch/day-spool.js';
 import { benchLogDir } from './job-bench.js';
 import { BENCH_DIR, benchKernel, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
-import { parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
+import { csvFieldPlaces, parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
 import { wasmDictionaries, writeOwnParquet } from './own-parquet-writer.js';
 
 const DAY = '2026-11-01';
@@ -89,24 +89,7 @@ async function main(): Promise<void> {
 
   /** The rows as columns in memory, as a parser of columns would hold them: each field's bytes and offsets, each number. */
   const text = readFileSync(csv);
-  let rowCount = 0;
-  for (let i = text.indexOf(0x0a); i >= 0; i = text.indexOf(0x0a, i + 1)) rowCount++;
-  const starts = new Int32Array(rowCount * STAGED_FILE_COLUMNS.length), ends = new Int32Array(rowCount * STAGED_FILE_COLUMNS.length);
-  {
-    let r = 0, f = 0, s = 0, quoted = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i]!;
-      if (c === 0x22) quoted = !quoted;
-      if (quoted || (c !== 0x2c && c !== 0x0a)) continue;
-      // A quoted field's bytes are those inside its quotes (the day's fields hold no quote to undouble).
-      const q = text[s] === 0x22 ? 1 : 0;
-      starts[r * STAGED_FILE_COLUMNS.length + f] = s + q;
-      ends[r * STAGED_FILE_COLUMNS.length + f] = i - q;
-      s = i + 1;
-      if (c === 0x0a) { r++; f = 0; } else f++;
-    }
-    if (r !== rowCount) throw new Error(`the CSV's ${rowCount} lines hold ${r} rows`);
-  }
+  const { rowCount, starts, ends } = csvFieldPlaces(text, STAGED_FILE_COLUMNS.length);
 
   /**
    * DuckDB's appender fed data chunks of 2,048 rows, every value set from JavaScript, into a table of

@@ -2,16 +2,16 @@
  * The bench's own Parquet writer (bench/own-parquet-writer.ts, issue #57 item 4's candidate): what it
  * writes, DuckDB's reader reads back row for row, with the encodings and statistics it says.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openEngine, queryRows, sqlString } from '../../lib/duckdb-engine.js';
-import { rowColumns } from '../../bench/parquet-libraries.js';
+import { csvFieldPlaces, rowColumns } from '../../bench/parquet-libraries.js';
+import { rng } from '../../tools/sample/access-log-generator.js';
 import { wasmDictionaries, writeOwnParquet } from '../../bench/own-parquet-writer.js';
 import { benchKernel } from '../../bench/bench-data.js';
-import { readFileSync } from 'node:fs';
 
 const dir = mkdtempSync(join(tmpdir(), 'own-parquet-'));
 let db: DuckDBConnection;
@@ -20,12 +20,6 @@ afterAll(() => {
   db?.closeSync();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** A seeded generator of [0, 1). */
-function rand(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
-}
 
 const COLUMNS = [
   { name: 'source', type: 'VARCHAR' },
@@ -41,7 +35,7 @@ const COLUMNS = [
 
 /** `rows` rows of COLUMNS: one source, 40 series (some with multi-byte letters), a unique id, a unique key or null, a user or null, a column all null, numbers with nulls, either sign and the extremes. */
 function sample(rows: number, seed: number): Array<Array<string | bigint | null>> {
-  const r = rand(seed);
+  const r = rng(seed);
   const extremes = [-(2n ** 63n), 2n ** 63n - 1n, -1n, 0n];
   return Array.from({ length: rows }, (_, i) => [
     's3',
@@ -56,18 +50,10 @@ function sample(rows: number, seed: number): Array<Array<string | bigint | null>
   ]);
 }
 
-/** The rows as rowColumns makes columns: CSV fields and their places (an empty field a null). */
+/** The rows as the bench makes its columns: as CSV (an empty field a null), its fields' places, the columns of them. */
 function columnsOf(rows: Array<Array<string | bigint | null>>): ReturnType<typeof rowColumns> {
   const text = Buffer.from(rows.map((row) => row.map((v) => (v === null ? '' : String(v))).join(',') + '\n').join(''));
-  const n = COLUMNS.length, starts = new Int32Array(rows.length * n), ends = new Int32Array(rows.length * n);
-  let r = 0, f = 0, s = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] !== 0x2c && text[i] !== 0x0a) continue;
-    starts[r * n + f] = s;
-    ends[r * n + f] = i;
-    s = i + 1;
-    if (text[i] === 0x0a) { r++; f = 0; } else f++;
-  }
+  const { starts, ends } = csvFieldPlaces(text, COLUMNS.length);
   return rowColumns(COLUMNS, text, starts, ends, rows.length);
 }
 
