@@ -24,6 +24,8 @@ const TYPE = { INT64: 2, BYTE_ARRAY: 6 } as const;
 const ENCODING = { PLAIN: 0, RLE: 3, RLE_DICTIONARY: 8 } as const;
 const PAGE = { DATA: 0, DICTIONARY: 2 } as const;
 const OPTIONAL = 1;
+/** A column's Parquet type: 64-bit integers, or strings' bytes. */
+const physicalType = (c: RowColumn): number => (c.int ? TYPE.INT64 : TYPE.BYTE_ARRAY);
 const CONVERTED_UTF8 = 0;
 
 /** Thrift compact types. */
@@ -129,7 +131,7 @@ class Bytes {
 }
 
 /** A column chunk's place and sizes, for the footer. */
-interface Chunk { column: number; type: number; encodings: number[]; values: number; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; nulls: number; min: bigint | null; max: bigint | null }
+interface Chunk { column: number; encodings: number[]; values: number; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; nulls: number; min: bigint | null; max: bigint | null }
 
 /** Writes `columns` (of `rowCount` rows) to `to` as Parquet, `rowGroupRows` rows a group; the string columns' dictionaries built here, or by `dictionaryOf`. */
 export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: string, rowGroupRows: number, dictionaryOf?: DictionaryOf): void {
@@ -158,7 +160,7 @@ export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: stri
           return;
         }
         const c = columns[i - 1]!;
-        out.i32(1, c.int ? TYPE.INT64 : TYPE.BYTE_ARRAY);
+        out.i32(1, physicalType(c));
         out.i32(3, OPTIONAL);
         out.string(4, c.name);
         if (!c.int) out.i32(6, CONVERTED_UTF8);
@@ -170,7 +172,7 @@ export function writeOwnParquet(columns: RowColumn[], rowCount: number, to: stri
           const ch = group.chunks[k]!;
           out.i64(2, ch.start);
           out.struct(3, () => {
-            out.i32(1, ch.type);
+            out.i32(1, physicalType(columns[ch.column]!));
             out.list(2, T.I32, ch.encodings.length, (e) => out.zigzag(BigInt(ch.encodings[e]!)));
             out.list(3, T.BINARY, 1, () => {
               const name = Buffer.from(columns[ch.column]!.name);
@@ -318,23 +320,29 @@ function int64Chunk(out: FileOut, page: Bytes, c: Extract<RowColumn, { int: true
   }
   const min = lo === -1 ? null : c.values[lo]!, max = hi === -1 ? null : c.values[hi]!;
   writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.PLAIN));
-  return { column, type: TYPE.INT64, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min, max };
+  return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min, max };
 }
 
 /** A string column's dictionary as it is built: a hash table of first rows, and each row's index. */
 class Scratch {
-  table = new Int32Array(1 << 17);
-  firstRow = new Int32Array(1 << 16);
-  index = new Int32Array(1 << 16);
+  table = new Int32Array(0);
+  firstRow = new Int32Array(0);
+  index = new Int32Array(0);
   size(rows: number): void {
     if (this.index.length < rows) {
       this.index = new Int32Array(rows);
       this.firstRow = new Int32Array(rows);
     }
-    let t = 16;
-    while (t < rows * 2) t *= 2;
-    if (t !== this.table.length) this.table = new Int32Array(t);
+    const places = tablePlaces(rows);
+    if (places !== this.table.length) this.table = new Int32Array(places);
   }
+}
+
+/** A dictionary's hash table for `rows` values: a power of two, at least twice as many places (so a probe seldom walks far). */
+function tablePlaces(rows: number): number {
+  let places = 16;
+  while (places < rows * 2) places *= 2;
+  return places;
 }
 
 /** Values a string column's chunk looks at before it gives up a dictionary whose values nearly all differ. */
@@ -413,7 +421,7 @@ function stringChunk(out: FileOut, page: Bytes, d: GroupDictionary, c: Extract<R
       plainValue(page, bytes, offsets[r]!, offsets[r + 1]!);
     }
     writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.PLAIN));
-    return { column, type: TYPE.BYTE_ARRAY, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min: null, max: null };
+    return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE], values: rows, start, dictionaryAt: null, dataAt: start, bytes: out.at - start, nulls, min: null, max: null };
   }
   // The dictionary page: its values PLAIN, in index order.
   for (let e = 0; e < distinct; e++) {
@@ -457,7 +465,7 @@ function stringChunk(out: FileOut, page: Bytes, d: GroupDictionary, c: Extract<R
     page.at = at;
   }
   writePage(out, page, (h) => dataHeader(h, page.at, rows, ENCODING.RLE_DICTIONARY));
-  return { column, type: TYPE.BYTE_ARRAY, encodings: [ENCODING.PLAIN, ENCODING.RLE, ENCODING.RLE_DICTIONARY], values: rows, start, dictionaryAt: start, dataAt, bytes: out.at - start, nulls, min: null, max: null };
+  return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE, ENCODING.RLE_DICTIONARY], values: rows, start, dictionaryAt: start, dataAt, bytes: out.at - start, nulls, min: null, max: null };
 }
 
 /** A string value PLAIN: its length, then its bytes [a, b) (copied a byte at a time: a subarray a value cost more). */
@@ -491,8 +499,7 @@ export function wasmDictionaries(kernel: string, columns: RowColumn[], rowGroupR
   const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(kernel)), { env: { abort: () => {} } });
   const memory = instance.exports.memory as WebAssembly.Memory;
   const dictionary = instance.exports.dictionary as (...args: number[]) => number;
-  let places = 16;
-  while (places < rowGroupRows * 2) places *= 2;
+  const places = tablePlaces(rowGroupRows);
   // Past the module's first page (its stack): the count, the table, the entries' first rows, the indices, then the columns.
   let end = 65_536;
   const take = (bytes: number): number => {
