@@ -10,9 +10,9 @@
  *   (`vector_assign_string_element_len`), each number written into the vector: the rows as columns,
  *   with no text, through the only way @duckdb/node-api has to hand DuckDB values;
  * - Parquet written from the rows' columns by the libraries a user would pick (bench/parquet-libraries.ts:
- *   parquet-wasm, hyparquet-writer) and by a writer of pingroll's own in JavaScript
- *   (bench/own-parquet-writer.ts), each file checked to hold the same rows as DuckDB's, and the
- *   rollup over the own writer's file;
+ *   parquet-wasm, hyparquet-writer) and by a writer of pingroll's own (bench/own-parquet-writer.ts,
+ *   its dictionaries built in JavaScript or in WebAssembly), each file checked to hold the same rows
+ *   as DuckDB's, and the rollup over the own writer's file;
  * - the rollup of the day (rollup/engines/duckdb/day-rollup.ts) over the staged files as DuckDB
  *   writes them (dictionary pages) and over the same rows without dictionaries (PLAIN), which is what
  *   a writer of our own would make unless it built dictionaries too.
@@ -23,7 +23,7 @@ import duckdb from '@duckdb/node-bindings';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
 import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 import { STAGED_FILE_COLUMNS, STAGED_CSV_COLUMNS } from '../ingest/staged-ping.js';
@@ -147,21 +147,20 @@ async function main(): Promise<void> {
   // hand them over: made before the passes, as the parser's writing them is not what is measured.
   const columns = rowColumns(STAGED_FILE_COLUMNS, text, starts, ends, rowCount);
   const libraries = await parquetLibraryWriters(STAGED_ROW_GROUP_ROWS);
-  // pingroll's own writer (bench/own-parquet-writer.ts), as a format 4 file the rollup reads as it reads the staged ones.
-  const own = join(WORK, 'own', `keyed-0.parquet`);
-  await mkdir(join(WORK, 'own'), { recursive: true });
-  const ownWasm = join(WORK, 'own-wasm', `keyed-0.parquet`);
-  await mkdir(join(WORK, 'own-wasm'), { recursive: true });
-  // Its dictionaries built in WebAssembly (bench/parquet-dictionary.as.ts), the columns in the module's memory.
+  // pingroll's own writer (bench/own-parquet-writer.ts), its dictionaries built in JavaScript or in
+  // WebAssembly (bench/parquet-dictionary.as.ts, the columns in the module's memory).
   const dictionaries = wasmDictionaries(benchKernel(ROOT, 'parquet-dictionary'), columns, STAGED_ROW_GROUP_ROWS);
   const writers = {
     ...libraries,
     own: (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS),
     'own-wasm': (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS, dictionaries),
   };
+  // Each writer's file, in a folder of its own as a format 4 staged file (the rollup reads the own writer's as it reads the staged ones).
+  const fileOf = Object.fromEntries(Object.keys(writers).map((name) => [name, join(WORK, name, 'keyed-0.parquet')])) as Record<keyof typeof writers, string>;
   for (const [name, write] of Object.entries(writers)) {
-    // Each library's file holds the rows DuckDB's does, value for value.
-    const to = name === 'own' ? own : name === 'own-wasm' ? ownWasm : join(WORK, `${name}.parquet`);
+    // Each file holds the rows DuckDB's does, value for value.
+    const to = fileOf[name as keyof typeof writers];
+    await mkdir(dirname(to), { recursive: true });
     write(columns, rowCount, to);
     const [diff] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ((SELECT * FROM rows EXCEPT ALL SELECT * FROM read_parquet(${sqlString(to)})) UNION ALL (SELECT * FROM read_parquet(${sqlString(to)}) EXCEPT ALL SELECT * FROM rows))`);
     if (Number(diff!.n) !== 0) throw new Error(`${name}'s file differs from the staged rows in ${diff!.n} rows`);
@@ -178,13 +177,12 @@ async function main(): Promise<void> {
       if (r.status !== 0) throw new Error(`the appender's pass failed (exit ${r.status}): ${r.stderr}`);
       return JSON.parse(r.stdout) as { wall: number; cpu: number };
     },
-    // Before the libraries': hyparquet-writer leaves millions of strings for the collector, which the next way pays for.
-    'Parquet from the columns by pingroll\'s own writer (JavaScript; dictionaries)': async () => { writers.own(columns, rowCount, own); },
-    'Parquet from the columns by pingroll\'s own writer, its dictionaries in WebAssembly': async () => { writers['own-wasm'](columns, rowCount, ownWasm); },
-    'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { libraries['parquet-wasm'](columns, rowCount, join(WORK, 'parquet-wasm.parquet')); },
-    'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { libraries['hyparquet-writer'](columns, rowCount, join(WORK, 'hyparquet-writer.parquet')); },
+    'Parquet from the columns by pingroll\'s own writer (JavaScript; dictionaries)': async () => { writers.own(columns, rowCount, fileOf.own); },
+    'Parquet from the columns by pingroll\'s own writer, its dictionaries in WebAssembly': async () => { writers['own-wasm'](columns, rowCount, fileOf['own-wasm']); },
+    'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { writers['parquet-wasm'](columns, rowCount, fileOf['parquet-wasm']); },
+    'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { writers['hyparquet-writer'](columns, rowCount, fileOf['hyparquet-writer']); },
     'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
-    'the day\'s rollup, the same rows as the own writer writes them': async () => { await rollupDay(engine, DAY, [own], { s3: { ping: rowCount } }); },
+    'the day\'s rollup, the same rows as the own writer writes them': async () => { await rollupDay(engine, DAY, [fileOf.own], { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows without dictionaries': async () => { await rollupDay(engine, DAY, plainFiles, { s3: { ping: rowCount } }); },
   };
   const runs = new Map<string, Array<{ wall: number; cpu: number }>>();
