@@ -2,11 +2,12 @@
  * The staged ping: the row every source stages for each ping (contract §4's inputs), and the one
  * definition of its columns, their order, their types and their encoding.
  *
- * Written as CSV by the DynamoDB spool (`stagedRow`) and by the WebAssembly ping rules
- * (`access-log/wasm/ping-rules.as.ts`, which writes these columns in this order straight into the
- * module's memory; the differential tests hold every row it writes to `stagedRow`, byte for byte).
- * Read by DuckDB through `STAGED_CSV_COLUMNS` (staging), by the rollup, and by `pingroll parse`
- * through `parseStagedRow`.
+ * Written as a binary row (`stagedRow`, below) by the DynamoDB spool and by the WebAssembly ping rules
+ * (`access-log/wasm/ping-rules.as.ts`, which writes these columns straight into the module's memory;
+ * the differential tests hold every row it writes to `stagedRow`, byte for byte). The spool's part
+ * files hold such rows, which ingest/batch/staged-parquet.ts turns into Parquet columns: no text is
+ * made or read between the parser and the staged file. Read back by `pingroll parse` through
+ * `parseStagedRow`; the staged files are read by the rollup.
  *
  * A staged file holds the record's columns (`STAGED_COLUMNS`: what a rejects line and every table
  * read of a ping) and, from staged format 4, the ping id's key after them (`STAGED_KEY_COLUMNS`),
@@ -80,9 +81,6 @@ export function stagedFormatOf(key: string): 1 | 2 | 3 | 4 {
   return /\/keyed-\d+\.parquet$/.test(key) ? 4 : /\/staged-\d+\.parquet$/.test(key) ? 3 : /\/pings-\d+\.parquet$/.test(key) ? 2 : 1;
 }
 
-/** A staged file's columns as DuckDB's `read_csv(..., columns = ...)` takes them. */
-export const STAGED_CSV_COLUMNS = `{${STAGED_FILE_COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(', ')}}`;
-
 /** The audience of a ping with no client IP or user agent (a DynamoDB item). */
 export const NO_CLIENT = { country: 'ZZ', os: 'unknown', deviceType: 'unknown', browser: 'unknown', agentRule: null } as const;
 
@@ -95,11 +93,67 @@ export function stagedSelectList(exprs: Record<StagedColumn, string>): string {
 export const NO_STAGED_ROWS = `SELECT ${STAGED_FILE_COLUMNS.map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} LIMIT 0`;
 
 /**
- * A ping's staged row: CSV, each field quoted only when it holds a quote, comma or line break (quotes
- * doubled), an empty field for a null, a newline at the end.
+ * A ping's staged row, as the ping rules write it and the spool's part files hold it, little-endian:
+ * - a u32: the row's length in bytes, this word included;
+ * - an i64: `event_ms` (every ping has one), first so that a row's day is read without walking it;
+ * - then every other column of STAGED_FILE_COLUMNS, in order: a VARCHAR as an i32 byte length (-1:
+ *   NULL) and its UTF-8 bytes; a BIGINT as a byte, 0 (NULL) or 1, and when 1 its 8 bytes.
+ * An empty string is NULL, as it was in the CSV rows of before (an empty field).
  */
-export function stagedRow(p: PingRecord): string {
-  return `${p.source},${csv(p.series)},${csv(p.episode)},${csv(p.session)},${p.user === null ? '' : csv(p.user)},${p.pingId === null ? '' : csv(p.pingId)},${p.eventTimeMs},${csv(p.naturalKey)},${p.platform ?? ''},${p.pos ?? ''},${csv(p.country)},${csv(p.os)},${csv(p.deviceType)},${csv(p.browser)},${p.agentRule === null ? '' : csv(p.agentRule)},${keyFields(p.pingId)}\n`;
+export function stagedRow(p: PingRecord): Buffer {
+  const key = stagedIdKey(p.pingId);
+  const values: Record<StagedFileColumn, string | bigint | number | null> = {
+    source: p.source, series: p.series, episode: p.episode, session: p.session, user_id: p.user, ping_id: p.pingId,
+    event_ms: p.eventTimeMs, natural_key: p.naturalKey, platform: p.platform, pos: p.pos, country: p.country, os: p.os,
+    device_type: p.deviceType, browser: p.browser, agent_rule: p.agentRule, key_hi: key?.hi ?? null, key_lo: key?.lo ?? null,
+  };
+  for (const c of ROW_BODY) if (values[c.name] === '') values[c.name] = null;
+  let size = ROW_HEAD_BYTES;
+  for (const c of ROW_BODY) {
+    const v = values[c.name];
+    size += c.type === 'BIGINT' ? (v === null ? 1 : 9) : 4 + (v === null ? 0 : Buffer.byteLength(v as string));
+  }
+  const b = Buffer.allocUnsafe(size);
+  b.writeUInt32LE(size, 0);
+  b.writeBigInt64LE(BigInt(p.eventTimeMs), 4);
+  let at = ROW_HEAD_BYTES;
+  for (const c of ROW_BODY) {
+    const v = values[c.name];
+    if (c.type === 'BIGINT') {
+      b[at++] = v === null ? 0 : 1;
+      if (v !== null) at = b.writeBigInt64LE(BigInt(v), at);
+    } else if (v === null) at = b.writeInt32LE(-1, at);
+    else {
+      const n = b.write(v as string, at + 4);
+      b.writeInt32LE(n, at);
+      at += 4 + n;
+    }
+  }
+  return b;
+}
+
+/** A staged row's fixed head: its length and its event time. */
+export const ROW_HEAD_BYTES = 12;
+type StagedFileColumn = (typeof STAGED_FILE_COLUMNS)[number]['name'];
+/** The columns a staged row holds after its head, in order: every one but `event_ms`. */
+const ROW_BODY = STAGED_FILE_COLUMNS.filter((c) => c.name !== 'event_ms');
+
+/**
+ * How each staged column lies in a staged row, in STAGED_FILE_COLUMNS order, as the WebAssembly
+ * writer of staged files reads it (ingest/access-log/wasm/staged-columns.as.ts): ROW_EVENT_TIME in
+ * the head, else ROW_STRING or ROW_INT64 in the body.
+ */
+export const ROW_STRING = 0, ROW_INT64 = 1, ROW_EVENT_TIME = 2;
+export const STAGED_ROW_KINDS: readonly number[] = STAGED_FILE_COLUMNS.map((c) => (c.name === 'event_ms' ? ROW_EVENT_TIME : c.type === 'BIGINT' ? ROW_INT64 : ROW_STRING));
+
+/** Each staged row of `b` (rows one after another, as a part file holds them): its start and end. */
+export function* stagedRowSpans(b: Uint8Array): Generator<[number, number]> {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let s = 0; s < b.length;) {
+    const e = s + view.getUint32(s, true);
+    yield [s, e];
+    s = e;
+  }
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -114,60 +168,26 @@ export function stagedIdKey(id: string | null): { hi: bigint; lo: bigint } | nul
   return { hi: BigInt(`0x${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(14, 18)}`) - TOP_BIT, lo: BigInt(`0x${id.slice(19, 23)}${id.slice(24)}`) - TOP_BIT };
 }
 
-/** The key columns' fields of a ping id: `hi,lo`, or `,` for none. */
-function keyFields(id: string | null): string {
-  const k = stagedIdKey(id);
-  return k ? `${k.hi},${k.lo}` : ',';
-}
-
-function csv(v: string): string {
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c === 0x22 || c === 0x2c || c === 0x0a || c === 0x0d) return `"${v.replace(/"/g, '""')}"`;
-  }
-  return v;
-}
-
 /** A ping's values read back from its staged row `b[s, e)` (the id's key, after them, is not a value of the ping). */
 export function parseStagedRow(b: Buffer, s: number, e: number): PingRecord {
-  const f = csvFields(b, s, e);
-  return {
-    source: f[0] as PingRecord['source'], series: f[1]!, episode: f[2]!, session: f[3]!, user: f[4] || null, pingId: f[5] || null,
-    eventTimeMs: Number(f[6]), naturalKey: f[7]!, platform: f[8] || null, pos: f[9] ? Number(f[9]) : null,
-    country: f[10]!, os: f[11]!, deviceType: f[12]!, browser: f[13]!, agentRule: f[14] || null,
-  };
-}
-
-/** The fields of one CSV row `b[s, e)` (ending in a newline; quotes doubled inside quoted fields). */
-function csvFields(b: Buffer, s: number, e: number): string[] {
-  const out: string[] = [];
-  let i = s;
-  const end = b[e - 1] === 0x0a ? e - 1 : e;
-  for (;;) {
-    if (b[i] === 0x22) {
-      const parts: string[] = [];
-      const from0 = i + 1;
-      let from = from0;
-      for (let j = from0; ; j++) {
-        if (b[j] !== 0x22) continue;
-        parts.push(b.toString('utf8', from, j));
-        if (b[j + 1] === 0x22) {
-          parts.push('"');
-          from = j + 2;
-          j++;
-          continue;
-        }
-        i = j + 1;
-        break;
-      }
-      out.push(parts.join(''));
+  const f: Partial<Record<StagedFileColumn, string | number | null>> = { event_ms: Number(b.readBigInt64LE(s + 4)) };
+  let at = s + ROW_HEAD_BYTES;
+  for (const c of ROW_BODY) {
+    if (c.type === 'BIGINT') {
+      f[c.name] = b[at++] === 0 ? null : Number(b.readBigInt64LE(at));
+      if (f[c.name] !== null) at += 8;
     } else {
-      let j = i;
-      while (j < end && b[j] !== 0x2c) j++;
-      out.push(b.toString('utf8', i, j));
-      i = j;
+      const n = b.readInt32LE(at);
+      f[c.name] = n < 0 ? null : b.toString('utf8', at + 4, at + 4 + n);
+      at += 4 + Math.max(0, n);
     }
-    if (i >= end) return out;
-    i++; // the comma
   }
+  if (at !== e || b.readUInt32LE(s) !== e - s) throw new Error(`a staged row of ${e - s} bytes read as ${at - s}: this is a bug in pingroll`);
+  const str = (k: StagedFileColumn): string => f[k] as string;
+  const maybe = (k: StagedFileColumn): string | null => f[k] as string | null;
+  return {
+    source: str('source') as PingRecord['source'], series: str('series'), episode: str('episode'), session: str('session'), user: maybe('user_id'), pingId: maybe('ping_id'),
+    eventTimeMs: f.event_ms as number, naturalKey: str('natural_key'), platform: maybe('platform'), pos: f.pos as number | null,
+    country: str('country'), os: str('os'), deviceType: str('device_type'), browser: str('browser'), agentRule: maybe('agent_rule'),
+  };
 }

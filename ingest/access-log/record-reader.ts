@@ -2,7 +2,7 @@
  * Reads access-log records from a byte stream with the WebAssembly module (`wasm/access-log.as.ts`):
  * chunks are copied (or read straight) into the module's memory behind any partial line left from
  * the previous chunk, every complete line is scanned in one call, optionally classified by the ping
- * rules in another (which write each ping's staged CSV row into the module's memory), and each
+ * rules in another (which write each ping's staged row into the module's memory), and each
  * record is handed to the caller as a `ScannedRecord` view over the module's output (valid during
  * the call); while tallying, only the records the module did not count are.
  */
@@ -13,7 +13,7 @@ import { projectFile } from '../../lib/project-file.js';
 import { dayName, dayNumber } from '../../lib/utc-day.js';
 import {
   AT_DETAIL, AT_ERROR, AT_FIELD_COUNT, AT_FIELDS, AT_LINE_END, AT_LINE_NO, AT_LINE_START, AT_OUTCOME, AT_ROW_END, AT_ROW_START,
-  AT_TIME_MS, RECORD_BYTES,
+  AT_TIME_MS, RECORD_BYTES, ROW_BYTES_PER_RECORD,
 } from './wasm-abi.js';
 
 /** One scanned record. Offsets index `b`; a field's start is -1 when the record has no such field. */
@@ -31,7 +31,7 @@ export interface ScannedRecord {
   /** With ping rules: the outcome's index in OUTCOMES, a detail for its reason (outcome-codes.ts, `rejectReason`). */
   readonly outcome: number;
   readonly detail: number;
-  /** With ping rules, for a ping: its staged CSV row is `b[rowStart, rowEnd)`. */
+  /** With ping rules, for a ping: its staged row (ingest/staged-ping.ts stagedRow) is `b[rowStart, rowEnd)`. */
   readonly rowStart: number;
   readonly rowEnd: number;
   start(i: number): number;
@@ -88,7 +88,7 @@ export interface ReaderOptions {
   trailing?: boolean;
   /** Classify every record with the ping rules, these being the ping keys. */
   pingKeys?: readonly string[];
-  /** With ping rules: the staged CSV rows of the pings of each call's records, after those records (a view, valid during the call). */
+  /** With ping rules: the staged rows (ingest/staged-ping.ts stagedRow) of the pings of each call's records, after those records (a view, valid during the call). */
   onRows?: (rows: Uint8Array) => void;
   /**
    * With ping rules: the staged fields of a client IP or user agent the module has not seen
@@ -102,9 +102,15 @@ export interface DayTally { day: string; counts: number[] }
 
 const WASM_FILE = 'dist/wasm/access-log.wasm';
 let compiled: WebAssembly.Module | null = null;
-function scannerModule(): WebAssembly.Module {
+/** The module (wasm/access-log.as.ts), compiled once a process. */
+export function accessLogModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(projectFile(WASM_FILE)));
   return compiled;
+}
+
+/** The module's imports for an instance that reads no log (no client value is looked up there). */
+export function moduleImports(): Record<string, Record<string, unknown>> {
+  return { env: { abort: scannerAbort, describeClient: () => { throw new Error('a client value looked up outside the record reader: a bug in pingroll'); } } };
 }
 
 /**
@@ -143,7 +149,7 @@ export class AccessLogRecordReader implements ScannedRecord {
   private listAt = 0;
   /** While tallying: the first day (days since 1970) of the module's table. */
   private tallyFirstDay = 0;
-  /** Where the ping rules write rows (3 bytes per input byte, 96 per record) and decode (9 bytes per input byte). */
+  /** Where the ping rules write rows (3 bytes per input byte, ROW_BYTES_PER_RECORD per record) and decode (9 bytes per input byte). */
   private rowsAt = 0;
   private rowsCap = 0;
   private scratchAt = 0;
@@ -164,13 +170,21 @@ export class AccessLogRecordReader implements ScannedRecord {
     // A client value the module has not seen is described here, its fields written where it says.
     const describe = options.describeClient ?? clientDescriber(null);
     const describeClient = (kind: number, keyPtr: number, keyLen: number, outPtr: number, outCap: number): number => {
-      // Written a character a byte (the fields are ASCII: client-describer.ts), with no buffer made for them.
-      const fields = describe(kind, this.u8, keyPtr, keyLen);
-      if (fields.length > outCap) throw new Error(`a client value's fields are ${fields.length} bytes, more than ${outCap}: a bug in pingroll`);
-      for (let i = 0; i < fields.length; i++) this.u8[outPtr + i] = fields.charCodeAt(i);
-      return fields.length;
+      // As the staged row's VARCHARs (ingest/staged-ping.ts stagedRow): each field's length (-1: an
+      // empty one is NULL) and its characters a byte each (they are ASCII: client-describer.ts).
+      const fields = describe(kind, this.u8, keyPtr, keyLen).split(',');
+      const bytes = fields.reduce((n, f) => n + 4 + f.length, 0);
+      if (bytes > outCap) throw new Error(`a client value's fields are ${bytes} bytes, more than ${outCap}: a bug in pingroll`);
+      const view = new DataView(this.u8.buffer);
+      let at = outPtr;
+      for (const f of fields) {
+        view.setInt32(at, f.length === 0 ? -1 : f.length, true);
+        at += 4;
+        for (let i = 0; i < f.length; i++) this.u8[at++] = f.charCodeAt(i);
+      }
+      return bytes;
     };
-    const instance = new WebAssembly.Instance(scannerModule(), { env: { abort: scannerAbort, describeClient } });
+    const instance = new WebAssembly.Instance(accessLogModule(), { env: { abort: scannerAbort, describeClient } });
     this.x = instance.exports as unknown as ScannerExports;
     if (this.x.recordBytes() !== RECORD_BYTES) throw new Error(`${WASM_FILE} is out of date (records of ${this.x.recordBytes()} bytes, not ${RECORD_BYTES}); run make build`);
     this.recordInts = RECORD_BYTES >> 2;
@@ -426,7 +440,7 @@ export class AccessLogRecordReader implements ScannedRecord {
     const listAt = outAt + RECORDS_PER_CALL * RECORD_BYTES;
     const mapsAt = listAt + RECORDS_PER_CALL * 4;
     const rowsAt = mapsAt + 3 * (inputCap / 8 + 64);
-    const rowsCap = this.classify ? 3 * inputCap + 96 * RECORDS_PER_CALL : 0;
+    const rowsCap = this.classify ? 3 * inputCap + ROW_BYTES_PER_RECORD * RECORDS_PER_CALL : 0;
     const scratchAt = rowsAt + rowsCap;
     const need = scratchAt + (this.classify ? 9 * inputCap + 1024 : 0);
     const have = this.x.memory.buffer.byteLength;

@@ -67,7 +67,13 @@ export const MAX_AGENT_BYTES = 1024;
 /** What a client value is (wasm/client-cache.as.ts): an IP (its country) or a user agent (its device and bot rule). */
 export const CLIENT_IP = 0;
 export const CLIENT_AGENT = 1;
-/** The longest CSV fields a client value gives (at most 255: their length is kept in a byte). */
+/** The most bytes a client value's fields take in a staged row (at most 255: their length is kept in a byte). */
 export const MAX_CLIENT_FIELDS_BYTES = 160;
 /** The longest normalised platform kept (ingest/ping-record.ts's normalizePlatform); a longer one is none. */
 export const MAX_PLATFORM_CHARS = 32;
+/**
+ * Bytes of a staged row beyond what its record's own bytes make (3 per input byte): its head, the
+ * lengths and flags of its columns, `r:`, the client values' fields (MAX_CLIENT_FIELDS_BYTES each),
+ * the id's key, and the 15 bytes a 16-byte copy may write past its end.
+ */
+export const ROW_BYTES_PER_RECORD = 512;

@@ -1,9 +1,10 @@
 /**
  * What the WebAssembly ping rules ask of JavaScript about a client value they have not seen
- * (wasm/client-cache.as.ts, contract §10): the staged row's fields for it, as CSV. An IP gives its
+ * (wasm/client-cache.as.ts, contract §10): the staged row's fields for it, separated by commas (the
+ * reader writes them into the row: record-reader.ts). An IP gives its
  * country; a user agent its operating system, device type, browser or player, and bot rule (empty:
- * none). The names are letters, digits, spaces and `._-` (agent-lookup.ts, geo-lookup.ts): no field
- * needs quoting. No value (absent, `-`, or not kept) gives the fields of none: `ZZ`; `unknown` and no rule.
+ * none). The names are letters, digits, spaces and `._-` (agent-lookup.ts, geo-lookup.ts): none holds
+ * a comma. No value (absent, `-`, or not kept) gives the fields of none: `ZZ`; `unknown` and no rule.
  */
 import { CLIENT_IP } from '../access-log/wasm-abi.js';
 import { describeAgent, type Agent } from './agent-lookup.js';

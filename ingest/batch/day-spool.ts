@@ -1,10 +1,10 @@
 /**
- * Collects one batch's records on local disk: pings as CSV rows (DuckDB reads it fast and in
- * parallel), whatever their day; rejects as JSON lines and outcome counts in memory, by UTC day.
- * Every PART_BYTES of rows, DuckDB turns the part into Parquet files by day while parsing goes on
- * (the engine works on its own threads); `stage` converts the last part, checks every day's rows
- * against its count and puts the files in the output store. Memory stays flat whatever the batch's
- * size: rows go to disk as they come, in 4 MB writes.
+ * Collects one batch's records on local disk: pings as staged rows (ingest/staged-ping.ts stagedRow),
+ * whatever their day; rejects as JSON lines and outcome counts in memory, by UTC day. Every
+ * PART_BYTES of rows, the part is written as Parquet files by day (staged-parquet.ts) while parsing
+ * goes on in the parsers' threads; `stage` writes the last part, checks every day's rows against its
+ * count and puts the files in the output store. Memory stays flat whatever the batch's size: rows go
+ * to disk as they come, in 4 MB writes, and are read back in pieces.
  */
 import { appendFileSync, closeSync, createReadStream, createWriteStream, openSync, readSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -13,17 +13,18 @@ import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { createGzip } from 'node:zlib';
 import { allEnded, STORE_CALLS_AT_ONCE } from '../../lib/all-ended.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Outcome, PingRecord, Source } from '../ping-record.js';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
-import { sqlString } from '../../lib/duckdb-engine.js';
 import { syncFile } from '../../lib/durable-file.js';
 import { PARQUET_CODEC } from '../../lib/parquet-codec.js';
 import { stagingPrefix } from '../../datasets/layout.js';
 import type { StagedDay } from '../../state/ledger.js';
-import { STAGED_CSV_COLUMNS, stagedRow } from '../staged-ping.js';
+import { stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
-import { dayName, dayNumberSql } from '../../lib/utc-day.js';
+import { StagedParquetWriter } from './staged-parquet.js';
+import { dayName } from '../../lib/utc-day.js';
+
+export { STAGED_ROW_GROUP_ROWS } from './staged-parquet.js';
 
 /** A rejected record, as kept in the rejects file (contract §3). */
 export interface Reject {
@@ -50,17 +51,8 @@ const RECORD_LIMIT = 16 * 1024;
 const REJECT_READ_BYTES = 1 << 20;
 /** Rejects held for the day files before they are appended to them. */
 const REJECT_HOLD_BYTES = 1 << 20;
-/** Days one COPY writes at most (DuckDB holds a buffer for each): a part of more is written in turns (`manyDays`). */
-const DAYS_A_COPY = 32;
-/** CSV bytes per part at most (about 250,000 pings); a small batch's are smaller (ingest-batch.ts partBytesFor). */
+/** Bytes of staged rows per part at most (about 200,000 pings); a small batch's are smaller (ingest-batch.ts partBytesFor). */
 export const PART_BYTES = 32 << 20;
-/**
- * Rows per row group of a staged Parquet file. DuckDB writes a file's row groups on its threads side
- * by side, and at its default (122,880 rows) a part of the small-object day (130,000 rows) is one
- * group and a sliver: written by one thread. A part made Parquet at 61,440 rows: 0.78x the time and
- * 0.86x the CPU (medians of 9, one 17 MB part, 2 threads); reading it back is no slower.
- */
-export const STAGED_ROW_GROUP_ROWS = 61_440;
 
 
 interface Day {
@@ -82,7 +74,7 @@ export class DaySpool {
   /** The part being written, if any. */
   private part: RowFile | null = null;
   private partCount = 0;
-  /** Parts' conversions, one after another; and what they wrote, by day. */
+  /** Parts' conversions to Parquet, one after another; and what they wrote, by day. */
   private converting: Promise<void> = Promise.resolve();
   private readonly parts = new Map<string, DayPart[]>();
   /** Complete parts not yet converted, with the days of their rows. */
@@ -92,9 +84,10 @@ export class DaySpool {
 
   private readonly partBytes: number;
   private readonly codec: string;
+  private writer: StagedParquetWriter | null = null;
 
   /** `codec`: the staged Parquet's (lib/parquet-codec.ts stagedCodec); `partBytes`: rows per part, PART_BYTES unless a test makes it small. */
-  constructor(private readonly dir: string, private readonly engine: DuckDBConnection, opts: { codec?: string; partBytes?: number | undefined } = {}) {
+  constructor(private readonly dir: string, opts: { codec?: string; partBytes?: number | undefined } = {}) {
     this.partBytes = opts.partBytes ?? PART_BYTES;
     this.codec = opts.codec ?? PARQUET_CODEC;
   }
@@ -119,7 +112,7 @@ export class DaySpool {
 
   /** A ping's staged row, of `day`. */
   private appendPingRow(day: string, row: Uint8Array): void {
-    this.part ??= new RowFile(join(this.dir, `pings-${this.partCount++}.csv`));
+    this.part ??= new RowFile(join(this.dir, `pings-${this.partCount++}.rows`));
     this.part.append(row);
     this.part.days.add(day);
     if (this.part.size >= this.partBytes) this.convertPart();
@@ -137,10 +130,9 @@ export class DaySpool {
    * A complete part file of staged rows written elsewhere (a parser), each row counted as a ping of
    * its day, and the days its rows are of (or more): queued for conversion.
    */
-  addPart(csvPath: string, days: readonly string[]): void {
-    this.waiting.push({ path: csvPath, days });
-    // Parts that arrive while a conversion runs are converted together by the next one: one COPY
-    // over several files reads them in parallel, and the last parts of a batch do not queue one by one.
+  addPart(rowsPath: string, days: readonly string[]): void {
+    this.waiting.push({ path: rowsPath, days });
+    // Parts that arrive while a conversion runs are converted by the next one, in turn.
     if (this.waiting.length > 1) return;
     const previous = this.converting;
     this.converting = previous.then(() => this.toParquetByDay(this.waiting.splice(0)));
@@ -154,62 +146,24 @@ export class DaySpool {
   }
 
   /**
-   * Parts' rows as Parquet files by UTC day, in one pass of DuckDB. Rows all of one day (most parts:
-   * a log object's pings are of its own day but near midnight) go to one file as they are; others are
-   * partitioned by day, which costs DuckDB a copy of every row (CPU 1.5 s against 1.2 s for the job
-   * bench's day, its four parts converted alone). `stage` checks every day's rows against its count
-   * either way. In the spool's codec: Snappy on S3, uncompressed in a local directory
-   * (lib/parquet-codec.ts stagedCodec).
+   * Parts' rows as Parquet files by UTC day (staged-parquet.ts): the rows of one day (most parts: a log
+   * object's pings are of its own day but near midnight) of the parts that waited together go to one
+   * file, and `stage` checks every day's rows against its count. In the spool's codec: Snappy on S3, uncompressed in a local
+   * directory (lib/parquet-codec.ts stagedCodec).
    */
   private async toParquetByDay(parts: Part[]): Promise<void> {
-    const base = parts[0]!.path.replace(/\.csv$/, '');
-    const days = new Set(parts.flatMap((p) => p.days));
-    const rows = `read_csv([${parts.map((p) => sqlString(p.path)).join(', ')}], header = false, delim = ',', quote = '"', escape = '"', auto_detect = false, columns = ${STAGED_CSV_COLUMNS})`;
-    const oneDay = days.size === 1 ? [...days][0]! : null;
-    const options = `FORMAT parquet, COMPRESSION ${this.codec}, ROW_GROUP_SIZE ${STAGED_ROW_GROUP_ROWS}`;
-    const written = oneDay !== null
-      ? (await this.engine.runAndReadAll(`COPY (SELECT * FROM ${rows}) TO ${sqlString(`${base}.parquet`)} (${options}, RETURN_STATS)`)).getRowObjects()
-      : days.size <= DAYS_A_COPY
-        ? (await this.engine.runAndReadAll(`COPY (SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows})
-            TO ${sqlString(base)} (${options}, PARTITION_BY (day_number), RETURN_STATS)`)).getRowObjects()
-        : await this.manyDays(rows, base, options);
-    for (const row of written) {
-      const file = String(row.filename);
+    this.writer ??= new StagedParquetWriter(this.codec);
+    for (const { day, file, rows } of await this.writer.write(parts.map((p) => p.path), parts[0]!.path.replace(/\.rows$/, ''))) {
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,
       // which waited for the disk to write them all (45 ms on the job bench's day). A failure here is
       // the put's to report: its sync tries again.
       this.syncing.push(syncFile(file).catch(() => {}));
-      const day = oneDay ?? dayName(Number(/day_number=(-?\d+)/.exec(file)?.[1]));
-      const list = this.parts.get(day) ?? [];
-      list.push({ file, rows: Number(row.count as bigint) });
-      this.parts.set(day, list);
+      const name = dayName(day);
+      const list = this.parts.get(name) ?? [];
+      list.push({ file, rows });
+      this.parts.set(name, list);
     }
     for (const part of parts) await rm(part.path, { force: true });
-  }
-
-  /**
-   * Parts whose rows are of more than DAYS_A_COPY days (an object of records from all over the
-   * calendar: never S3's own logs, whatever a bucket holds). DuckDB's partitioned write keeps a buffer
-   * for each day it writes at once (about half a MB), so one COPY of a thousand days ran out of the
-   * default memory limit, at every run, for every day. The rows are read once into a table sorted
-   * by day, then written DAYS_A_COPY days at a time, each COPY reading only its days' rows.
-   */
-  private async manyDays(rows: string, base: string, options: string): Promise<Array<Record<string, unknown>>> {
-    const table = 'spool_many_days';
-    await this.engine.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT *, ${dayNumberSql('event_ms')} AS day_number FROM ${rows} ORDER BY day_number`);
-    try {
-      const numbers = (await this.engine.runAndReadAll(`SELECT DISTINCT day_number FROM ${table} ORDER BY day_number`)).getRows().map((r) => Number(r[0] as bigint));
-      const written: Array<Record<string, unknown>> = [];
-      for (let i = 0; i < numbers.length; i += DAYS_A_COPY) {
-        const last = numbers[Math.min(i + DAYS_A_COPY, numbers.length) - 1]!;
-        const copy = await this.engine.runAndReadAll(`COPY (SELECT * FROM ${table} WHERE day_number BETWEEN ${numbers[i]!} AND ${last})
-          TO ${sqlString(`${base}-${i / DAYS_A_COPY}`)} (${options}, PARTITION_BY (day_number), RETURN_STATS)`);
-        written.push(...copy.getRowObjects());
-      }
-      return written;
-    } finally {
-      await this.engine.run(`DROP TABLE IF EXISTS ${table}`);
-    }
   }
 
   addPing(day: string, ping: PingRecord, input: number): void {

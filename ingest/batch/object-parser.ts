@@ -3,8 +3,8 @@
  * scanner's memory, or an object's bytes already fetched; gzip or not. Every record gets one outcome:
  * the WebAssembly ping rules write each ping's staged row and count pings, not_ping and http_error
  * records by day; this code sees only the rest (the rejects, and any record of a day more than a month
- * from its object's) and keeps them. Staged rows go to CSV part files of PART_BYTES, handed over as
- * each fills (DuckDB makes them Parquet while parsing goes on).
+ * from its object's) and keeps them. Staged rows (ingest/staged-ping.ts stagedRow) go to part files of
+ * PART_BYTES, handed over as each fills (the spool makes them Parquet while parsing goes on).
  *
  * The same parser runs in a worker thread (parse-worker.ts: one per core) or in the run's own thread.
  */
@@ -106,7 +106,7 @@ export interface ObjectParserOptions {
   /** Where part files go, and what their names start with. */
   dir: string;
   name: string;
-  /** CSV bytes per part. */
+  /** Bytes of staged rows per part. */
   partBytes: number;
   /** The smallest part cut near a batch's end (`ParseTask.after`): TAIL_PART_BYTES unless a test makes it small. */
   tailPartBytes?: number;
@@ -357,7 +357,7 @@ export class ObjectParser {
 
   private append(rows: Uint8Array): void {
     written(() => {
-      this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.csv`));
+      this.part ??= new RowFile(join(this.opts.dir, `${this.opts.name}-${this.parts++}.rows`));
       this.part.append(rows);
     });
   }

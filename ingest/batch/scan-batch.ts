@@ -37,7 +37,7 @@ export async function scanAndStage(opts: ScanBatchOptions): Promise<TableScanCom
   const { now } = opts;
   const scan = batchId(now);
   const dir = await makeWorkDir('scan');
-  const spool = new DaySpool(dir, opts.engine, { codec: stagedCodec(opts.store.local) });
+  const spool = new DaySpool(dir, { codec: stagedCodec(opts.store.local) });
   const noTimeDay = firstDayOf(opts.table);
   try {
     const result = await opts.source.read((items: Item[]): void => {

@@ -19,7 +19,7 @@ import { ObjectParser } from '../../ingest/batch/object-parser.js';
 import { nameStamp } from '../../ingest/listing/listing-window.js';
 import { projectFile } from '../../lib/project-file.js';
 import { OUTCOMES } from '../../ingest/ping-record.js';
-import { parseStagedRow } from '../../ingest/staged-ping.js';
+import { parseStagedRow, stagedRowSpans } from '../../ingest/staged-ping.js';
 import { DAY_MS } from '../../lib/utc-day.js';
 import { MAX_PINGS_PER_SESSION_MINUTE } from '../../rollup/rules.js';
 import { S3ObjectStore } from '../../state/object-store/s3-object-store.js';
@@ -172,11 +172,7 @@ describe('the synthetic S3 endpoint', () => {
     expect(rows).toHaveLength(1);
     const csv = await readFile(rows[0]!);
     const pings = [];
-    for (let s = 0; s < csv.length;) {
-      const e = csv.indexOf(0x0a, s) + 1;
-      pings.push(parseStagedRow(csv, s, e));
-      s = e;
-    }
+    for (const [s, e] of stagedRowSpans(csv)) pings.push(parseStagedRow(csv, s, e));
     expect(pings).toHaveLength(picked.length * RECORDS);
     expect(new Set(pings.map((p) => p.pingId)).size).toBe(pings.length);
     expect(new Set(pings.map((p) => p.naturalKey)).size).toBe(pings.length);
@@ -212,15 +208,13 @@ describe('the synthetic S3 endpoint', () => {
       const perMinute = new Map<string, number>();
       const sessions = new Set<string>();
       let pings = 0, ruled = 0;
-      for (let s = 0; s < csv.length;) {
-        const e = csv.indexOf(0x0a, s) + 1;
+      for (const [s, e] of stagedRowSpans(csv)) {
         const p = parseStagedRow(csv, s, e);
         if (p.agentRule !== null) ruled++;
         const k = `${p.session} ${Math.floor(p.eventTimeMs / 60_000)}`;
         perMinute.set(k, (perMinute.get(k) ?? 0) + 1);
         sessions.add(p.session);
         pings++;
-        s = e;
       }
       expect(pings).toBe(150_000);
       // Its user agent is a browser's, on no bot list.

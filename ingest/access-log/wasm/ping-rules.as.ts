@@ -1,7 +1,8 @@
 /**
  * Which scanned records are pings (contract §1a, §3), compiled to WebAssembly beside the scanner, and the
- * staged row of each ping, written as CSV straight into the module's memory: ingest hands those
- * bytes to a file without making one JavaScript string or object per record.
+ * staged row of each ping, written in its binary form (ingest/staged-ping.ts stagedRow) straight into
+ * the module's memory: ingest hands those bytes to a file without making one JavaScript string or
+ * object per record, and the staged file's columns are read from them with no text between.
  *
  * Same rules, same order as the readable TypeScript reference in `test/ingest/access-log/reference/ping-rules.ts`;
  * the differential fuzz tests hold the two to identical verdicts and values:
@@ -25,8 +26,7 @@ import { clientFields } from './client-cache.as';
 
 const F_REMOTE_IP: i32 = 3, F_USER_AGENT: i32 = 16, F_REQUEST_ID: i32 = 5, F_OPERATION: i32 = 6, F_KEY: i32 = 7, F_REQUEST_URI: i32 = 8, F_STATUS: i32 = 9;
 
-const PCT: u32 = 0x25, PLUS: u32 = 0x2b, AMP: u32 = 0x26, EQ: u32 = 0x3d, QM: u32 = 0x3f, SPACE: u32 = 0x20,
-  QUOTE: u32 = 0x22, COMMA: u32 = 0x2c, LF: u32 = 0x0a, CRET: u32 = 0x0d;
+const PCT: u32 = 0x25, PLUS: u32 = 0x2b, AMP: u32 = 0x26, EQ: u32 = 0x3d, QM: u32 = 0x3f, SPACE: u32 = 0x20;
 
 // The ping keys, as JavaScript writes them: u32 length, then the UTF-8 bytes, for each key.
 const KEYS_CAP: i32 = 8192;
@@ -175,9 +175,9 @@ function paramIndex(s: usize, e: usize): i32 {
 }
 
 // What a query's bytes hold, found in one pass: DECODE for `%`, `+` or a byte of 0x80 or more (the
-// text changes when read), QUOTE for a quote, comma or CR (the staged CSV field must be quoted).
-const DECODE: i32 = 1, QUOTED: i32 = 2, UNKNOWN: i32 = 4;
-const flags: usize = memory.data(N_PARAMS * 8), valFlags: usize = memory.data(N_PARAMS * 4);
+// text changes when read).
+const DECODE: i32 = 1;
+const flags: usize = memory.data(N_PARAMS * 8);
 
 /** One `name=value` of the query: the name is [a, eq), the value [eq + 1, z) when eq < z. */
 function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i32): void {
@@ -204,15 +204,14 @@ function takeParam(a: usize, eq: usize, z: usize, nameFlags: i32, valueFlags: i3
   store<i32>(flags + at, valueFlags);
 }
 
-/** A bit for each of the 64 bytes at p that is `&`, `=`, `%`, `+`, a quote, comma, CR or 0x80 and above. */
+/** A bit for each of the 64 bytes at p that is `&`, `=`, `%`, `+` or 0x80 and above. */
 @inline function specials(p: usize): u64 {
   const amp = i8x16.splat(<i8>AMP), eq = i8x16.splat(<i8>EQ), pct = i8x16.splat(<i8>PCT), plus = i8x16.splat(<i8>PLUS),
-    quote = i8x16.splat(<i8>QUOTE), comma = i8x16.splat(<i8>COMMA), cr = i8x16.splat(<i8>CRET), zero = i8x16.splat(0);
+    zero = i8x16.splat(0);
   let m: u64 = 0;
   for (let k = 0; k < 4; k++) {
     const v = v128.load(p + <usize>(k << 4));
-    const hit = v128.or(v128.or(v128.or(i8x16.eq(v, amp), i8x16.eq(v, eq)), v128.or(i8x16.eq(v, pct), i8x16.eq(v, plus))),
-      v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, comma)), v128.or(i8x16.eq(v, cr), i8x16.lt_s(v, zero))));
+    const hit = v128.or(v128.or(v128.or(i8x16.eq(v, amp), i8x16.eq(v, eq)), v128.or(i8x16.eq(v, pct), i8x16.eq(v, plus))), i8x16.lt_s(v, zero));
     m |= <u64>i8x16.bitmask(hit) << <u64>(k << 4);
   }
   return m;
@@ -240,9 +239,8 @@ function readQuery(qs: usize, qe: usize): void {
         nameFlags = valueFlags = 0;
       } else if (eq == 0) {
         if (c == EQ) eq = p;
-        else if (c != QUOTE && c != COMMA && c != CRET) nameFlags |= DECODE;
-      } else if (c == QUOTE || c == COMMA || c == CRET) valueFlags |= QUOTED;
-      else if (c != EQ) valueFlags |= DECODE;
+        else nameFlags |= DECODE;
+      } else if (c != EQ) valueFlags |= DECODE;
     }
   }
   if (qe > a) takeParam(a, eq == 0 ? qe : eq, qe, nameFlags, valueFlags);
@@ -259,11 +257,9 @@ function readQuery(qs: usize, qe: usize): void {
       formDecode(<usize>s, <usize>e);
       store<i32>(valStart + <usize>(p << 2), <i32>decStart);
       store<i32>(valEnd + <usize>(p << 2), <i32>decEnd);
-      store<i32>(valFlags + <usize>(p << 2), UNKNOWN);
     } else {
       store<i32>(valStart + <usize>(p << 2), s);
       store<i32>(valEnd + <usize>(p << 2), e);
-      store<i32>(valFlags + <usize>(p << 2), f & QUOTED);
     }
   }
 }
@@ -405,53 +401,48 @@ function requiredProblem(): i32 {
   for (let i: usize = 0; i < n; i += 16) v128.store(dst + i, v128.load(src + i));
 }
 
-/**
- * A CSV field: quoted only when it must be (a quote, comma or line break), quotes doubled. `known`
- * is QUOTED or 0 when the caller has looked, UNKNOWN when not.
- */
-function csvField(s: usize, e: usize, prefix: u32, known: i32): void {
-  let quote = known == QUOTED;
-  if (known == UNKNOWN) {
-    for (let i = s; i < e; i++) {
-      const c = u8at(i);
-      if (c == QUOTE || c == COMMA || c == LF || c == CRET) {
-        quote = true;
-        break;
-      }
-    }
-  }
-  let out = rows;
-  if (quote) store<u8>(out++, <u8>QUOTE);
+/** A VARCHAR of the staged row: its byte length, then `prefix`'s two bytes when not 0, then the bytes [s, e). */
+function stringField(s: usize, e: usize, prefix: u32): void {
+  let out = rows + 4;
   if (prefix != 0) {
     store<u16>(out, <u16>prefix);
     out += 2;
   }
-  if (!quote) {
-    copyBytes(out, s, e - s);
-    out += e - s;
-  } else {
-    for (let i = s; i < e; i++) {
-      const c = u8at(i);
-      store<u8>(out++, <u8>c);
-      if (c == QUOTE) store<u8>(out++, <u8>QUOTE);
-    }
-    store<u8>(out++, <u8>QUOTE);
-  }
+  copyBytes(out, s, e - s);
+  out += e - s;
+  store<i32>(rows, <i32>(out - rows - 4));
   rows = out;
+}
+
+/** A NULL VARCHAR. */
+@inline function nullString(): void {
+  store<i32>(rows, -1);
+  rows += 4;
+}
+
+/** A BIGINT of the staged row: a 1, then its 8 bytes. */
+@inline function int64Field(v: i64): void {
+  store<u8>(rows, 1);
+  store<i64>(rows + 1, v);
+  rows += 9;
+}
+
+/** A NULL BIGINT. */
+@inline function nullInt64(): void {
+  store<u8>(rows++, 0);
 }
 
 /** The request ID read as Latin-1 (each byte one character), as UTF-8: `r:` + it is the natural key. */
 function naturalKeyField(s: usize, e: usize): void {
   let plain = true;
   for (let i = s; i < e; i++) {
-    const c = u8at(i);
-    if (c >= 0x80 || c == QUOTE || c == COMMA || c == LF || c == CRET) {
+    if (u8at(i) >= 0x80) {
       plain = false;
       break;
     }
   }
   if (plain) {
-    csvField(s, e, 0x3a72, 0); // "r:" as a little-endian u16
+    stringField(s, e, 0x3a72); // "r:" as a little-endian u16
     return;
   }
   const top = scratchTop;
@@ -464,95 +455,49 @@ function naturalKeyField(s: usize, e: usize): void {
       store<u8>(out++, <u8>(0x80 | (c & 0x3f)));
     }
   }
-  csvField(top, out, 0x3a72, UNKNOWN);
+  stringField(top, out, 0x3a72);
   scratchTop = top;
 }
 
-@inline function put(c: u32): void { store<u8>(rows++, <u8>c); }
-
-/** "00" to "99", two bytes each. */
-const PAIRS: usize = memory.data<u8>([
-  48,48,48,49,48,50,48,51,48,52,48,53,48,54,48,55,48,56,48,57,49,48,49,49,49,50,49,51,49,52,49,53,49,54,49,55,49,56,49,57,
-  50,48,50,49,50,50,50,51,50,52,50,53,50,54,50,55,50,56,50,57,51,48,51,49,51,50,51,51,51,52,51,53,51,54,51,55,51,56,51,57,
-  52,48,52,49,52,50,52,51,52,52,52,53,52,54,52,55,52,56,52,57,53,48,53,49,53,50,53,51,53,52,53,53,53,54,53,55,53,56,53,57,
-  54,48,54,49,54,50,54,51,54,52,54,53,54,54,54,55,54,56,54,57,55,48,55,49,55,50,55,51,55,52,55,53,55,54,55,55,55,56,55,57,
-  56,48,56,49,56,50,56,51,56,52,56,53,56,54,56,55,56,56,56,57,57,48,57,49,57,50,57,51,57,52,57,53,57,54,57,55,57,56,57,57,
-]);
-
-/** A decimal integer. Times in ms have 13 digits: one 64-bit division, the low 8 digits as pairs. */
-function putInteger(v: i64): void {
-  if (v < 0) {
-    put(0x2d);
-    v = -v;
-  }
-  const u = <u64>v;
-  if (u < 100000000) {
-    putSmall(<u32>u);
-    return;
-  }
-  const hi = u / 100000000, lo = <u32>(u % 100000000);
-  if (hi >= 100000000) putInteger(<i64>hi);
-  else putSmall(<u32>hi);
-  const x = lo / 10000, y = lo % 10000;
-  store<u16>(rows, load<u16>(PAIRS + <usize>((x / 100) << 1)));
-  store<u16>(rows, load<u16>(PAIRS + <usize>((x % 100) << 1)), 2);
-  store<u16>(rows, load<u16>(PAIRS + <usize>((y / 100) << 1)), 4);
-  store<u16>(rows, load<u16>(PAIRS + <usize>((y % 100) << 1)), 6);
-  rows += 8;
-}
-
-/** v in decimal, no leading zeros. */
-function putSmall(v: u32): void {
-  const top = scratchTop;
-  let n: usize = 0;
-  do {
-    store<u8>(top + n++, <u8>(0x30 + v % 10));
-    v /= 10;
-  } while (v != 0);
-  while (n > 0) put(u8at(top + --n));
-}
-
 /**
- * The staged row (ingest/staged-ping.ts): source, series, episode, session, user_id, ping_id,
- * event_ms, natural_key, platform, pos, then the country of the client IP and the os, device type,
- * browser and bot rule of the user agent (contract §10; client-cache.as.ts), neither of which is
- * staged, then the ping id's key (keyFields).
+ * The staged row (ingest/staged-ping.ts stagedRow): its length and event time, then source, series,
+ * episode, session, user_id, ping_id, natural_key, platform, pos, then the country of the client IP
+ * and the os, device type, browser and bot rule of the user agent (contract §10; client-cache.as.ts),
+ * neither of which is staged, then the ping id's key (keyFields).
  */
 function writeRow(rec: usize): void {
-  put(0x73); put(0x33); put(COMMA); // s3,
+  const start = rows;
+  store<i64>(rows + 4, <i64>load<f64>(rec + <usize>AT_TIME_MS));
+  rows += 12;
+  store<i32>(rows, 2);
+  store<u16>(rows + 4, 0x3373); // "s3"
+  rows += 6;
   for (let p = 0; p < P_PLATFORM; p++) {
     const s = load<i32>(valStart + <usize>(p << 2));
-    // A user or ping id that is absent or empty is null: an empty unquoted field.
-    if (s >= 0) csvField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0, load<i32>(valFlags + <usize>(p << 2)));
-    put(COMMA);
+    // A user or ping id that is absent or empty is NULL.
+    if (s >= 0) stringField(<usize>s, <usize>load<i32>(valEnd + <usize>(p << 2)), 0);
+    else nullString();
   }
-  putInteger(<i64>load<f64>(rec + <usize>AT_TIME_MS));
-  put(COMMA);
   naturalKeyField(<usize>field(rec, F_REQUEST_ID, false), <usize>field(rec, F_REQUEST_ID, true));
-  put(COMMA);
   platformField();
-  put(COMMA);
   posField();
-  put(COMMA);
   rows += clientFields(CLIENT_IP, <usize>field(rec, F_REMOTE_IP, false), clientLength(rec, F_REMOTE_IP, MAX_IP_BYTES), rows);
-  put(COMMA);
   rows += clientFields(CLIENT_AGENT, <usize>field(rec, F_USER_AGENT, false), clientLength(rec, F_USER_AGENT, MAX_AGENT_BYTES), rows);
-  put(COMMA);
   keyFields();
-  put(LF);
+  store<u32>(start, <u32>(rows - start));
 }
 
 const TOP_BIT: u64 = 0x8000000000000000;
 
 /**
  * The ping id's key (staged format 4, ingest/staged-ping.ts STAGED_KEY_COLUMNS): for a canonical
- * UUID (36 bytes, lowercase hex, dashes at 8, 13, 18 and 23), its high and low 64 bits as signed
- * decimals, each top bit flipped; two empty fields (`,`) for any other id, or none.
+ * UUID (36 bytes, lowercase hex, dashes at 8, 13, 18 and 23), its high and low 64 bits, each top bit
+ * flipped; two NULLs for any other id, or none.
  */
 function keyFields(): void {
   const s = load<i32>(valStart + <usize>(P_PING_ID << 2));
   if (s < 0 || load<i32>(valEnd + <usize>(P_PING_ID << 2)) - s != 36) {
-    put(COMMA);
+    noKey();
     return;
   }
   let hi: u64 = 0, lo: u64 = 0;
@@ -560,7 +505,7 @@ function keyFields(): void {
     const c = u8at(<usize>(s + i));
     if (i == 8 || i == 13 || i == 18 || i == 23) {
       if (c != 0x2d) {
-        put(COMMA);
+        noKey();
         return;
       }
       continue;
@@ -569,15 +514,19 @@ function keyFields(): void {
     if (c - 0x30 <= 9) v = c - 0x30;
     else if (c - 0x61 <= 5) v = c - 0x57;
     else {
-      put(COMMA);
+      noKey();
       return;
     }
     if (i < 18) hi = (hi << 4) | <u64>v;
     else lo = (lo << 4) | <u64>v;
   }
-  putInteger(<i64>(hi ^ TOP_BIT));
-  put(COMMA);
-  putInteger(<i64>(lo ^ TOP_BIT));
+  int64Field(<i64>(hi ^ TOP_BIT));
+  int64Field(<i64>(lo ^ TOP_BIT));
+}
+
+@inline function noKey(): void {
+  nullInt64();
+  nullInt64();
 }
 
 /**
@@ -594,11 +543,14 @@ function clientLength(rec: usize, f: i32, max: i32): i32 {
 
 /**
  * The playhead as ingest/ping-record.ts's normalizePos leaves it: 1 to 9 digits, then optionally a
- * point and digits, written as its whole seconds; an empty field (null) for anything else.
+ * point and digits, as its whole seconds; NULL for anything else.
  */
 function posField(): void {
   const s = load<i32>(valStart + <usize>(P_POS << 2));
-  if (s < 0) return;
+  if (s < 0) {
+    nullInt64();
+    return;
+  }
   const e = <usize>load<i32>(valEnd + <usize>(P_POS << 2));
   let i = <usize>s;
   let v: u32 = 0;
@@ -607,34 +559,44 @@ function posField(): void {
     i++;
   }
   const digits = i - <usize>s;
-  if (digits == 0 || digits > 9) return;
-  if (i < e) {
-    if (u8at(i) != 0x2e) return;
-    for (let j = i + 1; j < e; j++) if (u8at(j) - 0x30 > 9) return;
+  let whole = digits != 0 && digits <= 9;
+  if (whole && i < e) {
+    if (u8at(i) != 0x2e) whole = false;
+    else for (let j = i + 1; j < e; j++) if (u8at(j) - 0x30 > 9) whole = false;
   }
-  putSmall(v);
+  if (whole) int64Field(<i64>v);
+  else nullInt64();
 }
 
 /**
  * The platform as ingest/ping-record.ts's normalizePlatform leaves it: ASCII letters lowercased and
- * digits, nothing else; an empty field (null) when that is nothing or more than MAX_PLATFORM_CHARS.
+ * digits, nothing else; NULL when that is nothing or more than MAX_PLATFORM_CHARS.
  */
 function platformField(): void {
   const s = load<i32>(valStart + <usize>(P_PLATFORM << 2));
-  if (s < 0) return;
+  if (s < 0) {
+    nullString();
+    return;
+  }
   const e = load<i32>(valEnd + <usize>(P_PLATFORM << 2));
+  const length = rows;
+  rows += 4;
   const from = rows;
   for (let i = <usize>s; i < <usize>e; i++) {
     const c = u8at(i);
     if (c - 0x61 <= 25 || c - 0x30 <= 9) put(c);
     else if (c - 0x41 <= 25) put(c + 32);
     else continue;
-    if (rows - from > <usize>MAX_PLATFORM_CHARS) {
-      rows = from;
-      return;
-    }
+    if (rows - from > <usize>MAX_PLATFORM_CHARS) break;
   }
+  const n = rows - from;
+  if (n == 0 || n > <usize>MAX_PLATFORM_CHARS) {
+    rows = length;
+    nullString();
+  } else store<i32>(length, <i32>n);
 }
+
+@inline function put(c: u32): void { store<u8>(rows++, <u8>c); }
 
 function classify(rec: usize): i32 {
   if (load<i32>(rec + <usize>AT_ERROR) != 0) return O_MALFORMED;
@@ -703,8 +665,9 @@ export function stopTally(): void { tallying = false; }
 
 /**
  * Classifies the `n` records at `outPtr` (scanChunk's output) and writes each ping's row at
- * `rowsPtr`. The caller gives `rowsCap` of at least 3 bytes per input byte plus 96 per record, and
- * `scratchPtr` of at least 6 bytes per byte of the longest line. Returns the rows' total length.
+ * `rowsPtr`. The caller gives `rowsCap` of at least 3 bytes per input byte plus ROW_BYTES_PER_RECORD
+ * per record, and `scratchPtr` of at least 6 bytes per byte of the longest line. Returns the rows'
+ * total length.
  * While tallying, the indexes of the records not counted go to `listPtr` (room for `n`); `listed()`
  * says how many.
  */

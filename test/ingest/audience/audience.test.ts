@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeAgent } from '../../../ingest/audience/agent-lookup.js';
 import { clientDescriber } from '../../../ingest/audience/client-describer.js';
 import { AccessLogRecordReader } from '../../../ingest/access-log/record-reader.js';
-import { parseStagedRow } from '../../../ingest/staged-ping.js';
+import { parseStagedRow, stagedRowSpans } from '../../../ingest/staged-ping.js';
 import type { PingRecord } from '../../../ingest/ping-record.js';
 import { bundledGeoDatabase, geoDatabase, GeoLookup } from '../../../ingest/audience/geo-lookup.js';
 import { loadConfig } from '../../../infra/config.js';
@@ -149,7 +149,7 @@ describe('the module\'s memory of client values', () => {
     const describe = clientDescriber(null);
     const reader = new AccessLogRecordReader(() => {}, {
       pingKeys: ['p.gif'],
-      onRows: (b) => { for (let s = 0, e = b.indexOf(10); e >= 0; s = e + 1, e = b.indexOf(10, s)) rows.push(parseStagedRow(Buffer.from(b.buffer, b.byteOffset, b.length), s, e + 1)); },
+      onRows: (b) => { for (const [s, e] of stagedRowSpans(b)) rows.push(parseStagedRow(Buffer.from(b.buffer, b.byteOffset, b.length), s, e)); },
       describeClient: (kind, bytes, start, len) => { asked[kind]!++; return describe(kind, bytes, start, len); },
     });
     reader.push(Buffer.from(lines.join('\n') + '\n'));

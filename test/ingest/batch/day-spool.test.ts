@@ -28,7 +28,7 @@ describe('the day spool', () => {
     // A canonical UUID's key (staged format 4): each half's top bit flipped, as a signed number; none for any other id.
     const key = { '"': [null, null], null: [null, null], 'ff8fad5b-d9cb-469f-0165-70867728950e': [0xff8fad5bd9cb469fn - 2n ** 63n, 0x016570867728950en - 2n ** 63n] } as Record<string, [bigint | null, bigint | null]>;
     const engine = await openEngine({ tempDir: join(dir, 'spill'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work'), engine);
+    const spool = new DaySpool(join(dir, 'work'));
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work'), { recursive: true });
     try {
@@ -55,7 +55,7 @@ describe('the day spool', () => {
     // one file; the rest, added once that conversion has begun, together too: they hold both days.
     const pings = Array.from({ length: 60 }, (_, i) => ping(i, day1 + i * 2000));
     const engine = await openEngine({ tempDir: join(dir, 'spill2'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work2'), engine, { partBytes: 10 * 60 });
+    const spool = new DaySpool(join(dir, 'work2'), { partBytes: 10 * 60 });
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work2'), { recursive: true });
     try {
@@ -82,7 +82,7 @@ describe('the day spool', () => {
     const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: null, eventTimeMs: t, naturalKey: `k:${i}`, platform: 'web', pos: null, ...NO_CLIENT });
     const pings = [ping(0, Date.parse('1969-12-31T23:59:59.999Z')), ping(1, Date.parse('1970-01-01T00:00:00.000Z')), ping(2, Date.parse('1969-07-20T20:17:40.000Z'))];
     const engine = await openEngine({ tempDir: join(dir, 'spill3'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work3'), engine);
+    const spool = new DaySpool(join(dir, 'work3'));
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work3'), { recursive: true });
     try {
@@ -101,7 +101,7 @@ describe('the day spool', () => {
     const first = Date.parse('1990-01-01T12:00:00Z');
     const pings = Array.from({ length: 3000 }, (_, i): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: `p${i}`, eventTimeMs: first + (i % 1000) * 86_400_000 + i, naturalKey: `k:${i}`, platform: null, pos: null, ...NO_CLIENT }));
     const engine = await openEngine({ tempDir: join(dir, 'spill-many'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work-many'), engine);
+    const spool = new DaySpool(join(dir, 'work-many'));
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work-many'), { recursive: true });
     try {
@@ -127,7 +127,7 @@ describe('the day spool', () => {
     const t = Date.parse('2026-11-01T10:00:00Z');
     const rows = STAGED_ROW_GROUP_ROWS * 2 + 100;
     const engine = await openEngine({ tempDir: join(dir, 'spill-rg'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(dir, 'work-rg'), engine);
+    const spool = new DaySpool(join(dir, 'work-rg'));
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'work-rg'), { recursive: true });
     try {
@@ -159,7 +159,7 @@ describe('the day spool', () => {
     const file = join(work, 'rows-rejects.jsonl');
     await writeFile(file, body);
     const engine = await openEngine({ tempDir: join(dir, 'spill-utf8'), memoryLimitMb: defaultConfig().memoryLimitMb });
-    const spool = new DaySpool(join(work, 'spool'), engine);
+    const spool = new DaySpool(join(work, 'spool'));
     await mkdir(join(work, 'spool'), { recursive: true });
     try {
       spool.takeRejects({ file, start: 0, end: body.length });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../../infra/config.js';
 import { parsers } from '../../../ingest/batch/parse-pool.js';
+import { stagedRowSpans } from '../../../ingest/staged-ping.js';
 import type { ParsedObject } from '../../../ingest/batch/object-parser.js';
 import { S3ObjectSource } from '../../../ingest/object-source/s3-object-source.js';
 import type { ObjectRef } from '../../../ingest/object-source/object-source.js';
@@ -51,7 +52,7 @@ describe('parsing threads fed by the run\'s thread', () => {
       try {
         const results = await Promise.all(tasks.map((t) => pool.parse({ ...t })));
         await pool.flush();
-        const rows = (await Promise.all(parts.map((p) => readFile(p, 'utf8')))).flatMap((t) => t.split('\n').filter(Boolean));
+        const rows = (await Promise.all(parts.map((p) => readFile(p)))).flatMap((b) => [...stagedRowSpans(b)].map(([s, e]) => b.toString('hex', s, e)));
         return { results: results.map((r) => ({ ...r, rejects: null })), rows: rows.sort() };
       } finally {
         await pool.close();

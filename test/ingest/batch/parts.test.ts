@@ -5,6 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stagedRowSpans } from '../../../ingest/staged-ping.js';
 import { ObjectParser } from '../../../ingest/batch/object-parser.js';
 import { OUTCOMES } from '../../../ingest/ping-record.js';
 import { generateSample } from '../../../tools/sample/access-log-generator.js';
@@ -27,9 +28,9 @@ function parseAll(name: string, tellAfter: boolean): { parts: number[]; pings: n
   const parser = new ObjectParser({
     pingKeys: ['p.gif'], dir: out, name, partBytes: PART_BYTES, tailPartBytes: TAIL_BYTES,
     onPart: (path) => {
-      const text = readFileSync(path, 'utf8');
-      parts.push(Buffer.byteLength(text));
-      rows += text.split('\n').length - 1;
+      const bytes = readFileSync(path);
+      parts.push(bytes.length);
+      rows += [...stagedRowSpans(bytes)].length;
     },
   });
   const bodies = sample.objects.map((o) => Buffer.from(o.text));
