@@ -3,37 +3,37 @@
  * small-object day's own rows (`make rollup` of the job bench's day, once, into .bench/staging-out;
  * its staged files are the rows). In one process with DuckDB on 2 threads, interleaved passes, medians:
  *
- * - today's path: the rows as CSV (as the parser writes them) to Parquet in one COPY, and its two
- *   halves apart: reading the CSV into a table, and writing that table as Parquet;
+ * - the path before item 4: the rows as CSV (as the parser wrote them) to Parquet in one COPY, and
+ *   its two halves apart: reading the CSV into a table, and writing that table as Parquet;
  * - the same COPY with the writer's options that could make it cheaper (no bloom filters; Parquet V2);
  * - DuckDB's appender fed data chunks from JavaScript, each string set from its bytes
  *   (`vector_assign_string_element_len`), each number written into the vector: the rows as columns,
  *   with no text, through the only way @duckdb/node-api has to hand DuckDB values;
  * - Parquet written from the rows' columns by the libraries a user would pick (bench/parquet-libraries.ts:
- *   parquet-wasm, hyparquet-writer) and by a writer of pingroll's own (bench/own-parquet-writer.ts,
- *   its dictionaries built in JavaScript or in WebAssembly), each file checked to hold the same rows
- *   as DuckDB's, and the rollup over the own writer's file;
+ *   parquet-wasm, hyparquet-writer), and by pingroll's own writer (ingest/batch/staged-parquet.ts)
+ *   from a part file of the staged rows as the parser writes them, uncompressed and Snappy; each file
+ *   checked to hold the same rows as DuckDB's, and the rollup over pingroll's file;
  * - the rollup of the day (rollup/engines/duckdb/day-rollup.ts) over the staged files as DuckDB
- *   writes them (dictionary pages) and over the same rows without dictionaries (PLAIN), which is what
- *   a writer of our own would make unless it built dictionaries too.
+ *   wrote them (dictionary pages) and over the same rows without dictionaries (PLAIN).
  *
  * Usage: node dist/bench/staging-paths.js (BENCH_PASSES, default 9).
  */
 import duckdb from '@duckdb/node-bindings';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { openEngine, queryRows, sqlString } from '../lib/duckdb-engine.js';
-import { STAGED_FILE_COLUMNS } from '../ingest/staged-ping.js';
+import { STAGED_FILE_COLUMNS, stagedRow } from '../ingest/staged-ping.js';
+import { dayNumber } from '../lib/utc-day.js';
 import { rollupDay } from '../rollup/engines/duckdb/day-rollup.js';
 
 import { STAGED_ROW_GROUP_ROWS } from '../ingest/batch/day-spool.js';
 import { benchLogDir } from './job-bench.js';
-import { BENCH_DIR, benchKernel, rechunkedLogDir } from './bench-data.js';
+import { BENCH_DIR, rechunkedLogDir } from './bench-data.js';
 import { measure, median, ROOT } from './cold-run.js';
 import { csvFieldPlaces, parquetLibraryWriters, rowColumns } from './parquet-libraries.js';
-import { wasmDictionaries, writeOwnParquet } from './own-parquet-writer.js';
+import { StagedParquetWriter } from '../ingest/batch/staged-parquet.js';
 
 const DAY = '2026-11-01';
 const PASSES = Number(process.env.BENCH_PASSES ?? 9);
@@ -150,27 +150,34 @@ async function main(): Promise<void> {
   // hand them over: made before the passes, as the parser's writing them is not what is measured.
   const columns = rowColumns(STAGED_FILE_COLUMNS, text, starts, ends, rowCount);
   const libraries = await parquetLibraryWriters(STAGED_ROW_GROUP_ROWS);
-  // pingroll's own writer (bench/own-parquet-writer.ts), its dictionaries built in JavaScript or in
-  // WebAssembly (bench/parquet-dictionary.as.ts, the columns in the module's memory).
-  const dictionaries = wasmDictionaries(benchKernel(ROOT, 'parquet-dictionary'), columns, STAGED_ROW_GROUP_ROWS);
+  // pingroll's writer (ingest/batch/staged-parquet.ts) reads a part file of staged rows, as the
+  // parser writes them: made before the passes from the same rows.
+  const part = join(WORK, 'rows.staged');
+  writeFileSync(part, Buffer.concat((await queryRows<Record<string, unknown>>(engine, 'SELECT * FROM rows')).map((r) => stagedRow({
+    source: r.source as 's3', series: r.series as string, episode: r.episode as string, session: r.session as string, user: r.user_id as string | null, pingId: r.ping_id as string | null,
+    eventTimeMs: Number(r.event_ms), naturalKey: r.natural_key as string, platform: r.platform as string | null, pos: r.pos === null ? null : Number(r.pos),
+    country: r.country as string, os: r.os as string, deviceType: r.device_type as string, browser: r.browser as string, agentRule: r.agent_rule as string | null,
+  }))));
+  const pingroll = { uncompressed: new StagedParquetWriter('uncompressed'), snappy: new StagedParquetWriter('snappy') };
+  const dayFile = (name: string): string => join(WORK, name, `keyed-${dayNumber(DAY)}.parquet`);
   const writers = {
     ...libraries,
-    own: (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS),
-    'own-wasm': (c: typeof columns, n: number, to: string) => writeOwnParquet(c, n, to, STAGED_ROW_GROUP_ROWS, dictionaries),
+    pingroll: async () => { await pingroll.uncompressed.write([part], join(WORK, 'pingroll', 'keyed')); },
+    'pingroll-snappy': async () => { await pingroll.snappy.write([part], join(WORK, 'pingroll-snappy', 'keyed')); },
   };
-  // Each writer's file, in a folder of its own as a format 4 staged file (the rollup reads the own writer's as it reads the staged ones).
-  const fileOf = Object.fromEntries(Object.keys(writers).map((name) => [name, join(WORK, name, 'keyed-0.parquet')])) as Record<keyof typeof writers, string>;
+  // Each writer's file, in a folder of its own as a format 4 staged file (the rollup reads pingroll's as it reads the staged ones).
+  const fileOf = Object.fromEntries(Object.keys(writers).map((name) => [name, dayFile(name)])) as Record<keyof typeof writers, string>;
   for (const [name, write] of Object.entries(writers)) {
     // Each file holds the rows DuckDB's does, value for value.
     const to = fileOf[name as keyof typeof writers];
     await mkdir(dirname(to), { recursive: true });
-    write(columns, rowCount, to);
+    await write(columns, rowCount, to);
     const [diff] = await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ((SELECT * FROM rows EXCEPT ALL SELECT * FROM read_parquet(${sqlString(to)})) UNION ALL (SELECT * FROM read_parquet(${sqlString(to)}) EXCEPT ALL SELECT * FROM rows))`);
     if (Number(diff!.n) !== 0) throw new Error(`${name}'s file differs from the staged rows in ${diff!.n} rows`);
   }
 
   const ways: Record<string, () => Promise<void | { wall: number; cpu: number }>> = {
-    'CSV to Parquet, one COPY (today)': async () => { await engine.run(toParquet(readCsv)); },
+    'CSV to Parquet, one COPY (before item 4)': async () => { await engine.run(toParquet(readCsv)); },
     'CSV read into a table': async () => { await engine.run(`CREATE OR REPLACE TABLE read_back AS SELECT * FROM ${readCsv}`); },
     'a table written as Parquet': async () => { await engine.run(toParquet('rows')); },
     'CSV to Parquet, no bloom filters': async () => { await engine.run(toParquet(readCsv, ', WRITE_BLOOM_FILTER false')); },
@@ -180,12 +187,12 @@ async function main(): Promise<void> {
       if (r.status !== 0) throw new Error(`the appender's pass failed (exit ${r.status}): ${r.stderr}`);
       return JSON.parse(r.stdout) as { wall: number; cpu: number };
     },
-    'Parquet from the columns by pingroll\'s own writer (JavaScript; dictionaries)': async () => { writers.own(columns, rowCount, fileOf.own); },
-    'Parquet from the columns by pingroll\'s own writer, its dictionaries in WebAssembly': async () => { writers['own-wasm'](columns, rowCount, fileOf['own-wasm']); },
+    'Parquet from the staged rows by pingroll\'s writer (ingest/batch/staged-parquet.ts; uncompressed, as in a local directory)': async () => { await writers.pingroll(); },
+    'the same, Snappy (as on S3)': async () => { await writers['pingroll-snappy'](); },
     'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { writers['parquet-wasm'](columns, rowCount, fileOf['parquet-wasm']); },
     'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { writers['hyparquet-writer'](columns, rowCount, fileOf['hyparquet-writer']); },
     'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
-    'the day\'s rollup, the same rows as the own writer writes them': async () => { await rollupDay(engine, DAY, [fileOf.own], { s3: { ping: rowCount } }); },
+    'the day\'s rollup, the same rows as pingroll\'s writer writes them': async () => { await rollupDay(engine, DAY, [fileOf.pingroll], { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows without dictionaries': async () => { await rollupDay(engine, DAY, plainFiles, { s3: { ping: rowCount } }); },
   };
   const runs = new Map<string, Array<{ wall: number; cpu: number }>>();
