@@ -1,6 +1,6 @@
 // Links tsc's output into CommonJS files in dist/bundle/ (`make build`, after tsc): program.cjs,
-// the command line (cli/program.ts), parse-worker.cjs, the parsing thread, and keys-merge-worker.cjs,
-// the window check's second thread. Why one CommonJS file
+// the command line (cli/program.ts), parse-worker.cjs, the parsing thread, keys-merge-worker.cjs,
+// the window check's second thread, and staged-writer-worker.cjs, the staged files' writer. Why one CommonJS file
 // (issue #42, a run with nothing to do: docs/benchmarks.md):
 // - Node's CommonJS loader reads and compiles a file at once, where its ES module loader resolved,
 //   read (through the thread pool) and linked the 40-odd chunks a split ES module bundle needed;
@@ -48,7 +48,7 @@ const common = {
 };
 
 const outputs = { 'dist/cli/program.js': 'dist/bundle/program.cjs', 'dist/ingest/batch/parse-worker.js': 'dist/bundle/parse-worker.cjs',
-  'dist/rollup/engines/duckdb/keys-merge-worker.js': 'dist/bundle/keys-merge-worker.cjs' };
+  'dist/rollup/engines/duckdb/keys-merge-worker.js': 'dist/bundle/keys-merge-worker.cjs', 'dist/ingest/batch/staged-writer-worker.js': 'dist/bundle/staged-writer-worker.cjs' };
 await Promise.all(Object.entries(outputs).map(async ([entry, outfile]) => {
   await build({ ...common, entryPoints: [entry], outfile });
   // ASCII throughout, so that bin/load-program.js reads the file as Latin-1 (1.7 ms where decoding it

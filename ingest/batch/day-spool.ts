@@ -21,7 +21,7 @@ import { stagingPrefix } from '../../datasets/layout.js';
 import type { StagedDay } from '../../state/ledger.js';
 import { stagedRow } from '../staged-ping.js';
 import { RowFile } from './row-file.js';
-import { StagedParquetWriter } from './staged-parquet.js';
+import { StagedWriterThread } from './staged-parquet.js';
 import { dayName } from '../../lib/utc-day.js';
 
 export { STAGED_ROW_GROUP_ROWS } from './staged-parquet.js';
@@ -84,7 +84,7 @@ export class DaySpool {
 
   private readonly partBytes: number;
   private readonly codec: string;
-  private writer: StagedParquetWriter | null = null;
+  private writer: StagedWriterThread | null = null;
 
   /** `codec`: the staged Parquet's (lib/parquet-codec.ts stagedCodec); `partBytes`: rows per part, PART_BYTES unless a test makes it small. */
   constructor(private readonly dir: string, opts: { codec?: string; partBytes?: number | undefined } = {}) {
@@ -152,7 +152,7 @@ export class DaySpool {
    * directory (lib/parquet-codec.ts stagedCodec).
    */
   private async toParquetByDay(parts: Part[]): Promise<void> {
-    this.writer ??= new StagedParquetWriter(this.codec);
+    this.writer ??= new StagedWriterThread(this.codec);
     for (const { day, file, rows } of await this.writer.write(parts.map((p) => p.path), parts[0]!.path.replace(/\.rows$/, ''))) {
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,
       // which waited for the disk to write them all (45 ms on the job bench's day). A failure here is
@@ -250,7 +250,11 @@ export class DaySpool {
     const prefix = stagingPrefix(batch);
     this.writeHeld();
     if (this.part) this.convertPart();
-    await this.converting;
+    try {
+      await this.converting;
+    } finally {
+      await this.closeWriter();
+    }
     await Promise.all(this.syncing);
     // Nothing is put before `ready` (the batch's intent) is.
     await ready;
@@ -294,7 +298,15 @@ export class DaySpool {
       this.part = null;
     }
     await this.converting.catch(() => {});
+    await this.closeWriter();
     this.days.clear();
     this.parts.clear();
+  }
+
+  /** Stops the writer's thread, when one was started (every conversion has ended). */
+  private async closeWriter(): Promise<void> {
+    const writer = this.writer;
+    this.writer = null;
+    await writer?.close();
   }
 }

@@ -19,7 +19,9 @@
  * Pages and footer in Parquet's Thrift compact encoding (parquet-format's parquet.thrift).
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import snappy from 'snappyjs';
+import { projectFile } from '../../lib/project-file.js';
 import { accessLogModule, moduleImports } from '../access-log/record-reader.js';
 import { ROW_STRING, STAGED_FILE_COLUMNS, STAGED_ROW_KINDS } from '../staged-ping.js';
 
@@ -57,7 +59,7 @@ export interface WrittenDay { day: number; file: string; rows: number }
 interface Chunk { column: number; encodings: number[]; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; plainBytes: number; nulls: number; min: bigint | null; max: bigint | null }
 
 /** Where things lie in the module's memory, past its own first page. */
-interface Layout { kinds: number; count: number; table: number; places: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; rows: number; end: number }
+interface Layout { kinds: number; count: number; table: number; places: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; rows: number; end: number }
 
 function layout(): Layout {
   let end = 1 << 16;
@@ -71,6 +73,8 @@ function layout(): Layout {
   const l = {
     kinds: take(STAGED_ROW_KINDS.length), count: take(8), table: take(places * 4), places, firstRow: take(STAGED_ROW_GROUP_ROWS * 4), index: take(STAGED_ROW_GROUP_ROWS * 4),
     starts: take(ROWS_A_READ * 4), days: take(ROWS_A_READ * 4), sorted: take(ROWS_A_READ * 4), columns: take(stride * STAGED_FILE_COLUMNS.length), stride,
+    // A page: at most a read's bytes of values, with their lengths and the definition levels.
+    page: take(READ_BYTES + STAGED_ROW_GROUP_ROWS * 8 + 65_536),
     // The rows last, with room for a 16-byte copy's overrun.
     rows: take(READ_BYTES + 64), end: 0,
   };
@@ -91,6 +95,14 @@ interface ColumnsExports {
   indexedTo(): number;
   transpose(order: number, n: number, kinds: number, columns: number, out: number, stride: number): void;
   dictionary(col: number, n: number, table: number, mask: number, firstRow: number, index: number, probe: number, count: number): number;
+  definitionLevels(valid: number, n: number, out: number): number;
+  nulls(): number;
+  plainStrings(col: number, n: number, out: number): number;
+  dictionaryValues(col: number, n: number, firstRow: number, distinct: number, out: number): number;
+  packedIndices(index: number, k: number, distinct: number, out: number): number;
+  plainInt64s(col: number, n: number, out: number): number;
+  leastValue(): bigint;
+  greatestValue(): bigint;
 }
 
 /** Writes staged files from part files of staged rows; one writer at a time uses its module. */
@@ -100,7 +112,6 @@ export class StagedParquetWriter {
   private readonly mem: Uint8Array;
   private readonly i32: Int32Array;
   private readonly codec: number;
-  private readonly page = new Bytes();
   private readonly head = new Bytes();
   /** A row group's pages, written to its file in one write when the group is done. */
   private readonly out = new Bytes();
@@ -211,9 +222,12 @@ export class StagedParquetWriter {
     file.rows += n;
   }
 
-  /** A page's header and body after the group's pages: the body compressed by the writer's codec. Returns the bytes it would take uncompressed. */
-  private writePage(header: (h: Bytes, size: number, stored: number) => void): number {
-    const plain = this.page.buf.subarray(0, this.page.at);
+  /**
+   * The page the module wrote (`size` bytes at `page`) after the group's pages, with its header: its
+   * body compressed by the writer's codec. Returns the bytes it would take uncompressed.
+   */
+  private writePage(size: number, header: (h: Bytes, size: number, stored: number) => void): number {
+    const plain = this.mem.subarray(this.l.page, this.l.page + size);
     const body = this.codec === CODEC.snappy ? snappy.compress(plain) : plain;
     const head = this.head;
     head.at = 0;
@@ -228,91 +242,33 @@ export class StagedParquetWriter {
     return file.at + this.out.at;
   }
 
-  /** A definition level a row of the column whose validity bytes are at `valid` (n rows, `nulls` of them NULL), 4-byte length first. */
-  private defLevels(valid: number, n: number, nulls: number): void {
-    const page = this.page, mem = this.mem;
-    const lengthAt = page.at;
-    page.u32le(0);
-    const start = page.at;
-    if (nulls === 0) {
-      page.varint(n * 2);
-      page.byte(1);
-    } else {
-      const groups = Math.ceil(n / 8);
-      page.varint(groups * 2 + 1);
-      page.room(groups);
-      for (let g = 0; g < groups; g++) {
-        let b = 0;
-        for (let j = 0; j < 8; j++) {
-          const r = g * 8 + j;
-          if (r < n && mem[valid + r] !== 0) b |= 1 << j;
-        }
-        page.buf[page.at++] = b;
-      }
-    }
-    page.setU32le(lengthAt, page.at - start);
-  }
-
-  private nullsIn(valid: number, n: number): number {
-    let nulls = 0;
-    for (let r = 0; r < n; r++) if (this.mem[valid + r] === 0) nulls++;
-    return nulls;
-  }
-
   /** A 64-bit column's chunk: PLAIN, with its least and greatest value. */
   private int64Chunk(file: DayFile, column: number, at: number, n: number): Chunk {
+    const { l, x } = this;
     const start = this.at(file);
-    const valid = at + n * 8;
-    const nulls = this.nullsIn(valid, n);
-    const page = this.page, mem = this.mem;
-    page.at = 0;
-    this.defLevels(valid, n, nulls);
-    page.room((n - nulls) * 8);
-    const values = new BigInt64Array(mem.buffer, at, n);
-    let min: bigint | null = null, max: bigint | null = null;
-    for (let r = 0; r < n;) {
-      if (mem[valid + r] === 0) {
-        r++;
-        continue;
-      }
-      let end = r + 1;
-      while (end < n && mem[valid + end] !== 0) end++;
-      page.buf.set(mem.subarray(at + r * 8, at + end * 8), page.at);
-      page.at += (end - r) * 8;
-      for (let k = r; k < end; k++) {
-        const v = values[k]!;
-        if (min === null || v < min) min = v;
-        if (max === null || v > max) max = v;
-      }
-      r = end;
-    }
-    const plainBytes = this.writePage((h, size, stored) => dataHeader(h, size, stored, n, ENCODING.PLAIN));
+    let size = x.definitionLevels(at + n * 8, n, l.page);
+    const nulls = x.nulls();
+    size += x.plainInt64s(at, n, l.page + size);
+    const plainBytes = this.writePage(size, (h, size, stored) => dataHeader(h, size, stored, n, ENCODING.PLAIN));
+    const [min, max] = nulls === n ? [null, null] : [x.leastValue(), x.greatestValue()];
     return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE], start, dictionaryAt: null, dataAt: start, bytes: this.at(file) - start, plainBytes, nulls, min, max };
   }
 
   /** A string column's chunk: with a dictionary when at most half its values differ, else PLAIN. */
   private stringChunk(file: DayFile, column: number, at: number, n: number): Chunk {
-    const { l, x, i32, mem, page } = this;
+    const { l, x, i32 } = this;
     const start = this.at(file);
-    const starts = at >> 2, ends = (at >> 2) + n, valid = at + n * 8;
     const distinct = x.dictionary(at, n, l.table, tablePlaces(n) - 1, l.firstRow, l.index, PROBE, l.count);
     const indexed = i32[l.count >> 2]!;
-    page.at = 0;
     if (distinct === -1 || distinct * 2 > indexed) {
-      const nulls = this.nullsIn(valid, n);
-      this.defLevels(valid, n, nulls);
-      for (let r = 0; r < n; r++) if (i32[starts + r]! >= 0) this.plainValue(i32[starts + r]!, i32[ends + r]!);
-      const plainBytes = this.writePage((h, size, stored) => dataHeader(h, size, stored, n, ENCODING.PLAIN));
+      let size = x.definitionLevels(at + n * 8, n, l.page);
+      const nulls = x.nulls();
+      size += x.plainStrings(at, n, l.page + size);
+      const plainBytes = this.writePage(size, (h, size, stored) => dataHeader(h, size, stored, n, ENCODING.PLAIN));
       return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE], start, dictionaryAt: null, dataAt: start, bytes: this.at(file) - start, plainBytes, nulls, min: null, max: null };
     }
-    const nulls = n - indexed;
     // The dictionary page: its values PLAIN, in index order.
-    const first = l.firstRow >> 2;
-    for (let e = 0; e < distinct; e++) {
-      const f = i32[first + e]!;
-      this.plainValue(i32[starts + f]!, i32[ends + f]!);
-    }
-    let plainBytes = this.writePage((h, size, stored) => {
+    let plainBytes = this.writePage(x.dictionaryValues(at, n, l.firstRow, distinct, l.page), (h, size, stored) => {
       h.i32(1, PAGE.DICTIONARY);
       h.i32(2, size);
       h.i32(3, stored);
@@ -322,42 +278,11 @@ export class StagedParquetWriter {
       });
     });
     const dataAt = this.at(file);
-    page.at = 0;
-    this.defLevels(valid, n, nulls);
-    // The indices: a byte of their bit width, then one RLE run when all are one value, else bit-packed in groups of 8.
-    const width = Math.max(1, 32 - Math.clz32(distinct - 1));
-    page.byte(width);
-    if (distinct === 1) {
-      page.varint(indexed * 2);
-      for (let k = 0; k < Math.ceil(width / 8); k++) page.byte(0);
-    } else {
-      const groups = Math.ceil(indexed / 8);
-      page.varint(groups * 2 + 1);
-      page.room(groups * width);
-      const buf = page.buf, index = l.index >> 2;
-      let out = page.at, acc = 0, bits = 0;
-      for (let k = 0; k < groups * 8; k++) {
-        acc |= (k < indexed ? i32[index + k]! : 0) << bits;
-        bits += width;
-        while (bits >= 8) {
-          buf[out++] = acc & 255;
-          acc >>>= 8;
-          bits -= 8;
-        }
-      }
-      page.at = out;
-    }
-    plainBytes += this.writePage((h, size, stored) => dataHeader(h, size, stored, n, ENCODING.RLE_DICTIONARY));
+    let size = x.definitionLevels(at + n * 8, n, l.page);
+    const nulls = x.nulls();
+    size += x.packedIndices(l.index, indexed, distinct, l.page + size);
+    plainBytes += this.writePage(size, (h, size, stored) => dataHeader(h, size, stored, n, ENCODING.RLE_DICTIONARY));
     return { column, encodings: [ENCODING.PLAIN, ENCODING.RLE, ENCODING.RLE_DICTIONARY], start, dictionaryAt: start, dataAt, bytes: this.at(file) - start, plainBytes, nulls, min: null, max: null };
-  }
-
-  /** A string value PLAIN: its length, then its bytes [a, b) of the module's memory. */
-  private plainValue(a: number, b: number): void {
-    const page = this.page;
-    page.room(4 + b - a);
-    page.u32le(b - a);
-    page.buf.set(this.mem.subarray(a, b), page.at);
-    page.at += b - a;
   }
 
   /** The file's footer (its schema, row groups and chunks), its length and the magic bytes. */
@@ -415,6 +340,50 @@ export class StagedParquetWriter {
     out.u32le(out.at);
     out.raw(MAGIC);
     file.write(out.buf, out.at);
+  }
+}
+
+const WORKER = 'dist/bundle/staged-writer-worker.cjs';
+
+/**
+ * A StagedParquetWriter in a thread of its own (staged-writer-worker.ts), started on the first write:
+ * the run's thread parses a small batch itself, and the parts are written beside it on the other core,
+ * as DuckDB's conversions were. One write at a time.
+ */
+export class StagedWriterThread {
+  private worker: Worker | null = null;
+
+  constructor(private readonly codec: string) {}
+
+  write(parts: readonly string[], base: string): Promise<WrittenDay[]> {
+    const worker = (this.worker ??= new Worker(projectFile(WORKER), { workerData: { codec: this.codec } }));
+    const written = new Promise<WrittenDay[]>((resolve, reject) => {
+      const done = (msg: { written?: WrittenDay[]; failed?: string }): void => {
+        worker.off('error', failed);
+        worker.off('exit', exited);
+        if (msg.failed !== undefined) reject(new Error(msg.failed));
+        else resolve(msg.written!);
+      };
+      const failed = (err: Error): void => {
+        worker.off('message', done);
+        worker.off('exit', exited);
+        this.worker = null;
+        reject(err);
+      };
+      const exited = (code: number): void => failed(new Error(`the staged writer's thread stopped (exit code ${code})`));
+      worker.once('message', done);
+      worker.once('error', failed);
+      worker.once('exit', exited);
+    });
+    worker.postMessage({ parts, base });
+    return written;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    worker?.removeAllListeners('exit');
+    await worker?.terminate();
   }
 }
 

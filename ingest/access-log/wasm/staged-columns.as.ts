@@ -129,3 +129,127 @@ export function dictionary(col: usize, n: i32, table: usize, mask: i32, firstRow
   store<i32>(count, k);
   return distinct;
 }
+
+// A page's parts, written at `out` and their length returned (the writer puts headers around them).
+
+let nullCount: i32 = 0;
+/** The NULLs `definitionLevels` found. */
+export function nulls(): i32 { return nullCount; }
+
+/**
+ * The definition levels of `n` rows whose validity bytes are at `valid` (bit width 1), their length
+ * first as 4 bytes: one RLE run of 1 when no row is NULL, else bit-packed in groups of 8.
+ */
+export function definitionLevels(valid: usize, n: i32, out: usize): i32 {
+  let nullsSeen = 0;
+  for (let r = 0; r < n; r++) nullsSeen += 1 - <i32>load<u8>(valid + <usize>r);
+  nullCount = nullsSeen;
+  let at = out + 4;
+  if (nullsSeen == 0) {
+    at = varint(at, <u32>n << 1);
+    store<u8>(at++, 1);
+  } else {
+    const groups = (n + 7) >> 3;
+    at = varint(at, (<u32>groups << 1) | 1);
+    for (let g = 0; g < groups; g++) {
+      let b: u32 = 0;
+      for (let j = 0; j < 8; j++) {
+        const r = (g << 3) + j;
+        if (r < n) b |= <u32>load<u8>(valid + <usize>r) << j;
+      }
+      store<u8>(at++, <u8>b);
+    }
+  }
+  store<u32>(out, <u32>(at - out - 4));
+  return <i32>(at - out);
+}
+
+@inline function varint(at: usize, v: u32): usize {
+  while (v >= 0x80) {
+    store<u8>(at++, <u8>(v | 0x80));
+    v >>>= 7;
+  }
+  store<u8>(at++, <u8>v);
+  return at;
+}
+
+/** The values of a string column's `n` rows (as `transpose` wrote them, at `col`) PLAIN: each one's length as 4 bytes, then its bytes; NULLs skipped. */
+export function plainStrings(col: usize, n: i32, out: usize): i32 {
+  const ends = col + (<usize>n << 2);
+  let at = out;
+  for (let r = 0; r < n; r++) {
+    const a = load<i32>(col + (<usize>r << 2));
+    if (a < 0) continue;
+    const len = <usize>(load<i32>(ends + (<usize>r << 2)) - a);
+    store<u32>(at, <u32>len);
+    memory.copy(at + 4, <usize>a, len);
+    at += 4 + len;
+  }
+  return <i32>(at - out);
+}
+
+/** A dictionary page's values: entry e's value (the value of row firstRow[e]) PLAIN, for each of `distinct` entries. */
+export function dictionaryValues(col: usize, n: i32, firstRow: usize, distinct: i32, out: usize): i32 {
+  const ends = col + (<usize>n << 2);
+  let at = out;
+  for (let e = 0; e < distinct; e++) {
+    const f = <usize>load<i32>(firstRow + (<usize>e << 2));
+    const a = load<i32>(col + (f << 2));
+    const len = <usize>(load<i32>(ends + (f << 2)) - a);
+    store<u32>(at, <u32>len);
+    memory.copy(at + 4, <usize>a, len);
+    at += 4 + len;
+  }
+  return <i32>(at - out);
+}
+
+/**
+ * The `k` dictionary indices at `index` (of `distinct` entries), as a data page holds them: a byte of
+ * their bit width, then one RLE run when there is one entry, else bit-packed in groups of 8.
+ */
+export function packedIndices(index: usize, k: i32, distinct: i32, out: usize): i32 {
+  const width = distinct <= 1 ? 1 : 32 - <i32>clz(<u32>(distinct - 1));
+  store<u8>(out, <u8>width);
+  let at = out + 1;
+  if (distinct == 1) {
+    at = varint(at, <u32>k << 1);
+    for (let b = 0; b < (width + 7) >> 3; b++) store<u8>(at++, 0);
+    return <i32>(at - out);
+  }
+  const groups = (k + 7) >> 3;
+  at = varint(at, (<u32>groups << 1) | 1);
+  let acc: u64 = 0, bits: i32 = 0;
+  for (let i = 0; i < groups << 3; i++) {
+    acc |= <u64>(i < k ? load<u32>(index + (<usize>i << 2)) : 0) << <u64>bits;
+    bits += width;
+    while (bits >= 8) {
+      store<u8>(at++, <u8>acc);
+      acc >>= 8;
+      bits -= 8;
+    }
+  }
+  return <i32>(at - out);
+}
+
+let least: i64 = 0, greatest: i64 = 0;
+/** The least and greatest value `plainInt64s` wrote (when it wrote any). */
+export function leastValue(): i64 { return least; }
+export function greatestValue(): i64 { return greatest; }
+
+/** The values of a 64-bit column's `n` rows (as `transpose` wrote them, at `col`) PLAIN, NULLs skipped; returns how many bytes. */
+export function plainInt64s(col: usize, n: i32, out: usize): i32 {
+  const valid = col + (<usize>n << 3);
+  let at = out;
+  let lo: i64 = i64.MAX_VALUE, hi: i64 = i64.MIN_VALUE;
+  for (let r = 0; r < n; r++) {
+    if (load<u8>(valid + <usize>r) == 0) continue;
+    const v = load<i64>(col + (<usize>r << 3));
+    store<i64>(at, v);
+    at += 8;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  least = lo;
+  greatest = hi;
+  return <i32>(at - out);
+}
