@@ -14,13 +14,12 @@
  *   (the ping id, the natural key), the values as they are (PLAIN), as a dictionary only adds to them;
  * - a 64-bit column PLAIN, with its least and greatest value and its NULLs in the chunk's statistics
  *   (the day's filter on `event_ms` prunes by them);
- * - a page a column chunk, STAGED_ROW_GROUP_ROWS rows a group at most; Snappy or uncompressed
- *   (lib/parquet-codec.ts stagedCodec).
+ * - a page a column chunk, STAGED_ROW_GROUP_ROWS rows a group at most; Snappy (compressed in the
+ *   module: wasm/snappy.as.ts) or uncompressed (lib/parquet-codec.ts stagedCodec).
  * Pages and footer in Parquet's Thrift compact encoding (parquet-format's parquet.thrift).
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import snappy from 'snappyjs';
 import { projectFile } from '../../lib/project-file.js';
 import { accessLogModule, moduleImports } from '../access-log/record-reader.js';
 import { ROW_STRING, STAGED_FILE_COLUMNS, STAGED_ROW_KINDS } from '../staged-ping.js';
@@ -36,6 +35,8 @@ export const STAGED_ROW_GROUP_ROWS = 61_440;
 const READ_BYTES = 16 << 20;
 /** Rows found in one read at most (a row is at least 60 bytes: its head, lengths and flags). */
 const ROWS_A_READ = READ_BYTES / 48;
+/** The largest page: a read's bytes of values at most, their lengths, and the definition levels. */
+const PAGE_BYTES = READ_BYTES + STAGED_ROW_GROUP_ROWS * 8 + 65_536;
 /** Day files of one part kept open at once; past this they are closed and opened again as written. */
 const OPEN_FILES = 32;
 /** Values a string column's chunk looks at before it gives up a dictionary whose values nearly all differ. */
@@ -59,7 +60,7 @@ export interface WrittenDay { day: number; file: string; rows: number }
 interface Chunk { column: number; encodings: number[]; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; plainBytes: number; nulls: number; min: bigint | null; max: bigint | null }
 
 /** Where things lie in the module's memory, past its own first page. */
-interface Layout { kinds: number; count: number; table: number; places: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; rows: number; end: number }
+interface Layout { kinds: number; count: number; table: number; places: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; packed: number; rows: number; end: number }
 
 function layout(): Layout {
   let end = 1 << 16;
@@ -73,8 +74,9 @@ function layout(): Layout {
   const l = {
     kinds: take(STAGED_ROW_KINDS.length), count: take(8), table: take(places * 4), places, firstRow: take(STAGED_ROW_GROUP_ROWS * 4), index: take(STAGED_ROW_GROUP_ROWS * 4),
     starts: take(ROWS_A_READ * 4), days: take(ROWS_A_READ * 4), sorted: take(ROWS_A_READ * 4), columns: take(stride * STAGED_FILE_COLUMNS.length), stride,
-    // A page: at most a read's bytes of values, with their lengths and the definition levels.
-    page: take(READ_BYTES + STAGED_ROW_GROUP_ROWS * 8 + 65_536),
+    // A page: at most a read's bytes of values, with their lengths and the definition levels; then
+    // the same compressed (Snappy's bound: 32 bytes and a sixth more).
+    page: take(PAGE_BYTES), packed: take(32 + PAGE_BYTES + Math.ceil(PAGE_BYTES / 6)),
     // The rows last, with room for a 16-byte copy's overrun.
     rows: take(READ_BYTES + 64), end: 0,
   };
@@ -103,6 +105,7 @@ interface ColumnsExports {
   plainInt64s(col: number, n: number, out: number): number;
   leastValue(): bigint;
   greatestValue(): bigint;
+  snappyCompress(src: number, n: number, dst: number): number;
 }
 
 /** Writes staged files from part files of staged rows; one writer at a time uses its module. */
@@ -227,8 +230,9 @@ export class StagedParquetWriter {
    * body compressed by the writer's codec. Returns the bytes it would take uncompressed.
    */
   private writePage(size: number, header: (h: Bytes, size: number, stored: number) => void): number {
-    const plain = this.mem.subarray(this.l.page, this.l.page + size);
-    const body = this.codec === CODEC.snappy ? snappy.compress(plain) : plain;
+    const { l, mem } = this;
+    const plain = mem.subarray(l.page, l.page + size);
+    const body = this.codec === CODEC.snappy ? mem.subarray(l.packed, l.packed + this.x.snappyCompress(l.page, size, l.packed)) : plain;
     const head = this.head;
     head.at = 0;
     head.structBody(() => header(head, plain.length, body.length));
