@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     'the same, Snappy (as on S3)': async () => { await writers['pingroll-snappy'](); },
     'Parquet from the columns by parquet-wasm (arrow-rs in WebAssembly; dictionaries)': async () => { writers['parquet-wasm'](columns, rowCount, fileOf['parquet-wasm']); },
     'Parquet from the columns by hyparquet-writer (JavaScript; each string made first)': async () => { writers['hyparquet-writer'](columns, rowCount, fileOf['hyparquet-writer']); },
-    'the day\'s rollup, staged files as DuckDB writes them': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
+    'the day\'s rollup, over the staged files the run made': async () => { await rollupDay(engine, DAY, files, { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows as pingroll\'s writer writes them': async () => { await rollupDay(engine, DAY, [fileOf.pingroll], { s3: { ping: rowCount } }); },
     'the day\'s rollup, the same rows without dictionaries': async () => { await rollupDay(engine, DAY, plainFiles, { s3: { ping: rowCount } }); },
   };
