@@ -66,8 +66,6 @@ interface Day {
 
 /** One part's Parquet file of one day. */
 interface DayPart { file: string; rows: number }
-/** A part file of staged rows, and the days of its rows. */
-interface Part { path: string; days: readonly string[] }
 
 export class DaySpool {
   private readonly days = new Map<string, Day>();
@@ -77,8 +75,8 @@ export class DaySpool {
   /** Parts' conversions to Parquet, one after another; and what they wrote, by day. */
   private converting: Promise<void> = Promise.resolve();
   private readonly parts = new Map<string, DayPart[]>();
-  /** Complete parts not yet converted, with the days of their rows. */
-  private waiting: Part[] = [];
+  /** Complete part files not yet converted. */
+  private waiting: string[] = [];
   /** Converted files being flushed to disk (see toParquetByDay). */
   private syncing: Array<Promise<void>> = [];
 
@@ -110,11 +108,10 @@ export class DaySpool {
     if (outcome === 'ping') d.pings += n;
   }
 
-  /** A ping's staged row, of `day`. */
-  private appendPingRow(day: string, row: Uint8Array): void {
+  /** A ping's staged row (ingest/staged-ping.ts stagedRow). */
+  private appendPingRow(row: Uint8Array): void {
     this.part ??= new RowFile(join(this.dir, `pings-${this.partCount++}.rows`));
     this.part.append(row);
-    this.part.days.add(day);
     if (this.part.size >= this.partBytes) this.convertPart();
   }
 
@@ -123,15 +120,12 @@ export class DaySpool {
     const part = this.part!;
     this.part = null;
     part.close();
-    this.addPart(part.path, [...part.days]);
+    this.addPart(part.path);
   }
 
-  /**
-   * A complete part file of staged rows written elsewhere (a parser), each row counted as a ping of
-   * its day, and the days its rows are of (or more): queued for conversion.
-   */
-  addPart(rowsPath: string, days: readonly string[]): void {
-    this.waiting.push({ path: rowsPath, days });
+  /** A complete part file of staged rows written elsewhere (a parser), each row counted as a ping of its day: queued for conversion. */
+  addPart(rowsPath: string): void {
+    this.waiting.push(rowsPath);
     // Parts that arrive while a conversion runs are converted by the next one, in turn.
     if (this.waiting.length > 1) return;
     const previous = this.converting;
@@ -151,9 +145,9 @@ export class DaySpool {
    * file, and `stage` checks every day's rows against its count. In the spool's codec: Snappy on S3, uncompressed in a local
    * directory (lib/parquet-codec.ts stagedCodec).
    */
-  private async toParquetByDay(parts: Part[]): Promise<void> {
+  private async toParquetByDay(parts: string[]): Promise<void> {
     this.writer ??= new StagedWriterThread(this.codec);
-    for (const { day, file, rows } of await this.writer.write(parts.map((p) => p.path), parts[0]!.path.replace(/\.rows$/, ''))) {
+    for (const { day, file, rows } of await this.writer.write(parts, parts[0]!.replace(/\.rows$/, ''))) {
       // Flushed to disk now, while parsing goes on, rather than by the put's own sync at the commit,
       // which waited for the disk to write them all (45 ms on the job bench's day). A failure here is
       // the put's to report: its sync tries again.
@@ -163,12 +157,12 @@ export class DaySpool {
       list.push({ file, rows });
       this.parts.set(name, list);
     }
-    for (const part of parts) await rm(part.path, { force: true });
+    for (const part of parts) await rm(part, { force: true });
   }
 
   addPing(day: string, ping: PingRecord, input: number): void {
     this.count(day, ping.source, 'ping', input);
-    this.appendPingRow(day, Buffer.from(stagedRow(ping)));
+    this.appendPingRow(stagedRow(ping));
   }
 
   addReject(day: string, reject: Reject, input: number): void {

@@ -170,7 +170,7 @@ async function parseBatch(opts: IngestOptions, todo: BoundRef[]): Promise<{ comm
   const partBytes = opts.partBytes ?? partBytesFor(bytes);
   const spool = new DaySpool(dir, { partBytes, codec: stagedCodec(opts.store.local)});
   const { threads, fetchHere } = opts.parseThreads === 'auto' ? autoParsing(bytes, !opts.source.local) : { threads: opts.parseThreads, fetchHere: false };
-  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path, days) => spool.addPart(path, days), source: opts.source, fetchHere });
+  const pool = parsers(threads, { pingKeys: opts.pingKeys, privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir, partBytes, onPart: (path) => spool.addPart(path), source: opts.source, fetchHere });
   const records: number[] = new Array(todo.length).fill(0);
   const failures: Array<{ ref: ObjectRef; reason: string }> = [];
   const failed = new Set<number>();

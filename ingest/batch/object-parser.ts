@@ -110,11 +110,8 @@ export interface ObjectParserOptions {
   partBytes: number;
   /** The smallest part cut near a batch's end (`ParseTask.after`): TAIL_PART_BYTES unless a test makes it small. */
   tailPartBytes?: number;
-  /**
-   * A part file is complete: its rows are the staged rows of the pings counted so far and not yet
-   * handed over, of `days` (a day may have none left: an unreadable object's rows are taken back).
-   */
-  onPart: (path: string, days: string[]) => void;
+  /** A part file is complete: its rows are the staged rows of the pings counted so far and not yet handed over. */
+  onPart: (path: string) => void;
   /** What rejects keep of the people behind the records (ingest/privacy.ts); `keep` when not said. */
   privacy?: Privacy;
   /** The IP-to-country database (PINGROLL_GEOIP_DB, contract §10); the shipped one when not given. */
@@ -250,7 +247,6 @@ export class ObjectParser {
     }
     for (const { day, counts } of reader.endTally()) counts.forEach((n, outcome) => { if (n > 0) tally.count(day, outcome, n); });
     this.current = null;
-    for (const [day, counts] of tally.byDay) if (counts[O_PING]! > 0) this.part?.days.add(day);
     this.logBytes += task.size ?? task.bytes?.length ?? 0;
     this.rowBytes += (this.part?.size ?? 0) - rowsBefore;
     if ((this.part?.size ?? 0) >= this.partLimit(task.after)) this.endPart();
@@ -366,7 +362,7 @@ export class ObjectParser {
     const part = this.part!;
     part.close();
     this.part = null;
-    this.opts.onPart(part.path, [...part.days]);
+    this.opts.onPart(part.path);
   }
 }
 

@@ -90,8 +90,8 @@ class WorkerParsers implements Parsers {
     for (let i = 0; i < count; i++) {
       const worker = new Worker(projectFile(WORKER), { workerData: { pingKeys: [...opts.pingKeys], privacy: opts.privacy ?? 'keep', geoipDb: opts.geoipDb ?? null, dir: opts.dir, name: `rows-${i}`, partBytes: opts.partBytes, source: this.spec } });
       const thread: Thread = { worker, tasks: new Map(), flushes: [] };
-      worker.on('message', (msg: { part?: string; days?: string[]; index?: number; result?: ParsedObject; failed?: string; flushed?: true }) => {
-        if (msg.part !== undefined) opts.onPart(msg.part, msg.days ?? []);
+      worker.on('message', (msg: { part?: string; index?: number; result?: ParsedObject; failed?: string; flushed?: true }) => {
+        if (msg.part !== undefined) opts.onPart(msg.part);
         else if (msg.flushed) {
           const w = thread.flushes.shift();
           if (msg.failed !== undefined) w?.reject(new Error(msg.failed));

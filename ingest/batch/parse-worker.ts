@@ -11,7 +11,7 @@ import { fetched, ObjectParser, type ParseTask } from './object-parser.js';
 
 const port = parentPort!;
 const { pingKeys, privacy, geoipDb, dir, name, partBytes, source: spec } = workerData as { pingKeys: string[]; privacy: Privacy; geoipDb: string | null; dir: string; name: string; partBytes: number; source?: S3SourceSpec };
-const parser = new ObjectParser({ pingKeys, privacy, geoipDb, dir, name, partBytes, onPart: (part, days) => port.postMessage({ part, days }) });
+const parser = new ObjectParser({ pingKeys, privacy, geoipDb, dir, name, partBytes, onPart: (part) => port.postMessage({ part }) });
 const source = spec ? S3ObjectSource.from(spec) : null;
 
 port.on('message', (msg: { task?: ParseTask; flush?: true }) => {

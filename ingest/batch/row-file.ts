@@ -16,8 +16,6 @@ export class RowFile {
   private open = true;
   /** Bytes appended. */
   size = 0;
-  /** The UTC days of the rows appended (the writer adds them; more, never fewer, if rows are taken back). */
-  readonly days = new Set<string>();
 
   private readonly buf: Buffer;
 
