@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import snappy from 'snappyjs';
-import { accessLogModule, moduleImports } from '../ingest/access-log/record-reader.js';
+import { moduleInstance } from '../ingest/access-log/record-reader.js';
 import { BENCH_DIR } from './bench-data.js';
 import { median, ROOT } from './cold-run.js';
 
@@ -16,7 +16,7 @@ const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 const rowsCsv = join(ROOT, BENCH_DIR, 'staging-out', 'rows.csv');
 if (!existsSync(rowsCsv)) throw new Error(`${rowsCsv} is missing: run node dist/bench/staging-paths.js first`);
 const data = readFileSync(rowsCsv);
-const x = new WebAssembly.Instance(accessLogModule(), moduleImports()).exports as unknown as {
+const x = moduleInstance().exports as unknown as {
   memory: WebAssembly.Memory; snappyCompress(src: number, n: number, dst: number): number; snappyBound(n: number): number;
 };
 

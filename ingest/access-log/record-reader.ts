@@ -103,14 +103,14 @@ export interface DayTally { day: string; counts: number[] }
 const WASM_FILE = 'dist/wasm/access-log.wasm';
 let compiled: WebAssembly.Module | null = null;
 /** The module (wasm/access-log.as.ts), compiled once a process. */
-export function accessLogModule(): WebAssembly.Module {
+function accessLogModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(projectFile(WASM_FILE)));
   return compiled;
 }
 
-/** The module's imports for an instance that reads no log (no client value is looked up there). */
-export function moduleImports(): Record<string, Record<string, unknown>> {
-  return { env: { abort: scannerAbort, describeClient: () => { throw new Error('a client value looked up outside the record reader: a bug in pingroll'); } } };
+/** An instance of the module that reads no log (no client value is looked up there): the staged writer's. */
+export function moduleInstance(): WebAssembly.Instance {
+  return new WebAssembly.Instance(accessLogModule(), { env: { abort: scannerAbort, describeClient: () => { throw new Error('a client value looked up outside the record reader: a bug in pingroll'); } } });
 }
 
 /**

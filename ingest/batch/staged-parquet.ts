@@ -21,7 +21,7 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { projectFile } from '../../lib/project-file.js';
-import { accessLogModule, moduleImports } from '../access-log/record-reader.js';
+import { moduleInstance } from '../access-log/record-reader.js';
 import { ROW_STRING, STAGED_FILE_COLUMNS, STAGED_ROW_KINDS } from '../staged-ping.js';
 
 /**
@@ -123,7 +123,7 @@ export class StagedParquetWriter {
   constructor(codec: string) {
     if (!(codec in CODEC)) throw new Error(`staged files are written Snappy or uncompressed, not ${codec}: a bug in pingroll`);
     this.codec = CODEC[codec as keyof typeof CODEC];
-    this.x = new WebAssembly.Instance(accessLogModule(), moduleImports()).exports as unknown as ColumnsExports;
+    this.x = moduleInstance().exports as unknown as ColumnsExports;
     const pages = Math.ceil(this.l.end / 65_536) - this.x.memory.buffer.byteLength / 65_536;
     if (pages > 0) this.x.memory.grow(pages);
     this.mem = new Uint8Array(this.x.memory.buffer);

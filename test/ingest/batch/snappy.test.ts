@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import snappy from 'snappyjs';
-import { accessLogModule, moduleImports } from '../../../ingest/access-log/record-reader.js';
+import { moduleInstance } from '../../../ingest/access-log/record-reader.js';
 import { rng } from '../../../tools/sample/access-log-generator.js';
 
-const x = new WebAssembly.Instance(accessLogModule(), moduleImports()).exports as unknown as {
+const x = moduleInstance().exports as unknown as {
   memory: WebAssembly.Memory; snappyCompress(src: number, n: number, dst: number): number; snappyBound(n: number): number;
 };
 const SRC = 1 << 20;
