@@ -170,17 +170,17 @@ export class AccessLogRecordReader implements ScannedRecord {
     // A client value the module has not seen is described here, its fields written where it says.
     const describe = options.describeClient ?? clientDescriber(null);
     const describeClient = (kind: number, keyPtr: number, keyLen: number, outPtr: number, outCap: number): number => {
-      // As the staged row's VARCHARs (ingest/staged-ping.ts stagedRow): each field's length (-1: an
-      // empty one is NULL) and its characters a byte each (they are ASCII: client-describer.ts).
-      const fields = describe(kind, this.u8, keyPtr, keyLen).split(',');
-      const bytes = fields.reduce((n, f) => n + 4 + f.length, 0);
+      // As the staged row's VARCHARs (ingest/staged-ping.ts stagedRow): each field's length (-1: NULL,
+      // as an empty one is) and its characters a byte each (they are ASCII: client-describer.ts).
+      const fields = describe(kind, this.u8, keyPtr, keyLen);
+      const bytes = fields.reduce((n, f) => n + 4 + (f?.length ?? 0), 0);
       if (bytes > outCap) throw new Error(`a client value's fields are ${bytes} bytes, more than ${outCap}: a bug in pingroll`);
       const view = new DataView(this.u8.buffer);
       let at = outPtr;
       for (const f of fields) {
-        view.setInt32(at, f.length === 0 ? -1 : f.length, true);
+        view.setInt32(at, f ? f.length : -1, true);
         at += 4;
-        for (let i = 0; i < f.length; i++) this.u8[at++] = f.charCodeAt(i);
+        for (let i = 0; f && i < f.length; i++) this.u8[at++] = f.charCodeAt(i);
       }
       return bytes;
     };

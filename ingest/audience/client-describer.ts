@@ -1,21 +1,21 @@
 /**
  * What the WebAssembly ping rules ask of JavaScript about a client value they have not seen
- * (wasm/client-cache.as.ts, contract §10): the staged row's fields for it, separated by commas (the
- * reader writes them into the row: record-reader.ts). An IP gives its
- * country; a user agent its operating system, device type, browser or player, and bot rule (empty:
- * none). The names are letters, digits, spaces and `._-` (agent-lookup.ts, geo-lookup.ts): none holds
- * a comma. No value (absent, `-`, or not kept) gives the fields of none: `ZZ`; `unknown` and no rule.
+ * (wasm/client-cache.as.ts, contract §10): the staged row's fields for it, which the reader writes
+ * into the row (record-reader.ts). An IP gives its country; a user agent its operating system, device
+ * type, browser or player, and bot rule (null: none). The names are letters, digits, spaces and `._-`
+ * (agent-lookup.ts, geo-lookup.ts): ASCII. No value (absent, `-`, or not kept) gives the fields of
+ * none: `ZZ`; `unknown` and no rule.
  */
 import { CLIENT_IP } from '../access-log/wasm-abi.js';
 import { describeAgent, type Agent } from './agent-lookup.js';
 import { geoLookup, UNKNOWN_COUNTRY } from './geo-lookup.js';
 
-/** The fields of the client value of `kind` at [start, start + len) of `bytes` (the module's memory: read during the call only). */
-export type ClientDescriber = (kind: number, bytes: Uint8Array, start: number, len: number) => string;
+/** The staged fields of the client value of `kind` at [start, start + len) of `bytes` (the module's memory: read during the call only), in the staged order; null for NULL. */
+export type ClientDescriber = (kind: number, bytes: Uint8Array, start: number, len: number) => ReadonlyArray<string | null>;
 
 /** The fields of a user agent's description, in the staged order. */
-export function agentFields(a: Agent): string {
-  return `${a.os},${a.deviceType},${a.browser},${a.rule ?? ''}`;
+export function agentFields(a: Agent): Array<string | null> {
+  return [a.os, a.deviceType, a.browser, a.rule];
 }
 
 /**
@@ -25,9 +25,9 @@ export function agentFields(a: Agent): string {
 export function clientDescriber(geoipDb: string | null): ClientDescriber {
   const geo = geoLookup(geoipDb);
   return (kind, bytes, start, len) => {
-    if (len === 0) return kind === CLIENT_IP ? UNKNOWN_COUNTRY : agentFields(describeAgent(null));
+    if (len === 0) return kind === CLIENT_IP ? [UNKNOWN_COUNTRY] : agentFields(describeAgent(null));
     // An address is read where it is: no string is made of it.
-    if (kind === CLIENT_IP) return geo.countryOf(bytes, start, len);
+    if (kind === CLIENT_IP) return [geo.countryOf(bytes, start, len)];
     return agentFields(describeAgent(Buffer.from(bytes.buffer, bytes.byteOffset + start, len).toString('latin1')));
   };
 }
