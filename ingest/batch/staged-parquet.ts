@@ -60,7 +60,7 @@ export interface WrittenDay { day: number; file: string; rows: number }
 interface Chunk { column: number; encodings: number[]; start: number; dictionaryAt: number | null; dataAt: number; bytes: number; plainBytes: number; nulls: number; min: bigint | null; max: bigint | null }
 
 /** Where things lie in the module's memory, past its own first page. */
-interface Layout { kinds: number; count: number; table: number; places: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; packed: number; rows: number; end: number }
+interface Layout { kinds: number; count: number; table: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; packed: number; rows: number; end: number }
 
 function layout(): Layout {
   let end = 1 << 16;
@@ -69,10 +69,9 @@ function layout(): Layout {
     end += Math.ceil(bytes / 16) * 16;
     return at;
   };
-  const places = tablePlaces(STAGED_ROW_GROUP_ROWS);
   const stride = STAGED_ROW_GROUP_ROWS * 9;
   const l = {
-    kinds: take(STAGED_ROW_KINDS.length), count: take(8), table: take(places * 4), places, firstRow: take(STAGED_ROW_GROUP_ROWS * 4), index: take(STAGED_ROW_GROUP_ROWS * 4),
+    kinds: take(STAGED_ROW_KINDS.length), count: take(8), table: take(tablePlaces(STAGED_ROW_GROUP_ROWS) * 4), firstRow: take(STAGED_ROW_GROUP_ROWS * 4), index: take(STAGED_ROW_GROUP_ROWS * 4),
     starts: take(ROWS_A_READ * 4), days: take(ROWS_A_READ * 4), sorted: take(ROWS_A_READ * 4), columns: take(stride * STAGED_FILE_COLUMNS.length), stride,
     // A page: at most a read's bytes of values, with their lengths and the definition levels; then
     // the same compressed (Snappy's bound: 32 bytes and a sixth more).
@@ -95,6 +94,7 @@ interface ColumnsExports {
   memory: WebAssembly.Memory;
   indexRows(rows: number, end: number, starts: number, days: number, cap: number): number;
   indexedTo(): number;
+  indexedDaysDiffer(): number;
   transpose(order: number, n: number, kinds: number, columns: number, out: number, stride: number): void;
   dictionary(col: number, n: number, table: number, mask: number, firstRow: number, index: number, probe: number, count: number): number;
   definitionLevels(valid: number, n: number, out: number): number;
@@ -187,9 +187,7 @@ export class StagedParquetWriter {
   private byDay(rows: number): { order: number; runs: Array<{ day: number; from: number; to: number }> } {
     const { l, i32 } = this;
     const days = l.days >> 2, starts = l.starts >> 2, sorted = l.sorted >> 2;
-    let one = true;
-    for (let r = 1; r < rows && one; r++) one = i32[days + r] === i32[days];
-    if (one) return { order: l.starts, runs: rows === 0 ? [] : [{ day: i32[days]!, from: 0, to: rows }] };
+    if (!this.x.indexedDaysDiffer()) return { order: l.starts, runs: rows === 0 ? [] : [{ day: i32[days]!, from: 0, to: rows }] };
     // A counting sort over the days present.
     const counts = new Map<number, number>();
     for (let r = 0; r < rows; r++) counts.set(i32[days + r]!, (counts.get(i32[days + r]!) ?? 0) + 1);
@@ -470,14 +468,7 @@ class Bytes {
   }
   u32le(v: number): void {
     this.room(4);
-    this.setU32le(this.at, v);
-    this.at += 4;
-  }
-  setU32le(at: number, v: number): void {
-    this.buf[at] = v & 255;
-    this.buf[at + 1] = (v >>> 8) & 255;
-    this.buf[at + 2] = (v >>> 16) & 255;
-    this.buf[at + 3] = (v >>> 24) & 255;
+    for (let k = 0; k < 4; k++) this.buf[this.at++] = (v >>> (8 * k)) & 255;
   }
   /** An unsigned varint (up to 2^53). */
   varint(v: number): void {

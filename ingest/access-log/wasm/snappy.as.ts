@@ -7,6 +7,8 @@
  * the libraries measured slower: snappyjs and the native `snappy` package (docs/decisions.md).
  */
 
+import { varint } from './staged-columns.as';
+
 const BLOCK: usize = 1 << 16;
 const TABLE_BITS: u32 = 14;
 const table: usize = memory.data(<i32>(1 << TABLE_BITS) * 2);
@@ -16,14 +18,8 @@ export function snappyBound(n: i32): i32 { return 32 + n + n / 6; }
 
 /** Compresses [src, src + n) to `dst` (room for snappyBound(n)); returns the compressed length. */
 export function snappyCompress(src: usize, n: i32, dst: usize): i32 {
-  let op = dst;
   // The uncompressed length, a varint.
-  let v = <u32>n;
-  while (v >= 0x80) {
-    store<u8>(op++, <u8>(v | 0x80));
-    v >>>= 7;
-  }
-  store<u8>(op++, <u8>v);
+  let op = varint(dst, <u32>n);
   for (let at: usize = 0; at < <usize>n; at += BLOCK) {
     const len = min(BLOCK, <usize>n - at);
     op = compressBlock(src + at, len, op);

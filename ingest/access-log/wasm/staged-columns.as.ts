@@ -9,9 +9,11 @@
 const ROW_STRING: u8 = 0, ROW_INT64: u8 = 1, ROW_EVENT_TIME: u8 = 2;
 const DAY_MS: i64 = 86_400_000;
 
-let indexEnd: usize = 0;
+let indexEnd: usize = 0, indexMixed = false;
 /** Where `indexRows` stopped: the first byte of the first row not wholly in its range. */
 export function indexedTo(): usize { return indexEnd; }
+/** Whether the rows `indexRows` found are of more than one day. */
+export function indexedDaysDiffer(): bool { return indexMixed; }
 
 /**
  * The rows wholly in [rows, end), at most `cap`: each one's start to `starts` and its UTC day (days
@@ -19,6 +21,7 @@ export function indexedTo(): usize { return indexEnd; }
  */
 export function indexRows(rows: usize, end: usize, starts: usize, days: usize, cap: i32): i32 {
   let at = rows, n = 0;
+  let first: i32 = 0, mixed = false;
   while (n < cap && at + 12 <= end) {
     const len = <usize>load<u32>(at);
     if (len < 12 || at + len > end) break;
@@ -28,10 +31,13 @@ export function indexRows(rows: usize, end: usize, starts: usize, days: usize, c
     let day = t / DAY_MS;
     if (t % DAY_MS < 0) day--;
     store<i32>(days + (<usize>n << 2), <i32>day);
+    if (n == 0) first = <i32>day;
+    else if (<i32>day != first) mixed = true;
     at += len;
     n++;
   }
   indexEnd = at;
+  indexMixed = mixed;
   return n;
 }
 
@@ -164,7 +170,8 @@ export function definitionLevels(valid: usize, n: i32, out: usize): i32 {
   return <i32>(at - out);
 }
 
-@inline function varint(at: usize, v: u32): usize {
+/** `v` as an unsigned varint at `at`; returns where it ends. */
+@inline export function varint(at: usize, v: u32): usize {
   while (v >= 0x80) {
     store<u8>(at++, <u8>(v | 0x80));
     v >>>= 7;
