@@ -1,6 +1,7 @@
 /**
- * The day spool stages DynamoDB pings as CSV rows that DuckDB reads back: ids holding the CSV's own
- * characters (commas, quotes, line breaks) must come back exactly, in the right columns.
+ * The day spool stages DynamoDB pings as staged rows, written as Parquet by day (staged-parquet.ts),
+ * which DuckDB reads back: ids holding commas, quotes and line breaks come back exactly, in the right
+ * columns.
  */
 import { NO_CLIENT } from '../../../ingest/staged-ping.js';
 import { join } from 'node:path';
@@ -48,11 +49,11 @@ describe('the day spool', () => {
     }
   });
 
-  it('stages each day\'s rows under its day, whether a part holds one day (written as it is) or several (partitioned)', async () => {
+  it('stages each day\'s rows under its day, whether the parts written together hold one day or several', async () => {
     const day1 = Date.parse('2026-11-01T23:59:00Z');
     const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: `s${i}`, episode: 'e', session: `session-${i}`, user: null, pingId: `p${i}`, eventTimeMs: t, naturalKey: `k:${i}`, platform: null, pos: 0, ...NO_CLIENT });
-    // Parts of about 12 rows. The first 24 rows (2026-11-01 only) are converted together as they are, in
-    // one file; the rest, added once that conversion has begun, together too: they hold both days.
+    // Parts of a few rows. The first 24 rows (2026-11-01 only) are written while the rest wait; the
+    // rest, added once that writing has begun, are written together: they hold both days.
     const pings = Array.from({ length: 60 }, (_, i) => ping(i, day1 + i * 2000));
     const engine = await openEngine({ tempDir: join(dir, 'spill2'), memoryLimitMb: defaultConfig().memoryLimitMb });
     const spool = new DaySpool(join(dir, 'work2'), { partBytes: 10 * 60 });
@@ -78,7 +79,7 @@ describe('the day spool', () => {
       engine.closeSync();
     }
   });
-  it('stages a time before 1970 that is not at midnight under its own day (the partitioned path floors, as dayOf does)', async () => {
+  it('stages a time before 1970 that is not at midnight under its own day (the writer floors, as dayOf does)', async () => {
     const ping = (i: number, t: number): PingRecord => ({ source: 'dynamodb', series: 's', episode: 'e', session: `s${i}`, user: null, pingId: null, eventTimeMs: t, naturalKey: `k:${i}`, platform: 'web', pos: null, ...NO_CLIENT });
     const pings = [ping(0, Date.parse('1969-12-31T23:59:59.999Z')), ping(1, Date.parse('1970-01-01T00:00:00.000Z')), ping(2, Date.parse('1969-07-20T20:17:40.000Z'))];
     const engine = await openEngine({ tempDir: join(dir, 'spill3'), memoryLimitMb: defaultConfig().memoryLimitMb });
@@ -95,7 +96,7 @@ describe('the day spool', () => {
     }
   });
 
-  it('stages a part whose rows are of 1,000 days within the default memory limit, each day\'s rows under it (DuckDB\'s partitioned write holds a buffer a day)', async () => {
+  it('stages a part whose rows are of 1,000 days each day\'s rows under it (DuckDB\'s partitioned write, before issue #57\'s item 4, held a buffer a day and ran out of memory)', async () => {
     // An object of records from all over the calendar (a bucket holds whatever landed in it): one COPY
     // partitioned by all its days ran out of the default 512 MB at every run, for every day.
     const first = Date.parse('1990-01-01T12:00:00Z');
@@ -123,7 +124,7 @@ describe('the day spool', () => {
     }
   });
 
-  it('writes a staged file in row groups of STAGED_ROW_GROUP_ROWS, which DuckDB writes side by side', async () => {
+  it('writes a staged file in row groups of STAGED_ROW_GROUP_ROWS, which the rollup reads side by side', async () => {
     const t = Date.parse('2026-11-01T10:00:00Z');
     const rows = STAGED_ROW_GROUP_ROWS * 2 + 100;
     const engine = await openEngine({ tempDir: join(dir, 'spill-rg'), memoryLimitMb: defaultConfig().memoryLimitMb });
