@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAYS, PARSED, SEALS, STAGING } from '../../../datasets/layout.js';
-import { queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { queryRows, sibling, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
 import { SHA256_HEX, viewerKeySql } from '../../viewer-key.js';
@@ -21,7 +21,7 @@ import { AUDIENCE_SQL, COMPLETION_THRESHOLDS, MAX_PINGS_PER_SESSION_MINUTE, plat
 import { EXCLUDED_STAGED_COLUMNS } from '../../rejects-lines.js';
 import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
 import { keepKeys, stagedKeysSql, stagedTextIdsSql, uuidKeySql } from './ping-keys.js';
-import { checkWindow, type WindowFile } from './window-check.js';
+import { checkWindow, DAY_IDS, DAY_TEXT_IDS, REPEAT_ROWS, SHARED, type WindowFile } from './window-check.js';
 
 /**
  * How DuckDB writes a ping-ids file: zstd at level 1, which on the small-object day's 445,657 ids wrote
@@ -189,7 +189,25 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   const checkedKeys = window ? join(window.dir, 'ping-ids.checked.keys') : '';
   // The day's survivors (those with an id: dayIdWhere).
   const dayIdFrom = `${human} AS s ANTI JOIN losers USING (rowid)`, dayIdWhere = `${inDay} AND ping_id IS NOT NULL`;
-  await engine.run('CREATE OR REPLACE TEMP TABLE repeat_rows (rowid BIGINT)');
+  // The check's tables are in a database of the engine's own (SHARED): the check runs on a connection
+  // of its own while this one groups the survivors (below), and a TEMP table is one connection's.
+  await engine.run(`ATTACH IF NOT EXISTS ':memory:' AS ${SHARED}`);
+  await engine.run(`CREATE OR REPLACE TABLE ${REPEAT_ROWS} (rowid BIGINT)`);
+  // The survivors by session and 64-minute block (session_blocks): made while the window is checked,
+  // the repeats not yet known; made again without them when the check finds any (a day's repeats are
+  // few, and most days have none).
+  const blocksSql = (withoutRepeats: boolean): string => `
+    CREATE OR REPLACE TEMP TABLE session_blocks AS
+    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
+           ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
+           ${minuteOfDay} // 64 AS block,
+           count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
+           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
+    FROM ${human} AS s ANTI JOIN losers USING (rowid)${withoutRepeats ? ' ANTI JOIN repeats USING (rowid)' : ''}
+    ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
+    WHERE ${inDay}
+    GROUP BY source, series, episode, session, user_id, ${dims}, block`;
+  let blocksMade = false;
   if (window) {
     // Each id that is a UUID as its key (as staged: ping-keys.ts stagedKeysSql), the others (few:
     // players send UUIDs) with their text apart. No session or source: a row's strings are most of
@@ -202,31 +220,34 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // the table take (4.1-4.5 s and 4.0-4.8 s, a scratch measure on the rollup's own SQL), and a
     // UNION ALL of the two kinds of staged row never answered, streamed (DuckDB 1.5).
     // (A key is an id's: the staged key columns are asked whether there is one, not the id's text.)
-    await engine.run(`CREATE OR REPLACE TEMP TABLE day_ids AS ${stagedKeysSql(dayIdFrom, inDay)}`);
-    await engine.run(`CREATE OR REPLACE TEMP TABLE day_text_ids AS ${stagedTextIdsSql(dayIdFrom, inDay)}`);
+    await engine.run(`CREATE OR REPLACE TABLE ${DAY_IDS} AS ${stagedKeysSql(dayIdFrom, inDay)}`);
+    await engine.run(`CREATE OR REPLACE TABLE ${DAY_TEXT_IDS} AS ${stagedTextIdsSql(dayIdFrom, inDay)}`);
     // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
-    // with its id, at most W days before it, is the repeat. The check: window-check.ts.
-    const checked = await checkWindow(engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
-    passes = checked.passes;
-    dayKeys = checked.keys;
+    // with its id, at most W days before it, is the repeat. The check: window-check.ts. Most of it is
+    // JavaScript (the keys' sort and merge) while DuckDB's threads would wait: on a connection of its
+    // own, the survivors are grouped meanwhile (the small-object day: see docs/benchmarks.md).
+    const side = await sibling(engine);
+    try {
+      const check = checkWindow(side ?? engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
+      const blocks = side ? engine.run(blocksSql(false)) : null;
+      // Both are waited for, whatever either does: no query of this day is left running.
+      const [checked, grouped] = await Promise.allSettled([check, blocks]);
+      if (checked.status === 'rejected') throw checked.reason;
+      if (grouped.status === 'rejected') throw grouped.reason;
+      passes = checked.value.passes;
+      dayKeys = checked.value.keys;
+      blocksMade = blocks !== null;
+    } finally {
+      side?.closeSync();
+    }
   }
   // The repeats' sources and sessions, read for them (a read of two columns of the staged rows: 1.3-1.9 s for the busy day).
-  const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM repeat_rows'))[0]!.n) > 0;
+  const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${REPEAT_ROWS}`))[0]!.n) > 0;
   await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${found
-    ? `SELECT rowid, source, session FROM ${stagedSql} SEMI JOIN repeat_rows USING (rowid)`
+    ? `SELECT rowid, source, session FROM ${stagedSql} SEMI JOIN ${REPEAT_ROWS} USING (rowid)`
     : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
   const checkMs = performance.now() - checkStart;
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE session_blocks AS
-    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
-           ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
-           ${minuteOfDay} // 64 AS block,
-           count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
-           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
-    FROM ${human} AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
-    ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
-    WHERE ${inDay}
-    GROUP BY source, series, episode, session, user_id, ${dims}, block`);
+  if (!blocksMade || found) await engine.run(blocksSql(true));
   // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE), from each
   // session's 64-minute blocks: a block with more than MAX pings a minute watched has such a minute;
   // a block with fewer than MAX more pings than minutes has none. Only a session with a block in
@@ -339,12 +360,12 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       SELECT d.ping_id, d.event_ms, r.rowid IS NOT NULL AS "repeat", r.rowid IS NULL AND c.rowid IS NULL AS counted
       FROM (SELECT rowid, ping_id, event_ms FROM ${dayIdFrom} WHERE ${dayIdWhere}) d LEFT JOIN repeats r ON r.rowid = d.rowid LEFT JOIN caught_ids c ON c.rowid = d.rowid)
       TO ${sqlString(window.out)} (${PING_IDS_PARQUET})`);
-    pingIdRows = dayKeys + Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM day_text_ids'))[0]!.n);
+    pingIdRows = dayKeys + Number((await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${DAY_TEXT_IDS}`))[0]!.n);
     // Its counted ids that are UUIDs as sorted keys, beside it, its other counted ids after them
     // (ping-keys.ts): what later days' checks read. The check kept the keys that are not repeats as
     // it read them; of those, the keys of sessions caught as automated traffic are not counted.
     await keepKeys(engine, checkedKeys, caught ? 'SELECT c.u, c.event_ms FROM caught_ids c ANTI JOIN repeats r USING (rowid) WHERE c.u IS NOT NULL ORDER BY c.u' : null,
-      'SELECT d.text_id, d.event_ms FROM day_text_ids d ANTI JOIN repeats r USING (rowid) ANTI JOIN caught_ids c USING (rowid)', window.outKeys);
+      `SELECT d.text_id, d.event_ms FROM ${DAY_TEXT_IDS} d ANTI JOIN repeats r USING (rowid) ANTI JOIN caught_ids c USING (rowid)`, window.outKeys);
   }
   const windowCost = window ? { checkMs: Math.round(checkMs), keepMs: Math.round(performance.now() - keepStart), passes } : null;
   const duplicates: Record<string, number> = {};

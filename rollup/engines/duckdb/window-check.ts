@@ -21,6 +21,18 @@ import { DAY_MS } from '../../../lib/utc-day.js';
 import { dayKeyBatches, KeysFile, keysOfParquet, KeysWriter, WRITING_BLOCKS } from './ping-keys.js';
 import { MergeThreads, type MergeFile } from './keys-merge.js';
 
+/**
+ * The database of the engine's own (an in-memory one, attached) that holds the check's tables: the
+ * check runs on a connection of its own (day-rollup.ts), which sees no other connection's TEMP tables.
+ */
+export const SHARED = 'rollup_shared';
+/** The day's survivors whose ids are UUIDs, as keys (key_hi, key_lo, event_ms, rowid). */
+export const DAY_IDS = `${SHARED}.day_ids`;
+/** Its survivors whose ids are not UUIDs (rowid, event_ms, text_id). */
+export const DAY_TEXT_IDS = `${SHARED}.day_text_ids`;
+/** The repeats' row ids, as the check finds them (rowid). */
+export const REPEAT_ROWS = `${SHARED}.repeat_rows`;
+
 /** A day's ping ids as the check reads them: its keys file, or when none was kept its Parquet file (the keys made from it). */
 export type WindowFile = { parquet: null; keys: string } | { parquet: string; keys: null };
 
@@ -93,7 +105,7 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
   try {
     // The day's keys streamed once in no order and sorted here, a batch (a pass) at a time (key-sort.ts).
     let repeat = new Uint8Array(0);
-    for await (const day of dayKeyBatches(db, 'SELECT key_hi, key_lo, event_ms, rowid FROM day_ids', o.passIds, dir)) {
+    for await (const day of dayKeyBatches(db, `SELECT key_hi, key_lo, event_ms, rowid FROM ${DAY_IDS}`, o.passIds, dir)) {
       keys += day.n;
       if (repeat.length < day.n) repeat = new Uint8Array(day.keys.length / 4);
       repeat.fill(0, 0, day.n);
@@ -120,7 +132,7 @@ async function checkKeys(db: DuckDBConnection, o: { dayStart: number; W: number;
     closeSync(out);
     await threads?.close();
   }
-  if (repeats > 0) await db.run(`INSERT INTO repeat_rows SELECT rowid FROM read_csv(${sqlString(found)}, header = false, columns = {'rowid': 'BIGINT'})`);
+  if (repeats > 0) await db.run(`INSERT INTO ${REPEAT_ROWS} SELECT rowid FROM read_csv(${sqlString(found)}, header = false, columns = {'rowid': 'BIGINT'})`);
   await rm(found, { force: true });
   return { passes, keys };
 }
@@ -151,8 +163,8 @@ async function checkText(db: DuckDBConnection, o: { W: number }, sides: readonly
     app.closeSync();
   }
   for (const [k, s] of withText.entries()) {
-    await db.run(`INSERT INTO repeat_rows
-      SELECT d.rowid FROM (SELECT rowid, text_id AS ping_id, event_ms FROM day_text_ids) d
+    await db.run(`INSERT INTO ${REPEAT_ROWS}
+      SELECT d.rowid FROM (SELECT rowid, text_id AS ping_id, event_ms FROM ${DAY_TEXT_IDS}) d
       JOIN (SELECT ping_id, event_ms FROM window_text WHERE side = ${k} AND event_ms >= ${s.from} AND event_ms < ${s.to}) h
       ON h.ping_id = d.ping_id AND ${s.after ? `h.event_ms - d.event_ms <= ${o.W}` : `d.event_ms - h.event_ms <= ${o.W}`}`);
   }

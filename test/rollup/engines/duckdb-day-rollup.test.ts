@@ -5,7 +5,7 @@
 import { defaultConfig, loadConfig } from '../../../infra/config.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEngine, queryRows, sqlString } from '../../../lib/duckdb-engine.js';
+import { DuckDBInstance, openEngine, queryRows, sibling, sqlString } from '../../../lib/duckdb-engine.js';
 import { rollupDay, type DayWindow } from '../../../rollup/engines/duckdb/day-rollup.js';
 import { KeysFile } from '../../../rollup/engines/duckdb/ping-keys.js';
 import { STAGED_COLUMN_NAMES, stagedIdKey } from '../../../ingest/staged-ping.js';
@@ -345,4 +345,29 @@ describe('the ping-id window across staged formats', () => {
       }
     });
   }
+
+  // The check runs on a second connection while the survivors are grouped, and they are grouped again
+  // when it finds repeats; on a connection that has no second (an engine not opened by openEngine),
+  // the two run one after the other, with the same figures.
+  it('finds the same resends on a connection with no second one to check on', async () => {
+    const sent = ['0f8fad5b-d9cb-469f-a165-70867728950e', '2f8fad5b-d9cb-469f-a165-70867728950e', 'text-id'];
+    const fresh = ['1f8fad5b-d9cb-469f-a165-70867728950e', 'other-text'];
+    const instance = await DuckDBInstance.create(':memory:');
+    const engine = await instance.connect();
+    expect(await sibling(engine)).toBeNull();
+    try {
+      const wdir = await mkdtemp(join(dir, 'alone-'));
+      const win = (name: string, history: DayWindow['history']): DayWindow => ({ days: 30, history, closedAfter: [], out: join(wdir, `${name}.parquet`), outKeys: join(wdir, `${name}.keys`), dir: wdir });
+      const first = win('before', []);
+      const prior = '2026-10-31';
+      await rollupDay(engine, prior, [await stage(engine, sent, Date.parse(`${prior}T10:00:00Z`), true)], { s3: { ping: sent.length } }, { window: first });
+      const ids = [...sent, ...fresh];
+      const b = await rollupDay(engine, DAY, [await stage(engine, ids, T0, true)], { s3: { ping: ids.length } }, { window: win('day', [{ parquet: null, keys: first.outKeys }]) });
+      expect([b.repeats, b.pings]).toEqual([{ s3: sent.length }, fresh.length]);
+      const episodes = await queryRows<{ pings: bigint; minutes_watched: bigint }>(engine, `SELECT pings, minutes_watched FROM ${b.tables.daily_episode_stats}`);
+      expect(episodes.map((e) => [Number(e.pings), Number(e.minutes_watched)])).toEqual([[fresh.length, fresh.length]]);
+    } finally {
+      engine.closeSync();
+    }
+  });
 });
