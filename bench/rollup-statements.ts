@@ -31,7 +31,7 @@ const timedEngine = new Proxy(engine, {
     const value = (target as unknown as Record<PropertyKey, unknown>)[prop];
     if (prop !== 'run' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
     return async (sql: string, ...rest: unknown[]) => {
-      const name = /TEMP TABLE (\w+)/.exec(sql)?.[1] ?? /^\s*(DELETE FROM \w+|INSERT INTO \w+|COPY)/.exec(sql)?.[1] ?? sql.trim().slice(0, 30);
+      const name = /CREATE OR REPLACE (?:TEMP )?TABLE (?:\w+\.)?(\w+)/.exec(sql)?.[1] ?? /^\s*(DELETE FROM \w+|INSERT INTO \w+|COPY)/.exec(sql)?.[1] ?? sql.trim().slice(0, 30);
       const started = performance.now();
       const result = await (value as (...a: unknown[]) => Promise<unknown>).call(target, sql, ...rest);
       const list = times.get(name) ?? [];

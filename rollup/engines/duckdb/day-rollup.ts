@@ -23,6 +23,9 @@ import { PING_IDS_ROW_GROUP, WINDOW_PASS_IDS } from '../../ping-window.js';
 import { keepKeys, stagedKeysSql, stagedTextIdsSql, uuidKeySql } from './ping-keys.js';
 import { checkWindow, DAY_IDS, DAY_TEXT_IDS, REPEAT_ROWS, SHARED, type WindowFile } from './window-check.js';
 
+/** The records left out as automated traffic: in the engine's own database (SHARED), for their rejects lines to be written on a connection of their own (duckdb-rollup.ts). */
+export const EXCLUDED = `${SHARED}.excluded`;
+
 /**
  * How DuckDB writes a ping-ids file: zstd at level 1, which on the small-object day's 445,657 ids wrote
  * 0.95x the bytes of the default level 3 in 0.82x the time (sorted, 123 ms against 150, medians of 5);
@@ -126,7 +129,7 @@ export interface DayRollup {
   windowCost: { checkMs: number; keepMs: number; passes: number } | null;
   /** Records left out as automated traffic, by source. */
   invalid: Record<string, number>;
-  /** The temporary table of those records, each with its rule and staged columns (rollup/rejects-lines.ts). */
+  /** The table of those records, each with its rule and staged columns (rollup/rejects-lines.ts): EXCLUDED, which another connection to the engine reads too. */
   excluded: string;
 }
 
@@ -292,7 +295,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // Every record left out as automated traffic, duplicates included, with its rule and its staged
   // columns; then the caught sessions' blocks go, so that no table below counts them.
   await engine.run(`
-    CREATE OR REPLACE TEMP TABLE excluded AS
+    CREATE OR REPLACE TABLE ${EXCLUDED} AS
     SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, minute
     FROM suspect WHERE record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions)`);
   await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
@@ -332,7 +335,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
 
   const staged = await queryRows<{ source: string; records: bigint }>(engine, 'SELECT source, records FROM staged_count');
   const kept = await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source');
-  const invalid = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine, 'SELECT source, count(*) AS n FROM excluded GROUP BY source')).map((r) => [r.source, Number(r.n)]));
+  const invalid = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine, `SELECT source, count(*) AS n FROM ${EXCLUDED} GROUP BY source`)).map((r) => [r.source, Number(r.n)]));
   // A repeat of a session caught as automated traffic is that (`invalid_traffic`), as its duplicates are.
   const repeats = Object.fromEntries((await queryRows<{ source: string; n: bigint }>(engine,
     'SELECT source, count(*) AS n FROM repeats WHERE session NOT IN (SELECT session FROM caught_sessions) GROUP BY source')).map((r) => [r.source, Number(r.n)]));
@@ -478,7 +481,7 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     CREATE OR REPLACE TEMP TABLE out_invalid AS
     SELECT DATE ${sqlString(day)} AS day, series AS series_id, rule, count(*)::BIGINT AS records, count(DISTINCT session)::BIGINT AS sessions,
            count(DISTINCT (session, minute))::BIGINT AS minutes_watched
-    FROM excluded GROUP BY series, rule ORDER BY series_id, rule`);
+    FROM ${EXCLUDED} GROUP BY series, rule ORDER BY series_id, rule`);
   // Completion: each session's furthest playhead in each episode, against the catalog's duration.
   // The share is one division of exact integers (the same double on every engine).
   const nullUnlessListed = (expr: string): string => `CASE WHEN c.duration_seconds IS NULL THEN NULL ELSE ${expr} END`;
@@ -505,6 +508,6 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
       daily_peaks: 'out_peaks', daily_series_minutes: 'out_series_minutes', daily_series_viewers: 'out_series_viewers', daily_episode_viewers: 'out_episode_viewers',
       daily_platform_stats: 'out_platforms', daily_country_stats: 'out_countries', daily_device_stats: 'out_devices', daily_invalid_traffic: 'out_invalid',
       daily_episode_completion: 'out_completion' },
-    pings, duplicates, repeats, pingIdRows, windowCost, invalid, excluded: 'excluded',
+    pings, duplicates, repeats, pingIdRows, windowCost, invalid, excluded: EXCLUDED,
   };
 }

@@ -7,6 +7,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, PingIdsFile, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
+import { sibling } from '../../../lib/duckdb-engine.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { logWindowChecked } from '../../ping-window.js';
 import { catalogRuleFor, rollupDay } from './day-rollup.js';
@@ -38,8 +39,24 @@ export class DuckDbRollup implements RollupEngine {
     const rollup = await rollupDay(db, input.day, files, input.outcomes, { ...this.settings, catalogFile: input.catalog?.file ?? null, window });
     if (rollup.windowCost) logWindowChecked(run, input, rollup.pingIdRows, rollup.repeats, rollup.windowCost);
     const outputs: OutputFile[] = [];
-    for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
-    const invalidRejects = Object.values(rollup.invalid).some((n) => n > 0) ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null;
+    // The automated traffic's rejects lines (one thread: gzip) are written on a connection of their
+    // own while the tables are written (none to be had: after them).
+    const anyInvalid = Object.values(rollup.invalid).some((n) => n > 0);
+    const side = anyInvalid ? await sibling(db) : null;
+    let invalidRejects: string | null = null;
+    try {
+      const rejecting = side ? writeInvalidRejects(side, rollup.excluded, input.dir) : null;
+      const writing = (async () => {
+        for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
+      })();
+      // Both are waited for, whatever either does: no query of the day is left running.
+      const [rejected, written] = await Promise.allSettled([rejecting, writing]);
+      if (rejected.status === 'rejected') throw rejected.reason;
+      if (written.status === 'rejected') throw written.reason;
+      invalidRejects = rejected.value ?? (anyInvalid ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null);
+    } finally {
+      side?.closeSync();
+    }
     return { pings: rollup.pings, duplicates: rollup.duplicates, repeats: rollup.repeats, pingIds: window.days > 0 ? { file: window.out, rows: rollup.pingIdRows, keys: window.outKeys } : null,
       invalid: rollup.invalid, outputs: [...outputs, input.runs], invalidRejects, loaded: false };
   }

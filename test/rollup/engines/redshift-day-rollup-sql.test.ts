@@ -132,7 +132,7 @@ describe(`the rollup inside Redshift, on ${PG_NAME}`, () => {
     const want = {} as Record<TableName, Row[]>;
     for (const t of TABLES) want[t] = normalized(await queryRows(c, `SELECT * FROM ${rollup.tables[t]}`));
     // The records left out, each as its rejects line has it.
-    const wantExcluded = normalized(await queryRows(c, invalidTrafficLinesSql('excluded')));
+    const wantExcluded = normalized(await queryRows(c, invalidTrafficLinesSql(rollup.excluded)));
     expect(want.daily_episode_stats.length).toBeGreaterThan(10);
     if (window) expect(want.daily_ingest_audit).toContainEqual(expect.objectContaining({ source: 's3', outcome: 'repeat' }));
     expect(wantExcluded.length).toBe(want.daily_ingest_audit.filter((r) => r.outcome === 'invalid_traffic').reduce((n, r) => n + (r.records as number), 0));
