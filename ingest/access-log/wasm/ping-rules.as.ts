@@ -492,36 +492,53 @@ const TOP_BIT: u64 = 0x8000000000000000;
 /**
  * The ping id's key (staged format 4, ingest/staged-ping.ts STAGED_KEY_COLUMNS): for a canonical
  * UUID (36 bytes, lowercase hex, dashes at 8, 13, 18 and 23), its high and low 64 bits, each top bit
- * flipped; two NULLs for any other id, or none.
+ * flipped; two NULLs for any other id, or none. The 32 digits are read 16 at a time (SIMD): a loop a
+ * character was a fifth of the parse (the small-object day's 445,657 ids: 100 of 480 ms).
  */
 function keyFields(): void {
-  const s = load<i32>(valStart + <usize>(P_PING_ID << 2));
-  if (s < 0 || load<i32>(valEnd + <usize>(P_PING_ID << 2)) - s != 36) {
+  const b = load<i32>(valStart + <usize>(P_PING_ID << 2));
+  if (b < 0 || load<i32>(valEnd + <usize>(P_PING_ID << 2)) - b != 36) {
     noKey();
     return;
   }
-  let hi: u64 = 0, lo: u64 = 0;
-  for (let i = 0; i < 36; i++) {
-    const c = u8at(<usize>(s + i));
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (c != 0x2d) {
-        noKey();
-        return;
-      }
-      continue;
-    }
-    let v: u32;
-    if (c - 0x30 <= 9) v = c - 0x30;
-    else if (c - 0x61 <= 5) v = c - 0x57;
-    else {
-      noKey();
-      return;
-    }
-    if (i < 18) hi = (hi << 4) | <u64>v;
-    else lo = (lo << 4) | <u64>v;
+  const s = <usize>b;
+  if (u8at(s + 8) != 0x2d || u8at(s + 13) != 0x2d || u8at(s + 18) != 0x2d || u8at(s + 23) != 0x2d) {
+    noKey();
+    return;
   }
-  int64Field(<i64>(hi ^ TOP_BIT));
-  int64Field(<i64>(lo ^ TOP_BIT));
+  // Bytes 0-15, 16-31 and 20-35 of the id; the high key's digits are at 0-7, 9-12 and 14-17, the low
+  // key's at 19-22 and 24-35.
+  const a = v128.load(s), m = v128.load(s + 16), z = v128.load(s + 20);
+  const hiDigits = v128.shuffle<u8>(a, m, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17);
+  const loDigits = v128.shuffle<u8>(m, z, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 28, 29, 30, 31);
+  const hi = hexPairs(hiDigits), lo = hexPairs(loDigits);
+  // A lane of 0x100 or more is a character that is no lowercase hex digit.
+  if (!v128.all_true<u16>(i16x8.lt_u(v128.or(hi, lo), i16x8.splat(0x100)))) {
+    noKey();
+    return;
+  }
+  // The bytes in the digits' order, high key's first: each key's 8 bytes, big-endian.
+  const bytes = i8x16.narrow_i16x8_u(hi, lo);
+  int64Field(<i64>(bswap<u64>(i64x2.extract_lane(bytes, 0)) ^ TOP_BIT));
+  int64Field(<i64>(bswap<u64>(i64x2.extract_lane(bytes, 1)) ^ TOP_BIT));
+}
+
+/**
+ * 16 characters, each a lowercase hex digit, as 8 bytes (two digits a byte, the first the high half),
+ * each in a 16-bit lane; a lane of 0x100 or more where either character is not a digit.
+ */
+@inline function hexPairs(c: v128): v128 {
+  const digit = i8x16.sub(c, i8x16.splat(0x30));
+  const letter = i8x16.sub(c, i8x16.splat(0x61));
+  const isDigit = i8x16.le_u(digit, i8x16.splat(9));
+  const isLetter = i8x16.le_u(letter, i8x16.splat(5));
+  // A digit's value, a letter's value, or 0x80 (past a nibble: the pair's lane goes past 0xff) for anything else.
+  const value = v128.bitselect(digit, v128.bitselect(i8x16.add(letter, i8x16.splat(10)), i8x16.splat(<i8>0x80), isLetter), isDigit);
+  // Lane k holds character 2k's value in its low byte and 2k + 1's in its high byte.
+  const high = i16x8.shl(v128.and(value, i16x8.splat(0xff)), 4);
+  const low = i16x8.shr_u(value, 8);
+  // The high digit's value (up to 0x80 << 4) and the low one's (up to 0x80): past 0xff when either is 0x80.
+  return v128.or(high, v128.add<i16>(low, v128.and(low, i16x8.splat(0x80))));
 }
 
 @inline function noKey(): void {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { O_PING, outcomeName, rejectReason } from '../../../ingest/access-log/outcome-codes.js';
-import { parseStagedRow, stagedRow } from '../../../ingest/staged-ping.js';
+import { parseStagedRow, stagedIdKey, stagedRow } from '../../../ingest/staged-ping.js';
 import type { ScannedRecord } from '../../../ingest/access-log/record-reader.js';
 import { CORPUS, scanOne } from '../../support/parse-helpers.js';
 import { PingRules } from './reference/ping-rules.js';
@@ -99,6 +99,28 @@ describe('the WebAssembly ping rules decide exactly as the TypeScript reference'
     // and pings whose id is a canonical UUID (a key in the row's last two fields).
     expect(pings).toBeGreaterThan(1000);
     expect(keyed).toBeGreaterThan(300);
+  });
+
+  // The module reads a UUID's 32 digits 16 at a time: every position is checked, each character a
+  // digit where a dash belongs, a dash where a digit does, or a neighbour of the digits' ranges.
+  it('on ping ids one character off a canonical UUID, at every position', () => {
+    const line = (id: string): Buffer => Buffer.from(`79a5 media [01/Nov/2026:10:20:30 +0000] 192.0.2.3 - R1 REST.GET.OBJECT p.gif "GET /p.gif?x-series=s&x-episode=e&x-session=x&x-ping=${id} HTTP/1.1" 200 - 43 43 7 2 "-" "ua" -`);
+    const ids = ['00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '7fffffff-ffff-ffff-8000-000000000000', '0123abcd-4567-89ef-fedc-ba9876543210'];
+    const base = ids[3]!;
+    for (let at = 0; at < 36; at++) {
+      for (const c of ['-', '0', '9', 'a', 'f', 'g', 'A', 'F', '/', ':', '`', '@', '~', 'é']) {
+        if (c !== base[at]) ids.push(`${base.slice(0, at)}${c}${base.slice(at + 1)}`);
+      }
+    }
+    let keyed = 0;
+    for (const id of ids) {
+      const { wasm, reference } = bothWays(line(id), ['p.gif']);
+      expect(wasm, id).toEqual(reference);
+      expect(wasm.outcome, id).toBe('ping');
+      if (stagedIdKey(id) !== null) keyed++;
+    }
+    // The four canonical ones, and at each digit the other digits of the alphabet (0, 9, a, f): 32 x 3 or 4.
+    expect(keyed).toBeGreaterThan(4 + 32 * 3);
   });
 
   it('on every corpus line', () => {
