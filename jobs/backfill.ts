@@ -100,7 +100,7 @@ export async function runBackfill(config: Config, backends: Backends, opts: Back
       // After a sharded ingest: what the shards staged. Else a range asks for its days (their delivery
       // days are listed if they never were); --stale for none: it lists what the schedule and the
       // window say, and republishes what that staged.
-      const got = opts.noIngest ? await stagedByShards(stage) : await ingest(stage, { ...opts, asked: range ?? [], tables: [...tables.values()], rollsUp: true });
+      const got = opts.noIngest ? await stagedByShards(stage) : await ingest(stage, { ...opts, asked: range ?? [], tables: [...tables.values()] });
       await got.settle();
       // A range from what shards staged: every day of it was asked of them (--stale rolls up only days that were published, so listed).
       if (opts.noIngest && range && !opts.stale) refuseUnlisted(got.listed, range, opts.now ?? new Date());

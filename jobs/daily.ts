@@ -78,7 +78,7 @@ export async function runDailyJob(config: Config, backends: Backends, opts: JobO
       const published = await run.publisher.manifests.read(day);
       if (published?.settings !== settings) await run.work.episodeCatalog(db);
       const ingested = opts.noIngest ? await stagedByShards(stage)
-        : await ingest(stage, { ...opts, asked: [day], tables, rollsUp: true });
+        : await ingest(stage, { ...opts, asked: [day], tables });
       if (opts.noIngest) refuseUnlisted(ingested.listed, [day], opts.now ?? new Date());
       const { batches: _, touched, listed, settle, listedObjects: __, ...read } = ingested;
       Object.assign(summary, read);

@@ -32,7 +32,7 @@ export async function runMonthRollup(config: Config, backends: Backends, opts: M
     withStage({ config, backends, run }, 'month', async (stage) => {
       const closed = run.state.closes.get(month, tz);
       if (closed) throw new ConfigError(`${month}${tz === UTC ? '' : ` (${tz})`} is closed (version ${closed.version}, ${closed.closedAt.slice(0, 10)}): its figures are its statement's (pingroll report --month ${month}${tz === UTC ? '' : ` --tz ${tz}`}); to change them: pingroll close --month ${month}${tz === UTC ? '' : ` --tz ${tz}`} --reopen --reason "..."`);
-      const { settle, ...ingested } = await ingest(stage, { now: opts.now, asked: days, tables: [...tables.values()], rollsUp: true });
+      const { settle, ...ingested } = await ingest(stage, { now: opts.now, asked: days, tables: [...tables.values()] });
       await settle();
       const published = await run.work.withFolder(`month-${month}`, async (dir) => publishMonth(run, month, await rollupMonth(stage, dir, month, tz)));
       return { run: id, ...ingested, ...published };

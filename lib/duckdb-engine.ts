@@ -20,27 +20,20 @@ export const DuckDBInstance = {
 
 /** The engine each connection openEngine made is of: what `sibling` connects to. */
 const engines = new WeakMap<DuckDBConnection, DuckDBApi.DuckDBInstance>();
-/** What a lazy connection answers `sibling` through (its engine is opened first), and `warm`. */
+/** What a lazy connection answers `sibling` through (its engine is opened first). */
 const SIBLING = Symbol('sibling');
-const WARM = Symbol('warm');
 
 /**
  * A connection opened at its first use (`open`), for work that may find nothing to do: a run with
  * nothing new never loads DuckDB. Every method but closeSync waits for the opening; closeSync of one
- * never opened does nothing, and of one being opened (`warm`) closes it once it is.
+ * never opened does nothing.
  */
 export function lazyConnection(open: () => Promise<DuckDBConnection>): DuckDBConnection {
   let opening: Promise<DuckDBConnection> | null = null;
   let opened: DuckDBConnection | null = null;
   return new Proxy({} as DuckDBConnection, {
     get(_target, prop) {
-      if (prop === 'closeSync') return () => (opened ? opened.closeSync() : void opening?.then((c) => c.closeSync(), () => undefined));
-      if (prop === WARM) {
-        return () => {
-          // A failure is the first use's to say.
-          (opening ??= open()).catch(() => undefined);
-        };
-      }
+      if (prop === 'closeSync') return () => opened?.closeSync();
       if (prop === SIBLING) {
         return async () => {
           opened ??= await (opening ??= open());
@@ -85,23 +78,12 @@ export async function openEngine(opts: EngineOptions): Promise<DuckDBConnection>
   return connection;
 }
 
-
 /**
  * Another connection to the engine `db` is of, for a query to run while `db` runs another (DuckDB
  * runs one at a time a connection): it sees the engine's tables and attached databases, not `db`'s
  * TEMP tables. Null for a connection openEngine did not make (a caller then runs both on `db`, one
  * after the other). The caller closes it.
  */
-/**
- * Starts opening a lazy connection's engine (loading DuckDB takes the run's thread a tenth of a
- * second), for a caller that knows it will be used and has a moment to spare: the ingest, once its
- * parsing is done and its last rows are being made Parquet in their thread. Nothing for another connection.
- */
-export function warm(db: DuckDBConnection): void {
-  const lazy = (db as unknown as Record<symbol, unknown>)[WARM];
-  if (typeof lazy === 'function') (lazy as () => void)();
-}
-
 export async function sibling(db: DuckDBConnection): Promise<DuckDBConnection | null> {
   const lazy = (db as unknown as Record<symbol, unknown>)[SIBLING];
   if (typeof lazy === 'function') return (lazy as () => Promise<DuckDBConnection | null>)();

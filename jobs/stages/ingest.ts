@@ -15,7 +15,6 @@ import { QUARANTINE_KEY } from '../../datasets/layout.js';
 import { ConfigError } from '../../infra/config.js';
 import { UNDATED } from '../../ingest/ping-record.js';
 import { publishUndated, sayUndated } from './undated.js';
-import { warm } from '../../lib/duckdb-engine.js';
 
 export interface IngestSummary {
   parsedObjects: number;
@@ -59,8 +58,6 @@ export interface IngestAsk {
   stagingPartBytes?: number | undefined;
   /** Log objects per batch at most; tests make it small. */
   batchObjects?: number | undefined;
-  /** The job rolls up what it ingests: DuckDB is loaded while the last rows are staged (lib/duckdb-engine.ts warm). */
-  rollsUp?: boolean | undefined;
 }
 
 /** Parses every new log object, then reads the tables that need it. */
@@ -73,10 +70,7 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
     source: backends.logs, store: backends.store, ledger, writer: run.writer, quarantine, shard,
     pingKeys: config.pingKeys, privacy: config.privacy, geoipDb: config.geoipDb, engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
-    onParsed: (objects, records) => {
-      log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' });
-      if (ask.rollsUp) warm(db);
-    },
+    onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     listing: { marginMs: config.listMarginMs, schedule: config.schedule, asked: ask.asked, nowMs: now.getTime(), force: ask.listInFull },
     onUnreadable: (key, reason) => log.warn('object.unreadable', { key, reason, quarantine: `${backends.store.url}${QUARANTINE_KEY}` }),
   });

@@ -1,10 +1,10 @@
 /**
- * The run's DuckDB engine (lib/duckdb-engine.ts): a connection opened at its first use, opened ahead
- * when warmed, and a second connection to its engine for work that runs beside a query.
+ * The run's DuckDB engine (lib/duckdb-engine.ts): a connection opened at its first use, and a second
+ * connection to its engine for work that runs beside a query.
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, lazyConnection, openEngine, queryRows, sibling, warm } from '../../lib/duckdb-engine.js';
+import { DuckDBInstance, lazyConnection, openEngine, queryRows, sibling } from '../../lib/duckdb-engine.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rm, tempDir } from '../support/job-fixture.js';
 
@@ -23,29 +23,17 @@ function counted(): { db: DuckDBConnection; opened: DuckDBConnection[] } {
 }
 
 describe('a lazy connection', () => {
-  it('is opened at its first use, once; warmed, it is opened then, and its first use takes that opening', async () => {
+  it('is opened at its first use, once; never used, never', async () => {
     const never = counted();
     never.db.closeSync();
     expect(never.opened).toHaveLength(0);
 
     const { db, opened } = counted();
-    warm(db);
-    warm(db);
-    // Opened without a use.
-    await expect.poll(() => opened.length).toBe(1);
+    expect(opened).toHaveLength(0);
     expect(await queryRows<{ n: number }>(db, 'SELECT 42 AS n')).toEqual([{ n: 42 }]);
     expect(await queryRows<{ n: number }>(db, 'SELECT 43 AS n')).toEqual([{ n: 43 }]);
     expect(opened).toHaveLength(1);
     db.closeSync();
-  });
-
-  it('closed while a warm opening is under way, is closed once it has opened', async () => {
-    const { db, opened } = counted();
-    warm(db);
-    db.closeSync();
-    await expect.poll(() => opened.length).toBe(1);
-    // Closed: DuckDB refuses a query on it.
-    await expect.poll(async () => opened[0]!.run('SELECT 1').then(() => 'open', () => 'closed')).toBe('closed');
   });
 });
 
