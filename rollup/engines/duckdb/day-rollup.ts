@@ -193,24 +193,76 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
   // The day's survivors (those with an id: dayIdWhere).
   const dayIdFrom = `${human} AS s ANTI JOIN losers USING (rowid)`, dayIdWhere = `${inDay} AND ping_id IS NOT NULL`;
   // The check's tables are in a database of the engine's own (SHARED): the check runs on a connection
-  // of its own while this one groups the survivors (below), and a TEMP table is one connection's.
+  // of its own while this one judges the survivors (below), and a TEMP table is one connection's.
   await engine.run(`ATTACH IF NOT EXISTS ':memory:' AS ${SHARED}`);
   await engine.run(`CREATE OR REPLACE TABLE ${REPEAT_ROWS} (rowid BIGINT)`);
-  // The survivors by session and 64-minute block (session_blocks): made while the window is checked,
-  // the repeats not yet known; made again without them when the check finds any (a day's repeats are
-  // few, and most days have none).
-  const blocksSql = (withoutRepeats: boolean): string => `
-    CREATE OR REPLACE TEMP TABLE session_blocks AS
-    SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
-           ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
-           ${minuteOfDay} // 64 AS block,
-           count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
-           bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
-    FROM ${human} AS s ANTI JOIN losers USING (rowid)${withoutRepeats ? ' ANTI JOIN repeats USING (rowid)' : ''}
-    ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
-    WHERE ${inDay}
-    GROUP BY source, series, episode, session, user_id, ${dims}, block`;
-  let blocksMade = false;
+  // The repeats (none yet: the check finds them, below) and what is judged of the survivors without
+  // them: `judge` groups them by session and 64-minute block of the day (session_blocks), finds the
+  // automated traffic among them and leaves it out. It runs while the window is checked, and again
+  // without the repeats when the check finds any (a day's repeats are few, and most days have none).
+  await engine.run('CREATE OR REPLACE TEMP TABLE repeats AS SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0');
+  const judge = async (): Promise<void> => {
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE session_blocks AS
+      SELECT source, series, episode, session, user_id, ${platformSql('platform', opts.platforms)} AS platform,
+             ${AUDIENCE_SQL.country} AS country, ${AUDIENCE_SQL.os} AS os, ${AUDIENCE_SQL.device_type} AS device_type, ${AUDIENCE_SQL.browser} AS browser,
+             ${minuteOfDay} // 64 AS block,
+             count(*) AS pings, min(event_ms) AS first_ms, max(event_ms) AS last_ms,
+             bit_or(1::UBIGINT << (${minuteOfDay} % 64)::UBIGINT) AS minutes${catalog ? ', max(pos) FILTER (WHERE pos <= c.duration_seconds) AS furthest' : ''}
+      FROM ${human} AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
+      ${catalog ? `LEFT JOIN ${catalog} c ON c.series_id = s.series AND c.episode_id = s.episode` : ''}
+      WHERE ${inDay}
+      GROUP BY source, series, episode, session, user_id, ${dims}, block`);
+    // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE), from each
+    // session's 64-minute blocks: a block with more than MAX pings a minute watched has such a minute;
+    // a block with fewer than MAX more pings than minutes has none. Only a session with a block in
+    // between (none, on a day of players or of bots that loop fast) has its minutes counted one by one:
+    // its surviving records (those not among the losers), by minute.
+    const MAX = MAX_PINGS_PER_SESSION_MINUTE;
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE rate_blocks AS
+      SELECT session, bool_or(sum(pings) > ${MAX} * bit_count(bit_or(minutes))::BIGINT) OVER (PARTITION BY session) AS caught FROM session_blocks
+      GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX}`);
+    // One read of the staged rows for everything automated traffic needs: the records a rule caught on
+    // their own, and every record of a session the blocks caught or left undecided (duplicates
+    // included), each with its staged columns (its rejects line, if it is left out). When the blocks
+    // hold no session (a day of players, and of bots a rule names), the read asks only for a rule: a
+    // filter of one column, which DuckDB applies as it reads, reading the other columns only for the
+    // rows it keeps; asked with the sessions too, it reads every column of every row first (a 20M-ping
+    // day of players: 6.5-9.3 ms against 896 ms; docs/benchmarks.md, *The rollup's statements*).
+    const rateSessions = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_blocks'))[0]!.n);
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE suspect AS
+      SELECT record_rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, ${minuteOfDay} AS minute, rowid
+      FROM ${files} WHERE ${inDay} AND ${rateSessions > 0 ? '(record_rule IS NOT NULL OR session IN (SELECT session FROM rate_blocks))' : 'record_rule IS NOT NULL'}`);
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE caught_sessions AS
+      SELECT DISTINCT session FROM rate_blocks WHERE caught
+      UNION
+      SELECT DISTINCT session FROM (
+        SELECT session FROM suspect AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
+        WHERE record_rule IS NULL AND session IN (SELECT session FROM rate_blocks WHERE NOT caught)
+        GROUP BY session, minute HAVING count(*) > ${MAX})`);
+    // The day's staged records by source, without another read: each is a record a rule caught on its
+    // own (in suspect), a losing duplicate, or a survivor counted in session_blocks (its caught sessions
+    // not yet removed).
+    await engine.run(`
+      CREATE OR REPLACE TEMP TABLE staged_count AS
+      SELECT source, sum(n)::BIGINT AS records FROM (
+        SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source
+        UNION ALL SELECT source, count(*) AS n FROM losers GROUP BY source
+        UNION ALL SELECT source, count(*) AS n FROM repeats GROUP BY source
+        UNION ALL SELECT source, count(*) AS n FROM suspect WHERE record_rule IS NOT NULL GROUP BY source)
+      GROUP BY source`);
+    // Every record left out as automated traffic, duplicates included, with its rule and its staged
+    // columns; then the caught sessions' blocks go, so that no table below counts them.
+    await engine.run(`
+      CREATE OR REPLACE TABLE ${EXCLUDED} AS
+      SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, minute
+      FROM suspect WHERE record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions)`);
+    await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
+  };
+  let judged = false;
   if (window) {
     // Each id that is a UUID as its key (as staged: ping-keys.ts stagedKeysSql), the others (few:
     // players send UUIDs) with their text apart. No session or source: a row's strings are most of
@@ -228,77 +280,27 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // A survivor counted on a day of a closed month stays counted (contract §9): an open day's record
     // with its id, at most W days before it, is the repeat. The check: window-check.ts. Most of it is
     // JavaScript (the keys' sort and merge) while DuckDB's threads would wait: on a connection of its
-    // own, the survivors are grouped meanwhile (the small-object day: see docs/benchmarks.md).
+    // own, the survivors are judged meanwhile (the small-object day: see docs/benchmarks.md).
     const side = await sibling(engine);
     try {
       const check = checkWindow(side ?? engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
-      const blocks = side ? engine.run(blocksSql(false)) : null;
+      const judging = side ? judge() : null;
       // Both are waited for, whatever either does: no query of this day is left running.
-      const [checked, grouped] = await Promise.allSettled([check, blocks]);
+      const [checked, judgedMeanwhile] = await Promise.allSettled([check, judging]);
       if (checked.status === 'rejected') throw checked.reason;
-      if (grouped.status === 'rejected') throw grouped.reason;
+      if (judgedMeanwhile.status === 'rejected') throw judgedMeanwhile.reason;
       passes = checked.value.passes;
       dayKeys = checked.value.keys;
-      blocksMade = blocks !== null;
+      judged = judging !== null;
     } finally {
       side?.closeSync();
     }
   }
   // The repeats' sources and sessions, read for them (a read of two columns of the staged rows: 1.3-1.9 s for the busy day).
   const found = window !== null && Number((await queryRows<{ n: bigint }>(engine, `SELECT count(*) AS n FROM ${REPEAT_ROWS}`))[0]!.n) > 0;
-  await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS ${found
-    ? `SELECT rowid, source, session FROM ${stagedSql} SEMI JOIN ${REPEAT_ROWS} USING (rowid)`
-    : 'SELECT rowid, source, NULL::VARCHAR AS session FROM losers LIMIT 0'}`);
+  if (found) await engine.run(`CREATE OR REPLACE TEMP TABLE repeats AS SELECT rowid, source, session FROM ${stagedSql} SEMI JOIN ${REPEAT_ROWS} USING (rowid)`);
   const checkMs = performance.now() - checkStart;
-  if (!blocksMade || found) await engine.run(blocksSql(true));
-  // Sessions that sent more pings in one minute than a player does (SESSION_RATE_RULE), from each
-  // session's 64-minute blocks: a block with more than MAX pings a minute watched has such a minute;
-  // a block with fewer than MAX more pings than minutes has none. Only a session with a block in
-  // between (none, on a day of players or of bots that loop fast) has its minutes counted one by one:
-  // its surviving records (those not among the losers), by minute.
-  const MAX = MAX_PINGS_PER_SESSION_MINUTE;
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE rate_blocks AS
-    SELECT session, bool_or(sum(pings) > ${MAX} * bit_count(bit_or(minutes))::BIGINT) OVER (PARTITION BY session) AS caught FROM session_blocks
-    GROUP BY session, block HAVING sum(pings) >= bit_count(bit_or(minutes)) + ${MAX}`);
-  // One read of the staged rows for everything automated traffic needs: the records a rule caught on
-  // their own, and every record of a session the blocks caught or left undecided (duplicates
-  // included), each with its staged columns (its rejects line, if it is left out). When the blocks
-  // hold no session (a day of players, and of bots a rule names), the read asks only for a rule: a
-  // filter of one column, which DuckDB applies as it reads, reading the other columns only for the
-  // rows it keeps; asked with the sessions too, it reads every column of every row first (a 20M-ping
-  // day of players: 6.5-9.3 ms against 896 ms; docs/benchmarks.md, *The rollup's statements*).
-  const rateSessions = Number((await queryRows<{ n: bigint }>(engine, 'SELECT count(*) AS n FROM rate_blocks'))[0]!.n);
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE suspect AS
-    SELECT record_rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, ${minuteOfDay} AS minute, rowid
-    FROM ${files} WHERE ${inDay} AND ${rateSessions > 0 ? '(record_rule IS NOT NULL OR session IN (SELECT session FROM rate_blocks))' : 'record_rule IS NOT NULL'}`);
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE caught_sessions AS
-    SELECT DISTINCT session FROM rate_blocks WHERE caught
-    UNION
-    SELECT DISTINCT session FROM (
-      SELECT session FROM suspect AS s ANTI JOIN losers USING (rowid) ANTI JOIN repeats USING (rowid)
-      WHERE record_rule IS NULL AND session IN (SELECT session FROM rate_blocks WHERE NOT caught)
-      GROUP BY session, minute HAVING count(*) > ${MAX})`);
-  // The day's staged records by source, without another read: each is a record a rule caught on its
-  // own (in suspect), a losing duplicate, or a survivor counted in session_blocks (its caught sessions
-  // not yet removed).
-  await engine.run(`
-    CREATE OR REPLACE TEMP TABLE staged_count AS
-    SELECT source, sum(n)::BIGINT AS records FROM (
-      SELECT source, sum(pings) AS n FROM session_blocks GROUP BY source
-      UNION ALL SELECT source, count(*) AS n FROM losers GROUP BY source
-      UNION ALL SELECT source, count(*) AS n FROM repeats GROUP BY source
-      UNION ALL SELECT source, count(*) AS n FROM suspect WHERE record_rule IS NOT NULL GROUP BY source)
-    GROUP BY source`);
-  // Every record left out as automated traffic, duplicates included, with its rule and its staged
-  // columns; then the caught sessions' blocks go, so that no table below counts them.
-  await engine.run(`
-    CREATE OR REPLACE TABLE ${EXCLUDED} AS
-    SELECT coalesce(record_rule, ${sqlString(SESSION_RATE_RULE)}) AS rule, ${EXCLUDED_STAGED_COLUMNS.join(', ')}, minute
-    FROM suspect WHERE record_rule IS NOT NULL OR session IN (SELECT session FROM caught_sessions)`);
-  await engine.run('DELETE FROM session_blocks WHERE session IN (SELECT session FROM caught_sessions)');
+  if (!judged || found) await judge();
   // Sessions and minutes watched over `by`: a session's minutes are the bits set in any of its blocks.
   const sessions = (by: string): string => `SELECT ${by}, count(*) AS sessions, sum(minutes) AS minutes FROM (
       SELECT ${by}, session, sum(bit_count(minutes)) AS minutes FROM (
