@@ -13,6 +13,7 @@
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAYS, PARSED, SEALS, STAGING } from '../../../datasets/layout.js';
+import { allEnded } from '../../../lib/all-ended.js';
 import { queryRows, sibling, sqlString } from '../../../lib/duckdb-engine.js';
 import { DAY_MS, dayStartMs } from '../../../lib/utc-day.js';
 import { NO_STAGED_ROWS } from '../../../ingest/staged-ping.js';
@@ -283,15 +284,14 @@ export async function rollupDay(engine: DuckDBConnection, day: string, stagedFil
     // own, the survivors are judged meanwhile (the small-object day: see docs/benchmarks.md).
     const side = await sibling(engine);
     try {
-      const check = checkWindow(side ?? engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys });
-      const judging = side ? judge() : null;
       // Both are waited for, whatever either does: no query of this day is left running.
-      const [checked, judgedMeanwhile] = await Promise.allSettled([check, judging]);
-      if (checked.status === 'rejected') throw checked.reason;
-      if (judgedMeanwhile.status === 'rejected') throw judgedMeanwhile.reason;
-      passes = checked.value.passes;
-      dayKeys = checked.value.keys;
-      judged = judging !== null;
+      const [checked] = await allEnded([
+        () => checkWindow(side ?? engine, { dayStart, W, history: window.history, closedAfter: window.closedAfter, passIds: window.passIds ?? WINDOW_PASS_IDS, dir: window.dir, keptPath: checkedKeys }),
+        ...(side ? [async () => { await judge(); return null; }] : []),
+      ], 2);
+      passes = checked!.passes;
+      dayKeys = checked!.keys;
+      judged = side !== null;
     } finally {
       side?.closeSync();
     }

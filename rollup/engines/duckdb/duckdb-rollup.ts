@@ -7,6 +7,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { AdjustedDay, DayAdjustment, DayInput, IssuedStatement, MonthDay, PingIdsFile, RollupEngine, RolledUpDay, RolledUpMonth, RunContext, StagedFile, StatementAsk, TooLateAsk } from '../../engine.js';
 import type { EpisodeCatalog } from '../../episode-catalog.js';
 import { MONTH_TABLE, writeParquet, type OutputFile } from '../../output-file.js';
+import { allEnded } from '../../../lib/all-ended.js';
 import { sibling } from '../../../lib/duckdb-engine.js';
 import { TABLES, type RollupSettings } from '../../rules.js';
 import { logWindowChecked } from '../../ping-window.js';
@@ -43,17 +44,15 @@ export class DuckDbRollup implements RollupEngine {
     // own while the tables are written (none to be had: after them).
     const anyInvalid = Object.values(rollup.invalid).some((n) => n > 0);
     const side = anyInvalid ? await sibling(db) : null;
-    let invalidRejects: string | null = null;
+    let invalidRejects: string | null;
     try {
-      const rejecting = side ? writeInvalidRejects(side, rollup.excluded, input.dir) : null;
-      const writing = (async () => {
-        for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
-      })();
-      // Both are waited for, whatever either does: no query of the day is left running.
-      const [rejected, written] = await Promise.allSettled([rejecting, writing]);
-      if (rejected.status === 'rejected') throw rejected.reason;
-      if (written.status === 'rejected') throw written.reason;
-      invalidRejects = rejected.value ?? (anyInvalid ? await writeInvalidRejects(db, rollup.excluded, input.dir) : null);
+      [, invalidRejects = null] = await allEnded<string | null>([
+        async () => {
+          for (const table of TABLES) outputs.push(await writeParquet(db, `SELECT * FROM ${rollup.tables[table]}`, table, input.day, input.dir));
+          return null;
+        },
+        async () => (anyInvalid ? writeInvalidRejects(side ?? db, rollup.excluded, input.dir) : null),
+      ], side ? 2 : 1);
     } finally {
       side?.closeSync();
     }
