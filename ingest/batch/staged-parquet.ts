@@ -62,7 +62,8 @@ interface Chunk { column: number; encodings: number[]; start: number; dictionary
 /** Where things lie in the module's memory, past its own first page. */
 interface Layout { kinds: number; count: number; table: number; firstRow: number; index: number; starts: number; days: number; sorted: number; columns: number; stride: number; page: number; packed: number; rows: number; end: number }
 
-function layout(): Layout {
+/** The module's memory past its first page; `snappyBound`: the most a page's bytes compress to (the module's own bound). */
+function layout(snappyBound: (n: number) => number): Layout {
   let end = 1 << 16;
   const take = (bytes: number): number => {
     const at = end;
@@ -74,8 +75,8 @@ function layout(): Layout {
     kinds: take(STAGED_ROW_KINDS.length), count: take(8), table: take(tablePlaces(STAGED_ROW_GROUP_ROWS) * 4), firstRow: take(STAGED_ROW_GROUP_ROWS * 4), index: take(STAGED_ROW_GROUP_ROWS * 4),
     starts: take(ROWS_A_READ * 4), days: take(ROWS_A_READ * 4), sorted: take(ROWS_A_READ * 4), columns: take(stride * STAGED_FILE_COLUMNS.length), stride,
     // A page: at most a read's bytes of values, with their lengths and the definition levels; then
-    // the same compressed (Snappy's bound: 32 bytes and a sixth more).
-    page: take(PAGE_BYTES), packed: take(32 + PAGE_BYTES + Math.ceil(PAGE_BYTES / 6)),
+    // the same compressed.
+    page: take(PAGE_BYTES), packed: take(snappyBound(PAGE_BYTES)),
     // The rows last, with room for a 16-byte copy's overrun.
     rows: take(READ_BYTES + 64), end: 0,
   };
@@ -106,12 +107,13 @@ interface ColumnsExports {
   leastValue(): bigint;
   greatestValue(): bigint;
   snappyCompress(src: number, n: number, dst: number): number;
+  snappyBound(n: number): number;
 }
 
 /** Writes staged files from part files of staged rows; one writer at a time uses its module. */
 export class StagedParquetWriter {
   private readonly x: ColumnsExports;
-  private readonly l = layout();
+  private readonly l: Layout;
   private readonly mem: Uint8Array;
   private readonly i32: Int32Array;
   private readonly codec: number;
@@ -124,6 +126,7 @@ export class StagedParquetWriter {
     if (!(codec in CODEC)) throw new Error(`staged files are written Snappy or uncompressed, not ${codec}: a bug in pingroll`);
     this.codec = CODEC[codec as keyof typeof CODEC];
     this.x = moduleInstance().exports as unknown as ColumnsExports;
+    this.l = layout(this.x.snappyBound);
     const pages = Math.ceil(this.l.end / 65_536) - this.x.memory.buffer.byteLength / 65_536;
     if (pages > 0) this.x.memory.grow(pages);
     this.mem = new Uint8Array(this.x.memory.buffer);
