@@ -1,6 +1,7 @@
 /**
  * A part file of staged rows: appends go through a 4 MB buffer to the file in large synchronous
- * writes (rows come from the scanner by the thousand; the file is read by DuckDB once complete).
+ * writes (rows come from the scanner by the thousand; the staged writer reads the file once complete:
+ * staged-parquet.ts).
  */
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 
