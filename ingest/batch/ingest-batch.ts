@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '../../state/object-store/object-store.js';
 import { dayInObjectName, type ObjectRef, type ObjectSource } from '../object-source/object-source.js';
 import { DaySpool, PART_BYTES } from './day-spool.js';
@@ -33,7 +32,6 @@ export interface IngestOptions {
   privacy?: Privacy;
   /** The IP-to-country database each ping's country is looked up in (PINGROLL_GEOIP_DB, contract §10); the shipped one when not given. */
   geoipDb?: string | null;
-  engine: DuckDBConnection;
   /** Remote objects fetched at once, at most (the read budget bounds them too). */
   concurrency: number;
   /** Parsing threads: 0 parses in the run's own thread; `auto` one per core for a batch large enough. */
@@ -260,8 +258,10 @@ async function parseBatch(opts: IngestOptions, todo: BoundRef[]): Promise<{ comm
  * - 4 cores or more: one per core but the one the run's thread and DuckDB share, unless the batch is
  *   so small that starting them costs more than they save.
  * - 2 or 3 cores: one per core for a batch of FEW_CORES_THREADS_FROM_BYTES or more, else none. A
- *   smaller day parses fastest in the run's own thread, with DuckDB's conversions on the other core
- *   (the small-object day, 0.3 GB: 2 threads 1.07x its time; 2.2 GB: 1.01x). A larger one outgrows
+ *   smaller day parses fastest in the run's own thread, its staged files written on the other core
+ *   (measured when DuckDB wrote them: the small-object day, 0.3 GB: 2 threads 1.07x its time; 2.2 GB:
+ *   1.01x; since pingroll writes them, that day with 1 and 2 threads is still slower: docs/benchmarks.md,
+ *   *Parsing threads*). A larger one outgrows
  *   that balance: 6.6 GB, 0.94x; the 50M-ping busy day, 34 GB in two batches, 0.85x (docs/benchmarks.md,
  *   *Parsing threads*).
  * - 1 core: none.

@@ -68,7 +68,7 @@ export async function ingest(stage: Stage, ask: IngestAsk): Promise<Ingested> {
   const now = ask.now ?? new Date();
   const batch = await ingestNewObjects({
     source: backends.logs, store: backends.store, ledger, writer: run.writer, quarantine, shard,
-    pingKeys: config.pingKeys, privacy: config.privacy, geoipDb: config.geoipDb, engine: db, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
+    pingKeys: config.pingKeys, privacy: config.privacy, geoipDb: config.geoipDb, concurrency: config.concurrency, parseThreads: config.parseThreads, partBytes: ask.stagingPartBytes, batchObjects: ask.batchObjects,
     onProgress: (done, total, records) => log.progress('ingest.progress', `parsing log objects ${done}/${total}, ${records} records`, { done, total, records }),
     onParsed: (objects, records) => log.info('ingest.staging', { objects, records, hint: 'staging the parsed rows as Parquet by day' }),
     listing: { marginMs: config.listMarginMs, schedule: config.schedule, asked: ask.asked, nowMs: now.getTime(), force: ask.listInFull },
