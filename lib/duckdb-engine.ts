@@ -31,20 +31,16 @@ const SIBLING = Symbol('sibling');
 export function lazyConnection(open: () => Promise<DuckDBConnection>): DuckDBConnection {
   let opening: Promise<DuckDBConnection> | null = null;
   let opened: DuckDBConnection | null = null;
+  const connection = async (): Promise<DuckDBConnection> => (opened ??= await (opening ??= open()));
   return new Proxy({} as DuckDBConnection, {
     get(_target, prop) {
       if (prop === 'closeSync') return () => opened?.closeSync();
-      if (prop === SIBLING) {
-        return async () => {
-          opened ??= await (opening ??= open());
-          return sibling(opened);
-        };
-      }
+      if (prop === SIBLING) return async () => sibling(await connection());
       // Not a promise (await and Promise.resolve look for `then`).
       if (prop === 'then') return undefined;
       return async (...args: unknown[]) => {
-        opened ??= await (opening ??= open());
-        return (opened[prop as keyof DuckDBConnection] as (...a: unknown[]) => unknown).apply(opened, args);
+        const c = await connection();
+        return (c[prop as keyof DuckDBConnection] as (...a: unknown[]) => unknown).apply(c, args);
       };
     },
   });
