@@ -260,10 +260,9 @@ async function parseBatch(opts: IngestOptions, todo: BoundRef[]): Promise<{ comm
  * - 2 or 3 cores: one per core for a batch of FEW_CORES_THREADS_FROM_BYTES or more, else none. A
  *   smaller day parses fastest in the run's own thread, its staged files written on the other core
  *   (measured when DuckDB wrote them: the small-object day, 0.3 GB: 2 threads 1.07x its time; 2.2 GB:
- *   1.01x; since pingroll writes them, that day with 1 and 2 threads is still slower: docs/benchmarks.md,
- *   *Parsing threads*). A larger one outgrows
- *   that balance: 6.6 GB, 0.94x; the 50M-ping busy day, 34 GB in two batches, 0.85x (docs/benchmarks.md,
- *   *Parsing threads*).
+ *   1.01x; since pingroll writes them, that day with 1 and 2 threads is still slower). A larger one
+ *   outgrows that balance: 6.6 GB, 0.94x; the 50M-ping busy day, 34 GB in two batches, 0.85x (all in
+ *   docs/benchmarks.md, *Parsing threads*).
  * - 1 core: none.
  */
 export function autoThreads(bytes: number, cores = availableParallelism()): number {
