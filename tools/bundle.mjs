@@ -1,6 +1,7 @@
 // Links tsc's output into CommonJS files in dist/bundle/ (`make build`, after tsc): program.cjs,
 // the command line (cli/program.ts), parse-worker.cjs, the parsing thread, keys-merge-worker.cjs,
-// the window check's second thread, and staged-writer-worker.cjs, the staged files' writer. Why one CommonJS file
+// the window check's second thread, staged-writer-worker.cjs, the staged files' writer, and
+// duckdb-api.cjs, DuckDB's JavaScript API (LINKED, below). Why one CommonJS file
 // (issue #42, a run with nothing to do: docs/benchmarks.md):
 // - Node's CommonJS loader reads and compiles a file at once, where its ES module loader resolved,
 //   read (through the thread pool) and linked the 40-odd chunks a split ES module bundle needed;
@@ -37,6 +38,19 @@ const common = {
   define: { 'import.meta.url': '__pingrollFileUrl' },
   banner: { js: "const __pingrollFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [{
+    name: 'linked-packages-loaded-with-the-cache',
+    setup(b) {
+      // The loader bin/pingroll.js itself uses, not a copy linked in.
+      b.onResolve({ filter: /^\.\.\/\.\.\/bin\/load-program\.js$/ }, (args) => ({ path: args.path, external: true }));
+      b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
+        const text = await readFile(args.path, 'utf8');
+        if (!text.includes('createRequire(import.meta.url)(')) return undefined;
+        return { loader: 'js', contents: text.replace(/createRequire\(import\.meta\.url\)\('([^']+)'\)/g, (call, name) => (LINKED[name]
+          ? `require('../../bin/load-program.js').loadProgram(require('node:path').join(__dirname, ${JSON.stringify(LINKED[name].file)}), { kind: 'linked' })`
+          : call)) };
+      });
+    },
+  }, {
     name: 'packages-external-but-inlined',
     setup(b) {
       b.onResolve({ filter: /^[^./]/ }, (args) => {
@@ -47,10 +61,28 @@ const common = {
   }],
 };
 
+/**
+ * Packages a command loads only when it gets that far, linked into files of their own (`name.cjs`), each
+ * loaded at its first use with V8's code cache as the program is (bin/load-program.js): DuckDB's
+ * JavaScript API is 181 CommonJS files, which Node resolved, read and compiled one by one on every
+ * run that rolls up (about 45 ms of the run's thread on Node 20, between the ingest and the rollup's
+ * first statement), and which a run with nothing to do never loads. In the program, where the sources
+ * load the package at its first use (`createRequire(import.meta.url)('name')`, which esbuild does not
+ * follow), that call loads the linked file instead; its native bindings stay in node_modules.
+ */
+const LINKED = { '@duckdb/node-api': { file: 'duckdb-api.cjs', external: ['@duckdb/node-bindings'] } };
+
 const outputs = { 'dist/cli/program.js': 'dist/bundle/program.cjs', 'dist/ingest/batch/parse-worker.js': 'dist/bundle/parse-worker.cjs',
   'dist/rollup/engines/duckdb/keys-merge-worker.js': 'dist/bundle/keys-merge-worker.cjs', 'dist/ingest/batch/staged-writer-worker.js': 'dist/bundle/staged-writer-worker.cjs' };
-await Promise.all(Object.entries(outputs).map(async ([entry, outfile]) => {
-  await build({ ...common, entryPoints: [entry], outfile });
+const builds = [
+  ...Object.entries(outputs).map(([entry, outfile]) => ({ ...common, entryPoints: [entry], outfile })),
+  ...Object.entries(LINKED).map(([name, { file, external }]) => ({
+    bundle: true, platform: 'node', format: 'cjs', logLevel: 'warning', supported: { 'dynamic-import': false }, entryPoints: [name], outfile: `dist/bundle/${file}`, external,
+  })),
+];
+await Promise.all(builds.map(async (options) => {
+  const { outfile } = options;
+  await build(options);
   // ASCII throughout, so that bin/load-program.js reads the file as Latin-1 (1.7 ms where decoding it
   // as UTF-8 took 3 of a run with nothing to do) and V8 keeps it one byte a character. esbuild escapes
   // what it can (its `charset`); what it leaves in comments is escaped here, each UTF-16 unit a

@@ -138,7 +138,7 @@ describe('loading the program with a code cache', () => {
 
 describe('the linked program', () => {
   it('has no import() (code V8 reads from a cache could not run it), and is ASCII (read without decoding)', () => {
-    for (const name of ['program.cjs', 'parse-worker.cjs', 'keys-merge-worker.cjs']) {
+    for (const name of ['program.cjs', 'parse-worker.cjs', 'keys-merge-worker.cjs', 'duckdb-api.cjs']) {
       const bytes = readFileSync(join(import.meta.dirname, '../../dist/bundle', name));
       const source = bytes.toString('utf8');
       expect(source.length).toBeGreaterThan(name === 'keys-merge-worker.cjs' ? 2_000 : 10_000);
