@@ -63,7 +63,7 @@ export interface ParseTask {
   key: string;
   day: string | null;
   file?: string;
-  /** The log directory's real path (ObjectSource.localRoot): `file`, opened, must lie under it. */
+  /** The log directory's real path (ObjectSource.localRoot): `file`, opened, must lie under it (checked when its key names a folder). */
   within?: string;
   /** The file's size as listed: a read that ends short at that size is its end (no read more to see it). */
   size?: number;
@@ -228,7 +228,9 @@ export class ObjectParser {
     const rowsBefore = this.part?.size ?? 0;
     const rejectsBefore = this.rejects?.size ?? 0;
     try {
-      if (task.file !== undefined) this.readFile(task.file, task.size, task.within);
+      // A key with no folder in it has no folder on the way to turn into a link: O_NOFOLLOW guards its
+      // one name, and its path is not looked up again (2,001 files: about 20 ms of the run's thread).
+      if (task.file !== undefined) this.readFile(task.file, task.size, task.key.includes('/') ? task.within : undefined);
       else this.readBytes(task.bytes!);
       reader.finish();
     } catch (err) {
@@ -299,7 +301,7 @@ export class ObjectParser {
     try {
       // O_NOFOLLOW guards the name's last part only: a folder on the way made a link since the listing
       // (or since a quarantined key, retried by its name, was listed) would lead out. The file opened
-      // is checked where it is (about 4 µs an object).
+      // through a folder (`within` given) is checked where it is (about 10 µs an object).
       if (within !== undefined) {
         const at = openedPath(fd, path);
         if (!at.startsWith(within.endsWith(sep) ? within : within + sep)) throw new Unreadable(`its path leads out of the log directory through a link, to ${at}: pingroll reads only regular files under it, and follows no link`);
