@@ -62,7 +62,7 @@ const common = {
 };
 
 /**
- * Packages a command loads only when it gets that far, linked into files of their own (`name.cjs`), each
+ * Packages a command loads only when it gets that far, linked into files of their own (`file`), each
  * loaded at its first use with V8's code cache as the program is (bin/load-program.js): DuckDB's
  * JavaScript API is 181 CommonJS files, which Node resolved, read and compiled one by one on every
  * run that rolls up (about 45 ms of the run's thread on Node 20, between the ingest and the rollup's
