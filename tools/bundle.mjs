@@ -10,8 +10,9 @@
 //   rollup does not load the report's charts or the AWS SDK for a directory of logs.
 // Packages stay in node_modules, except the few small pure-JS ones every run loads before it can
 // decide anything (INLINED): linked in, Node does not resolve each package and read its package.json,
-// nor scan CommonJS source for its exports. A package not named here is never linked in (the AWS
-// SDK, DuckDB's native bindings, the MMDB reader...): a new dependency stays in node_modules.
+// nor scan CommonJS source for its exports. A package not named here is never linked into the
+// program (the AWS SDK, DuckDB's native bindings, the MMDB reader...): a new dependency stays in
+// node_modules, unless LINKED links it into a file of its own.
 import { readFile, writeFile } from 'node:fs/promises';
 import { build, transform } from 'esbuild';
 
@@ -25,7 +26,8 @@ function packageOf(path) {
   return path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-const common = {
+/** How every file here is linked: the program's, the threads' and LINKED's. */
+const linking = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -33,6 +35,11 @@ const common = {
   // cannot import ("A dynamic import callback was not specified"), and every package here has a CommonJS entry.
   supported: { 'dynamic-import': false },
   logLevel: 'warning',
+};
+
+/** The program's and the threads': tsc's output, its packages external but INLINED's and LINKED's. */
+const common = {
+  ...linking,
   // The sources are ES modules: `import.meta.url` (a module's own address, to find the project's
   // files and packages from it) is the linked file's.
   define: { 'import.meta.url': '__pingrollFileUrl' },
@@ -76,9 +83,7 @@ const outputs = { 'dist/cli/program.js': 'dist/bundle/program.cjs', 'dist/ingest
   'dist/rollup/engines/duckdb/keys-merge-worker.js': 'dist/bundle/keys-merge-worker.cjs', 'dist/ingest/batch/staged-writer-worker.js': 'dist/bundle/staged-writer-worker.cjs' };
 const builds = [
   ...Object.entries(outputs).map(([entry, outfile]) => ({ ...common, entryPoints: [entry], outfile })),
-  ...Object.entries(LINKED).map(([name, { file, external }]) => ({
-    bundle: true, platform: 'node', format: 'cjs', logLevel: 'warning', supported: { 'dynamic-import': false }, entryPoints: [name], outfile: `dist/bundle/${file}`, external,
-  })),
+  ...Object.entries(LINKED).map(([name, { file, external }]) => ({ ...linking, entryPoints: [name], outfile: `dist/bundle/${file}`, external })),
 ];
 await Promise.all(builds.map(async (options) => {
   const { outfile } = options;

@@ -3,6 +3,11 @@ import { access, stat } from 'node:fs/promises';
 import { bounded, LocationError } from '../../lib/location.js';
 import type { ListPlan, ObjectRef, ObjectSource } from './object-source.js';
 
+/** A folder's path ending in `/`: a name joined to it by hand is a path in it, not normalized as path.join would (see `base`). */
+function asFolder(dir: string): string {
+  return dir.endsWith('/') ? dir : `${dir}/`;
+}
+
 /** Entries passed over that a run names one by one; past this it counts them. */
 const MAX_SKIPPED_NAMED = 100;
 
@@ -32,7 +37,7 @@ export class DirectoryObjectSource implements ObjectSource {
 
   /** @param setting the configuration that names the directory, for messages. */
   constructor(private readonly root: string, private readonly setting = 'PINGROLL_LOGS') {
-    this.base = root.endsWith('/') ? root : `${root}/`;
+    this.base = asFolder(root);
   }
 
   /** Within one bounded wait: a mount that hangs hangs its first `stat`, not only the access check. */
@@ -103,7 +108,7 @@ export class DirectoryObjectSource implements ObjectSource {
     }
     names.sort();
     // Joined by hand: path.join normalizes each of a day's thousands of paths (2,000 files: ~2 ms, cold).
-    const base = dir.endsWith('/') ? dir : `${dir}/`;
+    const base = asFolder(dir);
     for (const name of names) {
       const path = base + name;
       const key = prefix + name;
@@ -130,7 +135,7 @@ export class DirectoryObjectSource implements ObjectSource {
       throw err;
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const base = dir.endsWith('/') ? dir : `${dir}/`;
+    const base = asFolder(dir);
     for (const entry of entries) {
       const key = prefix + entry.name;
       if (entry.isFile()) yield { key, size: 0, etag: '' };
