@@ -146,4 +146,10 @@ describe('the linked program', () => {
       expect(isAscii(bytes), name).toBe(true);
     }
   });
+
+  it('loads DuckDB\'s JavaScript API from its linked file, with the code cache, not from node_modules module by module', () => {
+    const program = readFileSync(join(import.meta.dirname, '../../dist/bundle/program.cjs'), 'utf8');
+    expect(program).not.toMatch(/createRequire\([^)]*\)\(['"]@duckdb\/node-api['"]\)|require\(['"]@duckdb\/node-api['"]\)/);
+    expect(program).toMatch(/loadProgram\(require\("node:path"\)\.join\(__dirname, "duckdb-api\.cjs"\)/);
+  });
 });
