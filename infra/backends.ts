@@ -48,11 +48,11 @@ export interface Backends {
   rollup: (local: DuckDBConnection) => RollupEngine;
 }
 
-export async function buildBackends(config: Config, log: Log): Promise<Backends> {
+export async function buildBackends(config: Config, log: Log, kept: { logs?: ObjectSource } = {}): Promise<Backends> {
   const store = await objectStoreAt(config.output, config);
   const warehouse = await warehouseFor(config, log, store);
   return {
-    logs: await objectSourceAt(config.logs, config),
+    logs: kept.logs ?? await objectSourceAt(config.logs, config),
     store,
     warehouse,
     rollup: await rollupEngineFor(config, log, store, warehouse),
@@ -209,7 +209,9 @@ export async function withBackends<T>(config: Config, log: Log, fn: (backends: B
     if (keyed.viewerKey !== config.viewerKey) {
       await backends.warehouse?.close();
       config = keyed;
-      backends = await buildBackends(config, log);
+      // The logs are read as before (nothing of a source is the viewer key's), and were checked:
+      // kept, so that an S3 bucket is not asked again by a client of its own.
+      backends = await buildBackends(config, log, { logs: backends.logs });
     }
   }
   try {
