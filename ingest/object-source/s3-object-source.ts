@@ -5,6 +5,7 @@ import { firstDateFolder, isAccountFolder, nameStamp } from '../listing/listing-
 import { eventPrefix, ownedParts, ownedSlices, PARTITION_LATE_DAYS, partOf, partRange, reachOf, SLICE_MS, SLICE_PREFIX_CHARS, sliceOwner, type Shard } from '../listing/slices.js';
 import { addDays, DAY_MS, dayName, dayStartMs } from '../../lib/utc-day.js';
 import { LeanGet, sdkListPage, watch, type ListInput, type ListPage } from './s3-lean-get.js';
+import { inOrderAhead } from '../../lib/in-order-ahead.js';
 
 /** `YYYY/MM/DD`: a PartitionedPrefix date folder. */
 function dateFolder(day: string): string {
@@ -16,6 +17,14 @@ interface Layout { simple: string[]; accounts: string[] }
 
 /** Folders below the prefix that discovery follows; deeper ones are listed whole. */
 const MAX_DEPTH = 6;
+
+/**
+ * A plan's listings started at once (lib/in-order-ahead.ts): the one read and the next three, each
+ * waiting at its first page. A listing's pages follow one another (each names the next), but the
+ * window's and each delivery day's are apart: their round trips overlap, and at most four pages
+ * (about 1 MB of answers) are held.
+ */
+export const LISTINGS_AHEAD = 4;
 
 /** `YYYY-MM-DD-hh-m`: the key prefix of slice `n`'s objects (ingest/listing/slices.ts). */
 function slicePrefix(n: number): string {
@@ -175,26 +184,29 @@ export class S3ObjectSource implements ObjectSource {
     yield* this.discover('', 0, layout);
     const buckets: string[] = [];
     for (const account of layout.accounts) for (const region of await this.folders(account)) buckets.push(...await this.folders(region));
+    // The plan's listings, in the order they are read; each is one listing's pages or more (a
+    // shard's ranges), and the next ones start while one is read (LISTINGS_AHEAD).
+    const parts: Array<() => AsyncIterable<ObjectRef>> = [];
     const { sinceMs, shard } = plan;
     if (sinceMs !== null) {
       const stamp = nameStamp(sinceMs);
       const slices = shard ? shardSlices(sinceMs, plan.untilMs, shard) : [];
       for (const f of layout.simple) {
-        if (shard) for (const n of slices) yield* this.ranges(shardRanges(f, n, shard));
-        else yield* this.named(this.pages({ Prefix: this.prefix + f, Delimiter: '/', StartAfter: this.prefix + f + stamp }), f);
+        if (shard) for (const n of slices) parts.push(() => this.ranges(shardRanges(f, n, shard)));
+        else parts.push(() => this.named(this.pages({ Prefix: this.prefix + f, Delimiter: '/', StartAfter: this.prefix + f + stamp }), f));
       }
       const first = firstDateFolder(sinceMs);
       for (const b of buckets) {
         if (shard) {
-          yield* this.bucketSlices(b, slices, shard);
+          parts.push(() => this.bucketSlices(b, slices, shard));
           // The date folders one process lists whole before the window's first midnight: records of
           // their event days still arrive, all of them in parts (ingest/listing/slices.ts). Their ten-minute
           // slices are the window's to list, as for one process's delivery-time names.
           for (let day = first; dayStartMs(day) < sinceMs; day = addDays(day, 1)) {
             const n = dayStartMs(day) / SLICE_MS;
-            yield* this.ranges(partRanges(`${b}${dateFolder(day)}/`, day, ownedParts(n, shard.index, shard.count)));
+            parts.push(() => this.ranges(partRanges(`${b}${dateFolder(day)}/`, day, ownedParts(n, shard.index, shard.count))));
           }
-        } else yield* this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` });
+        } else parts.push(() => this.pages({ Prefix: this.prefix + b, StartAfter: `${this.prefix}${b}${dateFolder(addDays(first, -1))}/~` }));
       }
     }
     for (const day of plan.days) {
@@ -202,19 +214,20 @@ export class S3ObjectSource implements ObjectSource {
       const start = dayStartMs(day);
       const slices = shard ? shardSlices(start, Math.min(start + DAY_MS, before) - 1, shard) : [];
       for (const f of layout.simple) {
-        if (shard) for (const n of slices) yield* this.ranges(shardRanges(f, n, shard));
-        else yield* this.until(this.pages({ Prefix: `${this.prefix}${f}${day}-` }), sinceMs === null ? null : f + nameStamp(sinceMs));
+        if (shard) for (const n of slices) parts.push(() => this.ranges(shardRanges(f, n, shard)));
+        else parts.push(() => this.until(this.pages({ Prefix: `${this.prefix}${f}${day}-` }), sinceMs === null ? null : f + nameStamp(sinceMs)));
       }
       // A date folder the window lists whole is not listed again; a shard's window lists slices, not strays.
       const windowed = sinceMs !== null && day >= firstDateFolder(sinceMs);
       for (const b of buckets) {
         const folder = `${b}${dateFolder(day)}/`;
         if (shard) {
-          if (walker(day, shard)) yield* this.strays(folder, day);
-          if (!windowed) for (const n of slices) yield* this.ranges(shardRanges(folder, n, shard));
-        } else if (!windowed) yield* this.pages({ Prefix: this.prefix + folder });
+          if (walker(day, shard)) parts.push(() => this.strays(folder, day));
+          if (!windowed) for (const n of slices) parts.push(() => this.ranges(shardRanges(folder, n, shard)));
+        } else if (!windowed) parts.push(() => this.pages({ Prefix: this.prefix + folder }));
       }
     }
+    yield* inOrderAhead(parts, LISTINGS_AHEAD);
   }
 
   /**
