@@ -42,7 +42,11 @@ function targetCall(target: string, body: string): AwsCall {
 
 export interface RecordingProxy { endpoint: string; calls: AwsCall[]; stop(): Promise<void> }
 
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+/**
+ * `hold`: called with each call as it arrives (after it is recorded); the request is passed on once
+ * what it returns has settled (a test holding one request until others have come).
+ */
+export async function startRecordingProxy(target: string, opts: { hold?: (call: AwsCall) => Promise<unknown> | null } = {}): Promise<RecordingProxy> {
   const to = new URL(target);
   const calls: AwsCall[] = [];
   const server: Server = createServer((req, res) => {
@@ -51,13 +55,19 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const amzTarget = req.headers['x-amz-target'];
-      calls.push(amzTarget ? targetCall(String(amzTarget), body.toString('utf8')) : s3Call(req.method ?? 'GET', new URL(req.url ?? '/', 'http://x'), req.headers));
-      const out = forward({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (upstream) => {
-        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
-        upstream.pipe(res);
-      });
-      out.on('error', (err) => { res.writeHead(502); res.end(String(err)); });
-      out.end(body);
+      const call = amzTarget ? targetCall(String(amzTarget), body.toString('utf8')) : s3Call(req.method ?? 'GET', new URL(req.url ?? '/', 'http://x'), req.headers);
+      calls.push(call);
+      const pass = (): void => {
+        const out = forward({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (upstream) => {
+          res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+          upstream.pipe(res);
+        });
+        out.on('error', (err) => { res.writeHead(502); res.end(String(err)); });
+        out.end(body);
+      };
+      const held = opts.hold?.(call);
+      if (held) void held.then(pass, pass);
+      else pass();
     });
   });
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', () => resolve()); });
