@@ -48,11 +48,11 @@ export interface Backends {
   rollup: (local: DuckDBConnection) => RollupEngine;
 }
 
-export async function buildBackends(config: Config, log: Log, kept: { logs?: ObjectSource } = {}): Promise<Backends> {
+export async function buildBackends(config: Config, log: Log): Promise<Backends> {
   const store = await objectStoreAt(config.output, config);
   const warehouse = await warehouseFor(config, log, store);
   return {
-    logs: kept.logs ?? await objectSourceAt(config.logs, config),
+    logs: await objectSourceAt(config.logs, config),
     store,
     warehouse,
     rollup: await rollupEngineFor(config, log, store, warehouse),
@@ -207,11 +207,11 @@ export async function withBackends<T>(config: Config, log: Log, fn: (backends: B
     await backends.store.checkWritable();
     const keyed = withOutputViewerKey(config, true);
     if (keyed.viewerKey !== config.viewerKey) {
-      await backends.warehouse?.close();
       config = keyed;
-      // The logs are read as before (nothing of a source is the viewer key's), and were checked:
-      // kept, so that an S3 bucket is not asked again by a client of its own.
-      backends = await buildBackends(config, log, { logs: backends.logs });
+      // Of the backends, only the rollup engine reads the viewer key (RollupSettings): it alone is
+      // made again. The others, checked above, are kept (an S3 bucket of logs is not asked again by a
+      // client of its own).
+      backends = { ...backends, rollup: await rollupEngineFor(config, log, backends.store, backends.warehouse) };
     }
   }
   try {
