@@ -24,10 +24,14 @@ import { benchLogDir } from './job-bench.js';
 const DAY = '2026-11-01';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** A proxy to `target` that answers after `latencyMs` (settable), replaying GET answers it has seen. */
-export async function latencyProxy(target: string): Promise<{ url: string; setLatency(ms: number): void; close(): void }> {
+/**
+ * A proxy to `target` that answers after `latencyMs` (settable), replaying GET answers it has seen;
+ * `firstGet` is when (process.hrtime, ns) the first GetObject since `setLatency` came.
+ */
+export async function latencyProxy(target: string): Promise<{ url: string; setLatency(ms: number): void; firstGet(): bigint | null; close(): void }> {
   const cache = new Map<string, { status: number; headers: IncomingHttpHeaders; body: Buffer }>();
   let latency = 0;
+  let firstGet: bigint | null = null;
   // To moto one request at a time, each on a connection of its own (it serves one connection at a time).
   const toMoto = new Agent({ keepAlive: false, maxSockets: 1 });
   const server = createServer((req, res) => {
@@ -35,6 +39,8 @@ export async function latencyProxy(target: string): Promise<{ url: string; setLa
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const key = `${req.method} ${req.url}`;
+      // A GetObject: a key after the bucket in its path (a listing's path is the bucket's alone).
+      if (firstGet === null && req.method === 'GET' && /^\/[^/?]+\/[^?]/.test(req.url ?? '')) firstGet = process.hrtime.bigint();
       const reply = (a: { status: number; headers: IncomingHttpHeaders; body: Buffer }): void => {
         setTimeout(() => {
           res.writeHead(a.status, a.headers);
@@ -60,13 +66,17 @@ export async function latencyProxy(target: string): Promise<{ url: string; setLa
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, setLatency: (ms) => { latency = ms; }, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, setLatency: (ms) => { latency = ms; firstGet = null; }, firstGet: () => firstGet,
+    close: () => server.close(),
+  };
 }
 
-interface Run { seconds: number; pings: number; proxyCpu: number }
+/** A run: its wall time, pings, the proxy's CPU meanwhile, and (read over S3) when its first GetObject came, from its start. */
+interface Run { seconds: number; pings: number; proxyCpu: number; firstGetMs: number | null }
 
 /** `make rollup`, cold, in a child process (awaited, not synchronously: the proxy answers from this process). */
-async function rollup(env: Record<string, string>, args = ''): Promise<Run> {
+async function rollup(env: Record<string, string>, args = '', firstGet: () => bigint | null = () => null): Promise<Run> {
   const out = join(BENCH_DIR, 's3-job-out');
   await rm(out, { recursive: true, force: true });
   const started = process.hrtime.bigint();
@@ -83,7 +93,8 @@ async function rollup(env: Record<string, string>, args = ''): Promise<Run> {
   const used = process.cpuUsage(cpu);
   if (code !== 0) throw new Error(`make rollup failed: ${stderr.slice(-2000)}`);
   // This process is the proxy: the CPU it used while the run went on was taken from the run's cores.
-  return { seconds, pings: Number(/: (\d+) pings/.exec(stdout)?.[1]), proxyCpu: (used.user + used.system) / 1e6 };
+  const got = firstGet();
+  return { seconds, pings: Number(/: (\d+) pings/.exec(stdout)?.[1]), proxyCpu: (used.user + used.system) / 1e6, firstGetMs: got === null ? null : Number(got - started) / 1e6 };
 }
 
 
@@ -123,7 +134,7 @@ async function main(): Promise<void> {
     for (let p = 0; p < passes; p++) {
       for (const i of p % 2 ? [...shapes.keys()].reverse() : [...shapes.keys()]) {
         proxy.setLatency(shapes[i]!.latency);
-        runs[i]!.push(await rollup(shapes[i]!.env, shapes[i]!.args));
+        runs[i]!.push(await rollup(shapes[i]!.env, shapes[i]!.args, proxy.firstGet));
       }
       process.stderr.write(`pass ${p + 1}/${passes}\n`);
     }
@@ -132,9 +143,12 @@ async function main(): Promise<void> {
     process.stdout.write([
       `S3 latency bench: the job bench's day (${files.length.toLocaleString('en')} objects) through \`make rollup\`, cold, ${passes} interleaved passes, medians; the ratio is to the directory run of the same pass`,
       '',
-      '| logs | wall s | vs directory | the proxy\'s CPU s (same cores) |',
-      '|---|---:|---:|---:|',
-      ...shapes.map((s, i) => `| ${s.name} | ${median(runs[i]!.map((r) => r.seconds)).toFixed(2)} | ${median(runs[i]!.map((r, p) => r.seconds / runs[0]![p]!.seconds)).toFixed(2)}x | ${median(runs[i]!.map((r) => r.proxyCpu)).toFixed(2)} |`),
+      '| logs | wall s | vs directory | the proxy\'s CPU s (same cores) | first GetObject, ms from the start |',
+      '|---|---:|---:|---:|---:|',
+      ...shapes.map((s, i) => {
+        const firsts = runs[i]!.flatMap((r) => (r.firstGetMs === null ? [] : [r.firstGetMs]));
+        return `| ${s.name} | ${median(runs[i]!.map((r) => r.seconds)).toFixed(2)} | ${median(runs[i]!.map((r, p) => r.seconds / runs[0]![p]!.seconds)).toFixed(2)}x | ${median(runs[i]!.map((r) => r.proxyCpu)).toFixed(2)} | ${firsts.length ? Math.round(median(firsts)) : ''} |`;
+      }),
       '',
       same ? `every run counted the same ${runs[0]![0]!.pings.toLocaleString('en')} pings` : 'the runs DIFFER in the pings they counted: a bug',
     ].join('\n') + '\n');
