@@ -18,11 +18,12 @@ export async function* inOrderAhead<T>(parts: ReadonlyArray<() => AsyncIterable<
     first.catch(() => {});
     started[i] = { it, first };
   };
+  const lead = Math.max(1, ahead);
   let next = 0;
   let current: AsyncIterator<T> | null = null;
   try {
     for (let i = 0; i < parts.length; i++) {
-      while (next < parts.length && next < i + Math.max(1, ahead)) start(next++);
+      while (next < parts.length && next < i + lead) start(next++);
       const { it, first } = started[i]!;
       started[i] = undefined;
       current = it;

@@ -54,7 +54,7 @@ describe('a rollup of S3 logs, as cron runs it', () => {
       hold: (call) => {
         for (const day of DELIVERY_DAYS.slice(1)) if (listingOf(call, day)) later.add(day);
         if (later.size === DELIVERY_DAYS.length - 1) others();
-        if (listingOf(call, DAY) && held === null) return (held = Promise.race([bothAsked, sleep(15_000, 'held 15 s: no later day was asked for meanwhile')]));
+        if (listingOf(call, DAY) && held === null) return (held = Promise.race([bothAsked, sleep(15_000, 'held 15 s: no later day was asked for meanwhile', { ref: false })]));
         return null;
       },
     });
